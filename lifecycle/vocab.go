@@ -1,0 +1,78 @@
+package lifecycle
+
+import "fmt"
+
+// Pace says whether a domain maintains a paced clock.
+type Pace uint8
+
+const (
+	// Unpaced domains read actual UTC and produce no ticks.
+	Unpaced Pace = iota
+	// Paced domains project UTC through a committed mapping and produce ticks.
+	Paced
+)
+
+// String returns the NSPL keyword for p.
+func (p Pace) String() string {
+	switch p {
+	case Unpaced:
+		return "UNPACED"
+	case Paced:
+		return "PACED"
+	default:
+		return fmt.Sprintf("Pace(%d)", uint8(p))
+	}
+}
+
+// Placement is a domain's fallback placement policy. The zero value is
+// Neutral, which is also what an omitted PLACEMENT clause means.
+type Placement uint8
+
+const (
+	// Neutral leaves ordinary scheduler heuristics active.
+	Neutral Placement = iota
+	// RequireColocation forces connected runtime nodes onto one node.
+	RequireColocation
+	// PreferColocation is a soft preference for colocation.
+	PreferColocation
+	// SuggestSeparation is a soft preference for separation.
+	SuggestSeparation
+)
+
+// String returns the NSPL spelling of p, for example "REQUIRE COLOCATION".
+func (p Placement) String() string {
+	switch p {
+	case Neutral:
+		return "NEUTRAL"
+	case RequireColocation:
+		return "REQUIRE COLOCATION"
+	case PreferColocation:
+		return "PREFER COLOCATION"
+	case SuggestSeparation:
+		return "SUGGEST SEPARATION"
+	default:
+		return fmt.Sprintf("Placement(%d)", uint8(p))
+	}
+}
+
+// Status is a domain's replicated lifecycle status.
+type Status uint8
+
+const (
+	// Stopped domains have no active mapping or authority.
+	Stopped Status = iota
+	// Running domains have an established lifecycle generation.
+	Running
+)
+
+// String returns "stopped" or "running".
+func (s Status) String() string {
+	switch s {
+	case Stopped:
+		return "stopped"
+	case Running:
+		return "running"
+	default:
+		return fmt.Sprintf("Status(%d)", uint8(s))
+	}
+}
