@@ -76,3 +76,16 @@ func (s Status) String() string {
 		return fmt.Sprintf("Status(%d)", uint8(s))
 	}
 }
+
+// AuthorityFence identifies the one node incarnation allowed to produce a
+// paced domain's ticks, and the revision of that assignment. Revision
+// advances on every assignment, move or revocation; an unassigned fence has
+// an empty Node and a zero Incarnation.
+type AuthorityFence struct {
+	Node        string `json:"node"`
+	Incarnation uint64 `json:"incarnation"`
+	Revision    uint64 `json:"revision"`
+}
+
+// Assigned reports whether the fence names an authority.
+func (f AuthorityFence) Assigned() bool { return f.Node != "" }
