@@ -1,0 +1,108 @@
+package clock
+
+// Validate reports whether m.Rate is a positive finite float64. Every such
+// value, subnormals included, is valid; the error wraps ErrInvalidRate.
+func (m Mapping) Validate() error {
+	if _, ok := decompose(m.Rate); !ok {
+		return invalidRate(m.Rate)
+	}
+	return nil
+}
+
+// Project returns the logical time at the UTC observation wallNow:
+//
+//	LogicalStart + floor(max(0, wallNow − WallStartedAt) × Rate)
+//
+// computed from the exact real product, never a rounded float product, so a
+// read never claims a logical nanosecond that has not been reached. An
+// observation before WallStartedAt contributes no elapsed time. The elapsed
+// time may be anything up to 2^64−1 ns. Project returns an error wrapping
+// ErrInvalidRate for an invalid rate and an *OverflowError (op "project")
+// when the result leaves signed Unix nanoseconds. Rate 1 takes an integer
+// fast path with identical results.
+func (m Mapping) Project(wallNow int64) (int64, error) {
+	var elapsed uint64
+	if wallNow > m.WallStartedAt {
+		elapsed = uint64(wallNow) - uint64(m.WallStartedAt)
+	}
+	var delta uint64
+	if m.Rate == 1 {
+		delta = elapsed
+	} else {
+		p, ok := decompose(m.Rate)
+		if !ok {
+			return 0, invalidRate(m.Rate)
+		}
+		if delta, ok = p.mulFloor(elapsed); !ok {
+			return 0, m.projectOverflow(wallNow)
+		}
+	}
+	logical, ok := addOffset(m.LogicalStart, delta)
+	if !ok {
+		return 0, m.projectOverflow(wallNow)
+	}
+	return logical, nil
+}
+
+func (m Mapping) projectOverflow(wallNow int64) error {
+	return overflow("project", RangeTimestamp, "logical start %d + (wall %d − wall start %d) × rate %s",
+		m.LogicalStart, wallNow, m.WallStartedAt, formatRate(m.Rate))
+}
+
+// Wait returns the physical nanoseconds that must elapse before logical time
+// advances from current to target:
+//
+//	ceil((target − current) / Rate)
+//
+// of the exact real quotient, so a logical deadline never fires early. The
+// result is 0 when target ≤ current and at least 1 when the delta is
+// positive. Wait returns an error wrapping ErrInvalidRate for an invalid
+// rate and an *OverflowError (op "wait") when the wait does not fit in
+// unsigned 64-bit nanoseconds.
+func (m Mapping) Wait(current, target int64) (uint64, error) {
+	if target <= current {
+		if err := m.Validate(); err != nil {
+			return 0, err
+		}
+		return 0, nil
+	}
+	return m.WaitDelta(uint64(target) - uint64(current))
+}
+
+// WaitDelta returns ceil(delta / Rate) physical nanoseconds for a logical
+// delta of up to 2^64−1 ns, with the same rounding and errors as Wait. It
+// is the physical spacing of logical durations such as one tick period.
+func (m Mapping) WaitDelta(delta uint64) (uint64, error) {
+	if m.Rate == 1 {
+		return delta, nil
+	}
+	p, ok := decompose(m.Rate)
+	if !ok {
+		return 0, invalidRate(m.Rate)
+	}
+	wait, ok := p.divCeil(delta)
+	if !ok {
+		return 0, overflow("wait", RangeDuration, "logical delta %dns / rate %s", delta, formatRate(m.Rate))
+	}
+	return wait, nil
+}
+
+// WallAt returns the earliest UTC instant at or after WallStartedAt whose
+// projection reaches target: Project(WallAt(t)) ≥ t, and when the result is
+// after WallStartedAt, Project(WallAt(t)−1) < t. A target at or before
+// LogicalStart is reached from the start, so WallAt returns WallStartedAt
+// for it. WallAt returns an error wrapping ErrInvalidRate for an invalid
+// rate and an *OverflowError (op "wall at") when the instant leaves signed
+// Unix nanoseconds.
+func (m Mapping) WallAt(target int64) (int64, error) {
+	wait, err := m.Wait(m.LogicalStart, target)
+	if err != nil {
+		return 0, err
+	}
+	wall, ok := addOffset(m.WallStartedAt, wait)
+	if !ok {
+		return 0, overflow("wall at", RangeTimestamp, "wall start %d + (target %d − logical start %d) / rate %s",
+			m.WallStartedAt, target, m.LogicalStart, formatRate(m.Rate))
+	}
+	return wall, nil
+}
