@@ -1,0 +1,98 @@
+package runtime
+
+import (
+	"sync/atomic"
+
+	"github.com/nspl-dev/nspl/runtime/timesource"
+)
+
+// Snapshot is an execution-time snapshot: the validated lifecycle generation
+// and one clock reading, taken once when a unit of domain work is accepted
+// and shared by everything that unit evaluates.
+type Snapshot struct {
+	// Generation is the generation the reading was validated against.
+	Generation uint64
+	// Time is the domain's logical time in signed Unix nanoseconds.
+	Time int64
+}
+
+// Handle is a clock capability bound to one domain and one lifecycle
+// generation. It is created only by Bind and is safe for concurrent use.
+//
+// Every read revalidates the shared installation: a handle of a replaced
+// generation fails with ErrStaleGeneration, a stopped domain with
+// ErrDomainStopped, a removed one with ErrDomainMissing. No failure falls
+// back to wall time.
+type Handle struct {
+	alloc      *Allocation
+	src        timesource.Source
+	generation uint64
+}
+
+// Domain returns the bound domain's name.
+func (h *Handle) Domain() string { return h.alloc.domain }
+
+// Generation returns the bound lifecycle generation.
+func (h *Handle) Generation() uint64 { return h.generation }
+
+// Allocation returns the domain's shared lifecycle allocation.
+func (h *Handle) Allocation() *Allocation { return h.alloc }
+
+// Now reads the domain clock. See Snapshot.
+func (h *Handle) Now() (int64, error) {
+	s, err := h.read(h.alloc.cur.Load(), "read")
+	return s.Time, err
+}
+
+// Snapshot reads the domain clock once: it loads the published installation,
+// validates the handle's generation and the state, projects the source's UTC
+// through the paced mapping (an unpaced clock reads UTC itself), raises the
+// generation's read watermark to that reading with one atomic maximum and
+// returns the watermark. Reads of one generation therefore never decrease,
+// even across a UTC step backwards or a racing replacement. It takes no lock
+// and allocates nothing on success.
+func (h *Handle) Snapshot() (Snapshot, error) {
+	return h.read(h.alloc.cur.Load(), "read")
+}
+
+// check validates in against the handle's binding.
+func (h *Handle) check(in *Installation, op string) error {
+	switch {
+	case in.lc.State == StateMissing:
+		return &ClockError{Op: op, Domain: h.alloc.domain, Generation: h.generation, Err: ErrDomainMissing}
+	case in.lc.State == StateStopped:
+		return &ClockError{Op: op, Domain: h.alloc.domain, Generation: h.generation, Err: ErrDomainStopped}
+	case in.lc.Generation != h.generation:
+		return &ClockError{Op: op, Domain: h.alloc.domain, Generation: h.generation, Err: ErrStaleGeneration}
+	case !in.lc.State.Readable():
+		return &ClockError{Op: op, Domain: h.alloc.domain, Generation: h.generation, Err: ErrClockUninstalled}
+	}
+	return nil
+}
+
+func (h *Handle) read(in *Installation, op string) (Snapshot, error) {
+	if err := h.check(in, op); err != nil {
+		return Snapshot{}, err
+	}
+	t := h.src.Now()
+	if in.lc.State == StatePaced {
+		var err error
+		if t, err = in.lc.Mapping.Project(t); err != nil {
+			return Snapshot{}, &ClockError{Op: op, Domain: h.alloc.domain, Generation: h.generation, Err: ErrClockOverflow, Cause: err}
+		}
+	}
+	return Snapshot{Generation: h.generation, Time: raise(in.watermark, t)}, nil
+}
+
+// raise sets w to max(w, v) and returns the result.
+func raise(w *atomic.Int64, v int64) int64 {
+	for {
+		cur := w.Load()
+		if v <= cur {
+			return cur
+		}
+		if w.CompareAndSwap(cur, v) {
+			return v
+		}
+	}
+}
