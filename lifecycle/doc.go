@@ -8,3 +8,13 @@
 // perform I/O or depend on raft: nondeterminism is resolved by the caller
 // before a command is proposed.
 package lifecycle
+
+// The replicated catalog is a State changed only by State.Apply of a
+// Command. Commands are JSON values (EncodeCommand, DecodeCommand) that
+// carry resolved values: the command handler first calls ResolveStart or
+// ResolveTransaction with its sampled UTC instant and the live voter
+// incarnations, and the leader's reconciliation calls Reconcile, which
+// proposes compare-and-set ReassignAuthority commands. Every change advances
+// the catalog revision by one; no-ops and refusals do not. Refusals are
+// *Error values carried in the Result, whose Code survives encoding and
+// unwraps to one of the package's sentinel errors.

@@ -89,3 +89,61 @@ type AuthorityFence struct {
 
 // Assigned reports whether the fence names an authority.
 func (f AuthorityFence) Assigned() bool { return f.Node != "" }
+
+// MarshalText encodes p as its NSPL keyword; an out-of-range value is an
+// error rather than a number that a later reader could misread.
+func (p Pace) MarshalText() ([]byte, error) {
+	if p > Paced {
+		return nil, fmt.Errorf("pace %d is out of range", uint8(p))
+	}
+	return []byte(p.String()), nil
+}
+
+// UnmarshalText accepts exactly the spelling MarshalText produces.
+func (p *Pace) UnmarshalText(text []byte) error {
+	for _, v := range []Pace{Unpaced, Paced} {
+		if string(text) == v.String() {
+			*p = v
+			return nil
+		}
+	}
+	return fmt.Errorf("unknown pace %q; use PACED or UNPACED", text)
+}
+
+// MarshalText encodes p as its NSPL spelling, for example "PREFER COLOCATION".
+func (p Placement) MarshalText() ([]byte, error) {
+	if p > SuggestSeparation {
+		return nil, fmt.Errorf("placement %d is out of range", uint8(p))
+	}
+	return []byte(p.String()), nil
+}
+
+// UnmarshalText accepts exactly the spelling MarshalText produces.
+func (p *Placement) UnmarshalText(text []byte) error {
+	for _, v := range []Placement{Neutral, RequireColocation, PreferColocation, SuggestSeparation} {
+		if string(text) == v.String() {
+			*p = v
+			return nil
+		}
+	}
+	return fmt.Errorf("unknown placement %q; use NEUTRAL, REQUIRE COLOCATION, PREFER COLOCATION or SUGGEST SEPARATION", text)
+}
+
+// MarshalText encodes s as "stopped" or "running".
+func (s Status) MarshalText() ([]byte, error) {
+	if s > Running {
+		return nil, fmt.Errorf("status %d is out of range", uint8(s))
+	}
+	return []byte(s.String()), nil
+}
+
+// UnmarshalText accepts exactly the spelling MarshalText produces.
+func (s *Status) UnmarshalText(text []byte) error {
+	for _, v := range []Status{Stopped, Running} {
+		if string(text) == v.String() {
+			*s = v
+			return nil
+		}
+	}
+	return fmt.Errorf("unknown status %q; use stopped or running", text)
+}

@@ -1,0 +1,122 @@
+package lifecycle
+
+import "slices"
+
+// NodeIncarnation is one observed, effectively available node incarnation.
+// Registered is the catalog revision that registered the incarnation
+// (Node.Registered); it decides which of several observations of one name is
+// the newest.
+type NodeIncarnation struct {
+	Node        string `json:"node"`
+	Incarnation uint64 `json:"incarnation"`
+	Registered  uint64 `json:"registered"`
+}
+
+// FNV-1a 64-bit parameters (the published offset basis and prime). They are
+// part of the selection contract: changing them moves authorities.
+const (
+	fnvOffset64 uint64 = 14695981039346656037
+	fnvPrime64  uint64 = 1099511628211
+)
+
+// DomainHash is the fixed 64-bit hash that places a domain in its candidate
+// set: FNV-1a 64 over the UTF-8 bytes of the name. For each byte b,
+// h = (h XOR b) × 1099511628211 mod 2^64, starting from
+// h = 14695981039346656037.
+func DomainHash(name string) uint64 {
+	h := fnvOffset64
+	for i := 0; i < len(name); i++ {
+		h ^= uint64(name[i])
+		h *= fnvPrime64
+	}
+	return h
+}
+
+// Candidates returns the eligible authority identities: the available
+// incarnations whose node name is a current voter, with duplicate
+// observations of one name collapsed to the newest incarnation (largest
+// Registered; on a tie, largest Incarnation), sorted by node name.
+// Observations with an empty name or a zero incarnation are ignored. The
+// result does not depend on the order of either input.
+func Candidates(available []NodeIncarnation, voters []string) []Identity {
+	isVoter := make(map[string]bool, len(voters))
+	for _, v := range voters {
+		isVoter[v] = true
+	}
+	newest := make(map[string]NodeIncarnation, len(available))
+	for _, a := range available {
+		if a.Node == "" || a.Incarnation == 0 || !isVoter[a.Node] {
+			continue
+		}
+		cur, ok := newest[a.Node]
+		if !ok || newer(a, cur) {
+			newest[a.Node] = a
+		}
+	}
+	out := make([]Identity, 0, len(newest))
+	for _, name := range sortedKeys(newest) {
+		out = append(out, Identity{Node: name, Incarnation: newest[name].Incarnation})
+	}
+	return out
+}
+
+func newer(a, b NodeIncarnation) bool {
+	if a.Registered != b.Registered {
+		return a.Registered > b.Registered
+	}
+	return a.Incarnation > b.Incarnation
+}
+
+// SelectAuthority picks the initial or replacement clock authority of a
+// domain: the candidate at position DomainHash(domain) mod len(candidates)
+// of Candidates(available, voters). Every leader given the same domain and
+// candidate set proposes the same owner, and different domains spread over
+// the voters. It reports false when no candidate is eligible.
+func SelectAuthority(domain string, available []NodeIncarnation, voters []string) (Identity, bool) {
+	return pick(domain, Candidates(available, voters))
+}
+
+func pick(domain string, candidates []Identity) (Identity, bool) {
+	if len(candidates) == 0 {
+		return Identity{}, false
+	}
+	return candidates[DomainHash(domain)%uint64(len(candidates))], true
+}
+
+// Reconcile returns the compare-and-set reassignments the leader should
+// propose for the current state, in domain-name order. For each paced,
+// running domain: a current authority that is still an eligible candidate
+// (the newest available incarnation of a voter) is kept; otherwise the
+// domain moves to SelectAuthority's choice, or, when nothing is eligible,
+// an assigned authority is revoked. Available incarnations that do not
+// match the registry are not eligible, so every proposed command passes
+// Apply's registry check against the same state. Proposing the commands
+// against a later state is safe: a stale one is refused as a conflict.
+func Reconcile(s *State, available []NodeIncarnation, voters []string) []Command {
+	registered := make([]NodeIncarnation, 0, len(available))
+	for _, a := range available {
+		if n, ok := s.nodes[a.Node]; ok && n.Incarnation == a.Incarnation {
+			registered = append(registered, a)
+		}
+	}
+	candidates := Candidates(registered, voters)
+	var out []Command
+	for _, name := range sortedKeys(s.domains) {
+		d := s.domains[name]
+		if d.Pace != Paced || !d.Running() {
+			continue
+		}
+		cur := d.Authority
+		if cur.Assigned() && slices.ContainsFunc(candidates, func(c Identity) bool { return c == cur.Identity() }) {
+			continue
+		}
+		r := ReassignAuthority{Domain: name, ExpectedGeneration: d.Generation, ExpectedFence: cur}
+		if id, ok := pick(name, candidates); ok {
+			r.Authority = &id
+		} else if !cur.Assigned() {
+			continue
+		}
+		out = append(out, Command{Op: OpReassignAuthority, ReassignAuthority: &r})
+	}
+	return out
+}

@@ -1,0 +1,135 @@
+package lifecycle
+
+import (
+	"slices"
+	"strings"
+)
+
+// Node is one registered node incarnation in the replicated registry. A
+// process registers its name, a fresh random Incarnation for every process
+// start, its stable Raft server ID and its addresses. Registered is the
+// catalog revision that committed this incarnation's registration; it orders
+// incarnations of the same name (larger is newer).
+type Node struct {
+	Name        string `json:"name"`
+	Incarnation uint64 `json:"incarnation"`
+	RaftID      string `json:"raft_id"`
+	RaftAddr    string `json:"raft_addr"`
+	APIAddr     string `json:"api_addr"`
+	Registered  uint64 `json:"registered"`
+}
+
+// NodeIncarnation returns the identity of n with its registration order, the
+// form authority selection takes.
+func (n Node) NodeIncarnation() NodeIncarnation {
+	return NodeIncarnation{Node: n.Name, Incarnation: n.Incarnation, Registered: n.Registered}
+}
+
+// State is the whole replicated catalog: domains by name, the node registry
+// and the catalog revision.
+//
+// State is a plain value with no locks: Apply mutates it and is not safe to
+// call concurrently with any other method. Readers that need concurrency
+// should publish a Clone (for example through an atomic.Pointer) after each
+// Apply. Every accessor returns copies that share no memory with the state,
+// and every list is sorted by name, so iteration is deterministic.
+type State struct {
+	revision uint64
+	domains  map[string]Domain
+	nodes    map[string]Node
+}
+
+// NewState returns an empty catalog at revision 0.
+func NewState() *State {
+	return &State{domains: map[string]Domain{}, nodes: map[string]Node{}}
+}
+
+// Revision returns the catalog revision: the number of applied commands that
+// changed the state. No-ops and refused commands leave it unchanged.
+func (s *State) Revision() uint64 { return s.revision }
+
+// Domain returns a copy of the named domain.
+func (s *State) Domain(name string) (Domain, bool) {
+	d, ok := s.domains[name]
+	if !ok {
+		return Domain{}, false
+	}
+	return d.clone(), true
+}
+
+// Domains returns copies of every domain, sorted by name.
+func (s *State) Domains() []Domain {
+	out := make([]Domain, 0, len(s.domains))
+	for _, name := range sortedKeys(s.domains) {
+		out = append(out, s.domains[name].clone())
+	}
+	return out
+}
+
+// Node returns the registered incarnation of the named node.
+func (s *State) Node(name string) (Node, bool) {
+	n, ok := s.nodes[name]
+	return n, ok
+}
+
+// Nodes returns every registered node, sorted by name.
+func (s *State) Nodes() []Node {
+	out := make([]Node, 0, len(s.nodes))
+	for _, name := range sortedKeys(s.nodes) {
+		out = append(out, s.nodes[name])
+	}
+	return out
+}
+
+// Incarnations returns the registered node incarnations sorted by name: the
+// available set when every registered node is considered live (for example
+// the embedded single-node catalog).
+func (s *State) Incarnations() []NodeIncarnation {
+	out := make([]NodeIncarnation, 0, len(s.nodes))
+	for _, n := range s.Nodes() {
+		out = append(out, n.NodeIncarnation())
+	}
+	return out
+}
+
+// VoterNames maps Raft server IDs to the names of the nodes registered with
+// them, sorted; IDs that no registered node uses are left out. It turns a
+// Raft configuration into the voters argument of SelectAuthority.
+func (s *State) VoterNames(raftIDs []string) []string {
+	want := make(map[string]bool, len(raftIDs))
+	for _, id := range raftIDs {
+		want[id] = true
+	}
+	var out []string
+	for _, n := range s.Nodes() {
+		if want[n.RaftID] {
+			out = append(out, n.Name)
+		}
+	}
+	return out
+}
+
+// Clone returns a deep copy of s.
+func (s *State) Clone() *State {
+	c := &State{
+		revision: s.revision,
+		domains:  make(map[string]Domain, len(s.domains)),
+		nodes:    make(map[string]Node, len(s.nodes)),
+	}
+	for k, d := range s.domains {
+		c.domains[k] = d.clone()
+	}
+	for k, n := range s.nodes {
+		c.nodes[k] = n
+	}
+	return c
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, strings.Compare)
+	return keys
+}
