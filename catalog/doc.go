@@ -1,9 +1,37 @@
 // Package catalog is the replicated catalog: the Raft FSM that holds domain
-// lifecycle state, the commands it applies, snapshots and restore, and the
-// node wrapper that opens an embedded single-node catalog or a cluster member.
+// lifecycle state (lifecycle.State), the framing of its snapshots, and the
+// node wrapper that opens an embedded single-node catalog (later, a cluster
+// member) on hashicorp/raft.
+//
+// Using it:
+//
+//	n, err := catalog.Open(ctx, catalog.Config{NodeName: "local", DataDir: dir})
+//	res, err := n.Propose(ctx, cmd) // commit one lifecycle.Command; res.Err() is the domain error
+//	s := n.State()                  // lock-free read of the latest applied state
+//	sub := n.Subscribe()            // coalescing feed of changes, restores included
+//	err = n.Close()
+//
+// Config.OnChange is the ordered, synchronous alternative to Subscribe: it
+// runs on the apply goroutine for every change in commit order, before the
+// Propose that caused it returns, so the runtime can install domain
+// lifecycles before anything else uses the revision.
 //
 // Callers never see raft types or errors: they are translated at this
-// boundary (ErrNotLeader and friends). The FSM is deterministic: commands
-// carry resolved values, and an undecodable committed entry is a bug that
-// fails loudly.
+// boundary (ErrNotLeader, ErrLeadershipUnconfirmed, ErrOutcomeUnknown and
+// the rest of the sentinel block in errors.go). The FSM is deterministic:
+// commands carry resolved values (the sampled UTC anchor, the chosen
+// authority), domain errors come back in the typed lifecycle.Result, and an
+// undecodable committed entry halts the FSM (see FSM) instead of being
+// skipped.
+//
+// Storage: in memory by default (raft's in-memory log, stable and snapshot
+// stores, in-memory transport); with Config.DataDir, raft-boltdb v2 for the
+// log and stable store (fsync on every write batch) and raft's file
+// snapshot store, under DataDir/catalog. The raft server ID is persisted on
+// first start and stays stable for the life of the data directory; the
+// node incarnation is fresh and random on every Open and is registered
+// through a committed command once leadership is confirmed.
+//
+// This package must never read the wall clock to decide catalog contents,
+// and never apply anything that was not committed through raft.
 package catalog

@@ -1,0 +1,115 @@
+package catalog
+
+import (
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/hashicorp/raft"
+
+	"github.com/nspl-dev/nspl/runtime/timesource"
+)
+
+// Config configures a catalog node.
+type Config struct {
+	// NodeName is the name this process registers in the node registry. It
+	// must not be empty.
+	NodeName string
+	// DataDir, when set, makes the catalog durable: the raft log and stable
+	// store live in DataDir/catalog/raft.db (raft-boltdb v2, fsync on every
+	// write), snapshots in DataDir/catalog/snapshots, and the raft server ID
+	// in DataDir/catalog/server-id. Empty keeps everything in memory for the
+	// life of the Node.
+	DataDir string
+	// APIAddress is the client address this node advertises in the
+	// registry; it may be empty for an embedded node.
+	APIAddress string
+	// Logger receives raft's and the catalog's logs. Nil means
+	// slog.Default().
+	Logger *slog.Logger
+	// RaftLogLevel is the lowest level of raft's own output that reaches
+	// Logger. The zero value is slog.LevelInfo; raft logs every election
+	// and snapshot at that level, so an embedded host may prefer Warn.
+	RaftLogLevel slog.Level
+	// OnChange, when set, is called synchronously on the apply goroutine,
+	// in commit order, after every change (including snapshot restores),
+	// before the Propose that caused it returns. It must be fast and must
+	// not call Propose or Close (they wait for the apply goroutine). Use
+	// Node.Subscribe for anything slow.
+	OnChange func(Change)
+	// Clock is the time source for retry timers. Nil means
+	// timesource.System().
+	Clock timesource.Source
+
+	// SnapshotThreshold is the number of log entries after which raft
+	// takes a snapshot; 0 means 8192.
+	SnapshotThreshold uint64
+	// TrailingLogs is the number of entries kept in the log behind a
+	// snapshot; 0 means 10240.
+	TrailingLogs uint64
+	// SnapshotInterval is how often raft checks SnapshotThreshold; 0 means
+	// two minutes.
+	SnapshotInterval time.Duration
+}
+
+// Timing of the embedded single-node catalog. A lone voter has no peer to
+// hear from, so these only bound how long it waits before electing itself:
+// a heartbeat timeout of 10ms puts the first election 10–20ms after open.
+// A cluster member needs larger values (hundreds of milliseconds) and will
+// get them from its own configuration.
+const (
+	singleNodeHeartbeatTimeout = 10 * time.Millisecond
+	singleNodeElectionTimeout  = 10 * time.Millisecond
+	singleNodeLeaderLease      = 10 * time.Millisecond
+	commitTimeout              = 5 * time.Millisecond
+	// maxAppendEntries is the largest batch raft writes to the log in one
+	// fsync and hands to ApplyBatch; concurrent Proposes share batches.
+	maxAppendEntries = 1024
+	// RetryInterval is how long the node waits before proposing its
+	// registration again after a proposal did not commit.
+	RetryInterval = 200 * time.Millisecond
+)
+
+// validate checks c and fills defaults into a copy.
+func (c Config) withDefaults() (Config, error) {
+	if c.NodeName == "" {
+		return c, fmt.Errorf("%w: NodeName is empty; give the node a name such as \"local\"", ErrConfig)
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	if c.Clock == nil {
+		c.Clock = timesource.System()
+	}
+	if c.SnapshotThreshold == 0 {
+		c.SnapshotThreshold = 8192
+	}
+	if c.TrailingLogs == 0 {
+		c.TrailingLogs = 10240
+	}
+	if c.SnapshotInterval == 0 {
+		c.SnapshotInterval = 2 * time.Minute
+	}
+	if c.SnapshotInterval < 5*time.Millisecond {
+		return c, fmt.Errorf("%w: SnapshotInterval %s is below raft's minimum of 5ms", ErrConfig, c.SnapshotInterval)
+	}
+	return c, nil
+}
+
+// raftConfig returns the raft configuration of a single-node catalog.
+func (c Config) raftConfig(id string) *raft.Config {
+	rc := raft.DefaultConfig()
+	rc.LocalID = raft.ServerID(id)
+	rc.HeartbeatTimeout = singleNodeHeartbeatTimeout
+	rc.ElectionTimeout = singleNodeElectionTimeout
+	rc.LeaderLeaseTimeout = singleNodeLeaderLease
+	rc.CommitTimeout = commitTimeout
+	rc.MaxAppendEntries = maxAppendEntries
+	rc.BatchApplyCh = true
+	rc.SnapshotThreshold = c.SnapshotThreshold
+	rc.TrailingLogs = c.TrailingLogs
+	rc.SnapshotInterval = c.SnapshotInterval
+	rc.NoLegacyTelemetry = true
+	rc.Logger = newRaftLogger(c.Logger, "raft", hclogLevel(c.RaftLogLevel))
+	return rc
+}

@@ -1,0 +1,208 @@
+package catalog
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+
+	"github.com/hashicorp/raft"
+
+	"github.com/nspl-dev/nspl/lifecycle"
+)
+
+// FSM is the raft state machine of the catalog: it holds a lifecycle.State
+// and applies committed lifecycle commands to it.
+//
+// Apply is deterministic: a committed entry carries every resolved value
+// (the sampled UTC anchor, the chosen authority), so every replica applying
+// the same log reaches the same state. Domain errors are not apply failures:
+// they come back as the entry's lifecycle.Result.
+//
+// An entry that does not decode is a bug (or corruption) in the replicated
+// log. The FSM cannot skip it (replicas would diverge) and raft gives Apply
+// no way to fail, so the FSM halts: it logs the entry at error level, stops
+// applying that entry and every later one (each answers with a *HaltError),
+// refuses to take snapshots (a snapshot would claim the skipped entries and
+// let raft truncate the log past them) and signals Halted so the node shuts
+// raft down. The process keeps running; the data directory keeps the bad
+// entry for inspection.
+//
+// Reads are lock-free: after every batch that changed the state the FSM
+// publishes an immutable clone through an atomic pointer (State). Restore
+// replaces the whole state with the snapshot's, never merging.
+//
+// Raft calls Apply, ApplyBatch, Snapshot and Restore from one goroutine;
+// the FSM still serialises them with a mutex so tests and tools may call
+// them directly.
+type FSM struct {
+	logger *slog.Logger
+
+	mu    sync.Mutex
+	state *lifecycle.State // working state, guarded by mu
+
+	published atomic.Pointer[lifecycle.State]
+	halt      atomic.Pointer[HaltError]
+	haltedCh  chan struct{}
+
+	changes *changeFeed
+}
+
+// HaltError is the response to a committed entry the FSM could not apply
+// and to every entry after it.
+type HaltError struct {
+	// Index is the raft log index of the entry that could not be applied.
+	Index uint64
+	// Err says why.
+	Err error
+}
+
+// Error describes the undecodable entry.
+func (e *HaltError) Error() string {
+	return fmt.Sprintf("catalog halted at committed entry %d: %v; inspect the data directory", e.Index, e.Err)
+}
+
+// Unwrap returns ErrHalted.
+func (e *HaltError) Unwrap() error { return ErrHalted }
+
+// NewFSM returns an FSM holding an empty catalog. onChange, when not nil,
+// is called synchronously in commit order after every change (see Change).
+func NewFSM(logger *slog.Logger, onChange func(Change)) *FSM {
+	if logger == nil {
+		logger = slog.Default()
+	}
+	f := &FSM{logger: logger, state: lifecycle.NewState(), haltedCh: make(chan struct{})}
+	initial := f.state.Clone()
+	f.published.Store(initial)
+	f.changes = newChangeFeed(onChange, Change{Revision: initial.Revision(), State: initial})
+	return f
+}
+
+// State returns the latest published state. The returned value is shared
+// and must be treated as read-only: never call Apply on it (Clone it first).
+// It is safe to call from any goroutine and takes no lock.
+func (f *FSM) State() *lifecycle.State { return f.published.Load() }
+
+// Revision returns the catalog revision of the latest published state.
+func (f *FSM) Revision() uint64 { return f.published.Load().Revision() }
+
+// Halted returns a channel that is closed when the FSM halts.
+func (f *FSM) Halted() <-chan struct{} { return f.haltedCh }
+
+// halted returns the halt error, or nil while the FSM is healthy.
+func (f *FSM) halted() *HaltError { return f.halt.Load() }
+
+// Apply applies one committed entry. It implements raft.FSM.
+func (f *FSM) Apply(l *raft.Log) any {
+	return f.ApplyBatch([]*raft.Log{l})[0]
+}
+
+// ApplyBatch applies committed entries in order and returns one response
+// per entry: a lifecycle.Result for a command entry, nil for raft's own
+// entries, a *HaltError once the FSM has halted. Subscribers see one Change
+// for the batch, after the last entry. It implements raft.BatchingFSM.
+func (f *FSM) ApplyBatch(logs []*raft.Log) []any {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := make([]any, len(logs))
+	before := f.state.Revision()
+	for i, l := range logs {
+		if h := f.halt.Load(); h != nil {
+			out[i] = h
+			continue
+		}
+		if l.Type != raft.LogCommand {
+			continue
+		}
+		cmd, err := lifecycle.DecodeCommand(l.Data)
+		if err != nil {
+			out[i] = f.haltLocked(l.Index, err)
+			continue
+		}
+		out[i] = f.state.Apply(cmd)
+	}
+	if f.state.Revision() != before {
+		f.publishLocked(false)
+	}
+	return out
+}
+
+// haltLocked records the first undecodable entry and signals Halted.
+func (f *FSM) haltLocked(index uint64, err error) *HaltError {
+	h := &HaltError{Index: index, Err: err}
+	if f.halt.CompareAndSwap(nil, h) {
+		f.logger.Error("catalog: committed entry cannot be applied; halting",
+			"index", index, "err", err)
+		close(f.haltedCh)
+	}
+	return f.halt.Load()
+}
+
+// publishLocked publishes a clone of the working state and notifies
+// subscribers.
+func (f *FSM) publishLocked(restored bool) {
+	s := f.state.Clone()
+	f.published.Store(s)
+	f.changes.publish(Change{Revision: s.Revision(), State: s, Restored: restored})
+}
+
+// Snapshot returns a snapshot of the published state. It implements
+// raft.FSM; it is cheap because the published state is already an
+// immutable clone. A halted FSM refuses to snapshot.
+func (f *FSM) Snapshot() (raft.FSMSnapshot, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if h := f.halt.Load(); h != nil {
+		return nil, h
+	}
+	return &fsmSnapshot{state: f.published.Load()}, nil
+}
+
+// Restore replaces the whole state with the snapshot read from rc. It
+// implements raft.FSM. Nothing of the previous state survives; subscribers
+// see a Change with Restored set.
+func (f *FSM) Restore(rc io.ReadCloser) error {
+	defer rc.Close()
+	payload, err := readSnapshot(rc)
+	if err != nil {
+		return err
+	}
+	s, err := lifecycle.RestoreSnapshot(payload)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrSnapshot, err)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if h := f.halt.Load(); h != nil {
+		return h
+	}
+	f.state = s
+	f.publishLocked(true)
+	return nil
+}
+
+// close ends every subscription.
+func (f *FSM) close() { f.changes.close() }
+
+// fsmSnapshot persists one immutable published state.
+type fsmSnapshot struct {
+	state *lifecycle.State
+}
+
+// Persist writes the versioned snapshot bytes. It implements
+// raft.FSMSnapshot.
+func (s *fsmSnapshot) Persist(sink raft.SnapshotSink) error {
+	payload, err := s.state.MarshalSnapshot()
+	if err == nil {
+		err = writeSnapshot(sink, payload)
+	}
+	if err != nil {
+		return errors.Join(err, sink.Cancel())
+	}
+	return sink.Close()
+}
+
+// Release implements raft.FSMSnapshot; nothing is held.
+func (s *fsmSnapshot) Release() {}

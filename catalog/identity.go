@@ -1,0 +1,128 @@
+package catalog
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// serverIDFile holds the raft server ID of a data directory. It is written
+// once, on the first start, and never changes for the life of the directory.
+const serverIDFile = "server-id"
+
+// serverIDLen is the number of random bytes in a server ID; it is written as
+// lower-case hex.
+const serverIDLen = 16
+
+// newRandomServerID returns a fresh random server ID.
+func newRandomServerID() (string, error) {
+	var b [serverIDLen]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("catalog: generate server id: %w", err)
+	}
+	return hex.EncodeToString(b[:]), nil
+}
+
+// validServerID reports whether id is one newRandomServerID could return.
+func validServerID(id []byte) bool {
+	if len(id) != 2*serverIDLen {
+		return false
+	}
+	for _, c := range id {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// loadOrCreateServerID returns the server ID persisted in dir, creating and
+// persisting a new one when the directory has none. The write is crash-safe:
+// a temporary file is written and synced, renamed into place and the
+// directory synced, so a crash leaves either no ID or the complete ID.
+func loadOrCreateServerID(dir string) (string, error) {
+	path := filepath.Join(dir, serverIDFile)
+	b, err := os.ReadFile(path)
+	switch {
+	case err == nil:
+		id := bytes.TrimSuffix(b, []byte("\n"))
+		if !validServerID(id) {
+			return "", fmt.Errorf("%w: server id file %q holds %q, not %d hex digits; restore it from a backup or remove the whole data directory",
+				ErrDataDir, path, b, 2*serverIDLen)
+		}
+		return string(id), nil
+	case !errors.Is(err, fs.ErrNotExist):
+		return "", fmt.Errorf("%w: read server id: %w", ErrDataDir, err)
+	}
+	id, err := newRandomServerID()
+	if err != nil {
+		return "", err
+	}
+	if err := writeFileAtomic(path, []byte(id+"\n")); err != nil {
+		return "", fmt.Errorf("%w: persist server id: %w", ErrDataDir, err)
+	}
+	return id, nil
+}
+
+// writeFileAtomic writes data to path through a synced temporary file that
+// is renamed into place, then syncs the parent directory.
+func writeFileAtomic(path string, data []byte) (err error) {
+	dir := filepath.Dir(path)
+	tmp, err := os.CreateTemp(dir, filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			_ = tmp.Close()
+			_ = os.Remove(tmp.Name())
+		}
+	}()
+	if _, err = tmp.Write(data); err != nil {
+		return err
+	}
+	if err = tmp.Sync(); err != nil {
+		return err
+	}
+	if err = tmp.Close(); err != nil {
+		return err
+	}
+	if err = os.Rename(tmp.Name(), path); err != nil {
+		return err
+	}
+	return syncDir(dir)
+}
+
+// syncDir makes a rename inside dir durable.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	if err := d.Sync(); err != nil {
+		_ = d.Close()
+		return err
+	}
+	return d.Close()
+}
+
+// newIncarnation returns a fresh random, nonzero node incarnation. Every open
+// of a node gets a new one, so a restarted process never acts as the
+// process before it.
+func newIncarnation() (uint64, error) {
+	var b [8]byte
+	for {
+		if _, err := rand.Read(b[:]); err != nil {
+			return 0, fmt.Errorf("catalog: generate incarnation: %w", err)
+		}
+		if v := binary.BigEndian.Uint64(b[:]); v != 0 {
+			return v, nil
+		}
+	}
+}

@@ -1,0 +1,431 @@
+package catalog
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/raft"
+
+	"github.com/nspl-dev/nspl/lifecycle"
+	"github.com/nspl-dev/nspl/runtime/timesource"
+)
+
+// Node is one catalog member: a raft server over the catalog FSM, its
+// stores, and the loop that confirms leadership and registers this
+// process's incarnation.
+//
+// Only the leader writes, and a newly elected leader refuses writes
+// (ErrLeadershipUnconfirmed) until a Barrier committed in its term has
+// confirmed that a quorum follows it and that its FSM has applied every
+// earlier entry. All methods are safe for concurrent use.
+type Node struct {
+	cfg         Config
+	logger      *slog.Logger
+	clock       timesource.Source
+	id          string
+	address     raft.ServerAddress
+	incarnation uint64
+
+	raft      *raft.Raft
+	fsm       *FSM
+	stores    *stores
+	transport *raft.InmemTransport
+
+	// confirmedTerm is the raft term whose leadership a Barrier confirmed;
+	// writes are admitted only while it equals the current term.
+	confirmedTerm atomic.Uint64
+	registered    chan struct{} // closed once this incarnation is committed
+
+	cancel context.CancelFunc
+	loop   sync.WaitGroup // the leadership loop
+
+	closeMu sync.RWMutex
+	closed  bool
+	waiters sync.WaitGroup // goroutines waiting on raft futures for Propose
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// Open opens a catalog node and returns once it accepts writes: the
+// embedded single-node catalog bootstraps itself when its stores are
+// empty, elects itself, confirms its leadership and commits this process's
+// registration (NodeName, a fresh random incarnation, its raft ID and
+// addresses). ctx bounds the whole open; on any error everything opened so
+// far is closed again.
+//
+// With Config.DataDir the raft server ID is read from the data directory
+// (created and persisted on first use) and the committed catalog is
+// recovered from its snapshots and log.
+func Open(ctx context.Context, cfg Config) (*Node, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	logger := cfg.Logger.With("node_name", cfg.NodeName)
+	rlog := newRaftLogger(logger, "raft", hclogLevel(cfg.RaftLogLevel))
+	st, err := openStores(cfg.DataDir, rlog)
+	if err != nil {
+		return nil, err
+	}
+	n, err := start(cfg, logger, st)
+	if err != nil {
+		return nil, errors.Join(err, st.close())
+	}
+	select {
+	case <-n.registered:
+		return n, nil
+	case <-n.fsm.Halted():
+		err = n.fsm.halted()
+	case <-ctx.Done():
+		err = fmt.Errorf("catalog: open did not finish: %w", ctx.Err())
+	}
+	return nil, errors.Join(err, n.Close())
+}
+
+// start creates the raft server over st and starts the leadership loop.
+func start(cfg Config, logger *slog.Logger, st *stores) (*Node, error) {
+	id := st.serverID
+	if id == "" {
+		var err error
+		if id, err = newRandomServerID(); err != nil {
+			return nil, err
+		}
+	}
+	incarnation, err := newIncarnation()
+	if err != nil {
+		return nil, err
+	}
+	rc := cfg.raftConfig(id)
+	rc.Logger = newRaftLogger(logger, "raft", hclogLevel(cfg.RaftLogLevel))
+	// The address is derived from the persisted ID, so it stays the one in
+	// the bootstrapped configuration across restarts.
+	addr, trans := raft.NewInmemTransport(raft.ServerAddress("catalog-" + id))
+	has, err := st.hasState()
+	if err != nil {
+		return nil, fmt.Errorf("%w: read raft state: %w", ErrDataDir, err)
+	}
+	if !has {
+		boot := raft.Configuration{Servers: []raft.Server{{Suffrage: raft.Voter, ID: rc.LocalID, Address: addr}}}
+		if err := raft.BootstrapCluster(rc, st.log, st.stable, st.snaps, trans, boot); err != nil {
+			_ = trans.Close()
+			return nil, fmt.Errorf("%w: bootstrap: %w", ErrDataDir, err)
+		}
+	}
+	fsm := NewFSM(logger, cfg.OnChange)
+	r, err := raft.NewRaft(rc, fsm, st.log, st.stable, st.snaps, trans)
+	if err != nil {
+		_ = trans.Close()
+		fsm.close()
+		return nil, fmt.Errorf("catalog: start raft: %w", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	n := &Node{
+		cfg:         cfg,
+		logger:      logger,
+		clock:       cfg.Clock,
+		id:          id,
+		address:     addr,
+		incarnation: incarnation,
+		raft:        r,
+		fsm:         fsm,
+		stores:      st,
+		transport:   trans,
+		registered:  make(chan struct{}),
+		cancel:      cancel,
+	}
+	n.loop.Add(1)
+	go n.run(ctx)
+	return n, nil
+}
+
+// run follows leadership changes: on gaining leadership it confirms it
+// with a Barrier, then commits this incarnation's registration, retrying
+// every RetryInterval while it stays leader and either is not done. It
+// also shuts raft down when the FSM halts. raft's LeaderCh never blocks
+// raft (it keeps only the newest value), and this loop reads it promptly.
+func (n *Node) run(ctx context.Context) {
+	defer n.loop.Done()
+	var retry timesource.Timer
+	var retryC <-chan time.Time
+	defer func() {
+		if retry != nil {
+			retry.Stop()
+		}
+	}()
+	halted := n.fsm.Halted()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-halted:
+			halted = nil
+			n.logger.Error("catalog: shutting raft down after the FSM halted", "err", n.fsm.halted())
+			if err := n.raft.Shutdown().Error(); err != nil {
+				n.logger.Error("catalog: raft shutdown", "err", err)
+			}
+			continue
+		case leader := <-n.raft.LeaderCh():
+			n.confirmedTerm.Store(0)
+			if !leader {
+				n.logger.Info("catalog: lost leadership")
+				continue
+			}
+		case <-retryC:
+			retryC = nil
+		}
+		if n.leaderWork(ctx) {
+			continue
+		}
+		if n.raft.State() != raft.Leader || ctx.Err() != nil {
+			continue
+		}
+		if retry == nil {
+			retry = n.clock.NewTimer(RetryInterval)
+		} else {
+			retry.Reset(RetryInterval)
+		}
+		retryC = retry.C()
+	}
+}
+
+// leaderWork confirms leadership and registers this incarnation, and
+// reports whether both are done.
+func (n *Node) leaderWork(ctx context.Context) bool {
+	if n.raft.State() != raft.Leader {
+		return false
+	}
+	if term := n.raft.CurrentTerm(); n.confirmedTerm.Load() != term {
+		if err := n.raft.Barrier(0).Error(); err != nil {
+			n.logger.Warn("catalog: could not confirm leadership; retrying", "err", n.translate(err, true))
+			return false
+		}
+		if n.raft.State() != raft.Leader || n.raft.CurrentTerm() != term {
+			return false
+		}
+		n.confirmedTerm.Store(term)
+		n.logger.Info("catalog: leadership confirmed", "term", term)
+	}
+	select {
+	case <-n.registered:
+		return true
+	default:
+	}
+	res, err := n.Propose(ctx, lifecycle.Command{Op: lifecycle.OpRegisterNode, RegisterNode: &lifecycle.RegisterNode{
+		Name:        n.cfg.NodeName,
+		Incarnation: n.incarnation,
+		RaftID:      n.id,
+		RaftAddr:    string(n.address),
+		APIAddr:     n.cfg.APIAddress,
+	}})
+	if err == nil {
+		err = res.Err()
+	}
+	if err != nil {
+		n.logger.Warn("catalog: registration did not commit; retrying", "err", err)
+		return false
+	}
+	n.logger.Info("catalog: registered", "incarnation", n.incarnation, "revision", res.Revision)
+	close(n.registered)
+	return true
+}
+
+// Propose commits cmd through raft and returns its lifecycle.Result once
+// the local FSM has applied it (and Config.OnChange has run). A refused
+// command is not an error here: its typed domain error is in
+// Result.Failure. The error is nil or one of the catalog sentinels
+// (ErrNotLeader, ErrLeadershipUnconfirmed, ErrTimeout and ErrShutdown mean
+// nothing was proposed; ErrOutcomeUnknown and ErrLeadershipLost mean it
+// may or may not commit), a lifecycle ErrInvalidCommand for a malformed
+// command, or ctx's error before anything was proposed.
+//
+// ctx bounds both the hand-off to raft and the wait for the commit; a
+// cancellation after the hand-off returns an error wrapping both
+// ErrOutcomeUnknown and ctx's error.
+func (n *Node) Propose(ctx context.Context, cmd lifecycle.Command) (lifecycle.Result, error) {
+	data, err := lifecycle.EncodeCommand(cmd)
+	if err != nil {
+		return lifecycle.Result{}, err
+	}
+	resp, err := n.apply(ctx, data)
+	if err != nil {
+		return lifecycle.Result{}, err
+	}
+	switch v := resp.(type) {
+	case lifecycle.Result:
+		return v, nil
+	case *HaltError:
+		return lifecycle.Result{}, v
+	default:
+		return lifecycle.Result{}, fmt.Errorf("%w: apply answered with %T", ErrOutcomeUnknown, resp)
+	}
+}
+
+// apply hands data to raft and waits for the FSM's response.
+func (n *Node) apply(ctx context.Context, data []byte) (any, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if h := n.fsm.halted(); h != nil {
+		return nil, h
+	}
+	if n.raft.State() != raft.Leader {
+		return nil, n.translate(raft.ErrNotLeader, false)
+	}
+	if n.confirmedTerm.Load() != n.raft.CurrentTerm() {
+		return nil, ErrLeadershipUnconfirmed
+	}
+	var timeout time.Duration
+	if dl, ok := ctx.Deadline(); ok {
+		// A context deadline is a wall-clock instant by definition.
+		if timeout = time.Until(dl); timeout <= 0 {
+			return nil, ErrTimeout
+		}
+	}
+	n.closeMu.RLock()
+	if n.closed {
+		n.closeMu.RUnlock()
+		return nil, ErrShutdown
+	}
+	f := n.raft.Apply(data, timeout)
+	if ctx.Done() == nil {
+		n.closeMu.RUnlock()
+		if err := f.Error(); err != nil {
+			return nil, n.translate(err, true)
+		}
+		return f.Response(), nil
+	}
+	done := make(chan error, 1)
+	n.waiters.Add(1)
+	n.closeMu.RUnlock()
+	go func() {
+		defer n.waiters.Done()
+		done <- f.Error()
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			return nil, n.translate(err, true)
+		}
+		return f.Response(), nil
+	case <-ctx.Done():
+		return nil, fmt.Errorf("%w: %w", ErrOutcomeUnknown, ctx.Err())
+	}
+}
+
+// State returns the latest applied catalog state without taking a lock.
+// It is shared and read-only: never call Apply on it. On a leader, state
+// read before leadership was confirmed may lack entries of the previous
+// term; Propose's result is authoritative.
+func (n *Node) State() *lifecycle.State { return n.fsm.State() }
+
+// Revision returns the catalog revision of State.
+func (n *Node) Revision() uint64 { return n.fsm.Revision() }
+
+// Subscribe follows catalog changes; see Subscription. The first value on
+// the channel is the current state. Close the subscription when done; the
+// node closes it on Close.
+func (n *Node) Subscribe() *Subscription { return n.fsm.changes.subscribe() }
+
+// WaitRevision waits until the applied catalog revision is at least rev
+// and returns the state at that point.
+func (n *Node) WaitRevision(ctx context.Context, rev uint64) (*lifecycle.State, error) {
+	if s := n.State(); s.Revision() >= rev {
+		return s, nil
+	}
+	sub := n.Subscribe()
+	defer sub.Close()
+	for {
+		select {
+		case c, ok := <-sub.C():
+			if !ok {
+				return nil, ErrShutdown
+			}
+			if c.Revision >= rev {
+				return c.State, nil
+			}
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// ServerID returns the raft server ID, stable for the life of the data
+// directory (fresh for an in-memory node).
+func (n *Node) ServerID() string { return n.id }
+
+// Name returns the registered node name.
+func (n *Node) Name() string { return n.cfg.NodeName }
+
+// Incarnation returns this process's incarnation, fresh on every Open.
+func (n *Node) Incarnation() uint64 { return n.incarnation }
+
+// Identity returns the node incarnation this process registered.
+func (n *Node) Identity() lifecycle.Identity {
+	return lifecycle.Identity{Node: n.cfg.NodeName, Incarnation: n.incarnation}
+}
+
+// IsLeader reports whether this node is the leader with confirmed
+// leadership, so that Propose would be admitted.
+func (n *Node) IsLeader() bool {
+	return n.raft.State() == raft.Leader && n.confirmedTerm.Load() == n.raft.CurrentTerm()
+}
+
+// Voters returns the raft server IDs of the current voters, sorted as raft
+// keeps them: the voters argument of lifecycle.State.VoterNames.
+func (n *Node) Voters() ([]string, error) {
+	f := n.raft.GetConfiguration()
+	if err := f.Error(); err != nil {
+		return nil, n.translate(err, false)
+	}
+	var ids []string
+	for _, s := range f.Configuration().Servers {
+		if s.Suffrage == raft.Voter {
+			ids = append(ids, string(s.ID))
+		}
+	}
+	return ids, nil
+}
+
+// Snapshot makes raft take a snapshot now and truncate the log behind it
+// (keeping Config.TrailingLogs entries). Having nothing new to snapshot is
+// not an error.
+func (n *Node) Snapshot() error {
+	err := n.raft.Snapshot().Error()
+	if errors.Is(err, raft.ErrNothingNewToSnapshot) {
+		return nil
+	}
+	if err != nil && n.fsm.halted() != nil {
+		return n.fsm.halted()
+	}
+	return n.translate(err, false)
+}
+
+// Close shuts raft down, closes the stores and every subscription, and
+// waits for every goroutine the node started. Proposals in flight end with
+// ErrShutdown or an unknown outcome. Close is idempotent; it must not be
+// called from Config.OnChange.
+func (n *Node) Close() error {
+	n.closeOnce.Do(func() {
+		n.closeMu.Lock()
+		n.closed = true
+		n.closeMu.Unlock()
+		n.cancel()
+		errShutdown := n.raft.Shutdown().Error()
+		n.loop.Wait()
+		n.waiters.Wait()
+		n.fsm.close()
+		errTransport := n.transport.Close()
+		errStores := n.stores.close()
+		n.closeErr = errors.Join(errShutdown, errTransport, errStores)
+		if n.closeErr != nil {
+			n.closeErr = fmt.Errorf("catalog: close: %w", n.closeErr)
+		}
+	})
+	return n.closeErr
+}
