@@ -1,7 +1,28 @@
 // Package grammar is the NSPL lexer and parser for the domain statements.
 //
+// Parse turns source text into statements (ast.go) whose every node carries
+// its position (byte offset, line, column). Errors are *Error values that
+// print "LINE:COL: message", say what was expected and what was found
+// ("expected PERIOD, found SKEW"), and unwrap to one of the sentinels in
+// errors.go.
+//
 // Literal conversion happens here, once, at the language boundary:
-// durations become unsigned 64-bit nanoseconds, RFC 3339 text becomes signed
-// Unix nanoseconds and TIME RATE a positive finite float64. Out-of-range text
-// is a typed error with its position, never a panic and never a silent wrap.
+// durations become unsigned 64-bit nanoseconds (ParseDuration), RFC 3339
+// text becomes signed Unix nanoseconds (ParseTimestamp) and TIME RATE a
+// positive finite float64 (ParseRate). Out-of-range text is a typed error
+// with its position, never a panic and never a silent wrap; nothing
+// downstream re-parses text. The Format* functions print the canonical text
+// the planner uses, and each reads back exactly.
+//
+// The lexer is hand-written (lexer.go) and plugged into participle v2 as its
+// lexer.Definition; participle's regular-expression lexer is far too slow.
+// Keywords are case-insensitive and reserved: a domain named like a keyword
+// is written in backticks. The grammar is LL(1), so what may come next at
+// any point is found by asking the parser (expect.go); syntax errors and the
+// shell support (Complete, SplitStatements, Suggest, NextKeywords) share
+// that one source of truth. To add a statement, extend keywords.go, the
+// rules in parser.go, ast.go and build.go.
+//
+// The package must never print, log or read the clock: it is pure text to
+// values.
 package grammar

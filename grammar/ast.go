@@ -1,0 +1,136 @@
+package grammar
+
+import "github.com/nspl-dev/nspl/lifecycle"
+
+// Statement is one parsed NSPL statement. Its Node spans the statement from
+// its first keyword to its last token; the terminating ';' is not part of
+// it. Literals in it are already converted and checked.
+type Statement interface {
+	// Pos returns the position of the statement's first character.
+	Pos() Position
+	// EndPos returns the position just past the statement's last token.
+	EndPos() Position
+	// Text returns the statement's source text, given the parsed source.
+	Text(src string) string
+	statement()
+}
+
+// Name is a domain name in its stored form: lower-cased and checked.
+type Name struct {
+	Node
+	Value string
+}
+
+// Duration is a duration literal converted to unsigned nanoseconds.
+type Duration struct {
+	Node
+	Nanos uint64
+}
+
+// Timestamp is an RFC 3339 string literal converted to signed Unix
+// nanoseconds (UTC).
+type Timestamp struct {
+	Node
+	UnixNanos int64
+}
+
+// Rate is a TIME RATE literal: a positive finite float64.
+type Rate struct {
+	Node
+	Value float64
+}
+
+// PlacementPolicy is a placement policy written after PLACEMENT.
+type PlacementPolicy struct {
+	Node
+	Policy lifecycle.Placement
+}
+
+// CreateDomain is CREATE [IF NOT EXISTS] {PACED|UNPACED|} DOMAIN. Period and
+// Skew are set exactly when Pace is Paced; Placement is nil when the clause
+// is omitted (which means NEUTRAL).
+type CreateDomain struct {
+	Node
+	IfNotExists bool
+	Pace        lifecycle.Pace
+	// Short is true for the spelling CREATE DOMAIN (short for UNPACED).
+	Short     bool
+	Name      Name
+	Period    *Duration
+	Skew      *Duration
+	Placement *PlacementPolicy
+}
+
+// AlterPlacement is ALTER DOMAIN SET PLACEMENT <policy>, which applies to
+// the session's active domain.
+type AlterPlacement struct {
+	Node
+	Placement PlacementPolicy
+}
+
+// Start is START, START AT NOW or START AT '<timestamp>', with an optional
+// TIME RATE. Now and At are both unset for a plain START (resume).
+type Start struct {
+	Node
+	Now  bool
+	At   *Timestamp
+	Rate *Rate
+}
+
+// Stop is STOP.
+type Stop struct{ Node }
+
+// AttachClock is ATTACH DOMAIN CLOCK.
+type AttachClock struct{ Node }
+
+// DetachClock is DETACH DOMAIN CLOCK.
+type DetachClock struct{ Node }
+
+// Use is USE <name>.
+type Use struct {
+	Node
+	Name Name
+}
+
+// ListDomains is LIST DOMAINS.
+type ListDomains struct{ Node }
+
+// DescribeDomain is DESCRIBE DOMAIN [<name>]; Name is nil for the active
+// domain.
+type DescribeDomain struct {
+	Node
+	Name *Name
+}
+
+// DropDomain is DROP DOMAIN [IF EXISTS] <name>.
+type DropDomain struct {
+	Node
+	IfExists bool
+	Name     Name
+}
+
+// Begin is BEGIN.
+type Begin struct{ Node }
+
+// Commit is COMMIT.
+type Commit struct{ Node }
+
+// Rollback is REVERT, also spelled ROLLBACK; Keyword holds the spelling used.
+type Rollback struct {
+	Node
+	Keyword string
+}
+
+func (*CreateDomain) statement()   {}
+func (*AlterPlacement) statement() {}
+func (*Start) statement()          {}
+func (*Stop) statement()           {}
+func (*AttachClock) statement()    {}
+func (*DetachClock) statement()    {}
+func (*Use) statement()            {}
+func (*ListDomains) statement()    {}
+func (*DescribeDomain) statement() {}
+func (*DropDomain) statement()     {}
+func (*Begin) statement()          {}
+func (*Commit) statement()         {}
+func (*Rollback) statement()       {}

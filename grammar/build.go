@@ -1,0 +1,209 @@
+package grammar
+
+import (
+	"github.com/alecthomas/participle/v2/lexer"
+	"github.com/nspl-dev/nspl/lifecycle"
+)
+
+// nodeOf returns the extent of a run of tokens.
+func nodeOf(toks []lexer.Token) Node {
+	if len(toks) == 0 {
+		return Node{}
+	}
+	last := toks[len(toks)-1]
+	return Node{
+		Start: fromLexerPos(toks[0].Pos),
+		End:   fromLexerPos(last.Pos).advance(last.Value),
+	}
+}
+
+// literalAt wraps a literal converter's error with the literal's position.
+func literalAt(n Node, err error) *Error {
+	var le *literalError
+	kind := ErrSyntax
+	if e, ok := err.(*literalError); ok {
+		le = e
+		kind = le.kind
+	}
+	return &Error{Pos: n.Start, Kind: kind, Msg: err.Error()}
+}
+
+// build converts the participle tree to the public AST, converting and
+// checking every literal.
+func build(p *pStatement) (Statement, *Error) {
+	n := nodeOf(p.Tokens)
+	switch {
+	case p.Create != nil:
+		return buildCreate(n, p.Create)
+	case p.Alter != nil:
+		pl, err := buildPlacement(p.Alter.Placement)
+		if err != nil {
+			return nil, err
+		}
+		return &AlterPlacement{Node: n, Placement: *pl}, nil
+	case p.Start != nil:
+		return buildStart(n, p.Start)
+	case p.Stop:
+		return &Stop{Node: n}, nil
+	case p.Attach:
+		return &AttachClock{Node: n}, nil
+	case p.Detach:
+		return &DetachClock{Node: n}, nil
+	case p.Use != nil:
+		name, err := buildName(p.Use)
+		if err != nil {
+			return nil, err
+		}
+		return &Use{Node: n, Name: name}, nil
+	case p.List:
+		return &ListDomains{Node: n}, nil
+	case p.Describe != nil:
+		st := &DescribeDomain{Node: n}
+		if p.Describe.Name != nil {
+			name, err := buildName(p.Describe.Name)
+			if err != nil {
+				return nil, err
+			}
+			st.Name = &name
+		}
+		return st, nil
+	case p.Drop != nil:
+		name, err := buildName(p.Drop.Name)
+		if err != nil {
+			return nil, err
+		}
+		return &DropDomain{Node: n, IfExists: p.Drop.IfExists, Name: name}, nil
+	case p.Begin:
+		return &Begin{Node: n}, nil
+	case p.Commit:
+		return &Commit{Node: n}, nil
+	case p.Rollback != "":
+		return &Rollback{Node: n, Keyword: p.Rollback}, nil
+	}
+	return nil, &Error{Pos: n.Start, Kind: ErrSyntax, Msg: "expected a statement"}
+}
+
+func buildCreate(n Node, p *pCreate) (Statement, *Error) {
+	st := &CreateDomain{Node: n, IfNotExists: p.IfNotExists}
+	var err *Error
+	switch {
+	case p.Paced != nil:
+		st.Pace = lifecycle.Paced
+		if st.Name, err = buildName(p.Paced.Name); err != nil {
+			return nil, err
+		}
+		if st.Period, err = buildDuration(p.Paced.Period); err != nil {
+			return nil, err
+		}
+		if st.Skew, err = buildDuration(p.Paced.Skew); err != nil {
+			return nil, err
+		}
+	case p.Unpaced != nil:
+		st.Pace = lifecycle.Unpaced
+		if st.Name, err = buildName(p.Unpaced); err != nil {
+			return nil, err
+		}
+	default:
+		st.Pace, st.Short = lifecycle.Unpaced, true
+		if st.Name, err = buildName(p.Short); err != nil {
+			return nil, err
+		}
+	}
+	if p.Placement != nil {
+		if st.Placement, err = buildPlacement(p.Placement); err != nil {
+			return nil, err
+		}
+	}
+	return st, nil
+}
+
+func buildStart(n Node, p *pStart) (Statement, *Error) {
+	st := &Start{Node: n}
+	if p.At == nil {
+		return st, nil
+	}
+	st.Now = p.At.Now
+	if p.At.Stamp != nil {
+		tn := nodeOf(p.At.Stamp.Tokens)
+		text := unquote(p.At.Stamp.Text)
+		ns, err := ParseTimestamp(text)
+		if err != nil {
+			return nil, literalAt(tn, err)
+		}
+		st.At = &Timestamp{Node: tn, UnixNanos: ns}
+	}
+	if p.At.Rate != nil {
+		rn := nodeOf(p.At.Rate.Tokens)
+		v, err := ParseRate(p.At.Rate.Sign + p.At.Rate.Text)
+		if err != nil {
+			return nil, literalAt(rn, err)
+		}
+		st.Rate = &Rate{Node: rn, Value: v}
+	}
+	return st, nil
+}
+
+func buildName(p *pName) (Name, *Error) {
+	n := nodeOf(p.Tokens)
+	if len(p.Parts) > 1 {
+		text := ""
+		for _, t := range p.Tokens {
+			text += t.Value
+		}
+		return Name{}, literalAt(n, newLiteralError(ErrInvalidName, text, "a domain name cannot contain '.'; domain names are not qualified, use '-' or '_' instead"))
+	}
+	v, err := ParseName(p.Parts[0])
+	if err != nil {
+		return Name{}, literalAt(n, err)
+	}
+	return Name{Node: n, Value: v}, nil
+}
+
+func buildDuration(p *pDuration) (*Duration, *Error) {
+	n := nodeOf(p.Tokens)
+	ns, err := ParseDuration(p.Text)
+	if err != nil {
+		return nil, literalAt(n, err)
+	}
+	return &Duration{Node: n, Nanos: ns}, nil
+}
+
+func buildPlacement(p *pPlacement) (*PlacementPolicy, *Error) {
+	n := nodeOf(p.Tokens)
+	var pol lifecycle.Placement
+	switch p.Policy {
+	case "NEUTRAL":
+		pol = lifecycle.Neutral
+	case "REQUIRECOLOCATION":
+		pol = lifecycle.RequireColocation
+	case "PREFERCOLOCATION":
+		pol = lifecycle.PreferColocation
+	case "SUGGESTSEPARATION":
+		pol = lifecycle.SuggestSeparation
+	default:
+		return nil, &Error{Pos: n.Start, Kind: ErrSyntax, Msg: "unknown placement policy " + quote(p.Policy)}
+	}
+	return &PlacementPolicy{Node: n, Policy: pol}, nil
+}
+
+// unquote strips a string token's quotes and undoubles the quote character.
+func unquote(raw string) string {
+	if len(raw) < 2 {
+		return raw
+	}
+	q := raw[0]
+	body := raw[1 : len(raw)-1]
+	for i := 0; i+1 < len(body); i++ {
+		if body[i] == q && body[i+1] == q {
+			b := make([]byte, 0, len(body))
+			for j := 0; j < len(body); j++ {
+				b = append(b, body[j])
+				if body[j] == q && j+1 < len(body) && body[j+1] == q {
+					j++
+				}
+			}
+			return string(b)
+		}
+	}
+	return body
+}

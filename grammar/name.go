@@ -1,0 +1,68 @@
+package grammar
+
+import (
+	"strings"
+	"unicode/utf8"
+)
+
+// MaxNameLen is the longest domain name, in bytes.
+const MaxNameLen = 128
+
+// ParseName converts the source text of a domain name, a bare word or a
+// backtick-quoted name, to the stored form: lower-cased, 1…128 bytes of
+// ASCII letters, digits, '-', '_' and '~'. Errors wrap ErrInvalidName; a '.'
+// gets its own message because domain names are never qualified.
+func ParseName(text string) (string, error) {
+	name := text
+	if len(name) >= 2 && name[0] == '`' && name[len(name)-1] == '`' {
+		name = name[1 : len(name)-1]
+	}
+	if err := checkName(text, name); err != nil {
+		return "", err
+	}
+	return lowerASCII(name), nil
+}
+
+func checkName(text, name string) error {
+	switch {
+	case name == "":
+		return newLiteralError(ErrInvalidName, text, "a domain name cannot be empty")
+	case len(name) > MaxNameLen:
+		return newLiteralError(ErrInvalidName, text, "longer than 128 bytes; choose a shorter name")
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		switch {
+		case isLetter(c) || isDigit(c) || c == '-' || c == '_' || c == '~':
+		case c == '.':
+			return newLiteralError(ErrInvalidName, text, "a domain name cannot contain '.'; use '-' or '_' instead")
+		default:
+			r, _ := utf8.DecodeRuneInString(name[i:])
+			return newLiteralError(ErrInvalidName, text, "character "+quote(string(r))+" is not allowed; use ASCII letters, digits, '-', '_' and '~'")
+		}
+	}
+	return nil
+}
+
+func lowerASCII(s string) string {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c >= 'A' && c <= 'Z' {
+			return strings.ToLower(s)
+		}
+	}
+	return s
+}
+
+// FormatName prints a stored domain name as NSPL: bare when it is a word
+// that is not a keyword, backtick-quoted otherwise (`prod-1`, `clock`).
+func FormatName(name string) string {
+	bare := name != "" && !isDigit(name[0]) && !IsKeyword(name)
+	for i := 0; bare && i < len(name); i++ {
+		c := name[i]
+		bare = (c >= 'a' && c <= 'z') || isDigit(c) || c == '_'
+	}
+	if bare {
+		return name
+	}
+	return "`" + name + "`"
+}
