@@ -121,8 +121,8 @@ func unixNanos(sec, frac int64) (int64, bool) {
 	const (
 		billion = int64(1_000_000_000)
 		minSec  = math.MinInt64/billion - 1 // -9223372037
-		minFrac = 145224192 // math.MinInt64 − minSec×10⁹
-		maxSec  = math.MaxInt64 / billion // 9223372036
+		minFrac = 145224192                 // math.MinInt64 − minSec×10⁹
+		maxSec  = math.MaxInt64 / billion   // 9223372036
 		maxFrac = math.MaxInt64 % billion
 	)
 	switch {
