@@ -1,5 +1,7 @@
 package lifecycle
 
+import "fmt"
+
 // StartRequest is a START as the operator wrote it, before resolution.
 // At is the origin of StartAt (signed Unix nanoseconds) and is ignored
 // otherwise. Rate is TIME RATE; 0 means the clause was omitted (rate 1) and
@@ -123,4 +125,29 @@ func ResolveTransaction(d Domain, steps []StepRequest, sampledUTC int64, readabl
 		}
 	}
 	return tx, nil
+}
+
+// Readable returns the domain time a plain START resumes from when the
+// handler has no better reading: for a running paced domain, its mapping
+// projected at sampledUTC; for a running unpaced domain, sampledUTC itself
+// (its clock is actual UTC); for a stopped domain, nil (no readable time).
+// A node that holds a watermarked read of the generation should pass that
+// instead, since it never lies behind this projection. A projection that
+// leaves signed Unix nanoseconds is an error wrapping clock.ErrOverflow.
+func Readable(d Domain, sampledUTC int64) (*int64, error) {
+	if !d.Running() {
+		return nil, nil
+	}
+	if d.Pace == Unpaced {
+		t := sampledUTC
+		return &t, nil
+	}
+	if d.Mapping == nil {
+		return nil, nil
+	}
+	t, err := d.Mapping.Project(sampledUTC)
+	if err != nil {
+		return nil, fmt.Errorf("domain '%s': its readable time cannot be resumed from: %w", d.Name, err)
+	}
+	return &t, nil
 }
