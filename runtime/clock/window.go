@@ -28,9 +28,13 @@ type Window struct {
 	cLast    int64  // center of the frontier
 	lo, hi   int64  // cFirst − skew and cLast + skew, clamped to int64
 	covered  bool   // tolerances overlap or touch: [lo, hi] is admitted whole
-	magicHi  uint64 // ceil(2^128 / period), for the exact remainder
-	magicLo  uint64
 	nonEmpty bool
+	// The remainder test of a window with gaps (see near): magic is
+	// ceil(2^128 / period), shift is floor(skew × 2^128 / period) and limit
+	// is shift + ceil((skew+1) × 2^128 / period), all 128-bit, high word first.
+	magicHi, magicLo uint64
+	shiftHi, shiftLo uint64
+	limitHi, limitLo uint64
 }
 
 // NewWindow reconstructs the admission window for the logical instant now of
@@ -78,13 +82,7 @@ func NewWindow(origin int64, period, skew uint64, now int64) (Window, error) {
 		w.hi = b
 	}
 	if !w.covered {
-		// Not covered implies period ≥ 2, so ceil(2^128/period) fits in 128
-		// bits: it is floor((2^128−1)/period) + 1.
-		qh, r := bits.Div64(0, math.MaxUint64, period)
-		ql, _ := bits.Div64(r, math.MaxUint64, period)
-		var c uint64
-		w.magicLo, c = bits.Add64(ql, 1, 0)
-		w.magicHi = qh + c
+		w.prepareRemainder()
 	}
 	return w, nil
 }
@@ -114,16 +112,52 @@ func (w Window) LastCenter() int64 { return w.cLast }
 // clamped to the int64 range: no timestamp outside [lo, hi] is admitted.
 func (w Window) Bounds() (lo, hi int64) { return w.lo, w.hi }
 
-// mod returns n mod period by Lemire's direct remainder with the 128-bit
-// reciprocal prepared by NewWindow; it is exact for every 64-bit n and
-// period ≥ 2.
-func (w *Window) mod(n uint64) uint64 {
-	h, l := bits.Mul64(w.magicLo, n)
-	fh := h + w.magicHi*n // (magic × n) mod 2^128 is fh:l
-	r1, _ := bits.Mul64(l, w.period)
-	q1, q0 := bits.Mul64(fh, w.period)
-	_, c := bits.Add64(q0, r1, 0)
-	return q1 + c
+// prepareRemainder prepares the exact remainder test for a window with gaps
+// between tolerances, where 2×skew+1 < period and so period ≥ 2.
+//
+// Lemire, Kaser and Kurz ("Faster remainder by direct computation", 2019)
+// show that with magic = ceil(2^128/period) and frac = magic × off mod 2^128,
+// off mod period = floor(frac × period / 2^128) exactly for every 64-bit off
+// and period < 2^64. The remainder r is therefore at most skew exactly when
+// frac < ceil((skew+1) × 2^128 / period), and at least period − skew exactly
+// when frac ≥ 2^128 − floor(skew × 2^128 / period). Adding shift =
+// floor(skew × 2^128 / period) modulo 2^128 rotates both ranges into one,
+// so a row is near a center exactly when frac + shift < limit: one 64×64
+// multiply, one multiply-low, and a 128-bit add and compare per row.
+func (w *Window) prepareRemainder() {
+	d := w.period
+	// magic = floor((2^128 − 1) / d) + 1.
+	qh, r := bits.Div64(0, math.MaxUint64, d)
+	ql, _ := bits.Div64(r, math.MaxUint64, d)
+	var c uint64
+	w.magicLo, c = bits.Add64(ql, 1, 0)
+	w.magicHi = qh + c
+	// shift = floor(skew × 2^128 / d); skew < d, so it fits in 128 bits.
+	sh, r := bits.Div64(w.skew, 0, d)
+	sl, _ := bits.Div64(r, 0, d)
+	w.shiftHi, w.shiftLo = sh, sl
+	// ceil((skew+1) × 2^128 / d) < 2^128 because skew+1 < d.
+	ah, r := bits.Div64(w.skew+1, 0, d)
+	al, r := bits.Div64(r, 0, d)
+	if r != 0 {
+		al, c = bits.Add64(al, 1, 0)
+		ah += c
+	}
+	// limit = shift + that ceiling ≤ 2^128 − 1, because 2×skew+1 < d.
+	w.limitLo, c = bits.Add64(sl, al, 0)
+	w.limitHi = sh + ah + c
+}
+
+// near reports whether off mod period is within skew of 0 or of period; see
+// prepareRemainder.
+func (w *Window) near(off uint64) bool {
+	h, l := bits.Mul64(w.magicLo, off)
+	h += w.magicHi * off
+	l, c := bits.Add64(l, w.shiftLo, 0)
+	h += w.shiftHi + c
+	_, b := bits.Sub64(l, w.limitLo, 0)
+	_, b = bits.Sub64(h, w.limitHi, b)
+	return b != 0
 }
 
 // Admit reports whether the event timestamp ts lies within the inclusive
@@ -136,8 +170,7 @@ func (w Window) Admit(ts int64) bool {
 	if w.covered || ts <= w.cFirst {
 		return true
 	}
-	r := w.mod(uint64(ts) - uint64(w.cFirst))
-	return r <= w.skew || w.period-r <= w.skew
+	return w.near(uint64(ts) - uint64(w.cFirst))
 }
 
 // BitmapWords returns the number of uint64 words AdmitBatch needs for n rows.
@@ -186,8 +219,9 @@ func (w Window) AdmitBatch(ts []int64, accepted []uint64) int {
 		return count
 	}
 	cFirst := uint64(w.cFirst)
-	skew, period := w.skew, w.period
 	mh, ml := w.magicHi, w.magicLo
+	sh, sl := w.shiftHi, w.shiftLo
+	lh, ll := w.limitHi, w.limitLo
 	for i := 0; i < n; i += 64 {
 		row := ts[i:min(i+64, n)]
 		var word uint64
@@ -199,13 +233,12 @@ func (w Window) AdmitBatch(ts []int64, accepted []uint64) int {
 			below := t <= int64(cFirst)
 			off := u - cFirst
 			h, l := bits.Mul64(ml, off)
-			fh := h + mh*off
-			r1, _ := bits.Mul64(l, period)
-			q1, q0 := bits.Mul64(fh, period)
-			_, c := bits.Add64(q0, r1, 0)
-			r := q1 + c
-			near := r <= skew || period-r <= skew
-			word |= b2u(in && (below || near)) << uint(j)
+			h += mh * off
+			l, c := bits.Add64(l, sl, 0)
+			h += sh + c
+			_, b := bits.Sub64(l, ll, 0)
+			_, b = bits.Sub64(h, lh, b)
+			word |= b2u(in && (below || b != 0)) << uint(j)
 		}
 		accepted[i/64] = word
 		count += bits.OnesCount64(word)

@@ -277,3 +277,18 @@ func TestAdmitBatchShortBitmap(t *testing.T) {
 	require.Equal(t, 101, w.AdmitBatch(ts, bitmap)) // centers 0..1000
 	require.Equal(t, uint64(math.MaxUint64), bitmap[0])
 }
+
+// TestNaiveScanMatches keeps the benchmark's naive baseline honest.
+func TestNaiveScanMatches(t *testing.T) {
+	r := rand.New(rand.NewPCG(31, 32))
+	for range 300 {
+		origin, period, skew, now := genWindowInputs(r)
+		w, err := NewWindow(origin, period, skew, now)
+		require.NoError(t, err)
+		s := newNaiveScan(w)
+		ref := newRefWindow(origin, period, skew, now)
+		for _, v := range genTimestamps(r, origin, period, skew, ref, 20) {
+			require.Equal(t, w.Admit(v), s.admit(v), "ts %d", v)
+		}
+	}
+}
