@@ -94,8 +94,8 @@ func (lc Lifecycle) validate() string {
 		switch {
 		case lc.Generation == 0:
 			return "paced state requires a nonzero generation"
-		case !(lc.Mapping.Rate > 0) || math.IsInf(lc.Mapping.Rate, 1):
-			return fmt.Sprintf("time rate %v is not a positive finite number", lc.Mapping.Rate)
+		case lc.Mapping.Validate() != nil:
+			return lc.Mapping.Validate().Error()
 		case lc.Period == 0:
 			return "paced state requires a nonzero period"
 		case !lc.Authority.Assigned():
