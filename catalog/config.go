@@ -7,6 +7,7 @@ import (
 
 	"github.com/hashicorp/raft"
 
+	"github.com/nspl-dev/nspl/lifecycle"
 	"github.com/nspl-dev/nspl/runtime/timesource"
 )
 
@@ -40,6 +41,13 @@ type Config struct {
 	// Clock is the time source for retry timers. Nil means
 	// timesource.System().
 	Clock timesource.Source
+	// Available returns the effectively available node incarnations that
+	// the leader's authority reconciliation may choose from. Nil means
+	// every registered incarnation (State.Incarnations), which is exact for
+	// the embedded single-node catalog; a cluster member passes its
+	// gossip and health view. It is called on the node's loop goroutine
+	// and must not block.
+	Available func(*lifecycle.State) []lifecycle.NodeIncarnation
 
 	// SnapshotThreshold is the number of log entries after which raft
 	// takes a snapshot; 0 means 8192.
@@ -53,14 +61,16 @@ type Config struct {
 }
 
 // Timing of the embedded single-node catalog. A lone voter has no peer to
-// hear from, so these only bound how long it waits before electing itself:
-// a heartbeat timeout of 10ms puts the first election 10–20ms after open.
-// A cluster member needs larger values (hundreds of milliseconds) and will
-// get them from its own configuration.
+// hear from, so the heartbeat timeout only sets how long it waits before
+// electing itself: raft's minimum of 5ms puts the election 5–10ms after
+// open. The election timeout is longer so that the candidate's durable vote
+// (two fsyncs with a data directory) never races a restarted election. A
+// cluster member needs larger values (hundreds of milliseconds) and will get
+// them from its own configuration.
 const (
-	singleNodeHeartbeatTimeout = 10 * time.Millisecond
-	singleNodeElectionTimeout  = 10 * time.Millisecond
-	singleNodeLeaderLease      = 10 * time.Millisecond
+	singleNodeHeartbeatTimeout = 5 * time.Millisecond
+	singleNodeElectionTimeout  = 100 * time.Millisecond
+	singleNodeLeaderLease      = 5 * time.Millisecond
 	commitTimeout              = 5 * time.Millisecond
 	// maxAppendEntries is the largest batch raft writes to the log in one
 	// fsync and hands to ApplyBatch; concurrent Proposes share batches.
@@ -80,6 +90,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.Clock == nil {
 		c.Clock = timesource.System()
+	}
+	if c.Available == nil {
+		c.Available = (*lifecycle.State).Incarnations
 	}
 	if c.SnapshotThreshold == 0 {
 		c.SnapshotThreshold = 8192

@@ -40,6 +40,7 @@ type Node struct {
 	// writes are admitted only while it equals the current term.
 	confirmedTerm atomic.Uint64
 	registered    chan struct{} // closed once this incarnation is committed
+	registerOnce  sync.Once
 
 	cancel context.CancelFunc
 	loop   sync.WaitGroup // the leadership loop
@@ -144,13 +145,19 @@ func start(cfg Config, logger *slog.Logger, st *stores) (*Node, error) {
 	return n, nil
 }
 
-// run follows leadership changes: on gaining leadership it confirms it
-// with a Barrier, then commits this incarnation's registration, retrying
-// every RetryInterval while it stays leader and either is not done. It
+// run is the node's one background loop. It follows leadership changes:
+// on gaining leadership it confirms it with a Barrier, commits this
+// incarnation's registration, and reconciles clock authorities; it
+// reconciles again after every catalog change, and retries every
+// RetryInterval while it stays leader and something did not commit. It
 // also shuts raft down when the FSM halts. raft's LeaderCh never blocks
-// raft (it keeps only the newest value), and this loop reads it promptly.
+// raft (it keeps only the newest value), the change subscription never
+// blocks the FSM, and this loop reads both promptly.
 func (n *Node) run(ctx context.Context) {
 	defer n.loop.Done()
+	sub := n.fsm.changes.subscribe()
+	defer sub.Close()
+	changes := sub.C()
 	var retry timesource.Timer
 	var retryC <-chan time.Time
 	defer func() {
@@ -176,6 +183,11 @@ func (n *Node) run(ctx context.Context) {
 				n.logger.Info("catalog: lost leadership")
 				continue
 			}
+		case _, ok := <-changes:
+			if !ok {
+				changes = nil
+				continue
+			}
 		case <-retryC:
 			retryC = nil
 		}
@@ -194,45 +206,87 @@ func (n *Node) run(ctx context.Context) {
 	}
 }
 
-// leaderWork confirms leadership and registers this incarnation, and
-// reports whether both are done.
+// leaderWork confirms leadership and reconciles authorities, and reports
+// whether all of it committed.
 func (n *Node) leaderWork(ctx context.Context) bool {
 	if n.raft.State() != raft.Leader {
 		return false
 	}
-	if term := n.raft.CurrentTerm(); n.confirmedTerm.Load() != term {
-		if err := n.raft.Barrier(0).Error(); err != nil {
-			n.logger.Warn("catalog: could not confirm leadership; retrying", "err", n.translate(err, true))
-			return false
-		}
-		if n.raft.State() != raft.Leader || n.raft.CurrentTerm() != term {
-			return false
-		}
-		n.confirmedTerm.Store(term)
-		n.logger.Info("catalog: leadership confirmed", "term", term)
+	if term := n.raft.CurrentTerm(); n.confirmedTerm.Load() != term && !n.confirm(ctx, term) {
+		return false
 	}
-	select {
-	case <-n.registered:
-		return true
-	default:
-	}
-	res, err := n.Propose(ctx, lifecycle.Command{Op: lifecycle.OpRegisterNode, RegisterNode: &lifecycle.RegisterNode{
+	return n.reconcile(ctx)
+}
+
+// confirm commits this incarnation's registration in term and, when it
+// committed while this node is still the leader of term, marks the term's
+// leadership confirmed. The registration doubles as the Barrier a new
+// leader needs: committing an entry of its own term proves a quorum follows
+// it, and its response arrives only after the FSM applied every earlier
+// entry. Registering the current incarnation again is a no-op, so every
+// later term confirms with the same command.
+func (n *Node) confirm(ctx context.Context, term uint64) bool {
+	data, err := lifecycle.EncodeCommand(lifecycle.Command{Op: lifecycle.OpRegisterNode, RegisterNode: &lifecycle.RegisterNode{
 		Name:        n.cfg.NodeName,
 		Incarnation: n.incarnation,
 		RaftID:      n.id,
 		RaftAddr:    string(n.address),
 		APIAddr:     n.cfg.APIAddress,
 	}})
+	if err != nil {
+		// Config validation keeps this from happening; retrying cannot help.
+		n.logger.Error("catalog: registration does not encode", "err", err)
+		return false
+	}
+	res, err := n.result(n.apply(ctx, data, false))
 	if err == nil {
 		err = res.Err()
 	}
 	if err != nil {
-		n.logger.Warn("catalog: registration did not commit; retrying", "err", err)
+		n.logger.Warn("catalog: could not confirm leadership and registration; retrying", "err", err)
 		return false
 	}
-	n.logger.Info("catalog: registered", "incarnation", n.incarnation, "revision", res.Revision)
-	close(n.registered)
+	if n.raft.State() != raft.Leader || n.raft.CurrentTerm() != term {
+		return false
+	}
+	n.confirmedTerm.Store(term)
+	n.registerOnce.Do(func() { close(n.registered) })
+	n.logger.Info("catalog: leadership confirmed", "term", term, "incarnation", n.incarnation, "revision", res.Revision)
 	return true
+}
+
+// reconcile proposes the compare-and-set authority reassignments that the
+// current state needs (lifecycle.Reconcile) and reports whether every one
+// committed. A reassignment refused as a conflict was computed against a
+// state that has since changed; the change that caused it triggers another
+// pass.
+func (n *Node) reconcile(ctx context.Context) bool {
+	voters, err := n.Voters()
+	if err != nil {
+		n.logger.Warn("catalog: read voters for reconciliation", "err", err)
+		return false
+	}
+	s := n.State()
+	cmds := lifecycle.Reconcile(s, n.cfg.Available(s), s.VoterNames(voters))
+	ok := true
+	for _, cmd := range cmds {
+		res, err := n.Propose(ctx, cmd)
+		switch {
+		case err != nil:
+			n.logger.Warn("catalog: authority reassignment did not commit; retrying",
+				"domain", cmd.ReassignAuthority.Domain, "err", err)
+			ok = false
+		case errors.Is(res.Err(), lifecycle.ErrAuthorityConflict):
+			n.logger.Info("catalog: authority reassignment superseded", "domain", cmd.ReassignAuthority.Domain, "err", res.Err())
+		case res.Err() != nil:
+			n.logger.Warn("catalog: authority reassignment refused", "domain", cmd.ReassignAuthority.Domain, "err", res.Err())
+			ok = false
+		default:
+			d, _ := n.State().Domain(cmd.ReassignAuthority.Domain)
+			n.logger.Info("catalog: authority reassigned", "domain", d.Name, "authority", d.Authority.String())
+		}
+	}
+	return ok
 }
 
 // Propose commits cmd through raft and returns its lifecycle.Result once
@@ -252,7 +306,11 @@ func (n *Node) Propose(ctx context.Context, cmd lifecycle.Command) (lifecycle.Re
 	if err != nil {
 		return lifecycle.Result{}, err
 	}
-	resp, err := n.apply(ctx, data)
+	return n.result(n.apply(ctx, data, true))
+}
+
+// result turns an FSM response into a lifecycle.Result.
+func (n *Node) result(resp any, err error) (lifecycle.Result, error) {
 	if err != nil {
 		return lifecycle.Result{}, err
 	}
@@ -266,8 +324,9 @@ func (n *Node) Propose(ctx context.Context, cmd lifecycle.Command) (lifecycle.Re
 	}
 }
 
-// apply hands data to raft and waits for the FSM's response.
-func (n *Node) apply(ctx context.Context, data []byte) (any, error) {
+// apply hands data to raft and waits for the FSM's response. With
+// confirmed set it refuses unless this term's leadership is confirmed.
+func (n *Node) apply(ctx context.Context, data []byte, confirmed bool) (any, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -277,7 +336,7 @@ func (n *Node) apply(ctx context.Context, data []byte) (any, error) {
 	if n.raft.State() != raft.Leader {
 		return nil, n.translate(raft.ErrNotLeader, false)
 	}
-	if n.confirmedTerm.Load() != n.raft.CurrentTerm() {
+	if confirmed && n.confirmedTerm.Load() != n.raft.CurrentTerm() {
 		return nil, ErrLeadershipUnconfirmed
 	}
 	var timeout time.Duration

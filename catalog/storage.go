@@ -22,10 +22,11 @@ const (
 	// logCacheSize is the number of recent log entries kept in memory in
 	// front of the log store.
 	logCacheSize = 512
-	// dataDirLockTimeout bounds the wait for another process's lock on the
-	// log store before Open reports the directory as in use.
-	dataDirLockTimeout = time.Second
 )
+
+// dataDirLockTimeout bounds the wait for another process's lock on the log
+// store before Open reports the directory as in use. Tests shorten it.
+var dataDirLockTimeout = time.Second
 
 // stores are the raft log, stable and snapshot stores of one node.
 type stores struct {

@@ -1,0 +1,128 @@
+package catalog
+
+import (
+	"bytes"
+	"encoding/json"
+	"log/slog"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/stretchr/testify/require"
+)
+
+// captured returns an adapter over a JSON handler at handlerLevel and a
+// function that decodes everything logged so far.
+func captured(t *testing.T, handlerLevel slog.Level, level hclog.Level) (hclog.Logger, func() []map[string]any) {
+	var buf bytes.Buffer
+	h := slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: handlerLevel})
+	l := newRaftLogger(slog.New(h), "raft", level)
+	return l, func() []map[string]any {
+		var out []map[string]any
+		for _, line := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
+			if line == "" {
+				continue
+			}
+			var m map[string]any
+			require.NoError(t, json.Unmarshal([]byte(line), &m))
+			delete(m, "time")
+			out = append(out, m)
+		}
+		buf.Reset()
+		return out
+	}
+}
+
+func TestRaftLoggerLevels(t *testing.T) {
+	tests := []struct {
+		level hclog.Level
+		want  string
+	}{
+		{hclog.Trace, "DEBUG-4"},
+		{hclog.Debug, "DEBUG"},
+		{hclog.Info, "INFO"},
+		{hclog.Warn, "WARN"},
+		{hclog.Error, "ERROR"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.want, func(t *testing.T) {
+			l, read := captured(t, LevelTrace, hclog.Trace)
+			l.Log(tt.level, "hello", "k", 1)
+			require.Equal(t, []map[string]any{{"level": tt.want, "msg": "hello", "logger": "raft", "k": 1.0}}, read())
+		})
+	}
+}
+
+func TestRaftLoggerFiltering(t *testing.T) {
+	// The adapter's own level and the handler's both filter.
+	l, read := captured(t, slog.LevelInfo, hclog.Warn)
+	l.Info("dropped by the adapter level")
+	l.Debug("dropped by both")
+	l.Warn("kept")
+	require.Len(t, read(), 1)
+	require.False(t, l.IsInfo())
+	require.True(t, l.IsWarn())
+	require.True(t, l.IsError())
+
+	l.SetLevel(hclog.Debug)
+	require.Equal(t, hclog.Debug, l.GetLevel())
+	require.False(t, l.IsDebug(), "the handler still drops debug")
+	require.True(t, l.IsInfo())
+	l.Named("child").Info("kept after SetLevel on the parent")
+	require.Len(t, read(), 1)
+
+	l.SetLevel(hclog.Off)
+	l.Error("off drops everything")
+	require.Empty(t, read())
+	l.SetLevel(hclog.NoLevel)
+	l.Log(hclog.Off, "never logged")
+	l.Info("no level leaves filtering to the handler")
+	require.Len(t, read(), 1)
+}
+
+func TestRaftLoggerArguments(t *testing.T) {
+	l, read := captured(t, LevelTrace, hclog.Trace)
+	w := l.With("term", 2).Named("snap")
+	w.Info("msg", "index", 7, "fmt", hclog.Fmt("%d-%s", 1, "x"), "dangling")
+	require.Equal(t, []map[string]any{{
+		"level": "INFO", "msg": "msg", "logger": "raft.snap", "term": 2.0,
+		"index": 7.0, "fmt": "1-x", "EXTRA_VALUE_AT_END": "dangling",
+	}}, read())
+	require.Equal(t, "raft.snap", w.Name())
+	require.Equal(t, []any{"term", 2}, w.ImpliedArgs())
+
+	r := w.ResetNamed("other")
+	r.Warn("x")
+	got := read()
+	require.Equal(t, "other", got[0]["logger"])
+	require.Equal(t, 2.0, got[0]["term"], "ResetNamed keeps the implied arguments")
+
+	l.StandardLogger(&hclog.StandardLoggerOptions{ForceLevel: hclog.Error}).Print("from log")
+	_, _ = l.StandardWriter(nil).Write([]byte("from writer\n"))
+	got = read()
+	require.Len(t, got, 2)
+	require.Equal(t, "ERROR", got[0]["level"])
+	require.Equal(t, "from log", got[0]["msg"])
+	require.Equal(t, "INFO", got[1]["level"])
+}
+
+func TestHCLogLevelFromSlog(t *testing.T) {
+	tests := []struct {
+		in   slog.Level
+		want hclog.Level
+	}{
+		{LevelTrace - 1, hclog.Trace},
+		{LevelTrace, hclog.Trace},
+		{LevelTrace + 1, hclog.Debug},
+		{slog.LevelDebug, hclog.Debug},
+		{slog.LevelDebug + 1, hclog.Info},
+		{slog.LevelInfo, hclog.Info},
+		{slog.LevelInfo + 1, hclog.Warn},
+		{slog.LevelWarn, hclog.Warn},
+		{slog.LevelWarn + 1, hclog.Error},
+		{slog.LevelError, hclog.Error},
+	}
+	for _, tt := range tests {
+		require.Equal(t, tt.want, hclogLevel(tt.in), "slog level %v", tt.in)
+	}
+}
