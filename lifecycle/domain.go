@@ -119,7 +119,9 @@ func (f AuthorityFence) String() string {
 // Authority.Revision advances by one on every START of a paced domain, every
 // STOP of a paced domain, and every successful reassignment or revocation.
 // Revision is the catalog revision of the command that last changed the
-// domain.
+// domain. The JSON form of a Domain leaves Mapping out (it is
+// LastStart.Mapping() whenever the domain is paced and running); the
+// snapshot format writes it explicitly.
 type Domain struct {
 	Name       string         `json:"name"`
 	Pace       Pace           `json:"pace"`
