@@ -8,7 +8,24 @@
 // Unix nanoseconds (timestamps) or unsigned 64-bit nanoseconds (durations)
 // are typed overflow errors; nothing wraps or saturates silently.
 //
+// The pieces:
+//
+//   - Mapping.Project gives logical time at a UTC observation and
+//     Mapping.Wait / Mapping.WaitDelta the physical nanoseconds until a
+//     logical target; Mapping.WallAt is the earliest UTC instant that
+//     reaches a target.
+//   - TickBoundary, LatestDueTick and NextTick place one-based ticks on the
+//     logical axis by direct arithmetic, so a late producer coalesces to the
+//     newest due tick and never loops over missed ones.
+//   - NewWindow reconstructs the admission window (the newest 256 reached
+//     centers and their inclusive skew) from the mapping alone; Window.Admit
+//     tests one event and Window.AdmitBatch a column of events into a bitmap,
+//     with the period reduction prepared once per window.
+//
 // The package performs no I/O and never reads the wall clock; callers pass
 // every instant in. It is shared by the node runtime and the embedded client
-// API, so a client projects exactly what a node projects.
+// API, so a client projects exactly what a node projects. Do not use it to
+// read a domain's time: a read must go through a generation-bound handle of
+// the runtime, which validates the installation and keeps reads monotonic
+// with its watermark; this package knows nothing of generations.
 package clock

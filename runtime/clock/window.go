@@ -211,7 +211,7 @@ func (w Window) AdmitBatch(ts []int64, accepted []uint64) int {
 			row := ts[i:min(i+64, n)]
 			var word uint64
 			for j, t := range row {
-				word |= b2u(uint64(t)-lo <= span) << uint(j)
+				word |= b2u(uint64(t)-lo <= span) << (uint(j) & 63)
 			}
 			accepted[i/64] = word
 			count += bits.OnesCount64(word)
@@ -238,7 +238,7 @@ func (w Window) AdmitBatch(ts []int64, accepted []uint64) int {
 			h += sh + c
 			_, b := bits.Sub64(l, ll, 0)
 			_, b = bits.Sub64(h, lh, b)
-			word |= b2u(in && (below || b != 0)) << uint(j)
+			word |= (b2u(in) & (b2u(below) | b)) << (uint(j) & 63)
 		}
 		accepted[i/64] = word
 		count += bits.OnesCount64(word)
