@@ -109,12 +109,14 @@ var statementParser = participle.MustBuild[pStatement](
 // position; the statements before it are returned too.
 func Parse(src string) ([]Statement, error) {
 	var out []Statement
-	err := eachStatement(src, func(toks []lexer.Token, term lexer.Token) error {
-		st, err := parseTokens(src, toks, term)
+	err := eachStatement(src, func(toks []lexer.Token, term lexer.Token, partial bool) error {
+		st, err := parseTokens(toks, term)
 		if err != nil {
 			return err
 		}
-		out = append(out, st)
+		if !partial {
+			out = append(out, st)
+		}
 		return nil
 	})
 	return out, err
@@ -140,17 +142,29 @@ func endOf(src string) Position {
 }
 
 // eachStatement lexes src once and calls fn with the tokens of each
-// non-empty statement and the token that ends it (';' or EOF).
-func eachStatement(src string, fn func(toks []lexer.Token, term lexer.Token) error) error {
+// non-empty statement and the token that ends it (';' or EOF). When the
+// lexer fails inside a statement, fn sees the tokens before the failure
+// with partial set, and its error wins if it lies before the lexer's.
+func eachStatement(src string, fn func(toks []lexer.Token, term lexer.Token, partial bool) error) error {
 	sc := newScanner(src)
 	toks := make([]lexer.Token, 0, 16)
 	for {
 		tok, lexErr := sc.next()
-		if lexErr != nil {
-			return lexErr
+		if lexErr == nil && tok.Type == tokIllegal {
+			lexErr = illegalError(tok)
 		}
-		if tok.Type == tokIllegal {
-			return illegalError(tok)
+		if lexErr != nil {
+			// A syntax error before the bad character is the one to report.
+			if len(toks) > 0 {
+				term := lexer.Token{Type: lexer.EOF, Pos: toLexerPos(lexErr.Pos)}
+				if err := fn(toks, term, true); err != nil {
+					var e *Error
+					if errors.As(err, &e) && e.Pos.Offset < lexErr.Pos.Offset {
+						return err
+					}
+				}
+			}
+			return lexErr
 		}
 		end := tok.Type == lexer.EOF || (tok.Type == tokPunct && tok.Value == ";")
 		if !end {
@@ -158,7 +172,7 @@ func eachStatement(src string, fn func(toks []lexer.Token, term lexer.Token) err
 			continue
 		}
 		if len(toks) > 0 {
-			if err := fn(toks, tok); err != nil {
+			if err := fn(toks, tok, false); err != nil {
 				return err
 			}
 			toks = toks[:0]
@@ -185,7 +199,7 @@ func (l *sliceLexer) Next() (lexer.Token, error) {
 	return lexer.Token{Type: lexer.EOF, Pos: l.eof}, nil
 }
 
-func parseTokens(src string, toks []lexer.Token, term lexer.Token) (Statement, error) {
+func parseTokens(toks []lexer.Token, term lexer.Token) (Statement, error) {
 	peek, err := lexer.Upgrade(&sliceLexer{toks: toks, eof: term.Pos})
 	if err != nil {
 		return nil, translate(err, toks, term)

@@ -1,0 +1,272 @@
+package grammar
+
+import (
+	"errors"
+	"math"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/nspl-dev/nspl/lifecycle"
+	"github.com/stretchr/testify/require"
+)
+
+// stripNodes zeroes every Node in v, so tables can state the meaning of a
+// statement without its positions.
+func stripNodes(v reflect.Value) {
+	switch v.Kind() {
+	case reflect.Pointer, reflect.Interface:
+		if !v.IsNil() {
+			stripNodes(v.Elem())
+		}
+	case reflect.Struct:
+		if v.Type() == reflect.TypeOf(Node{}) {
+			v.Set(reflect.Zero(v.Type()))
+			return
+		}
+		for i := 0; i < v.NumField(); i++ {
+			stripNodes(v.Field(i))
+		}
+	}
+}
+
+func parseOne(t *testing.T, src string) Statement {
+	t.Helper()
+	st, err := ParseStatement(src)
+	require.NoError(t, err, src)
+	stripNodes(reflect.ValueOf(st))
+	return st
+}
+
+func dur(ns uint64) *Duration                    { return &Duration{Nanos: ns} }
+func pol(p lifecycle.Placement) *PlacementPolicy { return &PlacementPolicy{Policy: p} }
+
+func TestParseStatementForms(t *testing.T) {
+	for _, tc := range []struct {
+		src  string
+		want Statement
+	}{
+		{"CREATE PACED DOMAIN prod WITH PERIOD 1s SKEW 100ms;",
+			&CreateDomain{Pace: lifecycle.Paced, Name: Name{Value: "prod"}, Period: dur(Second), Skew: dur(100 * Millisecond)}},
+		{"create paced domain Prod with period 1s skew 0 placement require colocation",
+			&CreateDomain{Pace: lifecycle.Paced, Name: Name{Value: "prod"}, Period: dur(Second), Skew: dur(0), Placement: pol(lifecycle.RequireColocation)}},
+		{"CREATE IF NOT EXISTS PACED DOMAIN `p-1` WITH PERIOD 1h30m SKEW 1.5s PLACEMENT PREFER COLOCATION;",
+			&CreateDomain{IfNotExists: true, Pace: lifecycle.Paced, Name: Name{Value: "p-1"}, Period: dur(Hour + 30*Minute), Skew: dur(1500 * Millisecond), Placement: pol(lifecycle.PreferColocation)}},
+		{"CREATE UNPACED DOMAIN archive PLACEMENT SUGGEST SEPARATION;",
+			&CreateDomain{Pace: lifecycle.Unpaced, Name: Name{Value: "archive"}, Placement: pol(lifecycle.SuggestSeparation)}},
+		{"CREATE IF NOT EXISTS UNPACED DOMAIN a",
+			&CreateDomain{IfNotExists: true, Pace: lifecycle.Unpaced, Name: Name{Value: "a"}}},
+		{"CREATE DOMAIN a PLACEMENT NEUTRAL",
+			&CreateDomain{Pace: lifecycle.Unpaced, Short: true, Name: Name{Value: "a"}, Placement: pol(lifecycle.Neutral)}},
+		{"CREATE IF NOT EXISTS DOMAIN a",
+			&CreateDomain{IfNotExists: true, Pace: lifecycle.Unpaced, Short: true, Name: Name{Value: "a"}}},
+		{"ALTER DOMAIN SET PLACEMENT PREFER COLOCATION;", &AlterPlacement{Placement: PlacementPolicy{Policy: lifecycle.PreferColocation}}},
+		{"ALTER DOMAIN SET PLACEMENT NEUTRAL", &AlterPlacement{Placement: PlacementPolicy{Policy: lifecycle.Neutral}}},
+		{"START;", &Start{}},
+		{"START AT NOW;", &Start{Now: true}},
+		{"START AT NOW TIME RATE 60;", &Start{Now: true, Rate: &Rate{Value: 60}}},
+		{"START AT '2026-01-01T00:00:00Z';", &Start{At: &Timestamp{UnixNanos: 1767225600e9}}},
+		{`START AT "2026-01-01T00:00:00Z" TIME RATE 0.5`, &Start{At: &Timestamp{UnixNanos: 1767225600e9}, Rate: &Rate{Value: 0.5}}},
+		{"START AT NOW TIME RATE 5e-324", &Start{Now: true, Rate: &Rate{Value: math.SmallestNonzeroFloat64}}},
+		{"START AT NOW TIME RATE 1.7976931348623157E+308", &Start{Now: true, Rate: &Rate{Value: math.MaxFloat64}}},
+		{"START AT NOW TIME RATE +2", &Start{Now: true, Rate: &Rate{Value: 2}}},
+		{"STOP;", &Stop{}},
+		{"ATTACH DOMAIN CLOCK;", &AttachClock{}},
+		{"detach domain clock", &DetachClock{}},
+		{"USE prod;", &Use{Name: Name{Value: "prod"}}},
+		{"USE `clock`", &Use{Name: Name{Value: "clock"}}},
+		{"LIST DOMAINS;", &ListDomains{}},
+		{"DESCRIBE DOMAIN;", &DescribeDomain{}},
+		{"DESCRIBE DOMAIN prod", &DescribeDomain{Name: &Name{Value: "prod"}}},
+		{"DROP DOMAIN prod;", &DropDomain{Name: Name{Value: "prod"}}},
+		{"DROP DOMAIN IF EXISTS prod;", &DropDomain{IfExists: true, Name: Name{Value: "prod"}}},
+		{"BEGIN;", &Begin{}},
+		{"COMMIT;", &Commit{}},
+		{"REVERT;", &Rollback{Keyword: "REVERT"}},
+		{"rollback", &Rollback{Keyword: "ROLLBACK"}},
+		{"START AT '2016-12-31T23:59:60Z'", &Start{At: &Timestamp{UnixNanos: 1483228800e9}}},
+		{"CREATE PACED DOMAIN m WITH PERIOD 1M SKEW 1m", &CreateDomain{Pace: lifecycle.Paced, Name: Name{Value: "m"}, Period: dur(Month), Skew: dur(Minute)}},
+		{"CREATE PACED DOMAIN x WITH PERIOD 18446744073709551615ns SKEW 18446744073709551615ns",
+			&CreateDomain{Pace: lifecycle.Paced, Name: Name{Value: "x"}, Period: dur(math.MaxUint64), Skew: dur(math.MaxUint64)}},
+		{"START AT '" + MinTimestampText + "'", &Start{At: &Timestamp{UnixNanos: math.MinInt64}}},
+		{"START AT '" + MaxTimestampText + "'", &Start{At: &Timestamp{UnixNanos: math.MaxInt64}}},
+		{"/* lead */ STOP -- trailing\n", &Stop{}},
+		{"// line\nSTOP // more", &Stop{}},
+	} {
+		t.Run(tc.src, func(t *testing.T) {
+			require.Equal(t, tc.want, parseOne(t, tc.src))
+		})
+	}
+}
+
+// errorCases hold one bad input each, the position of the error and the
+// sentinel and message it must carry.
+var errorCases = []struct {
+	src  string
+	pos  string
+	kind error
+	msg  string
+}{
+	// Syntax: each statement says what it expected.
+	{"CREATE PACED DOMAIN prod WITH SKEW 1s;", "1:31", ErrSyntax, "expected PERIOD, found SKEW"},
+	{"CREATE PACED DOMAIN prod;", "1:25", ErrSyntax, "expected WITH, found ';'"},
+	{"CREATE PACED DOMAIN prod WITH PERIOD 1s", "1:40", ErrSyntax, "expected SKEW, found end of input"},
+	{"CREATE PACED DOMAIN prod WITH PERIOD SKEW 1s", "1:38", ErrSyntax, "expected a duration such as 250ms, found SKEW"},
+	{"CREATE", "1:7", ErrSyntax, "expected DOMAIN, IF, PACED or UNPACED, found end of input"},
+	{"CREATE IF EXISTS DOMAIN a", "1:11", ErrSyntax, "expected NOT, found EXISTS"},
+	{"CREATE DOMAIN a PLACEMENT", "1:26", ErrSyntax, "expected NEUTRAL, PREFER, REQUIRE or SUGGEST, found end of input"},
+	{"CREATE DOMAIN a PLACEMENT REQUIRE SEPARATION", "1:35", ErrSyntax, "expected COLOCATION, found SEPARATION"},
+	{"CREATE DOMAIN a WITH PERIOD 1s", "1:17", ErrSyntax, "expected PLACEMENT or ';', found WITH"},
+	{"CREATE DOMAIN", "1:14", ErrSyntax, "expected a domain name, found end of input"},
+	{"CREATE DOMAIN clock", "1:15", ErrSyntax, "expected a domain name, found CLOCK (CLOCK is a keyword; write `clock` in backticks to use it as a name)"},
+	{"ALTER DOMAIN prod SET PLACEMENT NEUTRAL", "1:14", ErrSyntax, "expected SET, found 'prod'"},
+	{"ALTER DOMAIN SET PLACEMENT", "1:27", ErrSyntax, "expected NEUTRAL, PREFER, REQUIRE or SUGGEST, found end of input"},
+	{"START NOW", "1:7", ErrSyntax, "expected AT or ';', found NOW"},
+	{"START AT 2026-01-01T00:00:00Z", "1:10", ErrSyntax, "expected NOW or a quoted RFC 3339 timestamp such as '2026-01-01T00:00:00Z', found '2026'"},
+	{"START AT NOW TIME 2", "1:19", ErrSyntax, "expected RATE, found '2'"},
+	{"START AT NOW TIME RATE", "1:23", ErrSyntax, "expected a number such as 60, found end of input"},
+	{"START TIME RATE 2", "1:7", ErrSyntax, "expected AT or ';', found TIME"},
+	{"STOP NOW", "1:6", ErrSyntax, "expected ';', found NOW"},
+	{"START STOP", "1:7", ErrSyntax, "expected AT or ';', found STOP"},
+	{"ATTACH CLOCK", "1:8", ErrSyntax, "expected DOMAIN, found CLOCK"},
+	{"DETACH DOMAIN", "1:14", ErrSyntax, "expected CLOCK, found end of input"},
+	{"USE;", "1:4", ErrSyntax, "expected a domain name, found ';'"},
+	{"USE a b", "1:7", ErrSyntax, "expected ';', found 'b'"},
+	{"LIST DOMAIN", "1:6", ErrSyntax, "expected DOMAINS, found DOMAIN"},
+	{"DESCRIBE prod", "1:10", ErrSyntax, "expected DOMAIN, found 'prod'"},
+	{"DESCRIBE DOMAIN a b", "1:19", ErrSyntax, "found 'b'"},
+	{"DROP DOMAIN IF prod", "1:16", ErrSyntax, "expected EXISTS, found 'prod'"},
+	{"DROP DOMAIN", "1:12", ErrSyntax, "expected IF or a domain name, found end of input"},
+	{"BEGIN WORK", "1:7", ErrSyntax, "expected ';', found 'WORK'"},
+	{"prod", "1:1", ErrSyntax, "expected ALTER, ATTACH, BEGIN, COMMIT, CREATE, DESCRIBE, DETACH, DROP, LIST, REVERT, ROLLBACK, START, STOP or USE, found 'prod'"},
+	{"STOP;\n  STRAT;", "2:3", ErrSyntax, "found 'STRAT'"},
+	{"START AT 'x", "1:10", ErrSyntax, "unterminated string: close it with '"},
+	{"USE `x", "1:5", ErrSyntax, "unterminated quoted name: close it with `"},
+	{"STOP; /* open", "1:7", ErrSyntax, "unterminated comment: close it with */"},
+	{"STOP @", "1:6", ErrSyntax, "unexpected character '@'"},
+	{"START AT 2026-01-01T00:00:00Z", "1:10", ErrSyntax, "found '2026'"}, // the earlier syntax error wins over the later ':'
+	{"START AT NOW 'y", "1:14", ErrSyntax, "unterminated string"},
+	{"START AT 'x' 'y", "1:10", ErrInvalidTimestamp, "invalid timestamp 'x'"},
+	{"STOP; é", "1:7", ErrSyntax, "unexpected character 'é'"},
+	// Literals, quoted, at the literal's position.
+	{"CREATE PACED DOMAIN p WITH PERIOD 18446744073709551616ns SKEW 0", "1:35", ErrInvalidDuration, "invalid duration '18446744073709551616ns': the spans add up past 18446744073709551615ns"},
+	{"CREATE PACED DOMAIN p WITH PERIOD 1s SKEW 18446744073709551615ns1ns", "1:43", ErrInvalidDuration, "add up past"},
+	{"CREATE PACED DOMAIN p WITH PERIOD 5 SKEW 0", "1:35", ErrInvalidDuration, "invalid duration '5': missing unit"},
+	{"CREATE PACED DOMAIN p WITH PERIOD 1x SKEW 0", "1:35", ErrInvalidDuration, "unknown unit 'x'"},
+	{"CREATE PACED DOMAIN p WITH PERIOD 1e3s SKEW 0", "1:35", ErrInvalidDuration, "invalid duration '1e3s'"},
+	{"START AT '1677-09-21T00:12:43.145224191Z'", "1:10", ErrInvalidTimestamp, "invalid timestamp '1677-09-21T00:12:43.145224191Z': outside the supported range"},
+	{"START AT '2262-04-11T23:47:16.854775808Z'", "1:10", ErrInvalidTimestamp, "outside the supported range"},
+	{"START AT '2026-02-30T00:00:00Z'", "1:10", ErrInvalidTimestamp, "day out of range"},
+	{"START AT 'yesterday' TIME RATE 1", "1:10", ErrInvalidTimestamp, "invalid timestamp 'yesterday'"},
+	{"START AT NOW TIME RATE 0", "1:24", ErrInvalidRate, "invalid time rate '0': must be positive, not zero"},
+	{"START AT NOW TIME RATE -1", "1:24", ErrInvalidRate, "invalid time rate '-1': must be positive"},
+	{"START AT NOW TIME RATE 1e309", "1:24", ErrInvalidRate, "invalid time rate '1e309': overflows float64"},
+	{"START AT NOW TIME RATE NaN", "1:24", ErrInvalidRate, "invalid time rate 'NaN': not a number"},
+	{"START AT NOW TIME RATE inf", "1:24", ErrInvalidRate, "invalid time rate 'inf': infinite"},
+	{"START AT NOW TIME RATE 2e-324", "1:24", ErrInvalidRate, "underflows to zero"},
+	{"START AT NOW TIME RATE fast", "1:24", ErrInvalidRate, "not a decimal number"},
+	{"USE prod.eu", "1:5", ErrInvalidName, "invalid domain name 'prod.eu': a domain name cannot contain '.'"},
+	{"USE `prod.eu`", "1:5", ErrInvalidName, "cannot contain '.'"},
+	{"DROP DOMAIN ``", "1:13", ErrInvalidName, "cannot be empty"},
+	{"USE " + strings.Repeat("a", 129), "1:5", ErrInvalidName, "longer than 128 bytes"},
+	{"USE `a/b`", "1:5", ErrInvalidName, "character '/' is not allowed"},
+}
+
+func TestParseErrors(t *testing.T) {
+	for _, tc := range errorCases {
+		t.Run(tc.src, func(t *testing.T) {
+			_, err := Parse(tc.src)
+			require.Error(t, err)
+			var e *Error
+			require.True(t, errors.As(err, &e), "%T", err)
+			require.ErrorIs(t, err, tc.kind)
+			require.Equal(t, tc.pos, e.Pos.String(), err.Error())
+			require.Contains(t, e.Msg, tc.msg)
+			require.Equal(t, tc.pos+": "+e.Msg, err.Error())
+			line, col := SourceLine(tc.src, e.Pos)
+			require.Equal(t, e.Pos.Column, col)
+			require.NotContains(t, line, "\n")
+		})
+	}
+}
+
+func TestPositions(t *testing.T) {
+	src := "-- setup\nCREATE PACED DOMAIN prod\n  WITH PERIOD 1s SKEW 100ms;\n\tUSE prod; STOP\n"
+	stmts, err := Parse(src)
+	require.NoError(t, err)
+	require.Len(t, stmts, 3)
+
+	c := stmts[0].(*CreateDomain)
+	require.Equal(t, Position{Offset: 9, Line: 2, Column: 1}, c.Pos())
+	require.Equal(t, "CREATE PACED DOMAIN prod\n  WITH PERIOD 1s SKEW 100ms", c.Text(src))
+	require.Equal(t, Position{Offset: 29, Line: 2, Column: 21}, c.Name.Start)
+	require.Equal(t, "prod", c.Name.Text(src))
+	require.Equal(t, Position{Offset: 48, Line: 3, Column: 15}, c.Period.Start)
+	require.Equal(t, "1s", c.Period.Text(src))
+	require.Equal(t, "100ms", c.Skew.Text(src))
+
+	u := stmts[1].(*Use)
+	require.Equal(t, Position{Offset: 64, Line: 4, Column: 2}, u.Pos())
+	require.Equal(t, "USE prod", u.Text(src))
+	require.Equal(t, "STOP", stmts[2].Text(src))
+	require.Equal(t, Position{Offset: 74, Line: 4, Column: 12}, stmts[2].Pos())
+
+	// Columns count characters, not bytes.
+	_, err = Parse("/* é */ STOP x")
+	require.EqualError(t, err, "1:14: expected ';', found 'x'")
+}
+
+func TestParseScriptShapes(t *testing.T) {
+	for src, n := range map[string]int{
+		"":                  0,
+		";;;":               0,
+		"-- only a comment": 0,
+		"STOP":              1,
+		"STOP;":             1,
+		"STOP;;START":       2,
+		"STOP; START;":      2,
+		"STOP\n;\nSTART\n":  2,
+	} {
+		stmts, err := Parse(src)
+		require.NoError(t, err, src)
+		require.Len(t, stmts, n, src)
+	}
+	// Statements before an error are returned with it.
+	stmts, err := Parse("STOP; START; BOGUS; STOP")
+	require.Error(t, err)
+	require.Len(t, stmts, 2)
+	stmts, err = Parse("STOP; START @")
+	require.EqualError(t, err, "1:13: unexpected character '@'")
+	require.Len(t, stmts, 1)
+
+	_, err = ParseStatement("STOP; START")
+	require.EqualError(t, err, "1:7: expected one statement, found another; run statements one at a time")
+	_, err = ParseStatement("  -- nothing\n")
+	require.EqualError(t, err, "2:1: expected a statement, found end of input")
+}
+
+// FuzzParse checks that Parse never panics, that every error is a *Error
+// inside the source, and that every node lies inside the source.
+func FuzzParse(f *testing.F) {
+	for _, tc := range errorCases {
+		f.Add(tc.src)
+	}
+	f.Add("CREATE PACED DOMAIN prod WITH PERIOD 1s SKEW 100ms PLACEMENT REQUIRE COLOCATION; USE prod; START AT '2026-01-01T00:00:00Z' TIME RATE 60; ATTACH DOMAIN CLOCK;")
+	f.Fuzz(func(t *testing.T, src string) {
+		stmts, err := Parse(src)
+		if err != nil {
+			var e *Error
+			require.True(t, errors.As(err, &e), "%T %v", err, err)
+			require.True(t, e.Pos.Offset >= 0 && e.Pos.Offset <= len(src), "%v", e.Pos)
+			require.True(t, e.Pos.Line >= 1 && e.Pos.Column >= 1)
+			require.NotNil(t, e.Kind)
+		}
+		for _, st := range stmts {
+			require.True(t, st.Pos().Offset < st.EndPos().Offset && st.EndPos().Offset <= len(src))
+			require.NotEmpty(t, st.Text(src))
+		}
+		_ = Complete(src)
+		_, _ = SplitStatements(src)
+		_ = Suggest(src)
+	})
+}
