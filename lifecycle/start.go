@@ -25,7 +25,10 @@ type StartRequest struct {
 //
 // The physical anchor is always sampledUTC. A paced domain also gets its
 // initial authority from SelectAuthority(d.Name, available, voters), and no
-// eligible candidate is ErrNoLiveVoter; an unpaced domain gets none. Status
+// eligible candidate is ErrNoLiveVoter; an unpaced domain gets none. Pass
+// available incarnations that match the registry (State.Incarnations
+// filtered by liveness): Apply refuses an authority that is not the
+// registered incarnation of its node. Status
 // is not checked here (Apply refuses a START of a running domain), so a
 // transaction can resolve a STOP; START pair against the running domain.
 func ResolveStart(d Domain, req StartRequest, sampledUTC int64, readable *int64, available []NodeIncarnation, voters []string) (ResolvedStart, error) {
