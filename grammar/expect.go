@@ -166,7 +166,7 @@ func Suggest(prefix string) Suggestion {
 		}
 	}
 	sort.Strings(s.Keywords)
-	if e.name {
+	if e.name && !e.number { // a rate also takes words, to quote NaN and inf back
 		if len(toks) > 0 && toks[0].Value == "CREATE" {
 			s.NewName = true
 		} else {

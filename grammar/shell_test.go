@@ -1,0 +1,111 @@
+package grammar
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestComplete(t *testing.T) {
+	for text, want := range map[string]bool{
+		"":                  false,
+		"START":             false,
+		"START;":            true,
+		";":                 true,
+		"START;  \n\t":      true,
+		"START; -- go":      true,
+		"START; /* done */": true,
+		"START; /* open":    false,
+		"START; STOP":       false,
+		"START AT ';'":      false,
+		"START AT ';';":     true,
+		"START AT \"x;":     false,
+		"USE `a;":           false,
+		"USE `a;`;":         true,
+		"-- STOP;":          false,
+		"/* STOP; */":       false,
+		"START // ;":        false,
+		"STOP @;":           true,
+		"CREATE PACED DOMAIN p\n WITH PERIOD 1s SKEW 0\n;\n": true,
+	} {
+		require.Equal(t, want, Complete(text), "%q", text)
+	}
+}
+
+func TestSplitStatements(t *testing.T) {
+	src := "-- head\nSTART;; USE `a;b`;\n  CREATE DOMAIN x /* c */ ;STOP"
+	got, err := SplitStatements(src)
+	require.NoError(t, err)
+	require.Equal(t, []StatementSource{
+		{Text: "START;", Start: Position{8, 2, 1}, End: Position{14, 2, 7}, Terminated: true},
+		{Text: "USE `a;b`;", Start: Position{16, 2, 9}, End: Position{26, 2, 19}, Terminated: true},
+		{Text: "CREATE DOMAIN x /* c */ ;", Start: Position{29, 3, 3}, End: Position{54, 3, 28}, Terminated: true},
+		{Text: "STOP", Start: Position{54, 3, 28}, End: Position{58, 3, 32}, Terminated: false},
+	}, got)
+	for _, s := range got {
+		require.Equal(t, s.Text, src[s.Start.Offset:s.End.Offset])
+	}
+
+	got, err = SplitStatements("STOP; START AT 'x")
+	require.EqualError(t, err, "1:16: unterminated string: close it with '")
+	require.Len(t, got, 1)
+
+	got, err = SplitStatements("  -- nothing\n;;")
+	require.NoError(t, err)
+	require.Empty(t, got)
+}
+
+func TestSuggest(t *testing.T) {
+	for _, tc := range []struct {
+		prefix   string
+		keywords []string
+		domain   bool
+		newName  bool
+		partial  string
+	}{
+		{"", []string{"ALTER", "ATTACH", "BEGIN", "COMMIT", "CREATE", "DESCRIBE", "DETACH", "DROP", "LIST", "REVERT", "ROLLBACK", "START", "STOP", "USE"}, false, false, ""},
+		{"CREATE ", []string{"DOMAIN", "IF", "PACED", "UNPACED"}, false, false, ""},
+		{"create pa", []string{"PACED"}, false, false, "pa"},
+		{"CREATE IF ", []string{"NOT"}, false, false, ""},
+		{"CREATE PACED DOMAIN ", nil, false, true, ""},
+		{"CREATE DOMAIN ", nil, false, true, ""},
+		{"CREATE PACED DOMAIN p ", []string{"WITH"}, false, false, ""},
+		{"CREATE PACED DOMAIN p WITH PERIOD 1s SKEW 0 ", []string{"PLACEMENT"}, false, false, ""},
+		{"CREATE DOMAIN p PLACEMENT ", []string{"NEUTRAL", "PREFER", "REQUIRE", "SUGGEST"}, false, false, ""},
+		{"ALTER DOMAIN SET PLACEMENT REQUIRE ", []string{"COLOCATION"}, false, false, ""},
+		{"START ", []string{"AT"}, false, false, ""},
+		{"START AT ", []string{"NOW"}, false, false, ""},
+		{"START AT NOW ", []string{"TIME"}, false, false, ""},
+		{"START AT '2026-01-01T00:00:00Z' TIME ", []string{"RATE"}, false, false, ""},
+		{"START AT NOW TIME RATE ", nil, false, false, ""},
+		{"USE ", nil, true, false, ""},
+		{"USE pr", nil, true, false, "pr"},
+		{"DROP DOMAIN ", []string{"IF"}, true, false, ""},
+		{"DROP DOMAIN IF EXISTS ", nil, true, false, ""},
+		{"DESCRIBE DOMAIN ", nil, true, false, ""},
+		{"STOP; ST", []string{"START", "STOP"}, false, false, "ST"},
+		{"STOP ", nil, false, false, ""},
+		{"BOGUS ", nil, false, false, ""},
+		{"START AT 'unterminated ", nil, false, false, ""},
+	} {
+		t.Run(tc.prefix, func(t *testing.T) {
+			s := Suggest(tc.prefix)
+			require.Equal(t, tc.keywords, s.Keywords)
+			require.Equal(t, tc.domain, s.DomainName)
+			require.Equal(t, tc.newName, s.NewName)
+			require.Equal(t, tc.partial, s.Partial)
+			require.Equal(t, tc.keywords, NextKeywords(tc.prefix))
+			require.Equal(t, tc.domain, ExpectsDomainName(tc.prefix))
+		})
+	}
+}
+
+func TestSourceLine(t *testing.T) {
+	src := "STOP;\r\n  BOGUS x;\nSTART"
+	_, err := Parse(src)
+	var e *Error
+	require.ErrorAs(t, err, &e)
+	line, col := SourceLine(src, e.Pos)
+	require.Equal(t, "  BOGUS x;", line)
+	require.Equal(t, 3, col)
+}
