@@ -43,8 +43,24 @@ const (
 
 // Error implements error.
 func (e *OverflowError) Error() string {
-	return fmt.Sprintf("clock: %s: result of %s leaves %s; use operands closer to the origin or a smaller rate or period",
-		e.Op, e.Input, e.Range)
+	return fmt.Sprintf("clock: %s: result of %s leaves %s; %s", e.Op, e.Input, e.Range, overflowHint(e.Op))
+}
+
+func overflowHint(op string) string {
+	switch op {
+	case "project":
+		return "use an earlier logical start or a lower time rate"
+	case "wait", "wall at":
+		return "use a nearer logical target or a higher time rate"
+	case "tick boundary":
+		return "use a smaller tick id or period"
+	case "latest due tick":
+		return "use a period of at least 2ns"
+	case "next tick":
+		return "no later tick exists; use an earlier origin or a smaller period"
+	default:
+		return "use operands closer to the origin"
+	}
 }
 
 // Is reports whether target is ErrOverflow.

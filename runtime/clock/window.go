@@ -218,7 +218,10 @@ func (w Window) AdmitBatch(ts []int64, accepted []uint64) int {
 		}
 		return count
 	}
-	cFirst := uint64(w.cFirst)
+	// Offsets are taken from lo: x = ts − lo is in [0, span] for rows in
+	// range, and x ≤ head for rows in [lo, cFirst], which lie within skew of
+	// the first center and are admitted; their wrapped offset is ignored.
+	head := uint64(w.cFirst) - lo
 	mh, ml := w.magicHi, w.magicLo
 	sh, sl := w.shiftHi, w.shiftLo
 	lh, ll := w.limitHi, w.limitLo
@@ -226,12 +229,10 @@ func (w Window) AdmitBatch(ts []int64, accepted []uint64) int {
 		row := ts[i:min(i+64, n)]
 		var word uint64
 		for j, t := range row {
-			u := uint64(t)
-			in := u-lo <= span
-			// Before the first center (within skew, by the range test) every
-			// row is admitted; its wrapped offset below is ignored.
-			below := t <= int64(cFirst)
-			off := u - cFirst
+			x := uint64(t) - lo
+			in := x <= span
+			below := x <= head
+			off := x - head
 			h, l := bits.Mul64(ml, off)
 			h += mh * off
 			l, c := bits.Add64(l, sl, 0)
