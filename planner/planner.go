@@ -2,6 +2,7 @@ package planner
 
 import (
 	"fmt"
+	"reflect"
 
 	"github.com/nspl-dev/nspl/grammar"
 )
@@ -10,6 +11,9 @@ import (
 // a zero PERIOD (ErrNonPositivePeriod), returned as a *grammar.Error at the
 // PERIOD literal so every stage reports positions alike.
 func PlanStatement(stmt grammar.Statement) (Plan, error) {
+	if stmt == nil || reflect.ValueOf(stmt).IsNil() {
+		return nil, fmt.Errorf("%w: nil statement", ErrUnknownStatement)
+	}
 	at := Located{Position: stmt.Pos()}
 	switch s := stmt.(type) {
 	case *grammar.CreateDomain:
