@@ -182,34 +182,35 @@ func TestValidate(t *testing.T) {
 	}
 }
 
+var projectCases = []struct {
+	name string
+	m    Mapping
+	wall int64
+	want int64
+	err  bool
+}{
+	{"before anchor contributes nothing", Mapping{100, 5000, 60}, 99, 5000, false},
+	{"at anchor", Mapping{100, 5000, 60}, 100, 5000, false},
+	{"just after anchor", Mapping{100, 5000, 60}, 101, 5060, false},
+	{"rate 1", Mapping{0, 0, 1}, 42, 42, false},
+	{"rounds down below one ns", Mapping{0, 0, 0.5}, 1, 0, false},
+	{"rounds down at one ns", Mapping{0, 0, 0.5}, 2, 1, false},
+	{"0.1 is slightly above a tenth", Mapping{0, 0, 0.1}, 10, 1, false},
+	{"0.3 is slightly below three tenths", Mapping{0, 0, 0.3}, 10, 2, false},
+	{"one minute per second", Mapping{0, 0, 60}, second, 60 * second, false},
+	{"smallest rate", Mapping{math.MinInt64, 0, 5e-324}, math.MaxInt64, 0, false},
+	{"largest rate zero elapsed", Mapping{0, 7, math.MaxFloat64}, 0, 7, false},
+	{"largest rate one ns", Mapping{0, 7, math.MaxFloat64}, 1, 0, true},
+	{"full unsigned elapsed at rate 1", Mapping{math.MinInt64, math.MinInt64, 1}, math.MaxInt64, math.MaxInt64, false},
+	{"max int64 exactly", Mapping{0, math.MaxInt64 - 10, 1}, 10, math.MaxInt64, false},
+	{"one past max int64", Mapping{0, math.MaxInt64 - 10, 1}, 11, 0, true},
+	{"one past max int64 fractional", Mapping{0, math.MaxInt64 - 10, 0.5}, 23, 0, true},
+	{"just inside fractional", Mapping{0, math.MaxInt64 - 10, 0.5}, 21, math.MaxInt64, false},
+	{"elapsed 2^64-1 at rate 2", Mapping{math.MinInt64, math.MinInt64, 2}, math.MaxInt64, 0, true},
+}
+
 func TestProjectTable(t *testing.T) {
-	const sec = int64(1e9)
-	for _, tc := range []struct {
-		name string
-		m    Mapping
-		wall int64
-		want int64
-		err  bool
-	}{
-		{"before anchor contributes nothing", Mapping{100, 5000, 60}, 99, 5000, false},
-		{"at anchor", Mapping{100, 5000, 60}, 100, 5000, false},
-		{"just after anchor", Mapping{100, 5000, 60}, 101, 5060, false},
-		{"rate 1", Mapping{0, 0, 1}, 42, 42, false},
-		{"rounds down below one ns", Mapping{0, 0, 0.5}, 1, 0, false},
-		{"rounds down at one ns", Mapping{0, 0, 0.5}, 2, 1, false},
-		{"0.1 is slightly above a tenth", Mapping{0, 0, 0.1}, 10, 1, false},
-		{"0.3 is slightly below three tenths", Mapping{0, 0, 0.3}, 10, 2, false},
-		{"one minute per second", Mapping{0, 0, 60}, sec, 60 * sec, false},
-		{"smallest rate", Mapping{math.MinInt64, 0, 5e-324}, math.MaxInt64, 0, false},
-		{"largest rate zero elapsed", Mapping{0, 7, math.MaxFloat64}, 0, 7, false},
-		{"largest rate one ns", Mapping{0, 7, math.MaxFloat64}, 1, 0, true},
-		{"full unsigned elapsed at rate 1", Mapping{math.MinInt64, math.MinInt64, 1}, math.MaxInt64, math.MaxInt64, false},
-		{"max int64 exactly", Mapping{0, math.MaxInt64 - 10, 1}, 10, math.MaxInt64, false},
-		{"one past max int64", Mapping{0, math.MaxInt64 - 10, 1}, 11, 0, true},
-		{"one past max int64 fractional", Mapping{0, math.MaxInt64 - 10, 0.5}, 23, 0, true},
-		{"just inside fractional", Mapping{0, math.MaxInt64 - 10, 0.5}, 21, math.MaxInt64, false},
-		{"elapsed 2^64-1 at rate 2", Mapping{math.MinInt64, math.MinInt64, 2}, math.MaxInt64, 0, true},
-	} {
+	for _, tc := range projectCases {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := tc.m.Project(tc.wall)
 			checkProject(t, tc.m, tc.wall)
@@ -223,28 +224,30 @@ func TestProjectTable(t *testing.T) {
 	}
 }
 
+var waitCases = []struct {
+	name            string
+	rate            float64
+	current, target int64
+	want            uint64
+	err             bool
+}{
+	{"already due", 2, 10, 10, 0, false},
+	{"past target", 2, 10, 5, 0, false},
+	{"positive is at least one", math.MaxFloat64, 0, 1, 1, false},
+	{"rounds up", 2, 0, 3, 2, false},
+	{"exact", 2, 0, 4, 2, false},
+	{"rate 1", 1, -5, 5, 10, false},
+	{"slow clock", 0.5, 0, 3, 6, false},
+	{"full delta rate 1", 1, math.MinInt64, math.MaxInt64, math.MaxUint64, false},
+	{"full delta rate 0.5 overflows", 0.5, math.MinInt64, math.MaxInt64, 0, true},
+	{"largest exact at rate 0.5", 0.5, 0, math.MaxInt64, math.MaxUint64 - 1, false},
+	{"smallest rate one ns", 5e-324, 0, 1, 0, true},
+	{"rate 2^-64 one ns", math.Ldexp(1, -64), 0, 1, 0, true},
+	{"rate just above 2^-64 one ns", math.Nextafter(math.Ldexp(1, -64), 1), 0, 1, math.MaxUint64 - 1<<12 + 2, false},
+}
+
 func TestWaitTable(t *testing.T) {
-	for _, tc := range []struct {
-		name            string
-		rate            float64
-		current, target int64
-		want            uint64
-		err             bool
-	}{
-		{"already due", 2, 10, 10, 0, false},
-		{"past target", 2, 10, 5, 0, false},
-		{"positive is at least one", math.MaxFloat64, 0, 1, 1, false},
-		{"rounds up", 2, 0, 3, 2, false},
-		{"exact", 2, 0, 4, 2, false},
-		{"rate 1", 1, -5, 5, 10, false},
-		{"slow clock", 0.5, 0, 3, 6, false},
-		{"full delta rate 1", 1, math.MinInt64, math.MaxInt64, math.MaxUint64, false},
-		{"full delta rate 0.5 overflows", 0.5, math.MinInt64, math.MaxInt64, 0, true},
-		{"largest exact at rate 0.5", 0.5, 0, math.MaxInt64, math.MaxUint64 - 1, false},
-		{"smallest rate one ns", 5e-324, 0, 1, 0, true},
-		{"rate 2^-64 one ns", math.Ldexp(1, -64), 0, 1, 0, true},
-		{"rate just above 2^-64 one ns", math.Nextafter(math.Ldexp(1, -64), 1), 0, 1, math.MaxUint64 - 1<<12 + 2, false},
-	} {
+	for _, tc := range waitCases {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := Mapping{Rate: tc.rate}.Wait(tc.current, tc.target)
 			checkWait(t, tc.rate, tc.current, tc.target)
@@ -258,21 +261,23 @@ func TestWaitTable(t *testing.T) {
 	}
 }
 
+var wallAtCases = []struct {
+	name   string
+	m      Mapping
+	target int64
+	want   int64
+	err    bool
+}{
+	{"at logical start", Mapping{100, 50, 2}, 50, 100, false},
+	{"before logical start", Mapping{100, 50, 2}, 10, 100, false},
+	{"one ns after start at rate 2", Mapping{100, 50, 2}, 51, 101, false},
+	{"two ns after start at rate 2", Mapping{100, 50, 2}, 52, 101, false},
+	{"three ns after start at rate 0.5", Mapping{100, 50, 0.5}, 53, 106, false},
+	{"wall leaves int64", Mapping{math.MaxInt64 - 1, 0, 0.5}, 1, 0, true},
+}
+
 func TestWallAtTable(t *testing.T) {
-	for _, tc := range []struct {
-		name   string
-		m      Mapping
-		target int64
-		want   int64
-		err    bool
-	}{
-		{"at logical start", Mapping{100, 50, 2}, 50, 100, false},
-		{"before logical start", Mapping{100, 50, 2}, 10, 100, false},
-		{"one ns after start at rate 2", Mapping{100, 50, 2}, 51, 101, false},
-		{"two ns after start at rate 2", Mapping{100, 50, 2}, 52, 101, false},
-		{"three ns after start at rate 0.5", Mapping{100, 50, 0.5}, 53, 106, false},
-		{"wall leaves int64", Mapping{math.MaxInt64 - 1, 0, 0.5}, 1, 0, true},
-	} {
+	for _, tc := range wallAtCases {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := tc.m.WallAt(tc.target)
 			checkWallAt(t, tc.m, tc.target)

@@ -10,6 +10,12 @@ import (
 // the way the specification writes it, with no shortcuts shared with the
 // implementation.
 
+// Untyped time units for the test tables.
+const (
+	second      = 1_000_000_000
+	millisecond = 1_000_000
+)
+
 var (
 	bigMinInt64  = big.NewInt(math.MinInt64)
 	bigMaxInt64  = big.NewInt(math.MaxInt64)

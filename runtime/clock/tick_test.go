@@ -96,26 +96,28 @@ func TestTicksProperty(t *testing.T) {
 	}
 }
 
+var tickBoundaryCases = []struct {
+	name   string
+	origin int64
+	period uint64
+	id     uint64
+	want   int64
+	err    error
+}{
+	{"tick 1 is the origin", 1000, 10, 1, 1000, nil},
+	{"tick 2", 1000, 10, 2, 1010, nil},
+	{"id 0 is invalid", 1000, 10, 0, 0, ErrInvalidTick},
+	{"period 0 is invalid", 1000, 0, 1, 0, ErrInvalidPeriod},
+	{"period beyond int64 from min", math.MinInt64, math.MaxUint64, 2, math.MaxInt64, nil},
+	{"period beyond int64 one past", math.MinInt64 + 1, math.MaxUint64, 2, 0, ErrOverflow},
+	{"last representable boundary", math.MaxInt64 - 10, 10, 2, math.MaxInt64, nil},
+	{"just outside", math.MaxInt64 - 9, 10, 2, 0, ErrOverflow},
+	{"product overflows 64 bits", 0, 1 << 40, 1 << 30, 0, ErrOverflow},
+	{"max id period 1 from min", math.MinInt64, 1, math.MaxUint64, math.MaxInt64 - 1, nil},
+}
+
 func TestTickBoundaryTable(t *testing.T) {
-	for _, tc := range []struct {
-		name   string
-		origin int64
-		period uint64
-		id     uint64
-		want   int64
-		err    error
-	}{
-		{"tick 1 is the origin", 1000, 10, 1, 1000, nil},
-		{"tick 2", 1000, 10, 2, 1010, nil},
-		{"id 0 is invalid", 1000, 10, 0, 0, ErrInvalidTick},
-		{"period 0 is invalid", 1000, 0, 1, 0, ErrInvalidPeriod},
-		{"period beyond int64 from min", math.MinInt64, math.MaxUint64, 2, math.MaxInt64, nil},
-		{"period beyond int64 one past", math.MinInt64 + 1, math.MaxUint64, 2, 0, ErrOverflow},
-		{"last representable boundary", math.MaxInt64 - 10, 10, 2, math.MaxInt64, nil},
-		{"just outside", math.MaxInt64 - 9, 10, 2, 0, ErrOverflow},
-		{"product overflows 64 bits", 0, 1 << 40, 1 << 30, 0, ErrOverflow},
-		{"max id period 1 from min", math.MinInt64, 1, math.MaxUint64, math.MaxInt64 - 1, nil},
-	} {
+	for _, tc := range tickBoundaryCases {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := TickBoundary(tc.origin, tc.period, tc.id)
 			checkTickBoundary(t, tc.origin, tc.period, tc.id)
@@ -129,28 +131,30 @@ func TestTickBoundaryTable(t *testing.T) {
 	}
 }
 
+var latestDueCases = []struct {
+	name         string
+	origin       int64
+	period       uint64
+	now          int64
+	id, nextID   uint64
+	boundary     int64
+	nextBoundary int64
+	err, nextErr error
+}{
+	{"before origin", 100, 10, 99, 0, 1, 0, 100, nil, nil},
+	{"at origin", 100, 10, 100, 1, 2, 100, 110, nil, nil},
+	{"just before tick 2", 100, 10, 109, 1, 2, 100, 110, nil, nil},
+	{"at tick 2", 100, 10, 110, 2, 3, 110, 120, nil, nil},
+	{"missed many ticks coalesce", 100, 10, 1_000_005, 99_991, 99_992, 1_000_000, 1_000_010, nil, nil},
+	{"period 0", 100, 0, 100, 0, 0, 0, 0, ErrInvalidPeriod, ErrInvalidPeriod},
+	{"next boundary leaves int64", math.MaxInt64 - 5, 10, math.MaxInt64, 1, 0, math.MaxInt64 - 5, 0, nil, ErrOverflow},
+	{"tick id overflow", math.MinInt64, 1, math.MaxInt64, 0, 0, 0, 0, ErrOverflow, ErrOverflow},
+	{"largest tick id", math.MinInt64, 1, math.MaxInt64 - 1, math.MaxUint64, 0, math.MaxInt64 - 1, 0, nil, ErrOverflow},
+	{"period beyond int64", math.MinInt64, math.MaxUint64, math.MaxInt64, 2, 3, math.MaxInt64, 0, nil, ErrOverflow},
+}
+
 func TestLatestDueTickTable(t *testing.T) {
-	for _, tc := range []struct {
-		name         string
-		origin       int64
-		period       uint64
-		now          int64
-		id, nextID   uint64
-		boundary     int64
-		nextBoundary int64
-		err, nextErr error
-	}{
-		{"before origin", 100, 10, 99, 0, 1, 0, 100, nil, nil},
-		{"at origin", 100, 10, 100, 1, 2, 100, 110, nil, nil},
-		{"just before tick 2", 100, 10, 109, 1, 2, 100, 110, nil, nil},
-		{"at tick 2", 100, 10, 110, 2, 3, 110, 120, nil, nil},
-		{"missed many ticks coalesce", 100, 10, 1_000_005, 99_991, 99_992, 1_000_000, 1_000_010, nil, nil},
-		{"period 0", 100, 0, 100, 0, 0, 0, 0, ErrInvalidPeriod, ErrInvalidPeriod},
-		{"next boundary leaves int64", math.MaxInt64 - 5, 10, math.MaxInt64, 1, 0, math.MaxInt64 - 5, 0, nil, ErrOverflow},
-		{"tick id overflow", math.MinInt64, 1, math.MaxInt64, 0, 0, 0, 0, ErrOverflow, ErrOverflow},
-		{"largest tick id", math.MinInt64, 1, math.MaxInt64 - 1, math.MaxUint64, 0, math.MaxInt64 - 1, 0, nil, ErrOverflow},
-		{"period beyond int64", math.MinInt64, math.MaxUint64, math.MaxInt64, 2, 3, math.MaxInt64, 0, nil, ErrOverflow},
-	} {
+	for _, tc := range latestDueCases {
 		t.Run(tc.name, func(t *testing.T) {
 			checkTicks(t, tc.origin, tc.period, tc.now)
 			id, boundary, err := LatestDueTick(tc.origin, tc.period, tc.now)

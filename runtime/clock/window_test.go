@@ -157,85 +157,86 @@ func TestWindowProperty(t *testing.T) {
 	}
 }
 
+var windowCases = []struct {
+	name                 string
+	origin               int64
+	period, skew         uint64
+	now                  int64
+	frontier, first      uint64
+	admit, reject        []int64
+	firstCenter, lastCtr int64
+}{
+	{
+		name: "position zero eligible on start", origin: 0, period: second, skew: 100 * millisecond, now: 0,
+		admit:  []int64{0, -int64(100 * millisecond), int64(100 * millisecond)},
+		reject: []int64{-int64(100*millisecond) - 1, int64(100*millisecond) + 1, int64(second)},
+	},
+	{
+		name: "now before origin clamps to position zero", origin: 1000, period: 10, skew: 2, now: 5,
+		firstCenter: 1000, lastCtr: 1000,
+		admit: []int64{998, 1000, 1002}, reject: []int64{997, 1003, 1010},
+	},
+	{
+		name: "skew edges inclusive, gaps reject", origin: 0, period: 10, skew: 2, now: 35, frontier: 3,
+		lastCtr: 30,
+		admit:   []int64{-2, 8, 12, 28, 32}, reject: []int64{-3, 3, 7, 13, 27, 33, 40},
+	},
+	{
+		name: "skew 0 admits only centers", origin: 5, period: 10, skew: 0, now: 100, frontier: 9,
+		firstCenter: 5, lastCtr: 95,
+		admit: []int64{5, 15, 95}, reject: []int64{4, 6, 96, 105},
+	},
+	{
+		name: "overlapping windows admit their union", origin: 0, period: 10, skew: 5, now: 20, frontier: 2,
+		lastCtr: 20,
+		admit:   []int64{-5, 0, 5, 13, 25}, reject: []int64{-6, 26},
+	},
+	{
+		name: "touching windows leave no gap", origin: 0, period: 11, skew: 5, now: 22, frontier: 2,
+		lastCtr: 22,
+		admit:   []int64{-5, 5, 6, 16, 17, 27}, reject: []int64{-6, 28},
+	},
+	{
+		name: "one-ns gap between windows", origin: 0, period: 12, skew: 5, now: 24, frontier: 2,
+		lastCtr: 24,
+		admit:   []int64{5, 7, 17, 19, 29}, reject: []int64{6, 18, 30},
+	},
+	{
+		name: "skew beyond period", origin: 0, period: 10, skew: 25, now: 10, frontier: 1,
+		lastCtr: 10,
+		admit:   []int64{-25, 35}, reject: []int64{-26, 36},
+	},
+	{
+		name: "history keeps 256 positions", origin: 0, period: 10, skew: 1, now: 2555, frontier: 255,
+		lastCtr: 2550,
+		admit:   []int64{-1, 0, 2551}, reject: []int64{-2, 2552, 2560},
+	},
+	{
+		name: "oldest position leaves the history", origin: 0, period: 10, skew: 1, now: 2560, frontier: 256, first: 1,
+		firstCenter: 10, lastCtr: 2560,
+		admit: []int64{9, 11, 2561}, reject: []int64{0, 1, 8, 2562},
+	},
+	{
+		name: "period beyond int64", origin: math.MinInt64, period: math.MaxUint64, skew: 3, now: math.MaxInt64,
+		frontier: 1, firstCenter: math.MinInt64, lastCtr: math.MaxInt64,
+		admit:  []int64{math.MinInt64, math.MinInt64 + 3, math.MaxInt64 - 3, math.MaxInt64},
+		reject: []int64{math.MinInt64 + 4, 0, math.MaxInt64 - 4},
+	},
+	{
+		name: "tolerance clamps at both ends", origin: math.MinInt64, period: 1 << 63, skew: 1<<62 - 1, now: 0,
+		frontier: 1, firstCenter: math.MinInt64, lastCtr: 0,
+		admit:  []int64{math.MinInt64, -1<<62 - 1, -1<<62 + 1, 1<<62 - 1},
+		reject: []int64{-1 << 62, 1 << 62, math.MaxInt64},
+	},
+	{
+		name: "skew spans the whole range", origin: 0, period: 7, skew: math.MaxUint64, now: 100, frontier: 14,
+		lastCtr: 98,
+		admit:   []int64{math.MinInt64, math.MaxInt64},
+	},
+}
+
 func TestWindowTable(t *testing.T) {
-	const sec, ms = uint64(1e9), uint64(1e6)
-	for _, tc := range []struct {
-		name                 string
-		origin               int64
-		period, skew         uint64
-		now                  int64
-		frontier, first      uint64
-		admit, reject        []int64
-		firstCenter, lastCtr int64
-	}{
-		{
-			name: "position zero eligible on start", origin: 0, period: sec, skew: 100 * ms, now: 0,
-			admit:  []int64{0, -int64(100 * ms), int64(100 * ms)},
-			reject: []int64{-int64(100*ms) - 1, int64(100*ms) + 1, int64(sec)},
-		},
-		{
-			name: "now before origin clamps to position zero", origin: 1000, period: 10, skew: 2, now: 5,
-			firstCenter: 1000, lastCtr: 1000,
-			admit: []int64{998, 1000, 1002}, reject: []int64{997, 1003, 1010},
-		},
-		{
-			name: "skew edges inclusive, gaps reject", origin: 0, period: 10, skew: 2, now: 35, frontier: 3,
-			lastCtr: 30,
-			admit:   []int64{-2, 8, 12, 28, 32}, reject: []int64{-3, 3, 7, 13, 27, 33, 40},
-		},
-		{
-			name: "skew 0 admits only centers", origin: 5, period: 10, skew: 0, now: 100, frontier: 9,
-			firstCenter: 5, lastCtr: 95,
-			admit: []int64{5, 15, 95}, reject: []int64{4, 6, 96, 105},
-		},
-		{
-			name: "overlapping windows admit their union", origin: 0, period: 10, skew: 5, now: 20, frontier: 2,
-			lastCtr: 20,
-			admit:   []int64{-5, 0, 5, 13, 25}, reject: []int64{-6, 26},
-		},
-		{
-			name: "touching windows leave no gap", origin: 0, period: 11, skew: 5, now: 22, frontier: 2,
-			lastCtr: 22,
-			admit:   []int64{-5, 5, 6, 16, 17, 27}, reject: []int64{-6, 28},
-		},
-		{
-			name: "one-ns gap between windows", origin: 0, period: 12, skew: 5, now: 24, frontier: 2,
-			lastCtr: 24,
-			admit:   []int64{5, 7, 17, 19, 29}, reject: []int64{6, 18, 30},
-		},
-		{
-			name: "skew beyond period", origin: 0, period: 10, skew: 25, now: 10, frontier: 1,
-			lastCtr: 10,
-			admit:   []int64{-25, 35}, reject: []int64{-26, 36},
-		},
-		{
-			name: "history keeps 256 positions", origin: 0, period: 10, skew: 1, now: 2555, frontier: 255,
-			lastCtr: 2550,
-			admit:   []int64{-1, 0, 2551}, reject: []int64{-2, 2552, 2560},
-		},
-		{
-			name: "oldest position leaves the history", origin: 0, period: 10, skew: 1, now: 2560, frontier: 256, first: 1,
-			firstCenter: 10, lastCtr: 2560,
-			admit: []int64{9, 11, 2561}, reject: []int64{0, 1, 8, 2562},
-		},
-		{
-			name: "period beyond int64", origin: math.MinInt64, period: math.MaxUint64, skew: 3, now: math.MaxInt64,
-			frontier: 1, firstCenter: math.MinInt64, lastCtr: math.MaxInt64,
-			admit:  []int64{math.MinInt64, math.MinInt64 + 3, math.MaxInt64 - 3, math.MaxInt64},
-			reject: []int64{math.MinInt64 + 4, 0, math.MaxInt64 - 4},
-		},
-		{
-			name: "tolerance clamps at both ends", origin: math.MinInt64, period: 1 << 63, skew: 1<<62 - 1, now: 0,
-			frontier: 1, firstCenter: math.MinInt64, lastCtr: 0,
-			admit:  []int64{math.MinInt64, -1<<62 - 1, -1<<62 + 1, 1<<62 - 1},
-			reject: []int64{-1 << 62, 1 << 62, math.MaxInt64},
-		},
-		{
-			name: "skew spans the whole range", origin: 0, period: 7, skew: math.MaxUint64, now: 100, frontier: 14,
-			lastCtr: 98,
-			admit:   []int64{math.MinInt64, math.MaxInt64},
-		},
-	} {
+	for _, tc := range windowCases {
 		t.Run(tc.name, func(t *testing.T) {
 			checkWindow(t, tc.origin, tc.period, tc.skew, tc.now, append(append([]int64{}, tc.admit...), tc.reject...))
 			w, err := NewWindow(tc.origin, tc.period, tc.skew, tc.now)
