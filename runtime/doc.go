@@ -1,8 +1,32 @@
-// Package runtime holds what one node keeps locally for its domains: the
-// shared lifecycle allocation per domain with its atomically published
-// installation, generation-bound clock handles with lock-free watermarked
-// reads, logical deadlines and their wait loop, and the injected time source.
+// Package runtime holds what one node keeps locally for its domains.
+//
+// A Registry keeps one shared lifecycle Allocation per domain. Control-plane
+// synchronisation (Install, Remove, Sync) serialises on the registry's mutex
+// and publishes each change by atomically replacing the allocation's
+// complete, immutable Installation, then closing the replaced installation's
+// Replaced channel: that channel is the one notification source for logical
+// waiters and observers. An unchanged lifecycle publishes nothing and wakes
+// no one. Removing a domain publishes missing before the allocation is
+// discarded.
+//
+// Bind gives a Handle bound to a domain and its installed lifecycle
+// generation. Handle.Now and Handle.Snapshot take no lock and allocate
+// nothing: they load the installation, revalidate the generation and state,
+// project UTC through the paced mapping (an unpaced clock reads UTC), and
+// raise the generation's read watermark with one atomic maximum, so reads of
+// one generation never decrease. Failures are typed (*ClockError wrapping a
+// sentinel such as ErrDomainStopped or ErrStaleGeneration) and never fall
+// back to wall time.
+//
+// Time classes stay apart: a LogicalDeadline (domain, generation, logical
+// target) is created only by Handle.Deadline and waited for by
+// Handle.WaitUntil; a PhysicalDeadline (a private monotonic instant) is
+// created and waited for only by a PhysicalClock. Neither converts into the
+// other.
 //
 // Nothing in this package reads wall time or arms a timer except through the
-// TimeSource it is given, so tests drive it with a fake clock.
+// timesource.Source it is given, so tests drive it with timesource.Fake. The
+// pure clock arithmetic lives in runtime/clock; do not use this package for
+// arithmetic on mappings a node has not installed (clients use runtime/clock
+// directly).
 package runtime

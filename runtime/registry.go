@@ -22,11 +22,18 @@ type Registry struct {
 
 	mu      sync.RWMutex
 	domains map[string]*Allocation
+	synced  SyncState
+	syncCh  chan struct{} // closed and replaced by each Sync
 }
 
 // NewRegistry returns an empty registry whose clocks read src.
 func NewRegistry(src timesource.Source) *Registry {
-	return &Registry{src: src, physical: NewPhysicalClock(src), domains: make(map[string]*Allocation)}
+	return &Registry{
+		src:      src,
+		physical: NewPhysicalClock(src),
+		domains:  make(map[string]*Allocation),
+		syncCh:   make(chan struct{}),
+	}
 }
 
 // Source returns the registry's time source.
@@ -142,6 +149,12 @@ func (r *Registry) Install(domain string, lc Lifecycle) (bool, error) {
 
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	return r.installLocked(domain, lc)
+}
+
+// installLocked installs a validated, normalised lifecycle. The registry's
+// mu must be held.
+func (r *Registry) installLocked(domain string, lc Lifecycle) (bool, error) {
 	a, ok := r.domains[domain]
 	if !ok {
 		a = &Allocation{domain: domain, src: r.src}
@@ -162,6 +175,10 @@ func (r *Registry) Install(domain string, lc Lifecycle) (bool, error) {
 func (r *Registry) Remove(domain string) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	return r.removeLocked(domain)
+}
+
+func (r *Registry) removeLocked(domain string) bool {
 	a, ok := r.domains[domain]
 	if !ok {
 		return false
