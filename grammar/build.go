@@ -19,10 +19,8 @@ func nodeOf(toks []lexer.Token) Node {
 
 // literalAt wraps a literal converter's error with the literal's position.
 func literalAt(n Node, err error) *Error {
-	var le *literalError
 	kind := ErrSyntax
-	if e, ok := err.(*literalError); ok {
-		le = e
+	if le, ok := err.(*literalError); ok {
 		kind = le.kind
 	}
 	return &Error{Pos: n.Start, Kind: kind, Msg: err.Error()}
