@@ -28,6 +28,7 @@ type Window struct {
 	cLast    int64  // center of the frontier
 	lo, hi   int64  // cFirst − skew and cLast + skew, clamped to int64
 	covered  bool   // tolerances overlap or touch: [lo, hi] is admitted whole
+	clamped  bool   // cFirst − skew is below MinInt64, so lo is MinInt64
 	nonEmpty bool
 	// The remainder test of a window with gaps (see near): magic is
 	// ceil(2^128 / period), shift is floor(skew × 2^128 / period) and limit
@@ -35,6 +36,9 @@ type Window struct {
 	magicHi, magicLo uint64
 	shiftHi, shiftLo uint64
 	limitHi, limitLo uint64
+	// spanLimit is ceil((2×skew+1) × 2^128 / period), the threshold of the
+	// single-offset test used when the lower bound is not clamped.
+	spanLimitHi, spanLimitLo uint64
 }
 
 // NewWindow reconstructs the admission window for the logical instant now of
@@ -72,9 +76,10 @@ func NewWindow(origin int64, period, skew uint64, now int64) (Window, error) {
 		covered:  skew >= period/2,
 		nonEmpty: true,
 	}
-	w.lo = math.MinInt64
 	// cFirst − MinInt64 is cFirst with its sign bit flipped, read unsigned.
-	if room := uint64(w.cFirst) ^ 1<<63; skew <= room {
+	w.clamped = skew > uint64(w.cFirst)^1<<63
+	w.lo = math.MinInt64
+	if !w.clamped {
 		w.lo = int64(uint64(w.cFirst) - skew)
 	}
 	w.hi = math.MaxInt64
@@ -146,6 +151,14 @@ func (w *Window) prepareRemainder() {
 	// limit = shift + that ceiling ≤ 2^128 − 1, because 2×skew+1 < d.
 	w.limitLo, c = bits.Add64(sl, al, 0)
 	w.limitHi = sh + ah + c
+	// ceil((2×skew+1) × 2^128 / d) < 2^128 because 2×skew+1 < d.
+	bh, r := bits.Div64(2*w.skew+1, 0, d)
+	bl, r := bits.Div64(r, 0, d)
+	if r != 0 {
+		bl, c = bits.Add64(bl, 1, 0)
+		bh += c
+	}
+	w.spanLimitHi, w.spanLimitLo = bh, bl
 }
 
 // near reports whether off mod period is within skew of 0 or of period; see
@@ -218,7 +231,13 @@ func (w Window) AdmitBatch(ts []int64, accepted []uint64) int {
 		}
 		return count
 	}
-	// Offsets are taken from lo: x = ts − lo is in [0, span] for rows in
+	if !w.clamped {
+		return w.admitBatchFromLower(ts, accepted)
+	}
+	// The lower bound is clamped to MinInt64, so an offset from the first
+	// center minus skew could need 65 bits; offsets are taken from lo
+	// instead, with the remainder rotated by shift (see prepareRemainder).
+	// x = ts − lo is in [0, span] for rows in
 	// range, and x ≤ head for rows in [lo, cFirst], which lie within skew of
 	// the first center and are admitted; their wrapped offset is ignored.
 	head := uint64(w.cFirst) - lo
@@ -240,6 +259,38 @@ func (w Window) AdmitBatch(ts []int64, accepted []uint64) int {
 			_, b := bits.Sub64(l, ll, 0)
 			_, b = bits.Sub64(h, lh, b)
 			word |= (b2u(in) & (b2u(below) | b)) << (uint(j) & 63)
+		}
+		accepted[i/64] = word
+		count += bits.OnesCount64(word)
+	}
+	return count
+}
+
+// admitBatchFromLower is AdmitBatch for a window with gaps whose lower bound
+// lo = cFirst − skew is not clamped. Every in-range row then has the exact
+// offset x = ts − lo < 2^64 from lo, and it is admitted exactly when
+// x mod period ≤ 2×skew; with frac = magic × x mod 2^128 that is
+// frac < spanLimit. A row outside [lo, hi] fails the range test whatever
+// its remainder, so each row costs one subtraction, one 64×64 multiply, one
+// multiply-low and two compares.
+func (w Window) admitBatchFromLower(ts []int64, accepted []uint64) int {
+	lo := uint64(w.lo)
+	span := uint64(w.hi) - lo
+	mh, ml := w.magicHi, w.magicLo
+	lh, ll := w.spanLimitHi, w.spanLimitLo
+	count := 0
+	n := len(ts)
+	for i := 0; i < n; i += 64 {
+		row := ts[i:min(i+64, n)]
+		var word uint64
+		for j, t := range row {
+			x := uint64(t) - lo
+			in := b2u(x <= span)
+			h, l := bits.Mul64(ml, x)
+			h += mh * x
+			_, b := bits.Sub64(l, ll, 0)
+			_, b = bits.Sub64(h, lh, b)
+			word |= (in & b) << (uint(j) & 63)
 		}
 		accepted[i/64] = word
 		count += bits.OnesCount64(word)

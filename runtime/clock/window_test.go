@@ -149,11 +149,26 @@ func checkWindow(t *testing.T, origin int64, period, skew uint64, now int64, ts 
 
 func TestWindowProperty(t *testing.T) {
 	r := rand.New(rand.NewPCG(21, 22))
+	kinds := map[string]int{}
 	for range 1500 {
 		origin, period, skew, now := genWindowInputs(r)
 		ref := newRefWindow(origin, period, skew, now)
 		ts := genTimestamps(r, origin, period, skew, ref, 1+r.IntN(150))
 		checkWindow(t, origin, period, skew, now, ts)
+		w, _ := NewWindow(origin, period, skew, now)
+		switch {
+		case w.covered:
+			kinds["covered"]++
+		case w.clamped:
+			kinds["gaps, lower bound clamped"]++
+		default:
+			kinds["gaps"]++
+		}
+	}
+	t.Logf("window kinds: %v", kinds)
+	// Every batch path is exercised.
+	for _, k := range []string{"covered", "gaps, lower bound clamped", "gaps"} {
+		require.GreaterOrEqual(t, kinds[k], 20, "%s windows: %v", k, kinds)
 	}
 }
 
