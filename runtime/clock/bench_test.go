@@ -1,6 +1,7 @@
 package clock
 
 import (
+	"math"
 	"math/rand/v2"
 	"testing"
 )
@@ -62,10 +63,15 @@ func BenchmarkWait(b *testing.B) {
 // 10 000 periods after the origin, and event times spread over the whole
 // eligible history plus some skew on either side, about a fifth admitted.
 func admissionInput(b *testing.B, rows int) (Window, []int64) {
+	return admissionInputAt(b, 1_700_000_000_000_000_000, 10_000, rows)
+}
+
+// admissionInputAt is admissionInput with the origin and the number of
+// periods reached chosen by the caller.
+func admissionInputAt(b *testing.B, origin int64, periods int64, rows int) (Window, []int64) {
 	b.Helper()
 	const period, skew = uint64(1e9), uint64(1e8)
-	origin := int64(1_700_000_000_000_000_000)
-	now := origin + 10_000*int64(period) + 5
+	now := origin + periods*int64(period) + 5
 	w, err := NewWindow(origin, period, skew, now)
 	if err != nil {
 		b.Fatal(err)
@@ -126,11 +132,15 @@ func BenchmarkAdmitBatch(b *testing.B) {
 	const rows = 4096
 	w, ts := admissionInput(b, rows)
 	bitmap := make([]uint64, BitmapWords(rows))
+	// A window whose first center is within skew of the int64 minimum takes
+	// the rotated two-threshold path.
+	wc, tsc := admissionInputAt(b, math.MinInt64+1, 100, rows)
 	for _, bc := range []struct {
 		name  string
 		admit func() int
 	}{
 		{"kernel", func() int { return w.AdmitBatch(ts, bitmap) }},
+		{"kernel-lower-bound-clamped", func() int { return wc.AdmitBatch(tsc, bitmap) }},
 		{"naive-scan", func() int {
 			s := newNaiveScan(w)
 			clear(bitmap)
