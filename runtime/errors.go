@@ -45,6 +45,12 @@ var (
 	// ErrOlderRevision: an installation request comes from an older catalog
 	// revision than the one the domain already holds; it is ignored.
 	ErrOlderRevision = errors.New("lifecycle comes from an older catalog revision than the installed one; apply revisions in commit order")
+	// ErrProgressFence: a progress report does not match the installed
+	// generation, authority revision, authority identity or authenticated
+	// reporting node; it is ignored.
+	ErrProgressFence = errors.New("progress report does not match the installed clock authority; it is ignored")
+	// ErrInvalidProgress: a progress report is malformed (tick id zero).
+	ErrInvalidProgress = errors.New("progress report is malformed; tick ids are one-based")
 )
 
 // ClockError is the error type of package runtime. It names the domain and,

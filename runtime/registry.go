@@ -55,6 +55,9 @@ type Allocation struct {
 	// registry's mu. It may be newer than the current installation's
 	// revision when a later revision left the lifecycle unchanged.
 	revision uint64
+
+	// progress is the domain's accepted tick progress (progress.go).
+	progress progressWatch
 }
 
 // Domain returns the domain's name.
@@ -205,6 +208,7 @@ func (a *Allocation) publishLocked(lc Lifecycle) bool {
 		wm.Store(math.MinInt64)
 	}
 	a.cur.Store(newInstallation(a.domain, lc, wm))
+	a.progress.syncInstalled(lc)
 	close(prev.replaced)
 	return true
 }

@@ -20,6 +20,10 @@ var (
 	ErrInvalidPeriod = errors.New("clock: invalid period")
 	// ErrInvalidTick reports tick id zero; tick ids are one-based.
 	ErrInvalidTick = errors.New("clock: invalid tick id")
+	// ErrNotReadable reports an observed clock that has no readable time:
+	// stopped or uninstalled, or unpaced where a paced mapping is needed
+	// (an admission window).
+	ErrNotReadable = errors.New("clock: observed clock is not readable")
 )
 
 // OverflowError reports that an operation's exact result does not fit the

@@ -1,0 +1,37 @@
+// Package node is one nspl node: the replicated catalog (package catalog)
+// wired to the node runtime (package runtime), the tick producers this
+// node's clock authority runs, and the control-plane command handler that
+// sessions call.
+//
+// What it owns:
+//
+//   - Installation. Every committed catalog change installs all domain
+//     lifecycles into the runtime registry synchronously, on the catalog's
+//     apply goroutine and in commit order (catalog.Config.OnChange), before
+//     the Propose that caused it returns and so before anything else uses
+//     the revision. A lifecycle from an older revision never replaces a newer
+//     one. An installation counter, advanced only after an installation has
+//     put every domain in place, tells attachments when the node has
+//     installed the committed domains since it started (WaitInstalled).
+//   - Production. For every paced running domain whose installed authority
+//     is this process's incarnation, one runtime.Producer bound to the
+//     installed fence. A producer whose fence no longer matches is stopped
+//     and waited for before its successor starts. Reports are applied to the
+//     local runtime through Registry.AcceptProgress and then handed to
+//     Config.OnProgress, the hook peer delivery attaches to.
+//   - Commands. CreateDomain, AlterPlacement, DropDomain, Start, Stop and
+//     CommitTransaction read the domain, sample UTC once from the time source,
+//     resolve (lifecycle.ResolveStart, ResolveTransaction), propose one
+//     catalog command and return after the local node installed the
+//     committed revision. Lifecycle refusals come back as *lifecycle.Error
+//     values (errors.Is with lifecycle's sentinels), catalog failures as
+//     catalog's sentinels.
+//
+// A Node never reads the wall clock except through its timesource.Source,
+// and never applies anything that was not committed through the catalog.
+// Close stops every goroutine the node started.
+//
+// It is single-node today (the embedded catalog); cluster membership and
+// the progress interconnect attach through Config.Available and
+// Config.OnProgress.
+package node

@@ -1,0 +1,17 @@
+package node
+
+import "errors"
+
+// Sentinel errors of the node. Lifecycle refusals are *lifecycle.Error
+// values and catalog failures catalog sentinels; these cover what is the
+// node's own.
+var (
+	// ErrClosed: the node is closed.
+	ErrClosed = errors.New("node is closed; open it again")
+	// ErrConfig: the Config is invalid.
+	ErrConfig = errors.New("invalid node configuration")
+	// ErrNotTransactional: a plan that cannot be a transaction step was
+	// handed to CommitTransaction; only START, STOP and ALTER DOMAIN SET
+	// PLACEMENT can be queued.
+	ErrNotTransactional = errors.New("statement cannot be part of a transaction; only START, STOP and ALTER DOMAIN SET PLACEMENT can be queued")
+)

@@ -1,0 +1,205 @@
+package node
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/nspl-dev/nspl/lifecycle"
+	"github.com/nspl-dev/nspl/planner"
+)
+
+// Outcome is the result of one control-plane command that committed.
+type Outcome struct {
+	// Revision is the catalog revision after the command; the node has
+	// installed it (or a later one) when the command returns.
+	Revision uint64
+	// Changed is false for a no-op: IF NOT EXISTS on an existing domain,
+	// IF EXISTS on a missing one, setting the current placement, an empty
+	// transaction.
+	Changed bool
+	// Domain is the domain's record after the command; zero after a DROP
+	// (or a DROP IF EXISTS of a missing domain).
+	Domain lifecycle.Domain
+}
+
+// Domains returns every domain of the catalog, sorted by name: what LIST
+// DOMAINS shows.
+func (n *Node) Domains() []lifecycle.Domain { return n.catalog.State().Domains() }
+
+// Domain returns the named domain's record: what DESCRIBE DOMAIN shows,
+// including its generation, start point, mapping and current authority.
+// A missing domain is a *lifecycle.Error matching lifecycle.ErrDomainNotFound.
+func (n *Node) Domain(name string) (lifecycle.Domain, error) {
+	d, ok := n.catalog.State().Domain(name)
+	if !ok {
+		return lifecycle.Domain{}, errNotFound(name)
+	}
+	return d, nil
+}
+
+// errNotFound is lifecycle's refusal for a missing domain, with the same
+// code, so callers match it with errors.Is(err, lifecycle.ErrDomainNotFound).
+func errNotFound(name string) error {
+	return &lifecycle.Error{Code: lifecycle.CodeDomainNotFound, Domain: name,
+		Message: fmt.Sprintf("domain '%s' does not exist; run LIST DOMAINS to see the catalog or CREATE DOMAIN %s first", name, name)}
+}
+
+// CreateDomain creates the domain p describes, stopped.
+func (n *Node) CreateDomain(ctx context.Context, p planner.CreateDomain) (Outcome, error) {
+	return n.propose(ctx, p.Name, lifecycle.Command{Op: lifecycle.OpCreateDomain, CreateDomain: &lifecycle.CreateDomain{
+		Name: p.Name, Pace: p.Pace, Period: p.Period, Skew: p.Skew, Placement: p.Placement, IfNotExists: p.IfNotExists,
+	}})
+}
+
+// AlterPlacement sets the domain's placement default.
+func (n *Node) AlterPlacement(ctx context.Context, domain string, placement lifecycle.Placement) (Outcome, error) {
+	return n.propose(ctx, domain, lifecycle.Command{Op: lifecycle.OpAlterPlacement, AlterPlacement: &lifecycle.AlterPlacement{
+		Domain: domain, Placement: placement,
+	}})
+}
+
+// DropDomain drops the stopped domain p names.
+func (n *Node) DropDomain(ctx context.Context, p planner.DropDomain) (Outcome, error) {
+	return n.propose(ctx, p.Name, lifecycle.Command{Op: lifecycle.OpDropDomain, DropDomain: &lifecycle.DropDomain{
+		Name: p.Name, IfExists: p.IfExists,
+	}})
+}
+
+// Start establishes the domain's next generation. It reads the domain,
+// samples UTC once from the time source for the physical anchor, resolves
+// the start (AT NOW becomes that instant, AT a timestamp keeps it, a plain
+// START resumes from the readable domain time or the sampled UTC at rate 1),
+// selects a paced domain's initial authority from the live voters, and
+// proposes one Start command. It returns once this node has installed the
+// committed generation, so this node's producer, when it is the authority,
+// has been asked to start.
+func (n *Node) Start(ctx context.Context, domain string, p planner.Start) (Outcome, error) {
+	s := n.catalog.State()
+	d, ok := s.Domain(domain)
+	if !ok {
+		return Outcome{}, errNotFound(domain)
+	}
+	utc := n.src.Now()
+	available, voters, err := n.candidates(s)
+	if err != nil {
+		return Outcome{}, err
+	}
+	resolved, err := lifecycle.ResolveStart(d, startRequest(p), utc, n.readable(d, utc), available, voters)
+	if err != nil {
+		return Outcome{}, err
+	}
+	return n.propose(ctx, domain, lifecycle.Command{Op: lifecycle.OpStart, Start: &lifecycle.Start{
+		Domain: domain, Resolved: resolved,
+	}})
+}
+
+// Stop ends the domain's running generation.
+func (n *Node) Stop(ctx context.Context, domain string) (Outcome, error) {
+	return n.propose(ctx, domain, lifecycle.Command{Op: lifecycle.OpStop, Stop: &lifecycle.Stop{Domain: domain}})
+}
+
+// CommitTransaction commits a transaction's queued steps (planner.Start,
+// planner.Stop and planner.AlterPlacement plans, in order) against domain as
+// one catalog command: resolved together at one sampled UTC instant, applied
+// all-or-nothing. Any other plan is ErrNotTransactional; a refused step is
+// a *lifecycle.Error whose Step names it. An empty transaction commits
+// nothing.
+func (n *Node) CommitTransaction(ctx context.Context, domain string, plans []planner.Plan) (Outcome, error) {
+	steps := make([]lifecycle.StepRequest, 0, len(plans))
+	for i, p := range plans {
+		switch p := p.(type) {
+		case planner.Start:
+			steps = append(steps, lifecycle.StepRequest{Op: lifecycle.StepStart, Start: startRequest(p)})
+		case planner.Stop:
+			steps = append(steps, lifecycle.StepRequest{Op: lifecycle.StepStop})
+		case planner.AlterPlacement:
+			steps = append(steps, lifecycle.StepRequest{Op: lifecycle.StepAlterPlacement, Placement: p.Placement})
+		default:
+			return Outcome{}, fmt.Errorf("%w: step %d is %q", ErrNotTransactional, i+1, p.String())
+		}
+	}
+	s := n.catalog.State()
+	d, ok := s.Domain(domain)
+	if !ok {
+		return Outcome{}, errNotFound(domain)
+	}
+	if len(steps) == 0 {
+		return Outcome{Revision: s.Revision(), Domain: d}, nil
+	}
+	utc := n.src.Now()
+	available, voters, err := n.candidates(s)
+	if err != nil {
+		return Outcome{}, err
+	}
+	tx, err := lifecycle.ResolveTransaction(d, steps, utc, n.readable(d, utc), available, voters)
+	if err != nil {
+		return Outcome{}, err
+	}
+	return n.propose(ctx, domain, lifecycle.Command{Op: lifecycle.OpTransaction, Transaction: &tx})
+}
+
+// propose commits cmd, waits until this node installed the revision and
+// returns the domain's record after it.
+func (n *Node) propose(ctx context.Context, domain string, cmd lifecycle.Command) (Outcome, error) {
+	res, err := n.catalog.Propose(ctx, cmd)
+	if err != nil {
+		return Outcome{}, err
+	}
+	if err := res.Err(); err != nil {
+		return Outcome{}, err
+	}
+	if err := n.WaitInstalledRevision(ctx, res.Revision); err != nil {
+		return Outcome{}, fmt.Errorf("committed at revision %d, but waiting for its local installation ended: %w", res.Revision, err)
+	}
+	out := Outcome{Revision: res.Revision, Changed: res.Changed}
+	out.Domain, _ = n.catalog.State().Domain(domain)
+	return out, nil
+}
+
+// candidates returns the authority candidates START may choose from.
+func (n *Node) candidates(s *lifecycle.State) ([]lifecycle.NodeIncarnation, []string, error) {
+	ids, err := n.catalog.Voters()
+	if err != nil {
+		return nil, nil, err
+	}
+	var available []lifecycle.NodeIncarnation
+	if n.cfg.Available != nil {
+		available = n.cfg.Available(s)
+	} else {
+		available = s.Incarnations()
+	}
+	return available, s.VoterNames(ids), nil
+}
+
+// readable returns the domain time a plain START (or a transaction's
+// resume) continues from: this node's watermarked read of the running
+// generation when it has one, else the lifecycle's projection at utc, and
+// nil for a stopped domain.
+func (n *Node) readable(d lifecycle.Domain, utc int64) *int64 {
+	if !d.Running() {
+		return nil
+	}
+	if h, err := n.registry.Bind(d.Name); err == nil && h.Generation() == d.Generation {
+		if snap, err := h.Snapshot(); err == nil {
+			return &snap.Time
+		}
+	}
+	t, err := lifecycle.Readable(d, utc)
+	if err != nil {
+		return nil
+	}
+	return t
+}
+
+// startRequest converts a planned START into the lifecycle's request. A
+// plain START carries no rate: the resume rule decides it.
+func startRequest(p planner.Start) lifecycle.StartRequest {
+	switch p.Mode {
+	case planner.StartAtNow:
+		return lifecycle.StartRequest{Mode: lifecycle.StartNow, Rate: p.Rate}
+	case planner.StartAtTime:
+		return lifecycle.StartRequest{Mode: lifecycle.StartAt, At: p.At, Rate: p.Rate}
+	default:
+		return lifecycle.StartRequest{Mode: lifecycle.StartResume}
+	}
+}

@@ -1,0 +1,200 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+
+	"github.com/nspl-dev/nspl/catalog"
+	"github.com/nspl-dev/nspl/lifecycle"
+	"github.com/nspl-dev/nspl/runtime"
+	"github.com/nspl-dev/nspl/runtime/timesource"
+)
+
+// DefaultName is the node name of an embedded node whose Config leaves Name
+// empty.
+const DefaultName = "local"
+
+// Config configures a Node.
+type Config struct {
+	// Name is the node name registered in the catalog. Empty means
+	// DefaultName.
+	Name string
+	// DataDir, when set, makes the catalog durable under DataDir (see
+	// catalog.Config.DataDir). Empty keeps everything in memory.
+	DataDir string
+	// Logger receives the node's logs. Nil means slog.Default().
+	Logger *slog.Logger
+	// RaftLogLevel is the lowest level of raft's own output that reaches
+	// Logger (catalog.Config.RaftLogLevel).
+	RaftLogLevel slog.Level
+	// TimeSource is the node's only physical clock: UTC samples for START,
+	// clock reads, producer timers and catalog retry timers. Nil means
+	// timesource.System().
+	TimeSource timesource.Source
+	// Available returns the effectively available node incarnations, for
+	// START's initial authority and the leader's reconciliation. Nil means
+	// every registered incarnation, which is exact for one embedded node.
+	Available func(*lifecycle.State) []lifecycle.NodeIncarnation
+	// OnProgress, when set, receives every report this node's producers
+	// emit, after it was applied locally, on the producer's goroutine. It is
+	// where peer delivery attaches; it must not block.
+	OnProgress func(runtime.ProgressReport)
+}
+
+// Node is one running nspl node. All methods are safe for concurrent use.
+type Node struct {
+	cfg      Config
+	logger   *slog.Logger
+	src      timesource.Source
+	registry *runtime.Registry
+	catalog  *catalog.Node
+
+	// installMu serialises installations from the apply goroutine and
+	// from Open.
+	installMu    sync.Mutex
+	ready        bool   // Open has installed the caught-up state
+	installedRev uint64 // newest catalog revision installed
+
+	// counter is the installation counter watch.
+	counterMu   sync.Mutex
+	count       uint64
+	countRev    uint64
+	countChange chan struct{}
+
+	producers *producerSet
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// Open opens a node: the catalog (embedded single-node, in memory unless
+// Config.DataDir is set) with its runtime registry, installs the committed
+// domains and starts the producers of the domains this node is the
+// authority of. ctx bounds the open. On a reopened data directory the
+// catalog's leader reconciles the previous incarnation's authorities to this
+// incarnation, whose producers then resume from the unchanged mappings.
+func Open(ctx context.Context, cfg Config) (*Node, error) {
+	if cfg.Name == "" {
+		cfg.Name = DefaultName
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.TimeSource == nil {
+		cfg.TimeSource = timesource.System()
+	}
+	n := &Node{
+		cfg:         cfg,
+		logger:      cfg.Logger.With("node_name", cfg.Name),
+		src:         cfg.TimeSource,
+		registry:    runtime.NewRegistry(cfg.TimeSource),
+		countChange: make(chan struct{}),
+	}
+	cat, err := catalog.Open(ctx, catalog.Config{
+		NodeName:     cfg.Name,
+		DataDir:      cfg.DataDir,
+		Logger:       cfg.Logger,
+		RaftLogLevel: cfg.RaftLogLevel,
+		OnChange:     n.onChange,
+		Clock:        cfg.TimeSource,
+		Available:    cfg.Available,
+	})
+	if err != nil {
+		if errors.Is(err, catalog.ErrConfig) {
+			return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+		}
+		return nil, err
+	}
+	n.catalog = cat
+	n.producers = newProducerSet(n)
+	// The catalog has applied every committed entry (its registration
+	// committed after them), so this installation is caught up; the apply
+	// goroutine may have installed intermediate states, which do not count.
+	n.installMu.Lock()
+	n.ready = true
+	n.installLocked(cat.State())
+	n.installMu.Unlock()
+	return n, nil
+}
+
+// Close stops the producers, closes the catalog and waits for every
+// goroutine the node started. It is idempotent.
+func (n *Node) Close() error {
+	n.closeOnce.Do(func() {
+		n.producers.close()
+		n.closeErr = n.catalog.Close()
+	})
+	return n.closeErr
+}
+
+// Name returns the node name.
+func (n *Node) Name() string { return n.cfg.Name }
+
+// Identity returns this process's node incarnation: the authority identity
+// its producers report under.
+func (n *Node) Identity() lifecycle.Identity { return n.catalog.Identity() }
+
+// Catalog returns the node's catalog member.
+func (n *Node) Catalog() *catalog.Node { return n.catalog }
+
+// Runtime returns the node's runtime registry, which holds the installed
+// domain clocks and their accepted progress.
+func (n *Node) Runtime() *runtime.Registry { return n.registry }
+
+// TimeSource returns the node's physical clock.
+func (n *Node) TimeSource() timesource.Source { return n.src }
+
+// Logger returns the node's logger.
+func (n *Node) Logger() *slog.Logger { return n.logger }
+
+// Observe returns an observer of the domain's installation and progress on
+// this node, for an attachment. It fails with runtime.ErrDomainMissing when
+// the node has not installed the domain; call WaitInstalled first.
+func (n *Node) Observe(domain string) (*runtime.Observer, error) {
+	return n.registry.Observe(domain)
+}
+
+// AcceptProgress applies a progress report received from the authenticated
+// peer from; see runtime.Registry.AcceptProgress.
+func (n *Node) AcceptProgress(from string, rep runtime.ProgressReport) (bool, error) {
+	return n.registry.AcceptProgress(from, rep)
+}
+
+// Installed returns the installation counter, the catalog revision the
+// latest counted installation put in place, and a channel closed when the
+// counter next advances. The counter is 0 until the node installed the
+// committed domains since it started.
+func (n *Node) Installed() (count, revision uint64, changed <-chan struct{}) {
+	n.counterMu.Lock()
+	defer n.counterMu.Unlock()
+	return n.count, n.countRev, n.countChange
+}
+
+// WaitInstalled waits until the node has installed the committed domains
+// since it started (the counter is at least 1), or ctx ends.
+func (n *Node) WaitInstalled(ctx context.Context) error {
+	return n.waitCounter(ctx, func(count, _ uint64) bool { return count > 0 })
+}
+
+// WaitInstalledRevision waits until the node has installed the committed
+// lifecycles of catalog revision rev or a later one, or ctx ends.
+func (n *Node) WaitInstalledRevision(ctx context.Context, rev uint64) error {
+	return n.waitCounter(ctx, func(count, r uint64) bool { return count > 0 && r >= rev })
+}
+
+func (n *Node) waitCounter(ctx context.Context, done func(count, rev uint64) bool) error {
+	for {
+		count, rev, ch := n.Installed()
+		if done(count, rev) {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}

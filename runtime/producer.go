@@ -1,0 +1,234 @@
+package runtime
+
+import (
+	"context"
+	"log/slog"
+	"math"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/nspl-dev/nspl/lifecycle"
+	"github.com/nspl-dev/nspl/runtime/clock"
+	"github.com/nspl-dev/nspl/runtime/timesource"
+)
+
+// ProducerFence is everything a tick producer is bound to. A node runs a
+// producer only while every field agrees with its committed installation;
+// any change retires the producer before a successor starts. The fence is
+// immutable for the producer's life, so even a report it emits while
+// exiting names the fence it was started under and cannot impersonate a
+// successor.
+type ProducerFence struct {
+	Domain     string
+	Generation uint64
+	Mapping    clock.Mapping
+	Period     uint64
+	Authority  lifecycle.AuthorityFence
+}
+
+// FenceOf returns the producer fence of a paced installation, and false for
+// any other state.
+func FenceOf(in *Installation) (ProducerFence, bool) {
+	if in.lc.State != StatePaced {
+		return ProducerFence{}, false
+	}
+	return ProducerFence{
+		Domain:     in.domain,
+		Generation: in.lc.Generation,
+		Mapping:    in.lc.Mapping,
+		Period:     in.lc.Period,
+		Authority:  in.lc.Authority,
+	}, true
+}
+
+// ProducerConfig configures StartProducer.
+type ProducerConfig struct {
+	// Fence is the immutable fence the producer reports under.
+	Fence ProducerFence
+	// Source is the node's time source: UTC for the projection, timers for
+	// the waits.
+	Source timesource.Source
+	// Emit receives every report, in order, on the producer's goroutine. It
+	// must not block for long: the node applies the report locally
+	// (Registry.AcceptProgress) and hands it to peer delivery, which keeps
+	// one replaceable pending report per peer.
+	Emit func(ProgressReport)
+	// Logger receives warnings about arithmetic failures. Nil means
+	// slog.Default().
+	Logger *slog.Logger
+}
+
+// Producer is the tick producer of one paced domain on its authority node.
+//
+// It projects UTC through the fence's mapping, finds the latest due tick
+// with direct arithmetic (clock.LatestDueTick) and emits only that one, so a
+// producer that wakes several periods late never bursts through the missed
+// ticks. It then targets the first future boundary (clock.NextTick), waiting
+// the physical time the mapping's inverse gives (rounded up), and never less
+// than one period divided by the rate after an emission. All time comes
+// from the configured timesource.Source.
+//
+// When the projection, the tick arithmetic or the rate conversion fails,
+// the producer logs the typed error as a warning, records it (Err) and
+// stops producing; it stays bound until Stop.
+type Producer struct {
+	cfg     ProducerConfig
+	logger  *slog.Logger
+	cancel  context.CancelFunc
+	done    chan struct{}
+	stop    sync.Once
+	emitted atomic.Uint64
+	last    atomic.Uint64
+	err     atomic.Pointer[error]
+}
+
+// StartProducer starts a producer for cfg.Fence. The caller owns it and must
+// call Stop.
+func StartProducer(cfg ProducerConfig) *Producer {
+	logger := cfg.Logger
+	if logger == nil {
+		logger = slog.Default()
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	p := &Producer{
+		cfg:    cfg,
+		logger: logger.With("domain", cfg.Fence.Domain, "generation", cfg.Fence.Generation, "authority", cfg.Fence.Authority.String()),
+		cancel: cancel,
+		done:   make(chan struct{}),
+	}
+	go p.run(ctx)
+	return p
+}
+
+// Fence returns the producer's immutable fence.
+func (p *Producer) Fence() ProducerFence { return p.cfg.Fence }
+
+// Stop cancels the producer and waits until its goroutine has returned: no
+// report is emitted after Stop returns. It is idempotent.
+func (p *Producer) Stop() {
+	p.stop.Do(p.cancel)
+	<-p.done
+}
+
+// Done returns a channel closed when the producer's goroutine has returned.
+func (p *Producer) Done() <-chan struct{} { return p.done }
+
+// Emitted returns how many reports the producer has emitted.
+func (p *Producer) Emitted() uint64 { return p.emitted.Load() }
+
+// LastTick returns the id of the newest emitted tick, 0 before the first.
+func (p *Producer) LastTick() uint64 { return p.last.Load() }
+
+// Err returns the arithmetic failure that stopped production, or nil.
+func (p *Producer) Err() error {
+	if e := p.err.Load(); e != nil {
+		return *e
+	}
+	return nil
+}
+
+func (p *Producer) run(ctx context.Context) {
+	defer close(p.done)
+	f := p.cfg.Fence
+	src := p.cfg.Source
+	origin := f.Mapping.LogicalStart
+	// spacing is the least physical time between two emissions: one
+	// period divided by the rate, rounded up. A spacing beyond unsigned
+	// 64-bit nanoseconds means no second tick is ever due in practice.
+	spacing, err := f.Mapping.WaitDelta(f.Period)
+	if err != nil {
+		spacing = math.MaxUint64
+	}
+	var (
+		timer    timesource.Timer
+		last     uint64
+		lastMono time.Duration
+		emitted  bool
+	)
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
+	for {
+		now := src.Now()
+		logical, err := f.Mapping.Project(now)
+		if err != nil {
+			p.fail(ctx, "project", err)
+			return
+		}
+		id, boundary, err := clock.LatestDueTick(origin, f.Period, logical)
+		if err != nil {
+			p.fail(ctx, "latest due tick", err)
+			return
+		}
+		// wait is the physical time to sleep before evaluating again.
+		var wait uint64
+		if id > last && emitted {
+			if since := src.Monotonic() - lastMono; uint64(since) < spacing {
+				wait = spacing - uint64(since)
+			}
+		}
+		if id > last && wait == 0 {
+			p.emit(ProgressReport{
+				Domain: f.Domain, Generation: f.Generation, Authority: f.Authority,
+				ID: id, Boundary: boundary, AuthorityUTC: now, Period: f.Period,
+			})
+			last, lastMono, emitted = id, src.Monotonic(), true
+		}
+		if wait == 0 {
+			_, next, err := clock.NextTick(origin, f.Period, logical)
+			if err != nil {
+				p.fail(ctx, "next tick", err)
+				return
+			}
+			if wait, err = f.Mapping.Wait(logical, next); err != nil {
+				// Too far to represent: wait as long as a timer can and
+				// evaluate again.
+				wait = math.MaxUint64
+			}
+			if emitted {
+				since := uint64(src.Monotonic() - lastMono)
+				if since < spacing && spacing-since > wait {
+					wait = spacing - since
+				}
+			}
+		}
+		d := time.Duration(math.MaxInt64)
+		if wait < uint64(math.MaxInt64) {
+			d = time.Duration(wait)
+		}
+		if timer == nil {
+			timer = src.NewTimer(d)
+		} else {
+			timer.Reset(d)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-timer.C():
+		}
+	}
+}
+
+func (p *Producer) emit(rep ProgressReport) {
+	if p.cfg.Emit != nil {
+		p.cfg.Emit(rep)
+	}
+	p.emitted.Add(1)
+	p.last.Store(rep.ID)
+}
+
+// fail records err, logs it and parks the producer until it is stopped.
+func (p *Producer) fail(ctx context.Context, op string, err error) {
+	sentinel := ErrCannotSchedule
+	if op == "project" {
+		sentinel = ErrClockOverflow
+	}
+	cerr := error(&ClockError{Op: "produce", Domain: p.cfg.Fence.Domain, Generation: p.cfg.Fence.Generation,
+		Err: sentinel, Detail: op, Cause: err})
+	p.err.Store(&cerr)
+	p.logger.Warn("tick producer stopped producing", "op", op, "err", cerr)
+	<-ctx.Done()
+}

@@ -1,0 +1,178 @@
+package runtime
+
+import (
+	"fmt"
+	"sync"
+
+	"github.com/nspl-dev/nspl/lifecycle"
+)
+
+// Tick is one accepted tick of a paced domain: the newest progress the
+// domain's authority reported and this node accepted. The zero Tick (ID 0)
+// means no tick has been accepted for the current generation.
+type Tick struct {
+	// Generation is the lifecycle generation the tick belongs to.
+	Generation uint64
+	// ID is the one-based tick id.
+	ID uint64
+	// Boundary is the tick's logical boundary, LogicalStart + (ID−1)×Period.
+	Boundary int64
+	// AuthorityUTC is the authority's UTC observation when it emitted the
+	// tick, signed Unix nanoseconds.
+	AuthorityUTC int64
+}
+
+// ProgressReport is one tick as the authority reports it: the fence it was
+// produced under (generation, authority revision and full identity) and the
+// tick itself. The period travels for diagnostics only; a receiver never
+// takes a mapping, period or time from a report.
+type ProgressReport struct {
+	Domain       string
+	Generation   uint64
+	Authority    lifecycle.AuthorityFence
+	ID           uint64
+	Boundary     int64
+	AuthorityUTC int64
+	Period       uint64
+}
+
+// Tick returns the tick the report carries.
+func (r ProgressReport) Tick() Tick {
+	return Tick{Generation: r.Generation, ID: r.ID, Boundary: r.Boundary, AuthorityUTC: r.AuthorityUTC}
+}
+
+// progressWatch is one domain's progress watch: the newest accepted tick
+// and a wake channel closed when it changes. Accepting (compare and
+// replace) and clearing are serialised by mu, so concurrent deliveries
+// cannot replace newer progress with an older report. The wake channel is
+// made only when someone subscribes, so a domain nobody observes accepts
+// ticks without allocating.
+type progressWatch struct {
+	mu   sync.Mutex
+	tick Tick
+	wake chan struct{}
+}
+
+// subscribe returns the current tick and a channel closed at the next
+// change, read together so that no change is missed.
+func (w *progressWatch) subscribe() (Tick, <-chan struct{}) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.wake == nil {
+		w.wake = make(chan struct{})
+	}
+	return w.tick, w.wake
+}
+
+// load returns the current tick.
+func (w *progressWatch) load() Tick {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.tick
+}
+
+// replaceLocked publishes t and wakes subscribers (send_replace). w.mu must
+// be held.
+func (w *progressWatch) replaceLocked(t Tick) {
+	w.tick = t
+	if w.wake != nil {
+		close(w.wake)
+		w.wake = nil
+	}
+}
+
+// syncInstalled clears the watch when lc no longer runs the retained tick's
+// generation: a generation change, a STOP or the removal of the domain. It
+// is called after the installation was stored, so a report validated
+// against the replaced installation either landed before the clear or is
+// validated again against the replacement.
+func (w *progressWatch) syncInstalled(lc Lifecycle) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.tick.ID == 0 {
+		return
+	}
+	running := lc.State == StatePaced || lc.State == StateUninstalled
+	if !running || lc.Generation != w.tick.Generation {
+		w.replaceLocked(Tick{})
+	}
+}
+
+// Progress returns the domain's newest accepted tick, the zero Tick when
+// none is retained for the installed generation (or the domain is not
+// installed).
+func (r *Registry) Progress(domain string) Tick {
+	a, ok := r.Lookup(domain)
+	if !ok {
+		return Tick{}
+	}
+	return a.progress.load()
+}
+
+// AcceptProgress evaluates one progress report received from the
+// authenticated node from (for the node's own producer, its own name) and
+// publishes it through the domain's progress watch when it is current and
+// newer. It reports whether the report replaced the retained tick.
+//
+// A report is refused, with a *ClockError, when the domain is not installed
+// (ErrDomainMissing) or stopped (ErrDomainStopped), when its tick id is
+// zero (ErrInvalidProgress), and when it does not match the installed paced
+// clock's generation, authority revision, authority node name and
+// incarnation, or when from is not the authority's node (ErrProgressFence).
+// A matching report is newer only when its tick id advances past the
+// retained one and its authority UTC does not precede the retained one;
+// duplicate, reordered, delayed and superseded reports are ignored with
+// (false, nil).
+//
+// Progress never creates a domain and never changes an installation: the
+// mapping, period and time stay those the catalog committed.
+func (r *Registry) AcceptProgress(from string, rep ProgressReport) (bool, error) {
+	a, ok := r.Lookup(rep.Domain)
+	if !ok {
+		return false, &ClockError{Op: "progress", Domain: rep.Domain, Generation: rep.Generation, Err: ErrDomainMissing}
+	}
+	w := &a.progress
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	in := a.cur.Load()
+	if err := checkProgress(in, from, rep); err != nil {
+		return false, err
+	}
+	if cur := w.tick; cur.ID != 0 && cur.Generation == rep.Generation {
+		if rep.ID <= cur.ID || rep.AuthorityUTC < cur.AuthorityUTC {
+			return false, nil
+		}
+	}
+	w.replaceLocked(rep.Tick())
+	return true, nil
+}
+
+// checkProgress validates rep, received from the node named from, against
+// the installation in.
+func checkProgress(in *Installation, from string, rep ProgressReport) error {
+	fence := func(format string, args ...any) error {
+		return &ClockError{Op: "progress", Domain: rep.Domain, Generation: rep.Generation, Err: ErrProgressFence,
+			Detail: fmt.Sprintf(format, args...)}
+	}
+	lc := in.lc
+	switch {
+	case lc.State == StateMissing:
+		return &ClockError{Op: "progress", Domain: rep.Domain, Generation: rep.Generation, Err: ErrDomainMissing}
+	case lc.State == StateStopped:
+		return &ClockError{Op: "progress", Domain: rep.Domain, Generation: rep.Generation, Err: ErrDomainStopped}
+	case rep.ID == 0:
+		return &ClockError{Op: "progress", Domain: rep.Domain, Generation: rep.Generation, Err: ErrInvalidProgress,
+			Detail: fmt.Sprintf("tick id 0 from node %q", from)}
+	case lc.State != StatePaced:
+		return fence("the domain is %s here and has no installed authority", lc.State)
+	case rep.Generation != lc.Generation:
+		return fence("installed generation is %d", lc.Generation)
+	case rep.Authority.Revision != lc.Authority.Revision:
+		return fence("authority revision %d, installed revision is %d", rep.Authority.Revision, lc.Authority.Revision)
+	case rep.Authority.Node != lc.Authority.Node || rep.Authority.Incarnation != lc.Authority.Incarnation:
+		return fence("authority %s, installed authority is %s", rep.Authority.Identity(), lc.Authority.Identity())
+	case from != lc.Authority.Node:
+		return fence("reported by node %q, installed authority is %s", from, lc.Authority.Identity())
+	}
+	return nil
+}
