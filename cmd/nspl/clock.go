@@ -1,0 +1,165 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nspl-dev/nspl/grammar"
+	"github.com/nspl-dev/nspl/planner"
+	"github.com/nspl-dev/nspl/runtime/clock"
+	"github.com/nspl-dev/nspl/runtime/timesource"
+	"github.com/nspl-dev/nspl/session"
+)
+
+// detachTimeout bounds the DETACH nspl clock sends on its way out.
+const detachTimeout = 5 * time.Second
+
+// clockSession is what nspl clock needs from a session.
+type clockSession interface {
+	statementExecutor
+	NextFrame(ctx context.Context) (session.Frame, error)
+	ActiveDomain() string
+}
+
+// followClock is nspl clock: attach to the domain's clock and print the
+// attach reply and every frame as one stable line each until the domain
+// ends (its attachment ends, or a running clock stops), --until-tick frames
+// have arrived, --timeout passes (ErrClockTimeout) or Ctrl-C
+// (ErrInterrupted). It detaches before it returns unless the attachment has
+// already ended.
+func (m *Main) followClock(ctx context.Context, sess clockSession, src timesource.Source, opts options) error {
+	if opts.clockDomain != "" {
+		name, err := grammar.ParseName(opts.clockDomain)
+		if err != nil {
+			return usageErrorf("clock: --domain: %v", err)
+		}
+		if _, err := sess.Exec(ctx, planner.Use{Name: name}); err != nil {
+			return clockFailure(m.Stderr, err)
+		}
+	}
+	domain := sess.ActiveDomain()
+	if domain == "" {
+		return usageErrorf("clock: no domain to follow; give --domain NAME or USE one in the -f/-c setup")
+	}
+
+	waitCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	interrupted := make(chan struct{})
+	var once sync.Once
+	m.setInterruptHandler(func() {
+		once.Do(func() { close(interrupted) })
+		stop()
+	})
+	defer m.setInterruptHandler(nil)
+	timedOut := make(chan struct{})
+	if opts.clockTimeout > 0 {
+		t := src.NewTimer(opts.clockTimeout)
+		done := make(chan struct{})
+		defer func() {
+			stop()
+			<-done
+			t.Stop()
+		}()
+		go func() {
+			defer close(done)
+			select {
+			case <-t.C():
+				close(timedOut)
+				stop()
+			case <-waitCtx.Done():
+			}
+		}()
+	}
+
+	res, err := sess.Exec(waitCtx, planner.Attach{})
+	if err != nil {
+		return clockFailure(m.Stderr, err)
+	}
+	running := false
+	if res.Clock != nil {
+		running = res.Clock.State != clock.Stopped
+		first := session.Frame{Domain: domain, Attachment: res.Attachment, Kind: session.FrameState, Clock: *res.Clock}
+		if err := writeLine(m.Stdout, clockFrameLine(first, opts.format)); err != nil {
+			return err
+		}
+	}
+
+	var ticks uint64
+	for {
+		f, err := sess.NextFrame(waitCtx)
+		if err != nil {
+			detach(sess)
+			select {
+			case <-interrupted:
+				return &RunError{Kind: ErrStatementFailed, Err: fmt.Errorf("clock %s: %w after %d tick(s)", grammar.FormatName(domain), ErrInterrupted, ticks)}
+			case <-timedOut:
+				return &RunError{Kind: ErrStatementFailed, Err: fmt.Errorf("clock %s: %w after %s with %d tick(s)", grammar.FormatName(domain), ErrClockTimeout, opts.clockTimeout, ticks)}
+			default:
+			}
+			if ctx.Err() != nil {
+				return &RunError{Kind: ErrStatementFailed, Err: ErrInterrupted}
+			}
+			return &RunError{Kind: ErrStatementFailed, Err: fmt.Errorf("clock %s: %w", grammar.FormatName(domain), err)}
+		}
+		if f.Domain != domain {
+			continue // an attachment the -f/-c setup made; not followed here
+		}
+		if err := writeLine(m.Stdout, clockFrameLine(f, opts.format)); err != nil {
+			detach(sess)
+			return err
+		}
+		switch f.Kind {
+		case session.FrameEnd:
+			return nil
+		case session.FrameState:
+			if f.Clock.State == clock.Stopped {
+				if running {
+					detach(sess)
+					return nil
+				}
+			} else {
+				running = true
+			}
+		case session.FrameTick:
+			ticks++
+			if opts.untilTick > 0 && ticks >= opts.untilTick {
+				detach(sess)
+				return nil
+			}
+		}
+	}
+}
+
+// detach leaves the followed clock; its failure does not change the outcome
+// the caller reports.
+func detach(sess clockSession) {
+	ctx, cancel := context.WithTimeout(context.Background(), detachTimeout)
+	defer cancel()
+	_, _ = sess.Exec(ctx, planner.Detach{})
+}
+
+// clockFailure prints a statement failure of nspl clock's own statements.
+func clockFailure(w io.Writer, err error) error {
+	msg := err.Error()
+	var ge *grammar.Error
+	if errors.As(err, &ge) {
+		msg = ge.Msg
+	}
+	fmt.Fprintf(w, "nspl clock: error: %s\n", msg)
+	return &RunError{Kind: ErrStatementFailed, Err: err, Reported: true}
+}
+
+func writeLine(w io.Writer, line string) error {
+	if !strings.HasSuffix(line, "\n") {
+		line += "\n"
+	}
+	if _, err := io.WriteString(w, line); err != nil {
+		return ioError(err)
+	}
+	return nil
+}

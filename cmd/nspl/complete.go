@@ -1,0 +1,79 @@
+package main
+
+import (
+	"sort"
+	"strings"
+	"unicode"
+
+	"github.com/nspl-dev/nspl/grammar"
+)
+
+// statementCompleter completes keywords from the grammar's position and
+// domain names from the catalog. pending returns the lines of the statement
+// already entered before the current line, so completion on a continuation
+// line knows where in the statement it is.
+type statementCompleter struct {
+	pending func() string
+	domains func() []string
+}
+
+// candidates returns the full words that may replace the word being typed at
+// the end of prefix, and that word.
+func (c statementCompleter) candidates(prefix string) (words []string, partial string) {
+	s := grammar.Suggest(prefix)
+	lower := s.Partial != "" && isLower(s.Partial)
+	for _, k := range s.Keywords {
+		if lower {
+			k = strings.ToLower(k)
+		}
+		words = append(words, k)
+	}
+	if s.DomainName && c.domains != nil {
+		p := strings.ToLower(strings.TrimPrefix(s.Partial, "`"))
+		var names []string
+		for _, name := range c.domains() {
+			if strings.HasPrefix(name, p) {
+				names = append(names, name)
+			}
+		}
+		sort.Strings(names)
+		for _, name := range names {
+			words = append(words, grammar.FormatName(name))
+		}
+	}
+	return words, s.Partial
+}
+
+// Do implements the editor's completion: the suffixes that complete the word
+// before the cursor, each followed by a space.
+func (c statementCompleter) Do(line []rune, pos int) ([][]rune, int) {
+	if pos < 0 || pos > len(line) {
+		return nil, 0
+	}
+	prefix := string(line[:pos])
+	if c.pending != nil {
+		if p := c.pending(); p != "" {
+			prefix = p + "\n" + prefix
+		}
+	}
+	words, partial := c.candidates(prefix)
+	n := len([]rune(partial))
+	var out [][]rune
+	for _, w := range words {
+		wr := []rune(w)
+		if len(wr) < n || !strings.EqualFold(string(wr[:n]), partial) {
+			continue
+		}
+		out = append(out, append(wr[n:], ' '))
+	}
+	return out, n
+}
+
+func isLower(s string) bool {
+	for _, r := range s {
+		if unicode.IsUpper(r) {
+			return false
+		}
+	}
+	return true
+}

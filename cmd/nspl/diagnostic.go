@@ -1,0 +1,86 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/nspl-dev/nspl/grammar"
+)
+
+// diagnostic is one failed statement, ready to print as
+//
+//	FILE:LINE:COL: error: message
+//	<the source line>
+//	<spaces>^
+//
+// Pos is a position in Source, the whole text of the script.
+type diagnostic struct {
+	File   string // "" in the shell, where the position alone is printed
+	Source string
+	Pos    grammar.Position
+	Msg    string
+}
+
+// write prints d. The caret line copies the tabs of the source line so the
+// caret lands under the offending character whatever the tab width.
+func (d diagnostic) write(w io.Writer) error {
+	var b strings.Builder
+	if d.File != "" {
+		b.WriteString(d.File)
+		b.WriteByte(':')
+	}
+	fmt.Fprintf(&b, "%d:%d: error: %s\n", d.Pos.Line, d.Pos.Column, d.Msg)
+	line, col := grammar.SourceLine(d.Source, d.Pos)
+	if line != "" || col > 0 {
+		b.WriteString(line)
+		b.WriteByte('\n')
+		n := 0
+		for _, r := range line {
+			if n >= col-1 {
+				break
+			}
+			if r == '\t' {
+				b.WriteByte('\t')
+			} else {
+				b.WriteByte(' ')
+			}
+			n++
+		}
+		for ; n < col-1; n++ {
+			b.WriteByte(' ')
+		}
+		b.WriteString("^\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// shiftPosition maps pos, a position inside a statement's own text, to the
+// script that statement was cut from, given where the statement starts.
+func shiftPosition(stmtStart, pos grammar.Position) grammar.Position {
+	out := grammar.Position{
+		Offset: stmtStart.Offset + pos.Offset,
+		Line:   stmtStart.Line + pos.Line - 1,
+		Column: pos.Column,
+	}
+	if pos.Line <= 1 {
+		out.Column = stmtStart.Column + pos.Column - 1
+	}
+	return out
+}
+
+// statementDiagnostic builds the diagnostic of err, raised by the statement
+// that starts at stmtStart in source. A positioned error (a syntax error, a
+// bad literal, a planner check) points at its own character; any other error
+// (an execution failure) points at the start of the statement.
+func statementDiagnostic(file, source string, stmtStart grammar.Position, err error) diagnostic {
+	d := diagnostic{File: file, Source: source, Pos: stmtStart, Msg: err.Error()}
+	var ge *grammar.Error
+	if errors.As(err, &ge) {
+		d.Pos = shiftPosition(stmtStart, ge.Pos)
+		d.Msg = ge.Msg
+	}
+	return d
+}

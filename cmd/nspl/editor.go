@@ -1,0 +1,92 @@
+package main
+
+import (
+	"errors"
+	"io"
+
+	"github.com/chzyer/readline"
+)
+
+// errLineInterrupted is what a lineEditor returns when Ctrl-C is pressed
+// while a line is being edited.
+var errLineInterrupted = errors.New("line interrupted")
+
+// lineEditor is the line editing the shell needs. It is ours, not the
+// library's, so the editor behind it can be replaced without touching the
+// shell.
+type lineEditor interface {
+	// ReadLine shows prompt and returns the line typed, without its newline.
+	// Ctrl-C returns errLineInterrupted; Ctrl-D on an empty line returns
+	// io.EOF.
+	ReadLine(prompt string) (string, error)
+	// SaveHistory appends one entry (a whole statement) to the history.
+	SaveHistory(entry string) error
+	// Output returns the writer for everything the shell prints. While a
+	// line is being edited, text written to it appears above the prompt and
+	// the prompt and the line are redrawn intact below it.
+	Output() io.Writer
+	// Close restores the terminal.
+	Close() error
+}
+
+// completer returns what may complete line at the cursor: the suffixes to
+// insert and how many runes before the cursor they extend.
+type completer interface {
+	Do(line []rune, pos int) (suffixes [][]rune, length int)
+}
+
+// readlineEditor is the lineEditor on chzyer/readline.
+type readlineEditor struct {
+	rl *readline.Instance
+}
+
+// newReadlineEditor opens a line editor on a terminal. history is the file
+// statements are saved to ("" keeps no history).
+func newReadlineEditor(stdin io.Reader, stdout, stderr io.Writer, history string, complete completer) (*readlineEditor, error) {
+	in, ok := stdin.(io.ReadCloser)
+	if !ok {
+		in = io.NopCloser(stdin)
+	}
+	cfg := &readline.Config{
+		Prompt:                 "nspl> ",
+		HistoryFile:            history,
+		HistoryLimit:           1000,
+		DisableAutoSaveHistory: true, // saved per statement, not per line
+		HistorySearchFold:      true,
+		InterruptPrompt:        "^C",
+		EOFPrompt:              "\n",
+		Stdin:                  in,
+		Stdout:                 stdout,
+		Stderr:                 stderr,
+		FuncIsTerminal:         func() bool { return true },
+	}
+	if history == "" {
+		cfg.HistoryLimit = -1
+	}
+	if complete != nil {
+		cfg.AutoComplete = complete
+	}
+	rl, err := readline.NewEx(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &readlineEditor{rl: rl}, nil
+}
+
+func (e *readlineEditor) ReadLine(prompt string) (string, error) {
+	e.rl.SetPrompt(prompt)
+	line, err := e.rl.Readline()
+	switch {
+	case errors.Is(err, readline.ErrInterrupt):
+		return line, errLineInterrupted
+	case err != nil:
+		return line, err
+	}
+	return line, nil
+}
+
+func (e *readlineEditor) SaveHistory(entry string) error { return e.rl.SaveHistory(entry) }
+
+func (e *readlineEditor) Output() io.Writer { return e.rl.Stdout() }
+
+func (e *readlineEditor) Close() error { return e.rl.Close() }

@@ -1,0 +1,185 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+)
+
+// outputFormat is how result sets and messages are written.
+type outputFormat string
+
+const (
+	formatTable outputFormat = "table"
+	formatJSON  outputFormat = "json"
+	formatPlain outputFormat = "plain"
+)
+
+// Set implements flag.Value.
+func (f *outputFormat) Set(s string) error {
+	switch v := outputFormat(strings.ToLower(s)); v {
+	case formatTable, formatJSON, formatPlain:
+		*f = v
+		return nil
+	}
+	return fmt.Errorf("unknown format %q; use table, json or plain", s)
+}
+
+// String implements flag.Value.
+func (f *outputFormat) String() string { return string(*f) }
+
+// sourceKind says where a script comes from.
+type sourceKind uint8
+
+const (
+	sourceFile    sourceKind = iota // -f FILE
+	sourceStdin                     // -f - or piped stdin
+	sourceCommand                   // -c TEXT
+)
+
+// scriptSource is one -f or -c argument, kept in command-line order.
+type scriptSource struct {
+	kind sourceKind
+	arg  string // the file name or the statement text
+}
+
+// name is what diagnostics print before LINE:COL.
+func (s scriptSource) name() string {
+	switch s.kind {
+	case sourceStdin:
+		return "<stdin>"
+	case sourceCommand:
+		return "-c"
+	default:
+		return s.arg
+	}
+}
+
+// sourceList is the flag.Value behind -f and -c: both append to one list so
+// the scripts run in the order they were given.
+type sourceList struct {
+	list *[]scriptSource
+	kind sourceKind
+}
+
+func (l sourceList) Set(s string) error {
+	kind := l.kind
+	if kind == sourceFile && s == "-" {
+		kind = sourceStdin
+	}
+	if kind == sourceFile && s == "" {
+		return errors.New("empty file name; give a path or - for stdin")
+	}
+	*l.list = append(*l.list, scriptSource{kind: kind, arg: s})
+	return nil
+}
+
+func (l sourceList) String() string { return "" }
+
+// options are the parsed command line.
+type options struct {
+	sources         []scriptSource
+	continueOnError bool
+	echo            bool
+	format          outputFormat
+	dataDir         string
+	verbose         bool
+
+	clock        bool // the clock subcommand was given
+	clockDomain  string
+	untilTick    uint64
+	clockTimeout time.Duration
+}
+
+// addCommonFlags registers the flags the shell, the script runner and the
+// clock subcommand share.
+func addCommonFlags(fs *flag.FlagSet, o *options) {
+	fs.Var(sourceList{list: &o.sources, kind: sourceFile}, "f", "run the statements in `FILE` (repeatable; - reads stdin)")
+	fs.Var(sourceList{list: &o.sources, kind: sourceCommand}, "c", "run the statements in `TEXT` (repeatable)")
+	fs.BoolVar(&o.continueOnError, "continue-on-error", false, "keep running after a failed statement (the exit code is still 1)")
+	fs.BoolVar(&o.echo, "echo", false, "print each statement before its result")
+	fs.Var(&o.format, "format", "result format: table, json or plain")
+	fs.StringVar(&o.dataDir, "data-dir", "", "keep the node's catalog in `DIR` (default: in memory)")
+	fs.BoolVar(&o.verbose, "verbose", false, "log the node's internals to stderr")
+}
+
+// parseArgs parses args (without the program name). It returns flag.ErrHelp
+// when help was asked for, and a usage error (ErrUsage) for anything wrong.
+func parseArgs(args []string) (options, error) {
+	o := options{format: formatTable}
+	fs := flag.NewFlagSet("nspl", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	addCommonFlags(fs, &o)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return o, err
+		}
+		return o, usageErrorf("%v", err)
+	}
+	rest := fs.Args()
+	if len(rest) == 0 {
+		return o, nil
+	}
+	if rest[0] != "clock" {
+		return o, usageErrorf("unexpected argument %q; statements go in -c 'TEXT' or -f FILE", rest[0])
+	}
+	o.clock = true
+	cs := flag.NewFlagSet("nspl clock", flag.ContinueOnError)
+	cs.SetOutput(io.Discard)
+	addCommonFlags(cs, &o)
+	cs.StringVar(&o.clockDomain, "domain", "", "follow `NAME` (default: the active domain after -f/-c)")
+	cs.Uint64Var(&o.untilTick, "until-tick", 0, "exit 0 once `N` tick frames have arrived (0: no limit)")
+	cs.DurationVar(&o.clockTimeout, "timeout", 0, "exit 1 if the condition is not met within `D` (0: no limit)")
+	if err := cs.Parse(rest[1:]); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return o, err
+		}
+		return o, usageErrorf("clock: %v", err)
+	}
+	if extra := cs.Args(); len(extra) > 0 {
+		return o, usageErrorf("clock: unexpected argument %q", extra[0])
+	}
+	if o.clockTimeout < 0 {
+		return o, usageErrorf("clock: negative --timeout %s; give a positive duration or 0 for none", o.clockTimeout)
+	}
+	return o, nil
+}
+
+// usageText is what --help prints.
+const usageText = `nspl - the NSPL domain-clock shell and script runner
+
+Usage:
+  nspl [flags]                          interactive shell (stdin is a terminal)
+  nspl [flags] < script.nspl            run piped stdin as a script
+  nspl [flags] -f FILE [-f FILE ...]    run script files in order (- is stdin)
+  nspl [flags] -c 'STMT; ...'           run statements given as text
+  nspl [flags] clock [clock flags]      follow a domain clock, after any -f/-c setup
+
+Flags:
+  -c TEXT               run the statements in TEXT (repeatable, mixes with -f in order)
+  -f FILE               run the statements in FILE (repeatable; - reads stdin)
+  --continue-on-error   keep running after a failed statement; the exit code is still 1
+  --echo                print each statement before its result
+  --format FORMAT       result format: table (default), json or plain
+  --data-dir DIR        keep the node's catalog in DIR (default: in memory, gone on exit)
+  --verbose             log the node's internals to stderr
+  -h, --help            print this help
+
+Clock flags (nspl clock):
+  --domain NAME         follow NAME (default: the active domain left by -f/-c setup)
+  --until-tick N        exit 0 once N tick frames have arrived (0: no limit)
+  --timeout D           exit 1 if the domain has not ended or N ticks have not
+                        arrived within D (for example 30s; 0: no limit)
+  Ctrl-C detaches from the clock and exits 1.
+
+Exit codes:
+  0  success
+  1  a statement failed (or nspl clock timed out or was interrupted)
+  2  usage error
+  3  I/O error (a file, the terminal, or the node's storage)
+
+Inside the shell, type help or \? for the statements.
+`

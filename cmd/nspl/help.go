@@ -1,0 +1,38 @@
+package main
+
+// helpText is what help and \? print in the shell: every statement with one
+// example, then the shell's own commands.
+const helpText = `Statements (end each with ;):
+  CREATE PACED DOMAIN <name> WITH PERIOD <d> SKEW <d> [PLACEMENT <policy>];
+      CREATE PACED DOMAIN prod WITH PERIOD 1s SKEW 100ms;
+  CREATE UNPACED DOMAIN <name> [PLACEMENT <policy>];
+      CREATE UNPACED DOMAIN archive PLACEMENT SUGGEST SEPARATION;
+  CREATE DOMAIN <name> [PLACEMENT <policy>];      (short for UNPACED)
+      CREATE DOMAIN scratch;
+  USE <name>;                                     make <name> the active domain
+      USE prod;
+  ALTER DOMAIN SET PLACEMENT <policy>;            the active domain's default
+      ALTER DOMAIN SET PLACEMENT PREFER COLOCATION;
+  START; | START AT NOW [TIME RATE <f>]; | START AT '<rfc3339>' [TIME RATE <f>];
+      START AT '2030-01-01T00:00:00Z' TIME RATE 60;
+  STOP;
+      STOP;
+  ATTACH DOMAIN CLOCK; / DETACH DOMAIN CLOCK;     follow the active domain's clock
+      ATTACH DOMAIN CLOCK;
+  LIST DOMAINS;
+      LIST DOMAINS;
+  DESCRIBE DOMAIN [<name>];
+      DESCRIBE DOMAIN prod;
+  DROP DOMAIN [IF EXISTS] <name>;
+      DROP DOMAIN IF EXISTS scratch;
+  BEGIN; ... COMMIT; | REVERT; (also ROLLBACK;)    a transaction on the active domain
+      BEGIN; STOP; START AT NOW; COMMIT;
+
+Placement policies: NEUTRAL, REQUIRE COLOCATION, PREFER COLOCATION, SUGGEST SEPARATION.
+Durations: 1s, 250ms, 1h30m, 1.5s. Comments: -- and // to end of line, /* ... */.
+
+Shell: help or \? (this text); exit, quit, \q or Ctrl-D leave; Ctrl-C clears the
+line or cancels a running statement; Tab completes keywords and domain names.
+Prompt: nspl[<domain>]> with an active domain, * before > while a transaction
+is open, ...> while a statement continues.
+`

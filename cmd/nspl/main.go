@@ -1,0 +1,24 @@
+// Command nspl is the NSPL domain-clock shell and script runner.
+//
+// main only parses nothing itself: it hands the arguments and the process's
+// I/O to Run and turns Run's error into the exit code (see ExitCode and
+// --help). Everything else lives in Run and the files beside it, one per
+// subcommand or concern.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+)
+
+func main() {
+	err := Run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	if err != nil && !reported(err) {
+		fmt.Fprintf(os.Stderr, "nspl: %v\n", err)
+		if ExitCode(err) == ExitUsage {
+			fmt.Fprintln(os.Stderr, "Run 'nspl --help' for usage.")
+		}
+	}
+	os.Exit(ExitCode(err))
+}

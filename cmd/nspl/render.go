@@ -1,0 +1,124 @@
+package main
+
+import (
+	"encoding/json"
+	"io"
+	"strings"
+
+	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/renderer"
+	"github.com/olekukonko/tablewriter/tw"
+
+	"github.com/nspl-dev/nspl/session"
+)
+
+// renderResult writes one statement's reply in format:
+//
+//   - table: the result set as an ASCII table (header as named, cells left
+//     aligned, no wrapping), then the message;
+//   - plain: a result set as tab-separated lines, header first, without the
+//     message; any other reply as its message;
+//   - json: one JSON object per statement on one line:
+//     {"statement":"…","message":"…"} plus "rows":[{column:value,…}] for a
+//     result set, with keys in column order.
+func renderResult(w io.Writer, format outputFormat, res session.Result) error {
+	var b strings.Builder
+	switch format {
+	case formatJSON:
+		buf := []byte(`{"statement":`)
+		buf = appendJSONString(buf, res.Statement)
+		buf = append(buf, `,"message":`...)
+		buf = appendJSONString(buf, res.Message)
+		if res.Set != nil {
+			buf = append(buf, `,"rows":`...)
+			buf = res.Set.AppendJSON(buf)
+		}
+		buf = append(buf, '}', '\n')
+		b.Write(buf)
+	case formatPlain:
+		if res.Set != nil {
+			writePlainSet(&b, res.Set)
+		} else if res.Message != "" {
+			b.WriteString(res.Message)
+			b.WriteByte('\n')
+		}
+	default:
+		if res.Set != nil {
+			if err := writeTable(&b, res.Set); err != nil {
+				return err
+			}
+		}
+		if res.Message != "" {
+			b.WriteString(res.Message)
+			b.WriteByte('\n')
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// writeTable renders set with tablewriter. Every option that changes the
+// look is set here rather than left to the library's defaults, so an
+// upgrade cannot silently change the output scripts compare against.
+func writeTable(w io.Writer, set *session.ResultSet) error {
+	header := make([]string, len(set.Columns))
+	for i, c := range set.Columns {
+		header[i] = c.Name
+	}
+	t := tablewriter.NewTable(w,
+		tablewriter.WithRenderer(renderer.NewBlueprint(tw.Rendition{
+			Borders: tw.Border{Left: tw.On, Right: tw.On, Top: tw.On, Bottom: tw.On},
+			Symbols: tw.NewSymbols(tw.StyleASCII),
+			Settings: tw.Settings{
+				Separators: tw.Separators{BetweenRows: tw.Off, BetweenColumns: tw.On},
+				Lines:      tw.Lines{ShowHeaderLine: tw.On},
+			},
+		})),
+		tablewriter.WithHeaderAutoFormat(tw.Off),
+		tablewriter.WithHeaderAlignment(tw.AlignLeft),
+		tablewriter.WithRowAlignment(tw.AlignLeft),
+		tablewriter.WithHeaderAutoWrap(tw.WrapNone),
+		tablewriter.WithRowAutoWrap(tw.WrapNone),
+		tablewriter.WithTrimSpace(tw.Off),
+		tablewriter.WithEastAsian(tw.Off),
+	)
+	t.Header(header)
+	for _, row := range set.Rows {
+		cells := make([]string, len(row))
+		for i, v := range row {
+			cells[i] = v.String()
+		}
+		if err := t.Append(cells); err != nil {
+			return err
+		}
+	}
+	return t.Render()
+}
+
+// writePlainSet writes set as tab-separated lines, header first. Tabs and
+// newlines inside values are replaced by spaces so every row stays one line.
+func writePlainSet(b *strings.Builder, set *session.ResultSet) {
+	clean := strings.NewReplacer("\t", " ", "\n", " ", "\r", " ")
+	for i, c := range set.Columns {
+		if i > 0 {
+			b.WriteByte('\t')
+		}
+		b.WriteString(c.Name)
+	}
+	b.WriteByte('\n')
+	for _, row := range set.Rows {
+		for i, v := range row {
+			if i > 0 {
+				b.WriteByte('\t')
+			}
+			b.WriteString(clean.Replace(v.String()))
+		}
+		b.WriteByte('\n')
+	}
+}
+
+// appendJSONString appends s as a JSON string.
+func appendJSONString(b []byte, s string) []byte {
+	q, _ := json.Marshal(s) // a string always marshals
+	return append(b, q...)
+}

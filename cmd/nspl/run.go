@@ -1,0 +1,297 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"sync"
+
+	"github.com/chzyer/readline"
+
+	"github.com/nspl-dev/nspl/node"
+	"github.com/nspl-dev/nspl/runtime/timesource"
+	"github.com/nspl-dev/nspl/session"
+)
+
+// Main is one invocation of nspl with its I/O injected, so tests can run it
+// in-process.
+type Main struct {
+	Stdin  io.Reader
+	Stdout io.Writer
+	Stderr io.Writer
+	// LookupEnv reads the environment (NSPL_HISTORY, HOME); nil reads
+	// nothing.
+	LookupEnv func(string) (string, bool)
+	// Interrupts delivers Ctrl-C while no line is being edited; nil means
+	// none arrive.
+	Interrupts <-chan os.Signal
+	// StdinIsTerminal reports whether Stdin is an interactive terminal;
+	// nil means it is when Stdin is a terminal *os.File.
+	StdinIsTerminal func() bool
+
+	// TimeSource arms the nspl clock --timeout timer; nil means the node's.
+	TimeSource timesource.Source
+
+	intrMu sync.Mutex
+	onIntr func() // what Ctrl-C does now; nil ignores it
+}
+
+// Run runs nspl with args (without the program name) on the process's
+// signals and environment. It returns nil on success; an error's exit code is
+// ExitCode(err).
+func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, os.Interrupt)
+	defer signal.Stop(sig)
+	m := &Main{Stdin: stdin, Stdout: stdout, Stderr: stderr, LookupEnv: os.LookupEnv, Interrupts: sig}
+	return m.Run(ctx, args)
+}
+
+// Run runs one invocation.
+func (m *Main) Run(ctx context.Context, args []string) error {
+	opts, err := parseArgs(args)
+	if errors.Is(err, flag.ErrHelp) {
+		if _, err := io.WriteString(m.Stdout, usageText); err != nil {
+			return ioError(err)
+		}
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	interactive := len(opts.sources) == 0 && !opts.clock && m.stdinIsTerminal()
+	if len(opts.sources) == 0 && !opts.clock && !interactive {
+		opts.sources = []scriptSource{{kind: sourceStdin}}
+	}
+	scripts, err := m.readSources(opts.sources)
+	if err != nil {
+		return err
+	}
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stopIntr := m.routeInterrupts(ctx)
+	defer stopIntr()
+
+	n, err := node.Open(ctx, node.Config{Logger: m.logger(opts.verbose), RaftLogLevel: m.raftLevel(opts.verbose), DataDir: opts.dataDir})
+	if err != nil {
+		return ioError(fmt.Errorf("open the node: %w", err))
+	}
+	defer n.Close()
+	sess := session.New(n, session.Options{Logger: m.logger(opts.verbose)})
+	defer sess.Close()
+
+	r := &runner{exec: sess, stdout: m.Stdout, stderr: m.Stderr, format: opts.format, echo: opts.echo, outMu: new(sync.Mutex)}
+	if len(scripts) > 0 {
+		if err := m.runScripts(ctx, r, sess, scripts, opts.continueOnError); err != nil {
+			return err
+		}
+	}
+	switch {
+	case opts.clock:
+		src := m.TimeSource
+		if src == nil {
+			src = n.TimeSource()
+		}
+		return m.followClock(ctx, sess, src, opts)
+	case interactive:
+		return m.runShell(ctx, r, sess, n)
+	}
+	return nil
+}
+
+// script is one source read into memory.
+type script struct {
+	name string
+	text string
+}
+
+// readSources reads every script before any statement runs, so a missing
+// file fails the run (exit 3) before it changes anything.
+func (m *Main) readSources(sources []scriptSource) ([]script, error) {
+	out := make([]script, 0, len(sources))
+	stdinUsed := false
+	for _, src := range sources {
+		switch src.kind {
+		case sourceCommand:
+			out = append(out, script{name: src.name(), text: src.arg})
+		case sourceStdin:
+			if stdinUsed {
+				return nil, usageErrorf("stdin (-f -) can be read only once")
+			}
+			stdinUsed = true
+			b, err := io.ReadAll(m.Stdin)
+			if err != nil {
+				return nil, ioError(fmt.Errorf("read stdin: %w", err))
+			}
+			out = append(out, script{name: src.name(), text: string(b)})
+		default:
+			b, err := os.ReadFile(src.arg)
+			if err != nil {
+				return nil, ioError(fmt.Errorf("read script: %w", err))
+			}
+			out = append(out, script{name: src.name(), text: string(b)})
+		}
+	}
+	return out, nil
+}
+
+// runScripts runs the scripts in order. Clock frames of attachments a script
+// makes are drained and not printed (use nspl clock to follow a clock), so a
+// script's output does not depend on timing.
+func (m *Main) runScripts(ctx context.Context, r *runner, sess *session.Session, scripts []script, keepGoing bool) error {
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	m.setInterruptHandler(cancel)
+	defer m.setInterruptHandler(nil)
+
+	drainCtx, stopDrain := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			if _, err := sess.NextFrame(drainCtx); err != nil {
+				return
+			}
+		}
+	}()
+	defer func() {
+		stopDrain()
+		wg.Wait()
+	}()
+
+	failed := 0
+	for _, s := range scripts {
+		out, err := r.runText(runCtx, s.name, s.text, keepGoing)
+		if err != nil {
+			return err
+		}
+		failed += out.failed
+		if out.interrupted {
+			return &RunError{Kind: ErrStatementFailed, Err: ErrInterrupted}
+		}
+		if out.failed > 0 && !keepGoing {
+			break
+		}
+	}
+	if failed > 0 {
+		return &RunError{Kind: ErrStatementFailed, Err: fmt.Errorf("%d statement(s) failed", failed), Reported: true}
+	}
+	return nil
+}
+
+// runShell runs the interactive shell on the terminal.
+func (m *Main) runShell(ctx context.Context, r *runner, sess *session.Session, n *node.Node) error {
+	sh := &shell{sess: sess, run: r, stderr: m.Stderr}
+	comp := statementCompleter{
+		pending: sh.pendingText,
+		domains: func() []string {
+			ds := n.Domains()
+			names := make([]string, len(ds))
+			for i, d := range ds {
+				names[i] = d.Name
+			}
+			return names
+		},
+	}
+	ed, err := newReadlineEditor(m.Stdin, m.Stdout, m.Stderr, m.historyPath(), comp)
+	if err != nil {
+		return ioError(fmt.Errorf("open the terminal: %w", err))
+	}
+	defer ed.Close()
+	sh.editor = ed
+	r.stdout = ed.Output()
+	m.setInterruptHandler(sh.interrupt)
+	defer m.setInterruptHandler(nil)
+	fmt.Fprintln(r.stdout, `nspl shell: statements end with ';'. Type help for help, exit or Ctrl-D to leave.`)
+	return sh.loop(ctx)
+}
+
+// historyPath is NSPL_HISTORY when it is set (an empty value keeps no
+// history), otherwise ~/.nspl_history.
+func (m *Main) historyPath() string {
+	if p, ok := m.lookupEnv("NSPL_HISTORY"); ok {
+		return p
+	}
+	home, _ := m.lookupEnv("HOME")
+	if home == "" {
+		return ""
+	}
+	return filepath.Join(home, ".nspl_history")
+}
+
+func (m *Main) lookupEnv(key string) (string, bool) {
+	if m.LookupEnv == nil {
+		return "", false
+	}
+	return m.LookupEnv(key)
+}
+
+func (m *Main) stdinIsTerminal() bool {
+	if m.StdinIsTerminal != nil {
+		return m.StdinIsTerminal()
+	}
+	f, ok := m.Stdin.(*os.File)
+	return ok && readline.IsTerminal(int(f.Fd()))
+}
+
+// logger returns the node's logger: warnings and errors only, unless
+// --verbose asks for everything.
+func (m *Main) logger(verbose bool) *slog.Logger {
+	level := slog.LevelError
+	if verbose {
+		level = slog.LevelDebug
+	}
+	return slog.New(slog.NewTextHandler(m.Stderr, &slog.HandlerOptions{Level: level}))
+}
+
+func (m *Main) raftLevel(verbose bool) slog.Level {
+	if verbose {
+		return slog.LevelDebug
+	}
+	return slog.LevelError
+}
+
+// routeInterrupts delivers each interrupt to the current handler until ctx
+// ends; the returned function stops the router and waits for it.
+func (m *Main) routeInterrupts(ctx context.Context) func() {
+	if m.Interrupts == nil {
+		return func() {}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-m.Interrupts:
+				m.intrMu.Lock()
+				h := m.onIntr
+				m.intrMu.Unlock()
+				if h != nil {
+					h()
+				}
+			}
+		}
+	}()
+	return func() {
+		cancel()
+		<-done
+	}
+}
+
+// setInterruptHandler sets what Ctrl-C does; nil ignores it.
+func (m *Main) setInterruptHandler(h func()) {
+	m.intrMu.Lock()
+	m.onIntr = h
+	m.intrMu.Unlock()
+}

@@ -1,0 +1,115 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/nspl-dev/nspl/grammar"
+	"github.com/nspl-dev/nspl/planner"
+	"github.com/nspl-dev/nspl/session"
+)
+
+// statementExecutor runs one planned statement; *session.Session is one.
+type statementExecutor interface {
+	Exec(ctx context.Context, plan planner.Plan) (session.Result, error)
+}
+
+// runner runs statement text against a session and prints replies and
+// diagnostics. The shell and the script runner share it.
+type runner struct {
+	exec   statementExecutor
+	stdout io.Writer
+	stderr io.Writer
+	format outputFormat
+	echo   bool
+	// outMu is held while a statement runs and its reply is printed, so a
+	// clock frame can never be printed before the reply of the ATTACH that
+	// started it (frames are printed under the same lock).
+	outMu *sync.Mutex
+}
+
+// statementOutcome says how one run of text ended.
+type statementOutcome struct {
+	failed      int  // statements that failed
+	interrupted bool // ctx was cancelled while a statement ran
+	unreadable  bool // the rest of the text could not be split (unterminated string or comment)
+}
+
+// runText runs every statement of text in order. file names the text in
+// diagnostics ("" in the shell). It stops at the first failure unless
+// keepGoing; a cancelled ctx always stops it. An error is returned only when
+// output cannot be written.
+func (r *runner) runText(ctx context.Context, file, text string, keepGoing bool) (statementOutcome, error) {
+	var out statementOutcome
+	stmts, splitErr := grammar.SplitStatements(text)
+	for _, st := range stmts {
+		if err := ctx.Err(); err != nil {
+			out.interrupted = true
+			return out, nil
+		}
+		ok, err := r.runStatement(ctx, file, text, st)
+		if err != nil {
+			return out, err
+		}
+		if !ok {
+			out.failed++
+			if ctx.Err() != nil {
+				out.interrupted = true
+				return out, nil
+			}
+			if !keepGoing {
+				return out, nil
+			}
+		}
+	}
+	if splitErr != nil {
+		out.failed++
+		out.unreadable = true
+		if err := statementDiagnostic(file, text, grammar.Position{Line: 1, Column: 1}, splitErr).write(r.stderr); err != nil {
+			return out, ioError(err)
+		}
+	}
+	return out, nil
+}
+
+// runStatement plans and runs one statement cut from text, printing its
+// reply or its diagnostic. It reports whether the statement succeeded.
+func (r *runner) runStatement(ctx context.Context, file, text string, st grammar.StatementSource) (bool, error) {
+	r.outMu.Lock()
+	defer r.outMu.Unlock()
+	if r.echo {
+		if _, err := fmt.Fprintln(r.stdout, st.Text); err != nil {
+			return false, ioError(err)
+		}
+	}
+	res, err := r.plan(ctx, st)
+	if err != nil {
+		if ctx.Err() != nil && !errors.As(err, new(*grammar.Error)) {
+			err = fmt.Errorf("statement cancelled: %w", err)
+		}
+		if werr := statementDiagnostic(file, text, st.Start, err).write(r.stderr); werr != nil {
+			return false, ioError(werr)
+		}
+		return false, nil
+	}
+	if err := renderResult(r.stdout, r.format, res); err != nil {
+		return false, ioError(err)
+	}
+	return true, nil
+}
+
+// plan parses, plans and executes one statement.
+func (r *runner) plan(ctx context.Context, st grammar.StatementSource) (session.Result, error) {
+	stmt, err := grammar.ParseStatement(st.Text)
+	if err != nil {
+		return session.Result{}, err
+	}
+	p, err := planner.PlanStatement(stmt)
+	if err != nil {
+		return session.Result{}, err
+	}
+	return r.exec.Exec(ctx, p)
+}

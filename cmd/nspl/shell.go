@@ -1,0 +1,283 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+
+	"github.com/nspl-dev/nspl/grammar"
+	"github.com/nspl-dev/nspl/session"
+)
+
+// shellSession is what the shell needs from a session; *session.Session is
+// one.
+type shellSession interface {
+	statementExecutor
+	NextFrame(ctx context.Context) (session.Frame, error)
+	ActiveDomain() string
+	InTransaction() (domain string, pending int, ok bool)
+}
+
+// promptContinuation is the prompt while a statement continues; promptFor
+// gives the others.
+const promptContinuation = "...> "
+
+// shell is the interactive loop: it reads lines, runs each complete
+// statement and prints clock frames above the prompt.
+type shell struct {
+	sess   shellSession
+	editor lineEditor
+	run    *runner
+	stderr io.Writer
+
+	mu      sync.Mutex
+	pending string             // the unfinished statement entered so far
+	cancel  context.CancelFunc // cancels the running statement; nil when idle
+}
+
+// prompt returns the prompt for the next line.
+func (s *shell) prompt() string {
+	if s.pendingText() != "" {
+		return promptContinuation
+	}
+	return mainPrompt(s.sess)
+}
+
+func mainPrompt(sess shellSession) string {
+	_, _, tx := sess.InTransaction()
+	return promptFor(sess.ActiveDomain(), tx)
+}
+
+// promptFor is nspl> without an active domain, nspl[<domain>]> with one, and
+// gains a * before the > while a transaction is open.
+func promptFor(active string, inTx bool) string {
+	p := "nspl"
+	if active != "" {
+		p += "[" + grammar.FormatName(active) + "]"
+	}
+	if inTx {
+		p += "*"
+	}
+	return p + "> "
+}
+
+func (s *shell) pendingText() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.pending
+}
+
+func (s *shell) setPending(text string) {
+	s.mu.Lock()
+	s.pending = text
+	s.mu.Unlock()
+}
+
+// interrupt cancels the running statement, if any. It is what Ctrl-C does
+// while a statement runs (the terminal is not in raw mode then, so Ctrl-C
+// arrives as a signal); while a line is edited Ctrl-C clears it instead.
+func (s *shell) interrupt() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cancel != nil {
+		s.cancel()
+	}
+}
+
+// meta is a shell command that is not a statement.
+type meta uint8
+
+const (
+	metaNone meta = iota
+	metaHelp
+	metaExit
+)
+
+// metaCommand recognises help, \?, exit, quit and \q (an optional trailing
+// ';' is allowed) typed at the start of a statement.
+func metaCommand(line string) meta {
+	w := strings.ToLower(strings.TrimSpace(line))
+	w = strings.TrimSpace(strings.TrimSuffix(w, ";"))
+	switch w {
+	case "help", `\?`, `\h`:
+		return metaHelp
+	case "exit", "quit", `\q`:
+		return metaExit
+	}
+	return metaNone
+}
+
+// loop runs the shell until exit, Ctrl-D or a terminal failure. Clock
+// frames are printed by a goroutine loop owns: it is stopped and waited for
+// before loop returns.
+func (s *shell) loop(ctx context.Context) error {
+	frameCtx, stopFrames := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		s.printFrames(frameCtx)
+	}()
+	defer func() {
+		stopFrames()
+		wg.Wait()
+	}()
+
+	out := s.editor.Output()
+	for {
+		line, err := s.editor.ReadLine(s.prompt())
+		switch {
+		case errors.Is(err, errLineInterrupted):
+			s.setPending("")
+			continue
+		case errors.Is(err, io.EOF):
+			return nil
+		case err != nil:
+			return ioError(fmt.Errorf("read the terminal: %w", err))
+		}
+		pending := s.pendingText()
+		if pending == "" {
+			switch metaCommand(line) {
+			case metaHelp:
+				if _, err := io.WriteString(out, helpText); err != nil {
+					return ioError(err)
+				}
+				continue
+			case metaExit:
+				return nil
+			}
+		}
+		text := line
+		if pending != "" {
+			text = pending + "\n" + line
+		}
+		ready, rest := cutStatements(text)
+		s.setPending(rest)
+		if ready == "" {
+			continue
+		}
+		if err := s.execute(ctx, ready); err != nil {
+			return err
+		}
+	}
+}
+
+// cutStatements splits entered text into what is ready to run (every
+// statement up to the last ';' outside strings and comments) and what must
+// wait for more lines. Blank text and lone comments are dropped.
+func cutStatements(text string) (ready, rest string) {
+	if grammar.Complete(text) {
+		return text, ""
+	}
+	stmts, err := grammar.SplitStatements(text)
+	if err != nil {
+		// An unterminated string, quoted name or block comment: wait.
+		return "", text
+	}
+	end := -1
+	for _, st := range stmts {
+		if st.Terminated {
+			end = st.End.Offset
+		}
+	}
+	var tail []grammar.StatementSource
+	for _, st := range stmts {
+		if !st.Terminated {
+			tail = append(tail, st)
+		}
+	}
+	switch {
+	case len(tail) == 0 && end < 0:
+		return "", "" // nothing but white space and comments
+	case end < 0:
+		return "", text
+	case len(tail) == 0:
+		return text[:end], ""
+	default:
+		return text[:end], text[tail[0].Start.Offset:]
+	}
+}
+
+// execute runs text, which holds one or more complete statements, saving it
+// to the history first. Ctrl-C cancels it through interrupt.
+func (s *shell) execute(ctx context.Context, text string) error {
+	if err := s.editor.SaveHistory(historyEntry(text)); err != nil {
+		fmt.Fprintf(s.stderr, "warning: cannot save history: %v\n", err)
+	}
+	runCtx, cancel := context.WithCancel(ctx)
+	s.mu.Lock()
+	s.cancel = cancel
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.cancel = nil
+		s.mu.Unlock()
+		cancel()
+	}()
+	_, err := s.run.runText(runCtx, "", text, false)
+	return err
+}
+
+// printFrames prints each clock frame above the prompt until ctx ends or
+// the session closes. It takes the runner's output lock, so a frame waits
+// for the reply of the statement that is running (the ATTACH that started
+// it, above all) to be printed first.
+func (s *shell) printFrames(ctx context.Context) {
+	out := s.editor.Output()
+	for {
+		f, err := s.sess.NextFrame(ctx)
+		if err != nil {
+			return
+		}
+		s.run.outMu.Lock()
+		_, _ = io.WriteString(out, shellFrameLine(f)+"\n")
+		s.run.outMu.Unlock()
+	}
+}
+
+// historyEntry is the history line of a statement: its lines joined by a
+// space, since the history file holds one entry per line. Line comments
+// outside strings, quoted names and block comments are dropped first, so
+// joining cannot swallow the text after them.
+func historyEntry(text string) string {
+	var b strings.Builder
+	var quote byte // ' or ` while inside a string or quoted name
+	block := false
+	for i := 0; i < len(text); i++ {
+		c := text[i]
+		switch {
+		case c == '\n' || c == '\r':
+			b.WriteByte(' ')
+			continue
+		case block:
+			if c == '*' && i+1 < len(text) && text[i+1] == '/' {
+				block = false
+				b.WriteString("*/")
+				i++
+				continue
+			}
+		case quote != 0:
+			if c == quote {
+				quote = 0
+			}
+		case c == '\'' || c == '`':
+			quote = c
+		case c == '/' && i+1 < len(text) && text[i+1] == '*':
+			block = true
+			b.WriteString("/*")
+			i++
+			continue
+		case (c == '-' || c == '/') && i+1 < len(text) && text[i+1] == c:
+			for i < len(text) && text[i] != '\n' {
+				i++
+			}
+			b.WriteByte(' ')
+			continue
+		}
+		b.WriteByte(c)
+	}
+	return strings.Join(strings.Fields(b.String()), " ")
+}
