@@ -1,0 +1,266 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+
+	"github.com/nspl-dev/nspl/runtime"
+	"github.com/nspl-dev/nspl/runtime/clock"
+)
+
+// attachment is one followed domain clock: its observer, the observation
+// the attach reply carried, its delivery task and its tick slot.
+type attachment struct {
+	id     uint64
+	domain string
+	obs    *runtime.Observer
+	reply  clock.Observed
+	cancel context.CancelFunc
+	done   chan struct{} // closed when the delivery task has ended
+
+	// ending is set by the delivery task before it queues the end frame,
+	// so a request sent after the client read that frame finds it set.
+	ending atomic.Bool
+
+	// slot and slotQueued are the replaceable tick slot, guarded by the
+	// lane's mutex.
+	slot       Frame
+	slotQueued bool
+
+	// buf is the delivery task's encoding buffer for frame sizes.
+	buf []byte
+}
+
+// stop cancels the delivery task and waits for it to end.
+func (a *attachment) stop() {
+	a.cancel()
+	<-a.done
+}
+
+// waitInstalled waits until the node has installed the committed domains
+// since it started, or until the session ends. The wait belongs to the
+// session, not the request: when ctx ends first, the request returns ctx's
+// error and hands its place on the request lane to a goroutine that keeps
+// waiting and then releases it (handedOff).
+func (s *Session) waitInstalled(ctx context.Context) (handedOff bool, err error) {
+	if count, _, _ := s.node.Installed(); count > 0 {
+		return false, nil
+	}
+	done := make(chan error, 1)
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return false, ErrClosed
+	}
+	s.wg.Add(1)
+	s.mu.Unlock()
+	go func() {
+		defer s.wg.Done()
+		done <- s.node.WaitInstalled(s.ctx)
+	}()
+	select {
+	case err := <-done:
+		if err != nil && s.ctx.Err() != nil {
+			err = ErrClosed
+		}
+		return false, err
+	case <-ctx.Done():
+		s.mu.Lock()
+		if s.closed {
+			s.mu.Unlock()
+			return false, ctx.Err()
+		}
+		s.wg.Add(1)
+		s.mu.Unlock()
+		go func() {
+			defer s.wg.Done()
+			<-done
+			s.turn <- struct{}{}
+		}()
+		return true, ctx.Err()
+	}
+}
+
+func (s *Session) attach(ctx context.Context) (Result, bool, error) {
+	if err := s.refuseInTransaction("ATTACH DOMAIN CLOCK"); err != nil {
+		return Result{}, false, err
+	}
+	domain, err := s.activeDomain()
+	if err != nil {
+		return Result{}, false, err
+	}
+	if handedOff, err := s.waitInstalled(ctx); err != nil {
+		return Result{}, handedOff, err
+	}
+	s.mu.Lock()
+	old := s.attachments[domain]
+	s.mu.Unlock()
+	if old != nil {
+		if !old.ending.Load() {
+			return Result{}, false, &AttachmentError{Err: ErrAlreadyAttached, Domain: domain}
+		}
+		// The attachment ended (its end frame is queued or read): release
+		// it and serve this attach as a new attachment.
+		s.release(old)
+	}
+	obs, err := s.node.Observe(domain)
+	if err != nil {
+		if errors.Is(err, runtime.ErrDomainMissing) {
+			return Result{}, false, errDomainNotFound(domain)
+		}
+		return Result{}, false, err
+	}
+	first := obs.Read()
+	if first.Missing {
+		return Result{}, false, errDomainNotFound(domain)
+	}
+	s.mu.Lock()
+	s.nextID++
+	id := s.nextID
+	s.mu.Unlock()
+	reply := Frame{Domain: domain, Attachment: id, Kind: FrameState, Clock: first.Clock}
+	if n := len(reply.AppendJSON(nil)); n > s.frameLimit {
+		s.logger.Warn("attach reply exceeds the frame limit; nothing attached",
+			"domain", domain, "size", n, "limit", s.frameLimit)
+		return Result{}, false, fmt.Errorf("%w: the attach reply for domain '%s' is %d bytes and the limit is %d; raise the frame limit",
+			ErrFrameTooLarge, domain, n, s.frameLimit)
+	}
+	if err := ctx.Err(); err != nil {
+		// The reply is not returned, so it announces nothing.
+		return Result{}, false, err
+	}
+	taskCtx, cancel := context.WithCancel(s.ctx)
+	a := &attachment{id: id, domain: domain, obs: obs, reply: first.Clock, cancel: cancel, done: make(chan struct{})}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		cancel()
+		return Result{}, false, ErrClosed
+	}
+	s.attachments[domain] = a
+	s.mu.Unlock()
+	go s.deliver(taskCtx, a)
+	c := first.Clock
+	return Result{
+		Domain:     domain,
+		Message:    fmt.Sprintf("attached to the clock of domain '%s': %s", domain, FormatObserved(c)),
+		Clock:      &c,
+		Attachment: id,
+	}, false, nil
+}
+
+func (s *Session) detach() (Result, error) {
+	if err := s.refuseInTransaction("DETACH DOMAIN CLOCK"); err != nil {
+		return Result{}, err
+	}
+	domain, err := s.activeDomain()
+	if err != nil {
+		return Result{}, err
+	}
+	s.mu.Lock()
+	a := s.attachments[domain]
+	s.mu.Unlock()
+	if a == nil {
+		return Result{}, &AttachmentError{Err: ErrNotAttached, Domain: domain}
+	}
+	ended := a.ending.Load()
+	s.release(a)
+	if ended {
+		return Result{}, &AttachmentError{Err: ErrNotAttached, Domain: domain}
+	}
+	return Result{Domain: domain, Message: fmt.Sprintf("detached from the clock of domain '%s'", domain)}, nil
+}
+
+// release stops the attachment's delivery task, waits for it, forgets the
+// attachment and withdraws its unread frames, so no frame of it follows the
+// reply of the request that released it.
+func (s *Session) release(a *attachment) {
+	a.stop()
+	s.mu.Lock()
+	if s.attachments[a.domain] == a {
+		delete(s.attachments, a.domain)
+	}
+	s.mu.Unlock()
+	s.lane.purge(a)
+}
+
+// fits encodes f and reports whether it fits the frame limit, logging a
+// warning when it does not.
+func (s *Session) fits(a *attachment, f Frame) bool {
+	a.buf = f.AppendJSON(a.buf[:0])
+	if len(a.buf) <= s.frameLimit {
+		return true
+	}
+	s.logger.Warn("frame exceeds the frame limit; skipped",
+		"domain", a.domain, "kind", f.Kind.String(), "size", len(a.buf), "limit", s.frameLimit)
+	return false
+}
+
+// deliver is an attachment's delivery task. It starts from the observation
+// the attach reply carried and, on every wake, reads the newest installation
+// and progress: a changed observation is queued as a state frame (after
+// withdrawing an untaken tick), a newer accepted tick of the generation the
+// client last received as paced fills the tick slot, and a missing domain
+// ends the attachment with one end frame.
+func (s *Session) deliver(ctx context.Context, a *attachment) {
+	defer close(a.done)
+	last := a.reply     // the observation the client last received
+	var lastTick uint64 // newest tick id of last.Generation put in the slot
+	var unfit clock.Observed
+	unfitSet := false // unfit is a state that did not fit the frame limit
+	for {
+		o := a.obs.Read()
+		switch {
+		case o.Missing:
+			a.ending.Store(true)
+			s.lane.withdrawTick(a)
+			end := Frame{Domain: a.domain, Attachment: a.id, Kind: FrameEnd, Reason: DomainRemoved}
+			if s.fits(a, end) {
+				_ = s.lane.pushFrame(ctx, a, end)
+			}
+			return
+		case o.Clock != last:
+			s.lane.withdrawTick(a)
+			if unfitSet && unfit == o.Clock {
+				break
+			}
+			f := Frame{Domain: a.domain, Attachment: a.id, Kind: FrameState, Clock: o.Clock}
+			if !s.fits(a, f) {
+				unfit, unfitSet = o.Clock, true
+				break
+			}
+			if err := s.lane.pushFrame(ctx, a, f); err != nil {
+				return
+			}
+			if o.Clock.Generation != last.Generation {
+				lastTick = 0
+			}
+			last, unfitSet = o.Clock, false
+			// Changes published while the frame waited for room collapse
+			// into the newest installation, read at once.
+			continue
+		case o.Tick.ID != 0 && o.Tick.Generation == last.Generation && o.Tick.ID > lastTick:
+			snap, err := a.obs.Reading(o.Tick.Generation)
+			if err != nil {
+				// A replaced installation already woke the observer; any
+				// other failure leaves this tick unsent.
+				if !errors.Is(err, runtime.ErrClockUnavailable) {
+					s.logger.Warn("cannot take the logical reading for a tick frame; tick skipped",
+						"domain", a.domain, "generation", o.Tick.Generation, "tick", o.Tick.ID, "error", err)
+					lastTick = o.Tick.ID
+				}
+				break
+			}
+			lastTick = o.Tick.ID
+			f := Frame{Domain: a.domain, Attachment: a.id, Kind: FrameTick, Tick: o.Tick, Reading: snap.Time}
+			if s.fits(a, f) {
+				s.lane.putTick(a, f)
+			}
+		}
+		if err := a.obs.Wait(ctx); err != nil {
+			return
+		}
+	}
+}

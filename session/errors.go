@@ -1,0 +1,79 @@
+package session
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Errors a session returns for statements it refuses itself. Catalog and
+// lifecycle refusals keep their own types (*lifecycle.Error and the catalog
+// sentinels); ExecText and Exec wrap every failure in a *grammar.Error that
+// carries the statement's position, so callers test with errors.Is/As.
+var (
+	// ErrNoActiveDomain: a statement that acts on the active domain ran
+	// before USE.
+	ErrNoActiveDomain = errors.New("no active domain; USE <name> first")
+	// ErrNotInTransaction: COMMIT or REVERT without an open transaction.
+	ErrNotInTransaction = errors.New("no transaction is open; BEGIN one first")
+	// ErrInTransaction: a statement that is never transaction content ran
+	// while a transaction is open. The error is a *TransactionError.
+	ErrInTransaction = errors.New("statement is not allowed inside a transaction")
+	// ErrNestedTransaction: BEGIN while a transaction is open. The error is
+	// a *TransactionError.
+	ErrNestedTransaction = errors.New("a transaction is already open")
+	// ErrAlreadyAttached: ATTACH DOMAIN CLOCK for a domain the session
+	// already follows. The error is an *AttachmentError.
+	ErrAlreadyAttached = errors.New("session already follows the domain clock")
+	// ErrNotAttached: DETACH DOMAIN CLOCK for a domain the session does not
+	// follow. The error is an *AttachmentError.
+	ErrNotAttached = errors.New("session does not follow the domain clock")
+	// ErrFrameTooLarge: an attach reply whose frame does not fit the
+	// session's frame limit; nothing was attached.
+	ErrFrameTooLarge = errors.New("frame exceeds the session's frame limit")
+	// ErrClosed: the session has ended.
+	ErrClosed = errors.New("session is closed; open a new session")
+)
+
+// TransactionError is a statement refused because of the session's
+// transaction: not allowed inside one (ErrInTransaction) or a nested BEGIN
+// (ErrNestedTransaction).
+type TransactionError struct {
+	// Err is ErrInTransaction or ErrNestedTransaction.
+	Err error
+	// Statement names the refused statement, for example "CREATE DOMAIN".
+	Statement string
+	// Domain is the domain the open transaction is bound to.
+	Domain string
+}
+
+// Error returns the operator-facing message.
+func (e *TransactionError) Error() string {
+	if errors.Is(e.Err, ErrNestedTransaction) {
+		return fmt.Sprintf("a transaction on domain '%s' is already open; COMMIT or REVERT it before BEGIN", e.Domain)
+	}
+	return fmt.Sprintf("%s is not allowed inside a transaction (open on domain '%s'); COMMIT or REVERT first",
+		e.Statement, e.Domain)
+}
+
+// Unwrap returns the sentinel.
+func (e *TransactionError) Unwrap() error { return e.Err }
+
+// AttachmentError is an ATTACH or DETACH refused by the session's
+// attachments: ErrAlreadyAttached or ErrNotAttached.
+type AttachmentError struct {
+	// Err is ErrAlreadyAttached or ErrNotAttached.
+	Err error
+	// Domain is the domain whose clock the statement named.
+	Domain string
+}
+
+// Error returns the operator-facing message.
+func (e *AttachmentError) Error() string {
+	if errors.Is(e.Err, ErrAlreadyAttached) {
+		return fmt.Sprintf("session already follows the clock of domain '%s'; DETACH DOMAIN CLOCK first", e.Domain)
+	}
+	return fmt.Sprintf("session does not follow the clock of domain '%s'; ATTACH DOMAIN CLOCK first", e.Domain)
+}
+
+// Unwrap returns the sentinel.
+func (e *AttachmentError) Unwrap() error { return e.Err }

@@ -1,0 +1,184 @@
+package session
+
+import (
+	"math"
+	"strconv"
+
+	"github.com/nspl-dev/nspl/grammar"
+	"github.com/nspl-dev/nspl/runtime"
+	"github.com/nspl-dev/nspl/runtime/clock"
+)
+
+// FrameKind says what a control-lane frame reports.
+type FrameKind uint8
+
+// Frame kinds.
+const (
+	// FrameState reports a changed observed clock.
+	FrameState FrameKind = iota + 1
+	// FrameTick reports the newest accepted tick of the observed generation.
+	FrameTick
+	// FrameEnd is the last frame of an attachment; Reason says why.
+	FrameEnd
+)
+
+// String returns "state", "tick" or "end".
+func (k FrameKind) String() string {
+	switch k {
+	case FrameState:
+		return "state"
+	case FrameTick:
+		return "tick"
+	case FrameEnd:
+		return "end"
+	default:
+		return "frame(" + strconv.Itoa(int(k)) + ")"
+	}
+}
+
+// EndReason says why an attachment ended.
+type EndReason uint8
+
+// End reasons.
+const (
+	// ReasonNone is the reason of frames that are not end frames.
+	ReasonNone EndReason = iota
+	// DomainRemoved: the domain was dropped from the catalog and the serving
+	// node removed it.
+	DomainRemoved
+)
+
+// String returns the reason's name as the protocol spells it.
+func (r EndReason) String() string {
+	switch r {
+	case ReasonNone:
+		return "none"
+	case DomainRemoved:
+		return "DomainRemoved"
+	default:
+		return "reason(" + strconv.Itoa(int(r)) + ")"
+	}
+}
+
+// Frame is one control-lane frame about an attached domain clock.
+//
+// A state frame carries Clock, the newest observed clock when it differs
+// from the one the client last received. A tick frame carries the newest
+// accepted Tick of the generation the client last received as paced, and
+// Reading, the serving node's own logical reading taken when the frame was
+// built. An end frame carries Reason and is the attachment's last frame.
+// Attachment numbers the attachment within its session, as the attach reply
+// (Result.Attachment) did.
+type Frame struct {
+	Domain     string
+	Attachment uint64
+	Kind       FrameKind
+	Clock      clock.Observed
+	Tick       runtime.Tick
+	Reading    int64
+	Reason     EndReason
+}
+
+// AppendJSON appends the frame's wire form: one JSON object whose instants
+// and durations are integer nanoseconds. Its length is the frame's size for
+// the session's frame limit.
+func (f Frame) AppendJSON(b []byte) []byte {
+	b = append(b, `{"domain":`...)
+	b = appendJSONString(b, f.Domain)
+	b = append(b, `,"attachment":`...)
+	b = strconv.AppendUint(b, f.Attachment, 10)
+	b = append(b, `,"kind":"`...)
+	b = append(b, f.Kind.String()...)
+	b = append(b, '"')
+	switch f.Kind {
+	case FrameState:
+		b = append(b, `,"clock":`...)
+		b = AppendObservedJSON(b, f.Clock)
+	case FrameTick:
+		b = append(b, `,"generation":`...)
+		b = strconv.AppendUint(b, f.Tick.Generation, 10)
+		b = append(b, `,"tick":`...)
+		b = strconv.AppendUint(b, f.Tick.ID, 10)
+		b = append(b, `,"boundary_ns":`...)
+		b = strconv.AppendInt(b, f.Tick.Boundary, 10)
+		b = append(b, `,"authority_utc_ns":`...)
+		b = strconv.AppendInt(b, f.Tick.AuthorityUTC, 10)
+		b = append(b, `,"reading_ns":`...)
+		b = strconv.AppendInt(b, f.Reading, 10)
+	case FrameEnd:
+		b = append(b, `,"reason":"`...)
+		b = append(b, f.Reason.String()...)
+		b = append(b, '"')
+	}
+	return append(b, '}')
+}
+
+// MarshalJSON implements json.Marshaler with AppendJSON.
+func (f Frame) MarshalJSON() ([]byte, error) { return f.AppendJSON(nil), nil }
+
+// String renders the frame as one plain line, for example
+// "tick prod generation 2 id 17 boundary 2026-01-01T00:00:16Z ...".
+func (f Frame) String() string {
+	name := grammar.FormatName(f.Domain)
+	switch f.Kind {
+	case FrameState:
+		return "clock " + name + " " + FormatObserved(f.Clock)
+	case FrameTick:
+		return "tick " + name + " generation " + strconv.FormatUint(f.Tick.Generation, 10) +
+			" id " + strconv.FormatUint(f.Tick.ID, 10) +
+			" boundary " + grammar.FormatTimestamp(f.Tick.Boundary) +
+			" authority_utc " + grammar.FormatTimestamp(f.Tick.AuthorityUTC) +
+			" reading " + grammar.FormatTimestamp(f.Reading)
+	case FrameEnd:
+		return "end " + name + " " + f.Reason.String()
+	default:
+		return f.Kind.String() + " " + name
+	}
+}
+
+// FormatObserved renders an observed clock as plain text: "generation 2
+// stopped", or for a paced clock "generation 2 paced period 1s skew 100ms
+// origin 2026-01-01T00:00:00Z anchor 2026-05-01T10:00:00Z rate 60".
+func FormatObserved(o clock.Observed) string {
+	s := "generation " + strconv.FormatUint(o.Generation, 10) + " " + o.State.String()
+	if o.State == clock.Paced {
+		s += " period " + grammar.FormatDuration(o.Period) +
+			" skew " + grammar.FormatDuration(o.Skew) +
+			" origin " + grammar.FormatTimestamp(o.LogicalStart) +
+			" anchor " + grammar.FormatTimestamp(o.WallStartedAt) +
+			" rate " + grammar.FormatRate(o.Rate)
+	}
+	return s
+}
+
+// AppendObservedJSON appends an observed clock as a JSON object; the paced
+// fields appear only for a paced clock.
+func AppendObservedJSON(b []byte, o clock.Observed) []byte {
+	b = append(b, `{"generation":`...)
+	b = strconv.AppendUint(b, o.Generation, 10)
+	b = append(b, `,"state":"`...)
+	b = append(b, o.State.String()...)
+	b = append(b, '"')
+	if o.State == clock.Paced {
+		b = append(b, `,"period_ns":`...)
+		b = strconv.AppendUint(b, o.Period, 10)
+		b = append(b, `,"skew_ns":`...)
+		b = strconv.AppendUint(b, o.Skew, 10)
+		b = append(b, `,"logical_start_ns":`...)
+		b = strconv.AppendInt(b, o.LogicalStart, 10)
+		b = append(b, `,"wall_started_at_ns":`...)
+		b = strconv.AppendInt(b, o.WallStartedAt, 10)
+		b = append(b, `,"time_rate":`...)
+		b = appendRate(b, o.Rate)
+	}
+	return append(b, '}')
+}
+
+// appendRate appends a finite rate as a JSON number; a value JSON cannot
+// hold (never a valid TIME RATE) is written as null.
+func appendRate(b []byte, r float64) []byte {
+	if math.IsNaN(r) || math.IsInf(r, 0) {
+		return append(b, "null"...)
+	}
+	return strconv.AppendFloat(b, r, 'g', -1, 64)
+}

@@ -1,0 +1,228 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+
+	"github.com/nspl-dev/nspl/grammar"
+	"github.com/nspl-dev/nspl/node"
+	"github.com/nspl-dev/nspl/planner"
+)
+
+// Defaults of Options.
+const (
+	// DefaultFrameLimit is the largest encoded frame (Frame.AppendJSON) a
+	// session queues when Options.FrameLimit is zero.
+	DefaultFrameLimit = 64 << 10
+	// DefaultLaneCapacity is the number of state and end frames the control
+	// lane holds when Options.LaneCapacity is zero. Tick slots come on top:
+	// at most one per attachment.
+	DefaultLaneCapacity = 64
+)
+
+// Options configures a session.
+type Options struct {
+	// Logger receives the session's warnings, such as a frame skipped for
+	// its size. Nil means slog.Default().
+	Logger *slog.Logger
+	// FrameLimit is the largest encoded frame, in bytes, the session
+	// queues; a larger state or tick frame is logged and skipped, a larger
+	// end frame logged and the attachment ended without it, and an attach
+	// whose reply would be larger is refused. Zero means DefaultFrameLimit.
+	FrameLimit int
+	// LaneCapacity bounds the state and end frames waiting in the control
+	// lane; delivery waits for room beyond it. Zero means
+	// DefaultLaneCapacity.
+	LaneCapacity int
+}
+
+// Session is one client's statement context: the active domain, an open
+// transaction, an ordered lane of requests and the clock attachments, keyed
+// by domain, with their delivery tasks and the control lane they feed.
+//
+// Exec and ExecText are serialised: requests run one at a time in the order
+// they acquire the lane. NextFrame may run concurrently with them and with
+// itself. ActiveDomain and InTransaction may be called at any time. Close
+// ends the session, stops every delivery task and waits for them.
+type Session struct {
+	node       *node.Node
+	logger     *slog.Logger
+	frameLimit int
+
+	ctx    context.Context // ends when the session closes
+	cancel context.CancelFunc
+	turn   chan struct{} // the request lane: holding its one token runs a request
+	lane   *lane
+	wg     sync.WaitGroup // delivery tasks and attach waits
+
+	mu          sync.Mutex // guards the fields below
+	closed      bool
+	active      string
+	tx          *transaction
+	attachments map[string]*attachment
+	nextID      uint64
+}
+
+// New returns a session served by n. The session owns no goroutine until it
+// attaches a clock; Close releases everything it started. Closing n ends
+// nothing of the session by itself: close sessions before their node.
+func New(n *node.Node, opts Options) *Session {
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.FrameLimit <= 0 {
+		opts.FrameLimit = DefaultFrameLimit
+	}
+	if opts.LaneCapacity <= 0 {
+		opts.LaneCapacity = DefaultLaneCapacity
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &Session{
+		node:        n,
+		logger:      opts.Logger,
+		frameLimit:  opts.FrameLimit,
+		ctx:         ctx,
+		cancel:      cancel,
+		turn:        make(chan struct{}, 1),
+		lane:        newLane(opts.LaneCapacity),
+		attachments: make(map[string]*attachment),
+	}
+	s.turn <- struct{}{}
+	return s
+}
+
+// ActiveDomain returns the domain USE made active, or "".
+func (s *Session) ActiveDomain() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.active
+}
+
+// InTransaction reports the open transaction's domain and the number of
+// queued steps; ok is false when no transaction is open.
+func (s *Session) InTransaction() (domain string, pending int, ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.tx == nil {
+		return "", 0, false
+	}
+	return s.tx.domain, len(s.tx.steps), true
+}
+
+// Attached returns the domains whose clocks the session follows, including
+// attachments that have ended (their end frame sent) and not yet been
+// released by a later attach or detach.
+func (s *Session) Attached() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]string, 0, len(s.attachments))
+	for d := range s.attachments {
+		out = append(out, d)
+	}
+	return out
+}
+
+// ExecText plans and runs every statement of text in order and returns their
+// results. It stops at the first error and returns the results before it;
+// the error is a *grammar.Error with the failing statement's position (a
+// syntax or literal error where the text is wrong, the statement's start for
+// a refusal), whose Kind is the typed cause. Statements before a syntax
+// error run; nothing after it does.
+func (s *Session) ExecText(ctx context.Context, text string) ([]Result, error) {
+	plans, planErr := planner.PlanScript(text)
+	results := make([]Result, 0, len(plans))
+	for _, p := range plans {
+		r, err := s.Exec(ctx, p)
+		if err != nil {
+			return results, err
+		}
+		results = append(results, r)
+	}
+	if planErr != nil {
+		return results, planErr
+	}
+	return results, nil
+}
+
+// Exec runs one planned statement on the session's request lane and returns
+// its reply. A failure is a *grammar.Error at the statement's position whose
+// Kind is the typed cause: one of this package's errors, a *lifecycle.Error,
+// a catalog or runtime error, or the context's error.
+//
+// An ATTACH DOMAIN CLOCK whose request ends while it waits for the node's
+// first installation keeps its place on the lane until that installation
+// or the end of the session, so later requests run after it; its reply is
+// not returned, and nothing is attached.
+func (s *Session) Exec(ctx context.Context, p planner.Plan) (Result, error) {
+	if p == nil {
+		return Result{}, errors.New("session: nil plan")
+	}
+	select {
+	case <-s.turn:
+	case <-ctx.Done():
+		return Result{}, positioned(p, ctx.Err())
+	case <-s.ctx.Done():
+		return Result{}, positioned(p, ErrClosed)
+	}
+	// A request also ends with the session.
+	ctx, cancel := context.WithCancel(ctx)
+	stop := context.AfterFunc(s.ctx, cancel)
+	r, handedOff, err := s.run(ctx, p)
+	stop()
+	cancel()
+	if !handedOff {
+		s.turn <- struct{}{}
+	}
+	if err != nil {
+		if s.ctx.Err() != nil && errors.Is(err, context.Canceled) {
+			err = ErrClosed
+		}
+		return Result{}, positioned(p, err)
+	}
+	r.Statement = p.String()
+	return r, nil
+}
+
+// positioned wraps err in a *grammar.Error at the statement's position,
+// unless it already is one.
+func positioned(p planner.Plan, err error) error {
+	var ge *grammar.Error
+	if errors.As(err, &ge) {
+		return err
+	}
+	return &grammar.Error{Pos: p.Pos(), Msg: err.Error(), Kind: err}
+}
+
+// NextFrame returns the next control-lane frame, waiting until one is queued,
+// ctx ends or the session closes (ErrClosed). Taking a tick frame empties
+// its attachment's slot, so the next tick of that attachment queues anew.
+func (s *Session) NextFrame(ctx context.Context) (Frame, error) {
+	return s.lane.next(ctx)
+}
+
+// Pending returns the number of unread control-lane entries: state and end
+// frames plus queued tick slots.
+func (s *Session) Pending() int { return s.lane.len() }
+
+// Close ends the session: it cancels requests in flight, stops every
+// delivery task without a frame, waits for them, and discards unread frames.
+// It is safe to call more than once and from any goroutine.
+func (s *Session) Close() error {
+	s.cancel()
+	s.mu.Lock()
+	s.closed = true
+	atts := make([]*attachment, 0, len(s.attachments))
+	for _, a := range s.attachments {
+		atts = append(atts, a)
+	}
+	clear(s.attachments)
+	s.mu.Unlock()
+	for _, a := range atts {
+		a.stop()
+	}
+	s.lane.close()
+	s.wg.Wait()
+	return nil
+}

@@ -1,0 +1,318 @@
+package session
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/nspl-dev/nspl/lifecycle"
+	"github.com/nspl-dev/nspl/planner"
+)
+
+// transaction is an open BEGIN: the domain it is bound to and the queued
+// lifecycle steps (Start, Stop and AlterPlacement plans).
+type transaction struct {
+	domain string
+	steps  []planner.Plan
+}
+
+// run dispatches one plan. handedOff reports that the request lane's token
+// now belongs to an attach still waiting for the node's installation.
+func (s *Session) run(ctx context.Context, p planner.Plan) (r Result, handedOff bool, err error) {
+	switch p := p.(type) {
+	case planner.CreateDomain:
+		r, err = s.createDomain(ctx, p)
+	case planner.DropDomain:
+		r, err = s.dropDomain(ctx, p)
+	case planner.AlterPlacement:
+		r, err = s.alterPlacement(ctx, p)
+	case planner.Start:
+		r, err = s.start(ctx, p)
+	case planner.Stop:
+		r, err = s.stop(ctx, p)
+	case planner.Use:
+		r, err = s.use(p)
+	case planner.ListDomains:
+		r = s.listDomains()
+	case planner.DescribeDomain:
+		r, err = s.describeDomain(p)
+	case planner.Begin:
+		r, err = s.begin()
+	case planner.Commit:
+		r, err = s.commit(ctx)
+	case planner.Rollback:
+		r, err = s.rollback()
+	case planner.Attach:
+		return s.attach(ctx)
+	case planner.Detach:
+		r, err = s.detach()
+	default:
+		err = fmt.Errorf("%w: %T", planner.ErrUnknownStatement, p)
+	}
+	return r, false, err
+}
+
+// refuseInTransaction returns a *TransactionError when a transaction is open.
+func (s *Session) refuseInTransaction(statement string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.tx != nil {
+		return &TransactionError{Err: ErrInTransaction, Statement: statement, Domain: s.tx.domain}
+	}
+	return nil
+}
+
+// activeDomain returns the active domain or ErrNoActiveDomain.
+func (s *Session) activeDomain() (string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.active == "" {
+		return "", ErrNoActiveDomain
+	}
+	return s.active, nil
+}
+
+// queue adds a lifecycle step to the open transaction and reports true, or
+// reports false when no transaction is open.
+func (s *Session) queue(p planner.Plan) (Result, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.tx == nil {
+		return Result{}, false
+	}
+	s.tx.steps = append(s.tx.steps, p)
+	return Result{
+		Domain:  s.tx.domain,
+		Message: fmt.Sprintf("queued %s (%d pending)", strings.TrimSuffix(p.String(), ";"), len(s.tx.steps)),
+	}, true
+}
+
+func errDomainNotFound(name string) error {
+	return &lifecycle.Error{Code: lifecycle.CodeDomainNotFound, Domain: name, Message: fmt.Sprintf(
+		"domain '%s' does not exist; run LIST DOMAINS to see the catalog or CREATE DOMAIN %s first", name, name)}
+}
+
+func (s *Session) createDomain(ctx context.Context, p planner.CreateDomain) (Result, error) {
+	if err := s.refuseInTransaction("CREATE DOMAIN"); err != nil {
+		return Result{}, err
+	}
+	res, err := s.node.CreateDomain(ctx, p)
+	if err != nil {
+		return Result{}, err
+	}
+	msg := fmt.Sprintf("created domain '%s'", p.Name)
+	if !res.Changed {
+		msg = fmt.Sprintf("domain '%s' already exists; nothing created", p.Name)
+	}
+	return Result{Domain: p.Name, Message: msg}, nil
+}
+
+func (s *Session) dropDomain(ctx context.Context, p planner.DropDomain) (Result, error) {
+	if err := s.refuseInTransaction("DROP DOMAIN"); err != nil {
+		return Result{}, err
+	}
+	res, err := s.node.DropDomain(ctx, p)
+	if err != nil {
+		return Result{}, err
+	}
+	msg := fmt.Sprintf("dropped domain '%s'", p.Name)
+	if !res.Changed {
+		msg = fmt.Sprintf("domain '%s' does not exist; nothing dropped", p.Name)
+	}
+	return Result{Domain: p.Name, Message: msg}, nil
+}
+
+func (s *Session) alterPlacement(ctx context.Context, p planner.AlterPlacement) (Result, error) {
+	if r, ok := s.queue(p); ok {
+		return r, nil
+	}
+	domain, err := s.activeDomain()
+	if err != nil {
+		return Result{}, err
+	}
+	res, err := s.node.AlterPlacement(ctx, domain, p.Placement)
+	if err != nil {
+		return Result{}, err
+	}
+	msg := fmt.Sprintf("set placement of domain '%s' to %s", domain, p.Placement)
+	if !res.Changed {
+		msg = fmt.Sprintf("placement of domain '%s' is already %s", domain, p.Placement)
+	}
+	return Result{Domain: domain, Message: msg}, nil
+}
+
+func (s *Session) start(ctx context.Context, p planner.Start) (Result, error) {
+	if r, ok := s.queue(p); ok {
+		return r, nil
+	}
+	domain, err := s.activeDomain()
+	if err != nil {
+		return Result{}, err
+	}
+	if _, err := s.node.Start(ctx, domain, p); err != nil {
+		return Result{}, err
+	}
+	return Result{Domain: domain, Message: fmt.Sprintf("started domain '%s'", domain)}, nil
+}
+
+func (s *Session) stop(ctx context.Context, p planner.Stop) (Result, error) {
+	if r, ok := s.queue(p); ok {
+		return r, nil
+	}
+	domain, err := s.activeDomain()
+	if err != nil {
+		return Result{}, err
+	}
+	if _, err := s.node.Stop(ctx, domain); err != nil {
+		return Result{}, err
+	}
+	return Result{Domain: domain, Message: fmt.Sprintf("stopped domain '%s'", domain)}, nil
+}
+
+func (s *Session) use(p planner.Use) (Result, error) {
+	if err := s.refuseInTransaction("USE"); err != nil {
+		return Result{}, err
+	}
+	if _, err := s.node.Domain(p.Name); err != nil {
+		return Result{}, err
+	}
+	s.mu.Lock()
+	s.active = p.Name
+	s.mu.Unlock()
+	return Result{Domain: p.Name, Message: fmt.Sprintf("using domain '%s'", p.Name)}, nil
+}
+
+func (s *Session) begin() (Result, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.tx != nil {
+		return Result{}, &TransactionError{Err: ErrNestedTransaction, Statement: "BEGIN", Domain: s.tx.domain}
+	}
+	if s.active == "" {
+		return Result{}, ErrNoActiveDomain
+	}
+	if _, err := s.node.Domain(s.active); err != nil {
+		return Result{}, err
+	}
+	s.tx = &transaction{domain: s.active}
+	return Result{Domain: s.active, Message: fmt.Sprintf("began transaction on domain '%s'", s.active)}, nil
+}
+
+// commit applies the queued steps as one catalog command. The transaction
+// ends whatever the outcome: a refused commit applied nothing, and a commit
+// whose outcome is unknown must not be sent twice.
+func (s *Session) commit(ctx context.Context) (Result, error) {
+	s.mu.Lock()
+	tx := s.tx
+	s.tx = nil
+	s.mu.Unlock()
+	if tx == nil {
+		return Result{}, ErrNotInTransaction
+	}
+	if len(tx.steps) == 0 {
+		return Result{Domain: tx.domain, Message: fmt.Sprintf("committed empty transaction on domain '%s'", tx.domain)}, nil
+	}
+	if _, err := s.node.CommitTransaction(ctx, tx.domain, tx.steps); err != nil {
+		return Result{}, err
+	}
+	return Result{Domain: tx.domain, Message: fmt.Sprintf("committed transaction on domain '%s' (%s)",
+		tx.domain, plural(len(tx.steps), "step"))}, nil
+}
+
+func (s *Session) rollback() (Result, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.tx == nil {
+		return Result{}, ErrNotInTransaction
+	}
+	tx := s.tx
+	s.tx = nil
+	return Result{Domain: tx.domain, Message: fmt.Sprintf("reverted transaction on domain '%s' (%s discarded)",
+		tx.domain, plural(len(tx.steps), "step"))}, nil
+}
+
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// Columns of LIST DOMAINS.
+var listColumns = []Column{
+	{Name: "name", Type: KindText},
+	{Name: "pace", Type: KindText},
+	{Name: "status", Type: KindText},
+	{Name: "generation", Type: KindUint},
+}
+
+func (s *Session) listDomains() Result {
+	domains := s.node.Domains()
+	set := &ResultSet{Columns: listColumns, Rows: make([][]Value, 0, len(domains))}
+	for _, d := range domains {
+		set.Rows = append(set.Rows, []Value{Text(d.Name), Text(d.Pace.String()), Text(d.Status.String()), Uint(d.Generation)})
+	}
+	return Result{Message: plural(len(domains), "domain"), Set: set}
+}
+
+// Columns of DESCRIBE DOMAIN. The start columns describe the latest START
+// (null before the first); the mapping columns the active paced mapping
+// (null unless the domain is paced and running); authority is the clock
+// authority fence of a paced domain.
+var describeColumns = []Column{
+	{Name: "name", Type: KindText},
+	{Name: "pace", Type: KindText},
+	{Name: "period", Type: KindDuration},
+	{Name: "skew", Type: KindDuration},
+	{Name: "placement", Type: KindText},
+	{Name: "status", Type: KindText},
+	{Name: "generation", Type: KindUint},
+	{Name: "start_mode", Type: KindText},
+	{Name: "start_point", Type: KindTimestamp},
+	{Name: "start_wall", Type: KindTimestamp},
+	{Name: "start_rate", Type: KindRate},
+	{Name: "mapping_logical_start", Type: KindTimestamp},
+	{Name: "mapping_wall_started_at", Type: KindTimestamp},
+	{Name: "mapping_time_rate", Type: KindRate},
+	{Name: "authority", Type: KindText},
+	{Name: "revision", Type: KindUint},
+}
+
+func (s *Session) describeDomain(p planner.DescribeDomain) (Result, error) {
+	if err := s.refuseInTransaction("DESCRIBE DOMAIN"); err != nil {
+		return Result{}, err
+	}
+	name := p.Name
+	if name == "" {
+		var err error
+		if name, err = s.activeDomain(); err != nil {
+			return Result{}, err
+		}
+	}
+	d, err := s.node.Domain(name)
+	if err != nil {
+		return Result{}, err
+	}
+	return Result{Domain: name, Message: fmt.Sprintf("domain '%s'", name),
+		Set: &ResultSet{Columns: describeColumns, Rows: [][]Value{describeRow(d)}}}, nil
+}
+
+func describeRow(d lifecycle.Domain) []Value {
+	row := []Value{Text(d.Name), Text(d.Pace.String()), Null(), Null(), Text(d.Placement.String()),
+		Text(d.Status.String()), Uint(d.Generation), Null(), Null(), Null(), Null(), Null(), Null(), Null(), Null(),
+		Uint(d.Revision)}
+	if d.Pace == lifecycle.Paced {
+		row[2], row[3] = Duration(d.Period), Duration(d.Skew)
+		row[14] = Text(d.Authority.String())
+	}
+	if d.Generation > 0 {
+		row[7] = Text(d.LastStart.Mode.String())
+		row[8] = Timestamp(d.LastStart.LogicalStart)
+		row[9] = Timestamp(d.LastStart.WallStartedAt)
+		row[10] = Rate(d.LastStart.Rate)
+	}
+	if m := d.Mapping; m != nil {
+		row[11], row[12], row[13] = Timestamp(m.LogicalStart), Timestamp(m.WallStartedAt), Rate(m.Rate)
+	}
+	return row
+}
