@@ -159,6 +159,9 @@ func (s *Session) Exec(ctx context.Context, p planner.Plan) (Result, error) {
 	if p == nil {
 		return Result{}, errors.New("session: nil plan")
 	}
+	if s.ctx.Err() != nil {
+		return Result{}, positioned(p, ErrClosed)
+	}
 	select {
 	case <-s.turn:
 	case <-ctx.Done():

@@ -1,0 +1,151 @@
+package session
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/nspl-dev/nspl/node"
+	"github.com/nspl-dev/nspl/runtime/clock"
+	"github.com/nspl-dev/nspl/runtime/timesource"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// t0 is the fake UTC every test starts at: 2026-01-01T00:00:00Z.
+const t0 = int64(1767225600) * int64(time.Second)
+
+func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+// env is one node on a fake clock and a session on it.
+type env struct {
+	t    testing.TB
+	fake *timesource.Fake
+	node *node.Node
+	sess *Session
+	base int // timers armed before any producer runs
+}
+
+func newEnv(t testing.TB, opts Options) *env {
+	t.Helper()
+	fake := timesource.NewFake(t0)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	n, err := node.Open(ctx, node.Config{Logger: quietLogger(), RaftLogLevel: slog.LevelError, TimeSource: fake})
+	require.NoError(t, err)
+	require.NoError(t, n.WaitInstalled(ctx))
+	if opts.Logger == nil {
+		opts.Logger = quietLogger()
+	}
+	e := &env{t: t, fake: fake, node: n, sess: New(n, opts), base: fake.Armed()}
+	t.Cleanup(func() {
+		require.NoError(t, e.sess.Close())
+		require.NoError(t, n.Close())
+	})
+	return e
+}
+
+func ctxT(t testing.TB) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// exec runs text and requires success.
+func (e *env) exec(text string) []Result {
+	e.t.Helper()
+	rs, err := e.sess.ExecText(ctxT(e.t), text)
+	require.NoError(e.t, err, "exec %q", text)
+	return rs
+}
+
+// last runs text and returns the last result's message.
+func (e *env) msg(text string) string {
+	e.t.Helper()
+	rs := e.exec(text)
+	return rs[len(rs)-1].Message
+}
+
+// fail runs text and requires it to fail.
+func (e *env) fail(text string) error {
+	e.t.Helper()
+	_, err := e.sess.ExecText(ctxT(e.t), text)
+	require.Error(e.t, err, "exec %q", text)
+	return err
+}
+
+func (e *env) frame() Frame {
+	e.t.Helper()
+	f, err := e.sess.NextFrame(ctxT(e.t))
+	require.NoError(e.t, err)
+	return f
+}
+
+// waitTick waits on an observer, never a sleep, until the domain's accepted
+// tick reaches id.
+func (e *env) waitTick(domain string, id uint64) {
+	e.t.Helper()
+	o, err := e.node.Observe(domain)
+	require.NoError(e.t, err)
+	ctx := ctxT(e.t)
+	for {
+		if obs := o.Read(); obs.Tick.ID >= id {
+			return
+		}
+		require.NoError(e.t, o.Wait(ctx), "waiting for tick %d of %q", id, domain)
+	}
+}
+
+// parked waits until the producer has armed its timer, so an Advance lands
+// after its last emission was recorded.
+func (e *env) parked() {
+	e.t.Helper()
+	require.NoError(e.t, e.fake.BlockUntil(ctxT(e.t), e.base+1))
+}
+
+// advance moves the fake clock by d and waits until tick id is accepted
+// and the producer is parked again.
+func (e *env) advance(d time.Duration, domain string, id uint64) {
+	e.t.Helper()
+	e.parked()
+	e.fake.Advance(d)
+	e.waitTick(domain, id)
+	e.parked()
+}
+
+// orderChecker checks the per-attachment delivery order a client may rely
+// on, frame by frame, starting from the attach reply.
+type orderChecker struct {
+	t        testing.TB
+	state    clock.Observed
+	lastTick map[uint64]uint64 // generation → newest tick id delivered
+	ended    bool
+}
+
+func newOrderChecker(t testing.TB, reply clock.Observed) *orderChecker {
+	return &orderChecker{t: t, state: reply, lastTick: map[uint64]uint64{}}
+}
+
+func (c *orderChecker) see(f Frame) {
+	c.t.Helper()
+	require.False(c.t, c.ended, "frame %v after the end frame", f)
+	switch f.Kind {
+	case FrameState:
+		require.NotEqual(c.t, c.state, f.Clock, "a state frame repeats the observation the client has")
+		c.state = f.Clock
+	case FrameTick:
+		require.Equal(c.t, clock.Paced, c.state.State, "tick %v while the client holds %v", f.Tick, c.state)
+		require.Equal(c.t, c.state.Generation, f.Tick.Generation, "tick of another generation than the newest state")
+		require.Greater(c.t, f.Tick.ID, c.lastTick[f.Tick.Generation], "tick ids must increase within a generation")
+		c.lastTick[f.Tick.Generation] = f.Tick.ID
+	case FrameEnd:
+		c.ended = true
+	default:
+		c.t.Fatalf("unknown frame %v", f)
+	}
+}

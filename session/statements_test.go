@@ -1,0 +1,221 @@
+package session
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/nspl-dev/nspl/grammar"
+	"github.com/nspl-dev/nspl/lifecycle"
+)
+
+func TestStatementMessages(t *testing.T) {
+	e := newEnv(t, Options{})
+	for _, tc := range []struct{ text, want string }{
+		{"CREATE PACED DOMAIN prod WITH PERIOD 1s SKEW 100ms;", "created domain 'prod'"},
+		{"CREATE IF NOT EXISTS PACED DOMAIN prod WITH PERIOD 1s SKEW 0s;", "domain 'prod' already exists; nothing created"},
+		{"CREATE DOMAIN web;", "created domain 'web'"},
+		{"USE prod;", "using domain 'prod'"},
+		{"ALTER DOMAIN SET PLACEMENT PREFER COLOCATION;", "set placement of domain 'prod' to PREFER COLOCATION"},
+		{"ALTER DOMAIN SET PLACEMENT PREFER COLOCATION;", "placement of domain 'prod' is already PREFER COLOCATION"},
+		{"START AT '2026-01-01T00:00:00Z' TIME RATE 60;", "started domain 'prod'"},
+		{"STOP;", "stopped domain 'prod'"},
+		{"DROP DOMAIN web;", "dropped domain 'web'"},
+		{"DROP DOMAIN IF EXISTS web;", "domain 'web' does not exist; nothing dropped"},
+		{"LIST DOMAINS;", "1 domain"},
+		{"DESCRIBE DOMAIN;", "domain 'prod'"},
+		{"BEGIN;", "began transaction on domain 'prod'"},
+		{"START AT NOW;", "queued START AT NOW TIME RATE 1 (1 pending)"},
+		{"ROLLBACK;", "reverted transaction on domain 'prod' (1 step discarded)"},
+		{"BEGIN; COMMIT;", "committed empty transaction on domain 'prod'"},
+	} {
+		require.Equal(t, tc.want, e.msg(tc.text), tc.text)
+	}
+}
+
+func TestListAndDescribe(t *testing.T) {
+	e := newEnv(t, Options{})
+	e.exec("CREATE PACED DOMAIN prod WITH PERIOD 1s SKEW 100ms; CREATE DOMAIN web; USE prod;" +
+		"START AT '2026-01-01T00:00:00Z' TIME RATE 60;")
+	set := e.exec("LIST DOMAINS;")[0].Set
+	require.Equal(t, []string{"name", "pace", "status", "generation"}, columnNames(set))
+	require.Equal(t, [][]Value{
+		{Text("prod"), Text("PACED"), Text("running"), Uint(1)},
+		{Text("web"), Text("UNPACED"), Text("stopped"), Uint(0)},
+	}, set.Rows)
+	require.JSONEq(t, `[{"name":"prod","pace":"PACED","status":"running","generation":1},
+		{"name":"web","pace":"UNPACED","status":"stopped","generation":0}]`, string(set.AppendJSON(nil)))
+
+	set = e.exec("DESCRIBE DOMAIN;")[0].Set
+	require.Len(t, set.Rows, 1)
+	row := map[string]string{}
+	for i, c := range set.Columns {
+		row[c.Name] = set.Rows[0][i].String()
+		if !set.Rows[0][i].IsNull() {
+			require.Equal(t, c.Type, set.Rows[0][i].Kind(), c.Name)
+		}
+	}
+	require.Equal(t, map[string]string{
+		"name": "prod", "pace": "PACED", "period": "1s", "skew": "100ms", "placement": "NEUTRAL",
+		"status": "running", "generation": "1", "start_mode": "at", "start_point": "2026-01-01T00:00:00Z",
+		"start_wall": "2026-01-01T00:00:00Z", "start_rate": "60",
+		"mapping_logical_start": "2026-01-01T00:00:00Z", "mapping_wall_started_at": "2026-01-01T00:00:00Z",
+		"mapping_time_rate": "60", "authority": row["authority"], "revision": row["revision"],
+	}, row)
+	require.Regexp(t, `^local#\d+@1$`, row["authority"])
+
+	// An unpaced domain never started has no period, start or mapping.
+	set = e.exec("DESCRIBE DOMAIN web;")[0].Set
+	for _, name := range []string{"period", "skew", "start_mode", "start_point", "mapping_time_rate", "authority"} {
+		require.True(t, set.Rows[0][set.Column(name)].IsNull(), name)
+	}
+}
+
+func columnNames(s *ResultSet) []string {
+	out := make([]string, len(s.Columns))
+	for i, c := range s.Columns {
+		out[i] = c.Name
+	}
+	return out
+}
+
+func TestTransactions(t *testing.T) {
+	e := newEnv(t, Options{})
+	e.exec("CREATE PACED DOMAIN prod WITH PERIOD 1s SKEW 0s; USE prod;")
+	require.Equal(t, "began transaction on domain 'prod'", e.msg("BEGIN;"))
+	dom, pending, ok := e.sess.InTransaction()
+	require.Equal(t, "prod", dom)
+	require.Zero(t, pending)
+	require.True(t, ok)
+	require.Equal(t, "queued START AT NOW TIME RATE 2 (1 pending)", e.msg("START AT NOW TIME RATE 2;"))
+	require.Equal(t, "queued STOP (2 pending)", e.msg("STOP;"))
+	require.Equal(t, "queued ALTER DOMAIN SET PLACEMENT SUGGEST SEPARATION (3 pending)",
+		e.msg("ALTER DOMAIN SET PLACEMENT SUGGEST SEPARATION;"))
+	require.Equal(t, "queued START AT '2026-01-01T00:00:00Z' TIME RATE 60 (4 pending)",
+		e.msg("START AT '2026-01-01T00:00:00Z' TIME RATE 60;"))
+	// Nothing is applied before COMMIT.
+	d, err := e.node.Domain("prod")
+	require.NoError(t, err)
+	require.Equal(t, lifecycle.Stopped, d.Status)
+	rev := d.Revision
+
+	require.Equal(t, "committed transaction on domain 'prod' (4 steps)", e.msg("COMMIT;"))
+	_, _, ok = e.sess.InTransaction()
+	require.False(t, ok)
+	d, err = e.node.Domain("prod")
+	require.NoError(t, err)
+	require.Equal(t, lifecycle.Running, d.Status)
+	require.Equal(t, uint64(2), d.Generation, "two STARTs in one transaction")
+	require.Equal(t, lifecycle.SuggestSeparation, d.Placement)
+	require.Equal(t, rev+1, d.Revision, "the whole transaction is one catalog revision")
+
+	// REVERT drops queued steps without applying them.
+	e.exec("BEGIN; STOP;")
+	require.Equal(t, "reverted transaction on domain 'prod' (1 step discarded)", e.msg("REVERT;"))
+	d, err = e.node.Domain("prod")
+	require.NoError(t, err)
+	require.Equal(t, lifecycle.Running, d.Status)
+
+	// A refused COMMIT applies nothing and ends the transaction.
+	e.exec("BEGIN; START;")
+	err = e.fail("COMMIT;")
+	require.ErrorIs(t, err, lifecycle.ErrAlreadyRunning)
+	_, _, ok = e.sess.InTransaction()
+	require.False(t, ok)
+
+	// LIST DOMAINS is allowed inside a transaction.
+	e.exec("BEGIN; LIST DOMAINS; REVERT;")
+}
+
+func TestRefusals(t *testing.T) {
+	e := newEnv(t, Options{})
+	none := []struct{ text, want string }{
+		{"START;", "1:1: no active domain; USE <name> first"},
+		{"STOP;", "1:1: no active domain; USE <name> first"},
+		{"ALTER DOMAIN SET PLACEMENT NEUTRAL;", "1:1: no active domain; USE <name> first"},
+		{"ATTACH DOMAIN CLOCK;", "1:1: no active domain; USE <name> first"},
+		{"DETACH DOMAIN CLOCK;", "1:1: no active domain; USE <name> first"},
+		{"DESCRIBE DOMAIN;", "1:1: no active domain; USE <name> first"},
+		{"BEGIN;", "1:1: no active domain; USE <name> first"},
+		{"COMMIT;", "1:1: no transaction is open; BEGIN one first"},
+		{"REVERT;", "1:1: no transaction is open; BEGIN one first"},
+		{"USE nope;", "1:1: domain 'nope' does not exist; run LIST DOMAINS to see the catalog or CREATE DOMAIN nope first"},
+		{"DESCRIBE DOMAIN nope;", "1:1: domain 'nope' does not exist; run LIST DOMAINS to see the catalog or CREATE DOMAIN nope first"},
+	}
+	for _, tc := range none {
+		require.EqualError(t, e.fail(tc.text), tc.want, tc.text)
+	}
+	require.ErrorIs(t, e.fail("START;"), ErrNoActiveDomain)
+
+	e.exec("CREATE DOMAIN prod;\nUSE prod;")
+	for _, tc := range []struct{ text, want string }{
+		{"DETACH DOMAIN CLOCK;", "1:1: session does not follow the clock of domain 'prod'; ATTACH DOMAIN CLOCK first"},
+		{"CREATE DOMAIN prod;", "1:1: domain 'prod' already exists; use CREATE DOMAIN IF NOT EXISTS or choose another name"},
+		{"STOP;", "1:1: domain 'prod' is already stopped; START it to establish a new generation"},
+	} {
+		require.EqualError(t, e.fail(tc.text), tc.want, tc.text)
+	}
+	e.exec("ATTACH DOMAIN CLOCK;")
+	err := e.fail("ATTACH DOMAIN CLOCK;")
+	require.EqualError(t, err, "1:1: session already follows the clock of domain 'prod'; DETACH DOMAIN CLOCK first")
+	require.ErrorIs(t, err, ErrAlreadyAttached)
+	var ae *AttachmentError
+	require.ErrorAs(t, err, &ae)
+	require.Equal(t, "prod", ae.Domain)
+
+	e.exec("BEGIN;")
+	for _, tc := range []struct{ text, want string }{
+		{"CREATE DOMAIN other;", "1:1: CREATE DOMAIN is not allowed inside a transaction (open on domain 'prod'); COMMIT or REVERT first"},
+		{"DROP DOMAIN prod;", "1:1: DROP DOMAIN is not allowed inside a transaction (open on domain 'prod'); COMMIT or REVERT first"},
+		{"USE prod;", "1:1: USE is not allowed inside a transaction (open on domain 'prod'); COMMIT or REVERT first"},
+		{"DESCRIBE DOMAIN;", "1:1: DESCRIBE DOMAIN is not allowed inside a transaction (open on domain 'prod'); COMMIT or REVERT first"},
+		{"ATTACH DOMAIN CLOCK;", "1:1: ATTACH DOMAIN CLOCK is not allowed inside a transaction (open on domain 'prod'); COMMIT or REVERT first"},
+		{"DETACH DOMAIN CLOCK;", "1:1: DETACH DOMAIN CLOCK is not allowed inside a transaction (open on domain 'prod'); COMMIT or REVERT first"},
+		{"BEGIN;", "1:1: a transaction on domain 'prod' is already open; COMMIT or REVERT it before BEGIN"},
+	} {
+		err := e.fail(tc.text)
+		require.EqualError(t, err, tc.want, tc.text)
+		var te *TransactionError
+		require.ErrorAs(t, err, &te)
+		require.Equal(t, "prod", te.Domain)
+	}
+	require.ErrorIs(t, e.fail("BEGIN;"), ErrNestedTransaction)
+	require.ErrorIs(t, e.fail("USE prod;"), ErrInTransaction)
+	e.exec("REVERT; DETACH DOMAIN CLOCK; DROP DOMAIN IF EXISTS zzz;")
+
+	// BEGIN needs the active domain to still exist.
+	e.exec("DROP DOMAIN prod;")
+	require.ErrorIs(t, e.fail("BEGIN;"), lifecycle.ErrDomainNotFound)
+}
+
+func TestExecTextPositions(t *testing.T) {
+	e := newEnv(t, Options{})
+	rs, err := e.sess.ExecText(ctxT(t), "CREATE DOMAIN a;\nCREATE DOMAIN b;\n  CREATE DOMAIN a;\nCREATE DOMAIN c;")
+	require.Len(t, rs, 2)
+	var ge *grammar.Error
+	require.ErrorAs(t, err, &ge)
+	require.Equal(t, 3, ge.Pos.Line)
+	require.Equal(t, 3, ge.Pos.Column)
+	require.ErrorIs(t, err, lifecycle.ErrDomainExists)
+	_, err = e.node.Domain("c")
+	require.Error(t, err, "nothing runs after the failure")
+
+	// A syntax error stops the text after running what precedes it.
+	rs, err = e.sess.ExecText(ctxT(t), "CREATE DOMAIN d; CREATE PACED DOMAIN e WITH SKEW 1s;")
+	require.Len(t, rs, 1)
+	require.ErrorIs(t, err, grammar.ErrSyntax)
+	require.ErrorAs(t, err, &ge)
+	require.Equal(t, 1, ge.Pos.Line)
+	require.Greater(t, ge.Pos.Column, 17)
+	require.True(t, errors.As(err, &ge))
+}
+
+func TestClosedSession(t *testing.T) {
+	e := newEnv(t, Options{})
+	require.NoError(t, e.sess.Close())
+	require.ErrorIs(t, e.fail("LIST DOMAINS;"), ErrClosed)
+	_, err := e.sess.NextFrame(ctxT(t))
+	require.ErrorIs(t, err, ErrClosed)
+	require.NoError(t, e.sess.Close())
+}
