@@ -15,7 +15,8 @@ import (
 // renderResult writes one statement's reply in format:
 //
 //   - table: the result set as an ASCII table (header as named, cells left
-//     aligned, no wrapping), then the message;
+//     aligned, no wrapping; a single row of more than verticalColumns
+//     columns as column/value lines), then the message;
 //   - plain: a result set as tab-separated lines, header first, without the
 //     message; any other reply as its message;
 //   - json: one JSON object per statement on one line:
@@ -57,6 +58,11 @@ func renderResult(w io.Writer, format outputFormat, res session.Result) error {
 	return err
 }
 
+// verticalColumns is the number of columns above which a one-row result set
+// (DESCRIBE DOMAIN) is printed as column/value pairs, one per line, rather
+// than as one very wide row.
+const verticalColumns = 6
+
 // writeTable renders set with tablewriter. Every option that changes the
 // look is set here rather than left to the library's defaults, so an
 // upgrade cannot silently change the output scripts compare against.
@@ -64,6 +70,20 @@ func writeTable(w io.Writer, set *session.ResultSet) error {
 	header := make([]string, len(set.Columns))
 	for i, c := range set.Columns {
 		header[i] = c.Name
+	}
+	rows := make([][]string, len(set.Rows))
+	for r, row := range set.Rows {
+		rows[r] = make([]string, len(row))
+		for i, v := range row {
+			rows[r][i] = v.String()
+		}
+	}
+	if len(rows) == 1 && len(header) > verticalColumns {
+		pairs := make([][]string, len(header))
+		for i := range header {
+			pairs[i] = []string{header[i], rows[0][i]}
+		}
+		header, rows = []string{"column", "value"}, pairs
 	}
 	t := tablewriter.NewTable(w,
 		tablewriter.WithRenderer(renderer.NewBlueprint(tw.Rendition{
@@ -83,12 +103,8 @@ func writeTable(w io.Writer, set *session.ResultSet) error {
 		tablewriter.WithEastAsian(tw.Off),
 	)
 	t.Header(header)
-	for _, row := range set.Rows {
-		cells := make([]string, len(row))
-		for i, v := range row {
-			cells[i] = v.String()
-		}
-		if err := t.Append(cells); err != nil {
+	for _, row := range rows {
+		if err := t.Append(row); err != nil {
 			return err
 		}
 	}

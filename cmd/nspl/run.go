@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"sync"
 
 	"github.com/chzyer/readline"
@@ -117,10 +118,17 @@ type script struct {
 func (m *Main) readSources(sources []scriptSource) ([]script, error) {
 	out := make([]script, 0, len(sources))
 	stdinUsed := false
+	commands := 0
 	for _, src := range sources {
 		switch src.kind {
 		case sourceCommand:
-			out = append(out, script{name: src.name(), text: src.arg})
+			// The first -c is named -c in diagnostics, later ones -c#2, -c#3…
+			commands++
+			name := src.name()
+			if commands > 1 {
+				name += "#" + strconv.Itoa(commands)
+			}
+			out = append(out, script{name: name, text: src.arg})
 		case sourceStdin:
 			if stdinUsed {
 				return nil, usageErrorf("stdin (-f -) can be read only once")
