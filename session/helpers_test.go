@@ -29,6 +29,7 @@ type env struct {
 	node *node.Node
 	sess *Session
 	base int // timers armed before any producer runs
+	ctx  context.Context
 }
 
 func newEnv(t testing.TB, opts Options) *env {
@@ -42,7 +43,7 @@ func newEnv(t testing.TB, opts Options) *env {
 	if opts.Logger == nil {
 		opts.Logger = quietLogger()
 	}
-	e := &env{t: t, fake: fake, node: n, sess: New(n, opts), base: fake.Armed()}
+	e := &env{t: t, fake: fake, node: n, sess: New(n, opts), base: fake.Armed(), ctx: ctxT(t)}
 	t.Cleanup(func() {
 		require.NoError(t, e.sess.Close())
 		require.NoError(t, n.Close())
@@ -59,7 +60,7 @@ func ctxT(t testing.TB) context.Context {
 // exec runs text and requires success.
 func (e *env) exec(text string) []Result {
 	e.t.Helper()
-	rs, err := e.sess.ExecText(ctxT(e.t), text)
+	rs, err := e.sess.ExecText(e.ctx, text)
 	require.NoError(e.t, err, "exec %q", text)
 	return rs
 }
@@ -74,14 +75,14 @@ func (e *env) msg(text string) string {
 // fail runs text and requires it to fail.
 func (e *env) fail(text string) error {
 	e.t.Helper()
-	_, err := e.sess.ExecText(ctxT(e.t), text)
+	_, err := e.sess.ExecText(e.ctx, text)
 	require.Error(e.t, err, "exec %q", text)
 	return err
 }
 
 func (e *env) frame() Frame {
 	e.t.Helper()
-	f, err := e.sess.NextFrame(ctxT(e.t))
+	f, err := e.sess.NextFrame(e.ctx)
 	require.NoError(e.t, err)
 	return f
 }
@@ -92,7 +93,7 @@ func (e *env) waitTick(domain string, id uint64) {
 	e.t.Helper()
 	o, err := e.node.Observe(domain)
 	require.NoError(e.t, err)
-	ctx := ctxT(e.t)
+	ctx := e.ctx
 	for {
 		if obs := o.Read(); obs.Tick.ID >= id {
 			return
@@ -105,7 +106,7 @@ func (e *env) waitTick(domain string, id uint64) {
 // after its last emission was recorded.
 func (e *env) parked() {
 	e.t.Helper()
-	require.NoError(e.t, e.fake.BlockUntil(ctxT(e.t), e.base+1))
+	require.NoError(e.t, e.fake.BlockUntil(e.ctx, e.base+1))
 }
 
 // advance moves the fake clock by d and waits until tick id is accepted

@@ -1,0 +1,295 @@
+package session
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/nspl-dev/nspl/lifecycle"
+	"github.com/nspl-dev/nspl/runtime/clock"
+)
+
+func attach(t *testing.T, e *env) (Result, *orderChecker) {
+	t.Helper()
+	r := e.exec("ATTACH DOMAIN CLOCK;")[0]
+	require.NotNil(t, r.Clock)
+	return r, newOrderChecker(t, *r.Clock)
+}
+
+// read takes the next frame and checks it against the delivery order.
+func read(t *testing.T, e *env, c *orderChecker) Frame {
+	t.Helper()
+	f := e.frame()
+	c.see(f)
+	return f
+}
+
+// Guarantee 1 and the first tick: the reply carries the installed clock and
+// the first frame is the accepted tick of the reply's generation.
+func TestAttachReplyThenTickOfItsGeneration(t *testing.T) {
+	e := newEnv(t, Options{})
+	e.exec("CREATE PACED DOMAIN prod WITH PERIOD 1s SKEW 100ms; USE prod; START AT NOW TIME RATE 1;")
+	e.waitTick("prod", 1)
+	r, c := attach(t, e)
+	require.Equal(t, clock.Observed{Generation: 1, State: clock.Paced, Period: uint64(time.Second),
+		Skew: uint64(100 * time.Millisecond), LogicalStart: t0, WallStartedAt: t0, Rate: 1}, *r.Clock)
+	require.Equal(t, uint64(1), r.Attachment)
+	require.Equal(t, "attached to the clock of domain 'prod': generation 1 paced period 1s skew 100ms "+
+		"origin 2026-01-01T00:00:00Z anchor 2026-01-01T00:00:00Z rate 1", r.Message)
+	f := read(t, e, c)
+	require.Equal(t, FrameTick, f.Kind)
+	require.Equal(t, uint64(1), f.Tick.ID)
+	require.Equal(t, t0, f.Tick.Boundary)
+	require.Equal(t, t0, f.Reading)
+	require.Equal(t, uint64(1), f.Attachment)
+	require.Equal(t, []string{"prod"}, e.sess.Attached())
+}
+
+// A cancelled attach request returns no reply, so nothing is attached and
+// nothing is delivered.
+func TestCancelledAttachAnnouncesNothing(t *testing.T) {
+	e := newEnv(t, Options{})
+	e.exec("CREATE DOMAIN prod; USE prod;")
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := e.sess.ExecText(ctx, "ATTACH DOMAIN CLOCK;")
+	require.ErrorIs(t, err, context.Canceled)
+	require.Empty(t, e.sess.Attached())
+	require.Zero(t, e.sess.Pending())
+	// The lane is free: the next attach is served.
+	e.exec("ATTACH DOMAIN CLOCK;")
+}
+
+// Guarantees 2 and 3 under STOP and START: a tick follows only the state
+// that reported its generation paced, and ids increase within a generation.
+func TestStopStartUnderAttachment(t *testing.T) {
+	e := newEnv(t, Options{})
+	e.exec("CREATE PACED DOMAIN prod WITH PERIOD 1s SKEW 0s; USE prod;")
+	r, c := attach(t, e)
+	require.Equal(t, clock.Observed{State: clock.Stopped}, *r.Clock)
+
+	e.exec("START AT NOW;")
+	f := read(t, e, c)
+	require.Equal(t, FrameState, f.Kind, "the first frame after START is the paced state")
+	require.Equal(t, clock.Paced, f.Clock.State)
+	require.Equal(t, uint64(1), f.Clock.Generation)
+	f = read(t, e, c)
+	require.Equal(t, FrameTick, f.Kind)
+	require.Equal(t, uint64(1), f.Tick.ID)
+
+	for id := uint64(2); id <= 5; id++ {
+		e.advance(time.Second, "prod", id)
+		f = read(t, e, c)
+		require.Equal(t, FrameTick, f.Kind)
+		require.Equal(t, id, f.Tick.ID)
+	}
+
+	e.exec("STOP;")
+	f = read(t, e, c)
+	require.Equal(t, FrameState, f.Kind)
+	require.Equal(t, clock.Observed{Generation: 1, State: clock.Stopped}, f.Clock)
+
+	e.exec("START AT NOW TIME RATE 2;")
+	f = read(t, e, c)
+	require.Equal(t, FrameState, f.Kind)
+	require.Equal(t, uint64(2), f.Clock.Generation)
+	require.Equal(t, clock.Paced, f.Clock.State)
+	require.Equal(t, 2.0, f.Clock.Rate)
+	f = read(t, e, c)
+	require.Equal(t, FrameTick, f.Kind)
+	require.Equal(t, uint64(2), f.Tick.Generation)
+	require.Equal(t, uint64(1), f.Tick.ID, "ids restart with the generation")
+}
+
+// A tick the client has not taken is withdrawn when the clock changes, so
+// no tick of an earlier generation follows a newer state.
+func TestUntakenTickWithdrawnOnChange(t *testing.T) {
+	e := newEnv(t, Options{})
+	e.exec("CREATE PACED DOMAIN prod WITH PERIOD 1s SKEW 0s; USE prod; START AT NOW;")
+	e.waitTick("prod", 1)
+	_, c := attach(t, e)
+	// The slot holds tick 1 of generation 1, unread; restart the domain
+	// twice and only then read.
+	e.exec("STOP; START AT NOW; STOP; START AT NOW;")
+	e.waitTick("prod", 1)
+	var frames []Frame
+	for {
+		f := read(t, e, c)
+		frames = append(frames, f)
+		if f.Kind == FrameTick && f.Tick.Generation == 3 {
+			break
+		}
+	}
+	for _, f := range frames {
+		if f.Kind == FrameTick {
+			require.Equal(t, uint64(3), f.Tick.Generation, "frames %v", frames)
+		}
+	}
+}
+
+// Guarantee 4 and the ending attachment: DROP sends one end frame, the
+// last; a later attach is served as new, a later detach is refused.
+func TestDropEndsAttachment(t *testing.T) {
+	e := newEnv(t, Options{})
+	e.exec("CREATE PACED DOMAIN prod WITH PERIOD 1s SKEW 0s; USE prod; START AT NOW;")
+	r, c := attach(t, e)
+	e.exec("STOP; DROP DOMAIN prod;")
+	var f Frame
+	for f.Kind != FrameEnd {
+		f = read(t, e, c)
+	}
+	require.Equal(t, DomainRemoved, f.Reason)
+	require.Equal(t, r.Attachment, f.Attachment)
+	require.Equal(t, `{"domain":"prod","attachment":1,"kind":"end","reason":"DomainRemoved"}`, string(f.AppendJSON(nil)))
+
+	// The domain is missing: attaching again is refused as not found.
+	err := e.fail("ATTACH DOMAIN CLOCK;")
+	require.ErrorIs(t, err, lifecycle.ErrDomainNotFound)
+	// A detach after the end frame reports the attachment not attached.
+	require.ErrorIs(t, e.fail("DETACH DOMAIN CLOCK;"), ErrNotAttached)
+	require.Empty(t, e.sess.Attached())
+
+	// Created again, the domain is attached as a new attachment; an attach
+	// on an ending attachment releases it.
+	e.exec("CREATE PACED DOMAIN prod WITH PERIOD 1s SKEW 0s;")
+	r2, c2 := attach(t, e)
+	require.Equal(t, uint64(2), r2.Attachment)
+	e.exec("DROP DOMAIN prod; CREATE DOMAIN prod;")
+	for f = read(t, e, c2); f.Kind != FrameEnd; f = read(t, e, c2) {
+	}
+	r3 := e.exec("ATTACH DOMAIN CLOCK;")[0]
+	require.Equal(t, uint64(3), r3.Attachment)
+	require.Equal(t, clock.Observed{State: clock.Stopped}, *r3.Clock)
+	e.exec("START;")
+	f = e.frame()
+	require.Equal(t, uint64(3), f.Attachment)
+	require.Equal(t, clock.Unpaced, f.Clock.State)
+}
+
+// Guarantee 5: nothing about the domain follows the detach reply, even
+// frames that were queued and unread when it ran.
+func TestDetachWithdrawsAndStops(t *testing.T) {
+	e := newEnv(t, Options{})
+	e.exec("CREATE PACED DOMAIN prod WITH PERIOD 1s SKEW 0s; USE prod; CREATE DOMAIN other;")
+	attach(t, e)
+	e.exec("START AT NOW;")
+	e.waitTick("prod", 1)
+	require.Equal(t, "detached from the clock of domain 'prod'", e.msg("DETACH DOMAIN CLOCK;"))
+	require.Zero(t, e.sess.Pending())
+	e.advance(time.Second, "prod", 2)
+	e.exec("STOP;")
+	// Another attachment's frame is the next one: nothing of prod came.
+	e.exec("USE other; ATTACH DOMAIN CLOCK; START;")
+	f := e.frame()
+	require.Equal(t, "other", f.Domain)
+	require.Zero(t, e.sess.Pending())
+}
+
+// A stalled consumer holds one tick slot while thousands of ticks are
+// produced; memory stays flat, and it then receives the newest tick.
+func TestStalledConsumer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("produces thousands of ticks")
+	}
+	e := newEnv(t, Options{})
+	e.exec("CREATE PACED DOMAIN prod WITH PERIOD 1ms SKEW 0s; USE prod; START AT NOW;")
+	e.waitTick("prod", 1)
+	attach(t, e)
+	const ticks = 3000
+	heap := func() uint64 {
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		return ms.HeapAlloc
+	}
+	var before uint64
+	for id := uint64(2); id <= ticks; id++ {
+		e.advance(time.Millisecond, "prod", id)
+		require.LessOrEqual(t, e.sess.Pending(), 1, "one tick slot, never a backlog")
+		if id == 200 {
+			before = heap()
+		}
+	}
+	after := heap()
+	t.Logf("heap after 200 ticks %d B, after %d ticks %d B", before, ticks, after)
+	require.Less(t, int64(after)-int64(before), int64(512<<10), "memory grows with the ticks produced")
+
+	var last uint64
+	reads := 0
+	for last < ticks {
+		f := e.frame()
+		reads++
+		require.Equal(t, FrameTick, f.Kind)
+		require.Greater(t, f.Tick.ID, last)
+		last = f.Tick.ID
+	}
+	require.Equal(t, uint64(ticks), last)
+	require.LessOrEqual(t, reads, 3, "a stalled consumer gets the newest tick, not a backlog")
+}
+
+// logBuffer is a slog handler target that tests read.
+type logBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *logBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *logBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// Frames over the frame limit are logged and skipped: a paced state that
+// does not fit is never announced, so its ticks are not sent either.
+func TestFrameLimit(t *testing.T) {
+	stopped := Frame{Domain: "prod", Attachment: 1, Kind: FrameState, Clock: clock.Observed{Generation: 1, State: clock.Stopped}}
+	limit := len(stopped.AppendJSON(nil))
+	logs := &logBuffer{}
+	e := newEnv(t, Options{FrameLimit: limit, Logger: slog.New(slog.NewTextHandler(logs, nil))})
+	e.exec("CREATE PACED DOMAIN prod WITH PERIOD 1s SKEW 0s; USE prod;")
+	_, c := attach(t, e)
+	e.exec("START AT NOW;")
+	e.waitTick("prod", 1)
+	e.exec("STOP;")
+	f := read(t, e, c)
+	require.Equal(t, clock.Observed{Generation: 1, State: clock.Stopped}, f.Clock, "the paced state and its tick were skipped")
+	require.Contains(t, logs.String(), "frame exceeds the frame limit; skipped")
+	require.Contains(t, logs.String(), "kind=state")
+
+	// An attach whose reply does not fit attaches nothing.
+	e.exec("DETACH DOMAIN CLOCK; START AT NOW;")
+	err := e.fail("ATTACH DOMAIN CLOCK;")
+	require.ErrorIs(t, err, ErrFrameTooLarge)
+	require.Empty(t, e.sess.Attached())
+}
+
+// Ending the session stops every delivery task without a frame.
+func TestCloseStopsDelivery(t *testing.T) {
+	e := newEnv(t, Options{})
+	e.exec("CREATE PACED DOMAIN a WITH PERIOD 1s SKEW 0s; CREATE DOMAIN b; USE a; START AT NOW; ATTACH DOMAIN CLOCK;" +
+		"USE b; ATTACH DOMAIN CLOCK;")
+	done := make(chan error, 1)
+	go func() {
+		for {
+			if _, err := e.sess.NextFrame(context.Background()); err != nil {
+				done <- err
+				return
+			}
+		}
+	}()
+	require.NoError(t, e.sess.Close())
+	require.ErrorIs(t, <-done, ErrClosed)
+	require.Zero(t, e.sess.Pending())
+}
