@@ -69,9 +69,10 @@ type ProducerConfig struct {
 // than one period divided by the rate after an emission. All time comes
 // from the configured timesource.Source.
 //
-// When the projection, the tick arithmetic or the rate conversion fails,
-// the producer logs the typed error as a warning, records it (Err) and
-// stops producing; it stays bound until Stop.
+// When the projection or the tick arithmetic fails, the producer logs the
+// typed error as a warning, records it (Err) and stops producing: its
+// goroutine ends and Done is closed. A wait too long to represent is armed
+// for the largest time.Duration and evaluated again when it fires.
 type Producer struct {
 	cfg     ProducerConfig
 	logger  *slog.Logger
@@ -155,12 +156,12 @@ func (p *Producer) run(ctx context.Context) {
 		now := src.Now()
 		logical, err := f.Mapping.Project(now)
 		if err != nil {
-			p.fail(ctx, "project", err)
+			p.fail("project", err)
 			return
 		}
 		id, boundary, err := clock.LatestDueTick(origin, f.Period, logical)
 		if err != nil {
-			p.fail(ctx, "latest due tick", err)
+			p.fail("latest due tick", err)
 			return
 		}
 		// wait is the physical time to sleep before evaluating again.
@@ -180,7 +181,7 @@ func (p *Producer) run(ctx context.Context) {
 		if wait == 0 {
 			_, next, err := clock.NextTick(origin, f.Period, logical)
 			if err != nil {
-				p.fail(ctx, "next tick", err)
+				p.fail("next tick", err)
 				return
 			}
 			if wait, err = f.Mapping.Wait(logical, next); err != nil {
@@ -220,8 +221,9 @@ func (p *Producer) emit(rep ProgressReport) {
 	p.last.Store(rep.ID)
 }
 
-// fail records err, logs it and parks the producer until it is stopped.
-func (p *Producer) fail(ctx context.Context, op string, err error) {
+// fail records err and logs it; the producer's goroutine then ends, and
+// Done is closed, though the producer stays bound to its fence until Stop.
+func (p *Producer) fail(op string, err error) {
 	sentinel := ErrCannotSchedule
 	if op == "project" {
 		sentinel = ErrClockOverflow
@@ -230,5 +232,4 @@ func (p *Producer) fail(ctx context.Context, op string, err error) {
 		Err: sentinel, Detail: op, Cause: err})
 	p.err.Store(&cerr)
 	p.logger.Warn("tick producer stopped producing", "op", op, "err", cerr)
-	<-ctx.Done()
 }

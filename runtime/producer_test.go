@@ -1,0 +1,256 @@
+package runtime
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/nspl-dev/nspl/runtime/clock"
+	"github.com/nspl-dev/nspl/runtime/timesource"
+)
+
+const origin = base - 10*second
+
+func fenceWith(rate float64, period uint64) ProducerFence {
+	return ProducerFence{
+		Domain: "d", Generation: 1,
+		Mapping: clock.Mapping{WallStartedAt: base, LogicalStart: origin, Rate: rate},
+		Period:  period, Authority: fenceA,
+	}
+}
+
+// producerRig runs one producer on a fake clock and collects its reports.
+type producerRig struct {
+	t    *testing.T
+	f    *timesource.Fake
+	p    *Producer
+	reps chan ProgressReport
+	ctx  context.Context
+}
+
+func startRig(t *testing.T, f *timesource.Fake, fence ProducerFence) *producerRig {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	t.Cleanup(cancel)
+	rig := &producerRig{t: t, f: f, reps: make(chan ProgressReport, 1024), ctx: ctx}
+	rig.p = StartProducer(ProducerConfig{Fence: fence, Source: f, Emit: func(r ProgressReport) { rig.reps <- r },
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	t.Cleanup(rig.p.Stop)
+	return rig
+}
+
+// settle waits until the producer has armed its next wake (it emits
+// before arming, so every report of the last wake is in reps) and returns
+// the armed wait.
+func (r *producerRig) settle() time.Duration {
+	r.t.Helper()
+	require.NoError(r.t, r.f.BlockUntil(r.ctx, 1))
+	next, ok := r.f.Next()
+	require.True(r.t, ok)
+	return next
+}
+
+// advance moves the clock by d and settles.
+func (r *producerRig) advance(d time.Duration) time.Duration {
+	r.t.Helper()
+	r.f.Advance(d)
+	return r.settle()
+}
+
+// drain returns the reports emitted so far.
+func (r *producerRig) drain() []uint64 {
+	var ids []uint64
+	for {
+		select {
+		case rep := <-r.reps:
+			ids = append(ids, rep.ID)
+		default:
+			return ids
+		}
+	}
+}
+
+func TestProducerEmitsTickOneAtOrigin(t *testing.T) {
+	f := timesource.NewFake(base)
+	rig := startRig(t, f, fenceWith(1, uint64(second)))
+	require.Equal(t, time.Second, rig.settle())
+	rep := <-rig.reps
+	require.Equal(t, ProgressReport{
+		Domain: "d", Generation: 1, Authority: fenceA,
+		ID: 1, Boundary: origin, AuthorityUTC: base, Period: uint64(second),
+	}, rep)
+	require.Equal(t, uint64(1), rig.p.Emitted())
+	require.Equal(t, uint64(1), rig.p.LastTick())
+
+	// Just short of the boundary nothing is emitted; at it, tick 2.
+	require.Equal(t, time.Nanosecond, rig.advance(time.Second-time.Nanosecond))
+	require.Empty(t, rig.drain())
+	require.Equal(t, time.Second, rig.advance(time.Nanosecond))
+	rep = <-rig.reps
+	require.Equal(t, uint64(2), rep.ID)
+	require.Equal(t, origin+second, rep.Boundary)
+	require.Equal(t, base+second, rep.AuthorityUTC)
+}
+
+func TestProducerBeforeAnchorEmitsOrigin(t *testing.T) {
+	// A UTC observation before the anchor projects to the origin: tick 1.
+	f := timesource.NewFake(base - 5*second)
+	rig := startRig(t, f, fenceWith(1, uint64(second)))
+	rig.settle()
+	rep := <-rig.reps
+	require.Equal(t, uint64(1), rep.ID)
+	require.Equal(t, origin, rep.Boundary)
+}
+
+func TestProducerCoalescesAfterStall(t *testing.T) {
+	f := timesource.NewFake(base)
+	rig := startRig(t, f, fenceWith(1, uint64(second)))
+	rig.settle()
+	require.Equal(t, []uint64{1}, rig.drain())
+
+	// A stall of 10.5 periods: one wake, only the newest due tick (11),
+	// then at least one period of spacing.
+	require.Equal(t, time.Second, rig.advance(10*time.Second+500*time.Millisecond))
+	require.Equal(t, []uint64{11}, rig.drain())
+	require.Equal(t, time.Second, rig.advance(time.Second))
+	require.Equal(t, []uint64{12}, rig.drain())
+
+	// A stall of thousands of periods costs one report.
+	rig.advance(5000 * time.Second)
+	require.Equal(t, []uint64{5012}, rig.drain())
+}
+
+func TestProducerLateStartSpacing(t *testing.T) {
+	cases := []struct {
+		name      string
+		startAt   int64 // fake UTC when the producer starts
+		rate      float64
+		wantFirst uint64
+		wantWait  time.Duration // armed after the first emission
+	}{
+		{name: "on time", startAt: base, rate: 1, wantFirst: 1, wantWait: time.Second},
+		{name: "just before tick 2", startAt: base + second - 1, rate: 1, wantFirst: 1, wantWait: time.Second},
+		{name: "at tick 2", startAt: base + second, rate: 1, wantFirst: 2, wantWait: time.Second},
+		{name: "two and a half late", startAt: base + 5*second/2, rate: 1, wantFirst: 3, wantWait: time.Second},
+		{name: "rate 60", startAt: base, rate: 60, wantFirst: 1, wantWait: 16666667},
+		{name: "rate 60, late by one physical ns", startAt: base + 1, rate: 60, wantFirst: 1, wantWait: 16666667},
+		{name: "rate 1000, period 1ms", startAt: base, rate: 1000, wantFirst: 1, wantWait: time.Microsecond},
+		{name: "rate 0.5", startAt: base, rate: 0.5, wantFirst: 1, wantWait: 2 * time.Second},
+		{name: "rate 3, ceil", startAt: base, rate: 3, wantFirst: 1, wantWait: 333333334},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			f := timesource.NewFake(tc.startAt)
+			period := uint64(second)
+			if tc.rate == 1000 {
+				period = uint64(time.Millisecond)
+			}
+			rig := startRig(t, f, fenceWith(tc.rate, period))
+			require.Equal(t, tc.wantWait, rig.settle())
+			require.Equal(t, []uint64{tc.wantFirst}, rig.drain())
+		})
+	}
+}
+
+func TestProducerSpacingProperty(t *testing.T) {
+	// Whatever the advance pattern, consecutive emissions are at least
+	// ceil(period/rate) of monotonic time apart and ids increase.
+	for _, rate := range []float64{1, 3, 60, 1000, 0.25} {
+		f := timesource.NewFake(base)
+		fence := fenceWith(rate, uint64(time.Millisecond))
+		spacing, err := fence.Mapping.WaitDelta(fence.Period)
+		require.NoError(t, err)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		var monos []time.Duration
+		var ids []uint64
+		p := StartProducer(ProducerConfig{Fence: fence, Source: f, Emit: func(r ProgressReport) {
+			monos = append(monos, f.Monotonic())
+			ids = append(ids, r.ID)
+		}})
+		steps := []time.Duration{1, 7, 333333, time.Duration(spacing) - 1, time.Duration(spacing), 10 * time.Millisecond, 1, 2, 999999}
+		for i := range 300 {
+			require.NoError(t, f.BlockUntil(ctx, 1))
+			f.Advance(steps[i%len(steps)])
+		}
+		p.Stop()
+		cancel()
+		require.Greater(t, len(ids), 10)
+		for i := 1; i < len(ids); i++ {
+			require.Greater(t, ids[i], ids[i-1], "rate %v", rate)
+			require.GreaterOrEqual(t, uint64(monos[i]-monos[i-1]), spacing, "rate %v emission %d", rate, i)
+		}
+	}
+}
+
+func TestProducerUTCStepBack(t *testing.T) {
+	f := timesource.NewFake(base)
+	rig := startRig(t, f, fenceWith(1, uint64(second)))
+	rig.settle()
+	require.Equal(t, []uint64{1}, rig.drain())
+	rig.advance(3 * time.Second)
+	require.Equal(t, []uint64{4}, rig.drain())
+	// The host clock steps back two seconds: no tick is due again.
+	f.Set(base + second)
+	rig.advance(time.Second)
+	require.Empty(t, rig.drain())
+	rig.advance(3 * time.Second)
+	require.Equal(t, []uint64{6}, rig.drain(), "UTC is base+5s: tick 6 is the latest due")
+}
+
+func TestProducerStop(t *testing.T) {
+	f := timesource.NewFake(base)
+	rig := startRig(t, f, fenceWith(1, uint64(second)))
+	rig.settle()
+	rig.p.Stop()
+	select {
+	case <-rig.p.Done():
+	default:
+		t.Fatal("Stop returned before the goroutine ended")
+	}
+	require.Zero(t, f.Armed(), "the timer is disarmed")
+	rig.p.Stop() // idempotent
+	f.Advance(time.Hour)
+	require.Equal(t, []uint64{1}, rig.drain(), "nothing after Stop")
+	require.Equal(t, fenceWith(1, uint64(second)), rig.p.Fence())
+	require.NoError(t, rig.p.Err())
+}
+
+func TestProducerArithmeticLimits(t *testing.T) {
+	t.Run("no later tick", func(t *testing.T) {
+		f := timesource.NewFake(base)
+		fence := fenceWith(1, 100)
+		fence.Mapping.LogicalStart = math.MaxInt64 - 10
+		rig := startRig(t, f, fence)
+		<-rig.p.Done()
+		require.Equal(t, []uint64{1}, rig.drain())
+		err := rig.p.Err()
+		requireClockErr(t, err, ErrCannotSchedule, "d")
+		require.ErrorIs(t, err, clock.ErrOverflow)
+		require.Zero(t, f.Armed())
+	})
+	t.Run("projection overflow", func(t *testing.T) {
+		f := timesource.NewFake(base)
+		fence := fenceWith(1e300, uint64(second))
+		rig := startRig(t, f, fence)
+		rig.settle()
+		require.Equal(t, []uint64{1}, rig.drain())
+		f.Advance(time.Nanosecond)
+		<-rig.p.Done()
+		err := rig.p.Err()
+		requireClockErr(t, err, ErrClockOverflow, "d")
+		require.ErrorIs(t, err, clock.ErrOverflow)
+	})
+	t.Run("wait beyond a duration", func(t *testing.T) {
+		f := timesource.NewFake(base)
+		fence := fenceWith(math.SmallestNonzeroFloat64, uint64(second))
+		rig := startRig(t, f, fence)
+		require.Equal(t, time.Duration(math.MaxInt64), rig.settle())
+		require.Equal(t, []uint64{1}, rig.drain())
+		require.NoError(t, rig.p.Err())
+	})
+}
