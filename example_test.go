@@ -1,0 +1,78 @@
+package nspl_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"time"
+
+	"github.com/nspl-dev/nspl"
+	"github.com/nspl-dev/nspl/grammar"
+	"github.com/nspl-dev/nspl/runtime/timesource"
+)
+
+// An embedding server creates a paced domain, follows its clock and uses it
+// to choose event timestamps and waits. The fake time source makes the
+// output exact; a server leaves Options.TimeSource nil for the system clock.
+func Example_followClock() {
+	ctx := context.Background()
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano()
+	src := timesource.NewFake(start)
+	eng, err := nspl.Open(ctx, nspl.Options{
+		TimeSource:   src,
+		Logger:       slog.New(slog.NewTextHandler(io.Discard, nil)),
+		RaftLogLevel: slog.LevelError,
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer eng.Close()
+	sess, err := eng.NewSession()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+
+	results, err := sess.Exec(ctx, `
+		CREATE PACED DOMAIN prod WITH PERIOD 1s SKEW 100ms;
+		USE prod;
+		START AT '2026-01-01T00:00:00Z' TIME RATE 60;
+		ATTACH DOMAIN CLOCK;`)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, r := range results {
+		fmt.Println(r.Message)
+	}
+
+	// The first event is the tick the authority emitted at START.
+	ev, err := sess.NextEvent(ctx)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(ev.Kind, ev.Domain, "tick", ev.Clock.Tick.ID, "at", grammar.FormatTimestamp(ev.Clock.Tick.Boundary))
+
+	// Project the followed clock for this host's UTC, 1.5s after START.
+	c, _ := sess.Clock("prod")
+	utc := start + int64(1500*time.Millisecond)
+	now, _ := c.LogicalAt(utc)
+	fmt.Println("logical now", grammar.FormatTimestamp(now))
+	wait, _ := c.WaitUntil(utc, start+int64(2*time.Minute))
+	fmt.Println("wait until 00:02:00", time.Duration(wait))
+	w, _ := c.WindowAt(utc)
+	fmt.Println("newest admitted center", grammar.FormatTimestamp(w.LastCenter()), "±", grammar.FormatDuration(w.Skew()))
+
+	// Output:
+	// created domain 'prod'
+	// using domain 'prod'
+	// started domain 'prod'
+	// attached to the clock of domain 'prod': generation 1 paced period 1s skew 100ms origin 2026-01-01T00:00:00Z anchor 2026-01-01T00:00:00Z rate 60
+	// tick prod tick 1 at 2026-01-01T00:00:00Z
+	// logical now 2026-01-01T00:01:30Z
+	// wait until 00:02:00 500ms
+	// newest admitted center 2026-01-01T00:01:30Z ± 100ms
+}
