@@ -5,12 +5,14 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/nspl-dev/nspl/catalog"
 	"github.com/nspl-dev/nspl/lifecycle"
 	"github.com/nspl-dev/nspl/planner"
 	"github.com/nspl-dev/nspl/runtime"
@@ -103,4 +105,324 @@ func TestLifecycleThroughHandler(t *testing.T) {
 	require.Equal(t, runtime.StateMissing, n.Runtime().Current("prod").State())
 	_, err = n.Domain("prod")
 	require.True(t, errors.Is(err, lifecycle.ErrDomainNotFound))
+}
+
+// waitFor waits on the installation counter, never on a sleep, until cond
+// holds.
+func waitFor(t *testing.T, n *Node, what string, cond func() bool) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for {
+		_, _, ch := n.Installed()
+		if cond() {
+			return
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			t.Fatalf("timed out waiting for %s", what)
+		}
+	}
+}
+
+func TestReopenKeepsMappingAndResumesTicks(t *testing.T) {
+	dir := t.TempDir()
+	fake := timesource.NewFake(t0)
+	ctx := context.Background()
+
+	n := openNode(t, fake, dir)
+	_, err := n.CreateDomain(ctx, paced("prod", time.Second, 0))
+	require.NoError(t, err)
+	_, err = n.Start(ctx, "prod", planner.Start{Mode: planner.StartAtNow, Rate: 1})
+	require.NoError(t, err)
+	before, err := n.Domain("prod")
+	require.NoError(t, err)
+	first := n.Identity()
+	require.Equal(t, first, before.Authority.Identity())
+	waitTick(t, n, "prod", 1)
+	fake.Advance(5 * time.Second)
+	require.Equal(t, uint64(6), waitTick(t, n, "prod", 6).Tick.ID)
+	require.NoError(t, n.Close())
+
+	fake.Advance(10 * time.Second)
+	n = openNode(t, fake, dir)
+	defer func() { require.NoError(t, n.Close()) }()
+	require.NotEqual(t, first.Incarnation, n.Identity().Incarnation, "a reopen is a new incarnation")
+	after, err := n.Domain("prod")
+	require.NoError(t, err)
+	require.Equal(t, before.Generation, after.Generation)
+	require.Equal(t, before.LastStart, after.LastStart)
+	require.Equal(t, *before.Mapping, *after.Mapping)
+
+	// The leader's reconciliation moves the authority to this incarnation;
+	// its producer reconstructs the frontier from the unchanged mapping.
+	waitFor(t, n, "the authority to move to the new incarnation", func() bool {
+		return n.Runtime().Current("prod").Authority().Identity() == n.Identity()
+	})
+	obs := waitTick(t, n, "prod", 16)
+	require.Equal(t, runtime.Tick{Generation: 1, ID: 16, Boundary: t0 + 15*int64(time.Second), AuthorityUTC: t0 + 15*int64(time.Second)}, obs.Tick)
+	var fence runtime.ProducerFence
+	waitProducer(t, n, "prod", "this incarnation's producer", func(f runtime.ProducerFence, ok bool) bool {
+		fence = f
+		return ok && f.Authority.Identity() == n.Identity()
+	})
+	require.Greater(t, fence.Authority.Revision, before.Authority.Revision)
+}
+
+// waitProducer waits on the producer set's reconciliations until cond
+// holds for the domain's producer.
+func waitProducer(t *testing.T, n *Node, domain, what string, cond func(runtime.ProducerFence, bool) bool) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for {
+		f, ok, ch := n.producers.fence(domain)
+		if cond(f, ok) {
+			return
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			t.Fatalf("timed out waiting for %s", what)
+		}
+	}
+}
+
+// reportLog records every report the node's producers emit.
+type reportLog struct {
+	mu   sync.Mutex
+	reps []runtime.ProgressReport
+}
+
+func (l *reportLog) add(r runtime.ProgressReport) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.reps = append(l.reps, r)
+}
+
+func (l *reportLog) all() []runtime.ProgressReport {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]runtime.ProgressReport(nil), l.reps...)
+}
+
+func TestProducerRetiredBeforeSuccessor(t *testing.T) {
+	fake := timesource.NewFake(t0)
+	var log reportLog
+	ctx := context.Background()
+	n, err := Open(ctx, Config{Logger: quietLogger(), RaftLogLevel: slog.LevelError, TimeSource: fake, OnProgress: log.add})
+	require.NoError(t, err)
+	defer func() { require.NoError(t, n.Close()) }()
+
+	_, err = n.CreateDomain(ctx, paced("prod", time.Second, 0))
+	require.NoError(t, err)
+	_, err = n.Start(ctx, "prod", planner.Start{Mode: planner.StartAtNow, Rate: 1})
+	require.NoError(t, err)
+	waitTick(t, n, "prod", 1)
+	fake.Advance(time.Second)
+	waitTick(t, n, "prod", 2)
+
+	// STOP retires it; nothing is produced while stopped.
+	_, err = n.Stop(ctx, "prod")
+	require.NoError(t, err)
+	waitProducer(t, n, "prod", "the producer to retire", func(_ runtime.ProducerFence, ok bool) bool { return !ok })
+	fake.Advance(time.Second)
+
+	// A new generation gets a new producer.
+	_, err = n.Start(ctx, "prod", planner.Start{Mode: planner.StartAtNow, Rate: 1})
+	require.NoError(t, err)
+	require.Equal(t, uint64(2), waitTick(t, n, "prod", 1).Tick.Generation)
+
+	// Revoking the authority (a fence change within the generation): the
+	// leader reassigns it to this incarnation at a later revision, and a
+	// successor producer starts under that fence.
+	d, err := n.Domain("prod")
+	require.NoError(t, err)
+	res, err := n.Catalog().Propose(ctx, lifecycle.Command{Op: lifecycle.OpReassignAuthority, ReassignAuthority: &lifecycle.ReassignAuthority{
+		Domain: "prod", ExpectedGeneration: d.Generation, ExpectedFence: d.Authority,
+	}})
+	require.NoError(t, err)
+	require.NoError(t, res.Err())
+	waitProducer(t, n, "prod", "the authority to be reassigned", func(f runtime.ProducerFence, ok bool) bool {
+		return ok && f.Authority.Revision >= d.Authority.Revision+2
+	})
+	fake.Advance(time.Second)
+	waitTick(t, n, "prod", 2)
+
+	reps := log.all()
+	require.NotEmpty(t, reps)
+	type fenceKey struct{ gen, rev uint64 }
+	seen := map[fenceKey]bool{}
+	prev := fenceKey{}
+	for _, r := range reps {
+		k := fenceKey{r.Generation, r.Authority.Revision}
+		require.Equal(t, n.Identity(), r.Authority.Identity())
+		if k != prev {
+			require.False(t, seen[k], "a report of fence %+v after its successor started", k)
+			require.True(t, k.gen > prev.gen || (k.gen == prev.gen && k.rev > prev.rev), "fences only move forward: %+v after %+v", k, prev)
+			seen[prev] = true
+			prev = k
+		}
+	}
+	require.GreaterOrEqual(t, len(seen), 3, "generation 1, generation 2, and the reassigned fence")
+}
+
+func TestTransactionsThroughHandler(t *testing.T) {
+	fake := timesource.NewFake(t0)
+	n := openNode(t, fake, "")
+	defer func() { require.NoError(t, n.Close()) }()
+	ctx := context.Background()
+
+	_, err := n.CommitTransaction(ctx, "prod", []planner.Plan{planner.Stop{}})
+	require.ErrorIs(t, err, lifecycle.ErrDomainNotFound)
+
+	_, err = n.CreateDomain(ctx, paced("prod", time.Second, 0))
+	require.NoError(t, err)
+	_, err = n.Start(ctx, "prod", planner.Start{Mode: planner.StartAtTime, At: 0, Rate: 2})
+	require.NoError(t, err)
+	fake.Advance(10 * time.Second)
+
+	// STOP; START; in one commit resumes from the domain time at the step
+	// boundary with the previous rate, as one revision.
+	before, err := n.Domain("prod")
+	require.NoError(t, err)
+	out, err := n.CommitTransaction(ctx, "prod", []planner.Plan{
+		planner.Stop{}, planner.Start{Mode: planner.StartResume, Rate: planner.DefaultRate},
+		planner.AlterPlacement{Placement: lifecycle.PreferColocation},
+	})
+	require.NoError(t, err)
+	require.True(t, out.Changed)
+	require.Equal(t, before.Revision+1, out.Revision)
+	require.Equal(t, uint64(2), out.Domain.Generation)
+	require.Equal(t, lifecycle.PreferColocation, out.Domain.Placement)
+	require.Equal(t, int64(20*time.Second), out.Domain.LastStart.LogicalStart)
+	require.Equal(t, 2.0, out.Domain.LastStart.Rate)
+	require.Equal(t, runtime.StatePaced, n.Runtime().Current("prod").State())
+	require.Equal(t, uint64(2), n.Runtime().Current("prod").Generation())
+
+	// A refused step refuses the whole transaction.
+	_, err = n.CommitTransaction(ctx, "prod", []planner.Plan{planner.Stop{}, planner.Stop{}})
+	require.ErrorIs(t, err, lifecycle.ErrAlreadyStopped)
+	require.Equal(t, 2, lifecycle.AsError(err).Step)
+	require.Equal(t, runtime.StatePaced, n.Runtime().Current("prod").State())
+
+	_, err = n.CommitTransaction(ctx, "prod", []planner.Plan{planner.Stop{}, planner.Use{Name: "x"}})
+	require.ErrorIs(t, err, ErrNotTransactional)
+	require.Contains(t, err.Error(), "step 2")
+
+	out, err = n.CommitTransaction(ctx, "prod", nil)
+	require.NoError(t, err)
+	require.False(t, out.Changed)
+}
+
+func TestHandlerRefusals(t *testing.T) {
+	fake := timesource.NewFake(t0)
+	ctx := context.Background()
+	n, err := Open(ctx, Config{Logger: quietLogger(), RaftLogLevel: slog.LevelError, TimeSource: fake,
+		Available: func(*lifecycle.State) []lifecycle.NodeIncarnation { return nil }})
+	require.NoError(t, err)
+	defer func() { require.NoError(t, n.Close()) }()
+
+	_, err = n.CreateDomain(ctx, paced("prod", time.Second, 0))
+	require.NoError(t, err)
+	_, err = n.CreateDomain(ctx, planner.CreateDomain{Name: "flat"})
+	require.NoError(t, err)
+
+	cases := []struct {
+		name string
+		run  func() error
+		want error
+		msg  string
+	}{
+		{name: "start without live voter", run: func() error {
+			_, err := n.Start(ctx, "prod", planner.Start{Mode: planner.StartAtNow, Rate: 1})
+			return err
+		}, want: lifecycle.ErrNoLiveVoter, msg: "no live voter is available to own the clock for domain 'prod'"},
+		{name: "start missing", run: func() error { _, err := n.Start(ctx, "nope", planner.Start{}); return err },
+			want: lifecycle.ErrDomainNotFound, msg: "domain 'nope' does not exist"},
+		{name: "stop stopped", run: func() error { _, err := n.Stop(ctx, "prod"); return err },
+			want: lifecycle.ErrAlreadyStopped, msg: "domain 'prod' is already stopped"},
+		{name: "stop missing", run: func() error { _, err := n.Stop(ctx, "nope"); return err },
+			want: lifecycle.ErrDomainNotFound, msg: "domain 'nope' does not exist"},
+		{name: "drop missing", run: func() error { _, err := n.DropDomain(ctx, planner.DropDomain{Name: "nope"}); return err },
+			want: lifecycle.ErrDomainNotFound, msg: "domain 'nope' does not exist"},
+		{name: "alter missing", run: func() error {
+			_, err := n.AlterPlacement(ctx, "nope", lifecycle.RequireColocation)
+			return err
+		}, want: lifecycle.ErrDomainNotFound, msg: "domain 'nope' does not exist"},
+		{name: "start running", run: func() error {
+			if _, err := n.Start(ctx, "flat", planner.Start{Mode: planner.StartAtNow, Rate: 1}); err != nil {
+				return err
+			}
+			_, err := n.Start(ctx, "flat", planner.Start{Mode: planner.StartAtNow, Rate: 1})
+			return err
+		}, want: lifecycle.ErrAlreadyRunning, msg: "domain 'flat' is already running"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.run()
+			require.ErrorIs(t, err, tc.want)
+			var le *lifecycle.Error
+			require.ErrorAs(t, err, &le)
+			require.Contains(t, err.Error(), tc.msg)
+		})
+	}
+	// IF EXISTS / IF NOT EXISTS are quiet no-ops.
+	out, err := n.DropDomain(ctx, planner.DropDomain{Name: "nope", IfExists: true})
+	require.NoError(t, err)
+	require.False(t, out.Changed)
+	out, err = n.CreateDomain(ctx, planner.CreateDomain{Name: "prod", IfNotExists: true})
+	require.NoError(t, err)
+	require.False(t, out.Changed)
+	require.Equal(t, lifecycle.Paced, out.Domain.Pace, "the existing definition is kept")
+
+	// The unpaced domain started: unpaced clock, no producer.
+	require.Equal(t, runtime.StateUnpaced, n.Runtime().Current("flat").State())
+	_, ok := n.Producing("flat")
+	require.False(t, ok)
+	names := []string{}
+	for _, d := range n.Domains() {
+		names = append(names, d.Name)
+	}
+	require.Equal(t, []string{"flat", "prod"}, names)
+	out, err = n.AlterPlacement(ctx, "prod", lifecycle.RequireColocation)
+	require.NoError(t, err)
+	require.Equal(t, lifecycle.RequireColocation, out.Domain.Placement)
+}
+
+func TestInstalledCounter(t *testing.T) {
+	fake := timesource.NewFake(t0)
+	n := openNode(t, fake, "")
+	defer func() { require.NoError(t, n.Close()) }()
+	count, rev, _ := n.Installed()
+	require.GreaterOrEqual(t, count, uint64(1), "Open returns after the first installation")
+	require.Equal(t, n.Catalog().Revision(), rev)
+	require.NoError(t, n.WaitInstalled(context.Background()))
+
+	out, err := n.CreateDomain(context.Background(), paced("prod", time.Second, 0))
+	require.NoError(t, err)
+	count2, rev2, _ := n.Installed()
+	require.Greater(t, count2, count)
+	require.GreaterOrEqual(t, rev2, out.Revision)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	require.ErrorIs(t, n.WaitInstalledRevision(ctx, rev2+100), context.Canceled)
+	require.NoError(t, n.WaitInstalledRevision(ctx, rev2), "an installed revision needs no wait")
+}
+
+func TestOlderRevisionNeverInstalled(t *testing.T) {
+	fake := timesource.NewFake(t0)
+	n := openNode(t, fake, "")
+	defer func() { require.NoError(t, n.Close()) }()
+	ctx := context.Background()
+	_, err := n.CreateDomain(ctx, paced("prod", time.Second, 0))
+	require.NoError(t, err)
+	old := n.Catalog().State()
+	_, err = n.Start(ctx, "prod", planner.Start{Mode: planner.StartAtNow, Rate: 1})
+	require.NoError(t, err)
+	// A late delivery of the older state changes nothing.
+	n.onChange(catalog.Change{Revision: old.Revision(), State: old})
+	require.Equal(t, runtime.StatePaced, n.Runtime().Current("prod").State())
 }

@@ -19,6 +19,7 @@ type producerSet struct {
 	done    chan struct{}
 	mu      sync.Mutex
 	running map[string]*runtime.Producer // owned by the loop; mu for readers
+	synced  chan struct{}                // closed and replaced after each sync; mu
 }
 
 func newProducerSet(n *Node) *producerSet {
@@ -29,6 +30,7 @@ func newProducerSet(n *Node) *producerSet {
 		cancel:  cancel,
 		done:    make(chan struct{}),
 		running: make(map[string]*runtime.Producer),
+		synced:  make(chan struct{}),
 	}
 	go ps.loop(ctx)
 	return ps
@@ -57,6 +59,10 @@ func (ps *producerSet) loop(ctx context.Context) {
 			return
 		case <-ps.wakeC:
 			ps.sync()
+			ps.mu.Lock()
+			close(ps.synced)
+			ps.synced = make(chan struct{})
+			ps.mu.Unlock()
 		}
 	}
 }
@@ -111,15 +117,16 @@ func (ps *producerSet) stopAll() {
 	}
 }
 
-// fence returns the fence of the domain's running producer.
-func (ps *producerSet) fence(domain string) (runtime.ProducerFence, bool) {
+// fence returns the fence of the domain's running producer and a channel
+// closed when the set next finishes reconciling.
+func (ps *producerSet) fence(domain string) (runtime.ProducerFence, bool, <-chan struct{}) {
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
 	p, ok := ps.running[domain]
 	if !ok {
-		return runtime.ProducerFence{}, false
+		return runtime.ProducerFence{}, false, ps.synced
 	}
-	return p.Fence(), true
+	return p.Fence(), true, ps.synced
 }
 
 // emit applies a report of this node's producer locally and hands it to
@@ -140,7 +147,10 @@ func (n *Node) emit(rep runtime.ProgressReport) {
 }
 
 // Producing returns the fence of the domain's running tick producer on this
-// node, and false when the node runs none for it.
+// node, and false when the node runs none for it. Producers follow
+// installations asynchronously: right after an installation the previous
+// producer may still be reported until it has been retired.
 func (n *Node) Producing(domain string) (runtime.ProducerFence, bool) {
-	return n.producers.fence(domain)
+	f, ok, _ := n.producers.fence(domain)
+	return f, ok
 }
