@@ -1,0 +1,134 @@
+package session
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/nspl-dev/nspl/runtime"
+	"github.com/nspl-dev/nspl/runtime/clock"
+)
+
+func stateFrame(att *attachment, gen uint64) Frame {
+	return Frame{Domain: att.domain, Attachment: att.id, Kind: FrameState, Clock: clock.Observed{Generation: gen, State: clock.Stopped}}
+}
+
+func tickFrame(att *attachment, id uint64) Frame {
+	return Frame{Domain: att.domain, Attachment: att.id, Kind: FrameTick, Tick: runtime.Tick{Generation: 1, ID: id}}
+}
+
+func TestLaneFullKeepsReplacingTicks(t *testing.T) {
+	l := newLane(2)
+	a := &attachment{id: 1, domain: "a"}
+	b := &attachment{id: 2, domain: "b"}
+	ctx := context.Background()
+	l.putTick(a, tickFrame(a, 1))
+	require.NoError(t, l.pushFrame(ctx, b, stateFrame(b, 1)))
+	require.NoError(t, l.pushFrame(ctx, b, stateFrame(b, 2)))
+
+	// The lane is full of frames: a third waits for room (a pushFrame with
+	// room queues even on an ended context).
+	ended, cancel := context.WithCancel(ctx)
+	cancel()
+	require.ErrorIs(t, l.pushFrame(ended, b, stateFrame(b, 3)), context.Canceled)
+
+	// Ticks still replace the slot's contents, in place, without growing.
+	for id := uint64(2); id <= 1000; id++ {
+		l.putTick(a, tickFrame(a, id))
+	}
+	require.Equal(t, 3, l.len())
+	f, err := l.next(ctx)
+	require.NoError(t, err)
+	require.Equal(t, uint64(1000), f.Tick.ID, "the slot keeps its place and holds the newest tick")
+
+	// Room frees a waiting writer.
+	pushed := make(chan error, 1)
+	go func() { pushed <- l.pushFrame(ctx, b, stateFrame(b, 3)) }()
+	f, err = l.next(ctx)
+	require.NoError(t, err)
+	require.Equal(t, uint64(1), f.Clock.Generation)
+	require.NoError(t, <-pushed)
+
+	// A taken slot queues anew at the end; withdraw and purge remove.
+	l.putTick(a, tickFrame(a, 1001))
+	require.Equal(t, 3, l.len())
+	l.withdrawTick(a)
+	require.Equal(t, 2, l.len())
+	l.putTick(a, tickFrame(a, 1002))
+	l.purge(b)
+	require.Equal(t, 1, l.len())
+	f, err = l.next(ctx)
+	require.NoError(t, err)
+	require.Equal(t, uint64(1002), f.Tick.ID)
+
+	// Close wakes readers and writers.
+	l.putTick(a, tickFrame(a, 1003))
+	l.close()
+	_, err = l.next(ctx)
+	require.ErrorIs(t, err, ErrClosed)
+	require.ErrorIs(t, l.pushFrame(ctx, b, stateFrame(b, 4)), ErrClosed)
+	require.False(t, a.slotQueued)
+}
+
+func TestFrameJSON(t *testing.T) {
+	for _, tc := range []struct {
+		f    Frame
+		want string
+	}{
+		{Frame{Domain: "prod", Attachment: 3, Kind: FrameState, Clock: clock.Observed{Generation: 2, State: clock.Uninstalled}},
+			`{"domain":"prod","attachment":3,"kind":"state","clock":{"generation":2,"state":"uninstalled"}}`},
+		{Frame{Domain: "prod", Attachment: 3, Kind: FrameState, Clock: clock.Observed{Generation: 2, State: clock.Paced,
+			Period: 1e9, Skew: 5, LogicalStart: -1, WallStartedAt: 7, Rate: 5e-324}},
+			`{"domain":"prod","attachment":3,"kind":"state","clock":{"generation":2,"state":"paced","period_ns":1000000000,` +
+				`"skew_ns":5,"logical_start_ns":-1,"wall_started_at_ns":7,"time_rate":5e-324}}`},
+		{Frame{Domain: "p-1", Attachment: 1, Kind: FrameTick, Tick: runtime.Tick{Generation: 1, ID: 18446744073709551615,
+			Boundary: -9223372036854775808, AuthorityUTC: 9223372036854775807}, Reading: 0},
+			`{"domain":"p-1","attachment":1,"kind":"tick","generation":1,"tick":18446744073709551615,` +
+				`"boundary_ns":-9223372036854775808,"authority_utc_ns":9223372036854775807,"reading_ns":0}`},
+		{Frame{Domain: "x", Kind: FrameEnd, Reason: DomainRemoved}, `{"domain":"x","attachment":0,"kind":"end","reason":"DomainRemoved"}`},
+	} {
+		got := string(tc.f.AppendJSON(nil))
+		require.Equal(t, tc.want, got)
+		require.True(t, json.Valid([]byte(got)))
+	}
+	require.Equal(t, "tick prod generation 1 id 2 boundary 2026-01-01T00:00:01Z authority_utc 2026-01-01T00:00:01Z reading 2026-01-01T00:00:02Z",
+		Frame{Domain: "prod", Kind: FrameTick, Tick: runtime.Tick{Generation: 1, ID: 2, Boundary: t0 + 1e9, AuthorityUTC: t0 + 1e9},
+			Reading: t0 + 2e9}.String())
+	require.Equal(t, "end prod DomainRemoved", Frame{Domain: "prod", Kind: FrameEnd, Reason: DomainRemoved}.String())
+}
+
+func TestValueText(t *testing.T) {
+	for _, tc := range []struct {
+		v          Value
+		text, json string
+	}{
+		{Null(), "NULL", "null"},
+		{Text("a\"b\x01é"), "a\"b\x01é", `"a\"b\u0001é"`},
+		{Uint(18446744073709551615), "18446744073709551615", "18446744073709551615"},
+		{Duration(1500 * 1e6), "1s500ms", `"1s500ms"`},
+		{Timestamp(t0), "2026-01-01T00:00:00Z", `"2026-01-01T00:00:00Z"`},
+		{Rate(60), "60", "60"},
+		{Rate(1.7976931348623157e308), "1.7976931348623157e+308", "1.7976931348623157e+308"},
+	} {
+		require.Equal(t, tc.text, tc.v.String())
+		require.Equal(t, tc.json, string(tc.v.AppendJSON(nil)))
+		require.True(t, json.Valid(tc.v.AppendJSON(nil)))
+	}
+}
+
+// FuzzJSONString checks that every string, valid UTF-8 or not, encodes to
+// valid JSON that decodes back to the string (invalid bytes as U+FFFD).
+func FuzzJSONString(f *testing.F) {
+	for _, s := range []string{"", "prod", "a\"b\\c", "\x00\x1f\x7f", "é\xff", "\u2028"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		b := appendJSONString(nil, s)
+		require.True(t, json.Valid(b), "%q -> %s", s, b)
+		var back string
+		require.NoError(t, json.Unmarshal(b, &back))
+		require.Equal(t, []rune(string([]rune(s))), []rune(back))
+	})
+}
