@@ -2,4 +2,43 @@
 // transaction, an ordered lane of requests and the clock attachments. The
 // shell, the script runner, the embedded API and the network server are all
 // consumers of a session.
+//
+// Using it:
+//
+//	s := session.New(n, session.Options{})   // n is a *node.Node
+//	defer s.Close()
+//	results, err := s.ExecText(ctx, "USE prod; ATTACH DOMAIN CLOCK;")
+//	f, err := s.NextFrame(ctx)              // state, tick and end frames
+//
+// Requests run one at a time (Exec, ExecText). Every failure is a
+// *grammar.Error at the statement's position whose Kind is the typed cause:
+// this package's sentinels and *TransactionError / *AttachmentError, a
+// *lifecycle.Error, or a catalog or context error.
+//
+// Transactions: BEGIN binds to the existing active domain; START, STOP and
+// ALTER DOMAIN SET PLACEMENT are queued; COMMIT applies them as one catalog
+// command and ends the transaction whatever the outcome; REVERT (ROLLBACK)
+// discards them. CREATE DOMAIN, DROP DOMAIN, USE, DESCRIBE DOMAIN, ATTACH and
+// DETACH are refused inside, as is a nested BEGIN.
+//
+// Attachments follow the delivery contract of the domain clock: an attach
+// waits for the node's first installation of the committed domains (a
+// request cancelled meanwhile keeps its place on the lane until then and
+// attaches nothing), its reply carries the observed clock, and its delivery
+// task starts only as Exec returns that reply. The task sends a state frame
+// only when the observation differs from the one the client last received,
+// a tick only of the generation the client last received as paced, and
+// withdraws an untaken tick before a changed state. Each attachment holds one
+// replaceable tick slot in the control lane, so a slow consumer receives the
+// newest tick and never a backlog; state and end frames wait for room in a
+// bounded queue. A removed domain ends the attachment with one DomainRemoved
+// end frame, after marking it ending, so a later attach serves a new
+// attachment and a later detach reports it not attached. Detach stops the
+// task, waits for it and withdraws the attachment's unread frames before it
+// returns, so no frame of the domain follows its reply. A frame over the
+// frame limit is logged and skipped. Close stops every task without a frame.
+//
+// A session never reads the wall clock: the serving node's reading in a tick
+// frame comes from the runtime's watermarked read of the installed
+// generation. It must never persist an attachment or talk to other nodes.
 package session
