@@ -26,9 +26,11 @@ import (
 // no way to fail, so the FSM halts: it logs the entry at error level, stops
 // applying that entry and every later one (each answers with a *HaltError),
 // refuses to take snapshots (a snapshot would claim the skipped entries and
-// let raft truncate the log past them) and signals Halted so the node shuts
-// raft down. The process keeps running; the data directory keeps the bad
-// entry for inspection.
+// let raft truncate the log past them) and signals Halted, after which the
+// node refuses every write with ErrHalted. The process keeps running, which
+// matters to an embedding host; the data directory keeps the bad entry for
+// inspection. (Panicking, the other choice raft's contract allows, would
+// take the host process down with it.)
 //
 // Reads are lock-free: after every batch that changed the state the FSM
 // publishes an immutable clone through an atomic pointer (State). Restore

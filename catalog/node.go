@@ -150,7 +150,7 @@ func start(cfg Config, logger *slog.Logger, st *stores) (*Node, error) {
 // incarnation's registration, and reconciles clock authorities; it
 // reconciles again after every catalog change, and retries every
 // RetryInterval while it stays leader and something did not commit. It
-// also shuts raft down when the FSM halts. raft's LeaderCh never blocks
+// stops when the FSM halts. raft's LeaderCh never blocks
 // raft (it keeps only the newest value), the change subscription never
 // blocks the FSM, and this loop reads both promptly.
 func (n *Node) run(ctx context.Context) {
@@ -171,12 +171,11 @@ func (n *Node) run(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-halted:
-			halted = nil
-			n.logger.Error("catalog: shutting raft down after the FSM halted", "err", n.fsm.halted())
-			if err := n.raft.Shutdown().Error(); err != nil {
-				n.logger.Error("catalog: raft shutdown", "err", err)
-			}
-			continue
+			// The FSM answers every later entry with its HaltError and
+			// refuses snapshots; raft keeps running so that Close can
+			// drain proposals in flight, and the node proposes nothing.
+			n.logger.Error("catalog: the FSM halted; this node refuses writes until it is repaired", "err", n.fsm.halted())
+			return
 		case leader := <-n.raft.LeaderCh():
 			n.confirmedTerm.Store(0)
 			if !leader {
@@ -346,22 +345,27 @@ func (n *Node) apply(ctx context.Context, data []byte, confirmed bool) (any, err
 			return nil, ErrTimeout
 		}
 	}
+	// Every future is waited for by a goroutine counted in waiters, and
+	// Close drains waiters before it shuts raft down: raft never answers a
+	// future still queued when it shuts down, so this is what guarantees
+	// that each of them is answered and no waiter is left behind.
 	n.closeMu.RLock()
 	if n.closed {
 		n.closeMu.RUnlock()
 		return nil, ErrShutdown
 	}
+	n.waiters.Add(1)
+	n.closeMu.RUnlock()
 	f := n.raft.Apply(data, timeout)
 	if ctx.Done() == nil {
-		n.closeMu.RUnlock()
-		if err := f.Error(); err != nil {
+		err := f.Error()
+		n.waiters.Done()
+		if err != nil {
 			return nil, n.translate(err, true)
 		}
 		return f.Response(), nil
 	}
 	done := make(chan error, 1)
-	n.waiters.Add(1)
-	n.closeMu.RUnlock()
 	go func() {
 		defer n.waiters.Done()
 		done <- f.Error()
@@ -465,19 +469,20 @@ func (n *Node) Snapshot() error {
 	return n.translate(err, false)
 }
 
-// Close shuts raft down, closes the stores and every subscription, and
-// waits for every goroutine the node started. Proposals in flight end with
-// ErrShutdown or an unknown outcome. Close is idempotent; it must not be
-// called from Config.OnChange.
+// Close stops admitting proposals, waits for the ones in flight to be
+// answered (raft is still running, so each commits or fails), shuts raft
+// down, closes the stores and every subscription, and waits for every
+// goroutine the node started. Close is idempotent; it must not be called
+// from Config.OnChange.
 func (n *Node) Close() error {
 	n.closeOnce.Do(func() {
 		n.closeMu.Lock()
 		n.closed = true
 		n.closeMu.Unlock()
 		n.cancel()
-		errShutdown := n.raft.Shutdown().Error()
 		n.loop.Wait()
 		n.waiters.Wait()
+		errShutdown := n.raft.Shutdown().Error()
 		n.fsm.close()
 		errTransport := n.transport.Close()
 		errStores := n.stores.close()
