@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	goruntime "runtime"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -45,12 +47,25 @@ func TestConcurrentReadsRacingReplacements(t *testing.T) {
 
 	stop := make(chan struct{})
 	errs := make(chan error, readers)
+	var reads, alive atomic.Int64
+	alive.Store(readers)
 	var wg sync.WaitGroup
 	for i := range readers {
 		wg.Go(func() {
-			errs <- readUntil(r, stop, i)
+			defer alive.Add(-1)
+			errs <- readUntil(r, stop, i, &reads)
 		})
 	}
+	// progress yields until the readers have made more reads, so that every
+	// step of the writer races reads rather than finishing before they run.
+	// A reader that failed has returned; the writer then stops waiting.
+	progress := func(n int64) {
+		want := reads.Load() + n
+		for reads.Load() < want && alive.Load() == readers {
+			goruntime.Gosched()
+		}
+	}
+	progress(readers)
 
 	rev := uint64(0)
 	for gen := uint64(1); gen <= generations; gen++ {
@@ -64,6 +79,7 @@ func TestConcurrentReadsRacingReplacements(t *testing.T) {
 			case 2:
 				install(t, r, "d", lcFor(gen, rev, i)) // authority move, same generation
 			}
+			progress(2)
 		}
 		install(t, r, "d", lcFor(gen+1, rev, 0))
 	}
@@ -77,7 +93,7 @@ func TestConcurrentReadsRacingReplacements(t *testing.T) {
 
 // readUntil reads the domain clock until stop closes, rebinding when its
 // generation is replaced, and reports the first violation.
-func readUntil(r *Registry, stop <-chan struct{}, reader int) error {
+func readUntil(r *Registry, stop <-chan struct{}, reader int, total *atomic.Int64) error {
 	h, err := r.Bind("d")
 	if err != nil {
 		return err
@@ -104,6 +120,7 @@ func readUntil(r *Registry, stop <-chan struct{}, reader int) error {
 			return err
 		}
 		reads++
+		total.Add(1)
 		if snap.Generation != h.Generation() {
 			return fmt.Errorf("reader %d: snapshot generation %d from a handle of %d", reader, snap.Generation, h.Generation())
 		}

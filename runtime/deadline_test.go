@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"math/big"
+	"math/rand/v2"
 	"reflect"
 	"testing"
 	"time"
@@ -35,12 +36,16 @@ func testContext(t *testing.T) context.Context {
 	return ctx
 }
 
-// refWait is ceil(delta / rate) of the exact real quotient, from math/big.
+// refWait is ceil(delta / rate) of the exact real quotient, from math/big,
+// saturated at math.MaxUint64.
 func refWait(rate float64, delta int64) uint64 {
 	q := new(big.Rat).Quo(new(big.Rat).SetInt64(delta), new(big.Rat).SetFloat64(rate))
 	n, rem := new(big.Int).QuoRem(q.Num(), q.Denom(), new(big.Int))
 	if rem.Sign() != 0 {
 		n.Add(n, big.NewInt(1))
+	}
+	if !n.IsUint64() {
+		return math.MaxUint64
 	}
 	return n.Uint64()
 }
@@ -413,4 +418,51 @@ func TestPhysicalDeadline(t *testing.T) {
 	require.ErrorIs(t, err, ErrWaitCancelled)
 	require.ErrorIs(t, err, context.Canceled)
 	require.Zero(t, f.Armed())
+}
+
+// TestWaitPropertyAgainstBig draws rates across the float64 range and
+// logical deltas, and checks that the waiter arms exactly the math/big
+// ceiling of delta / rate from the anchor and returns at that instant.
+func TestWaitPropertyAgainstBig(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 17))
+	waited, refused := 0, 0
+	defer func() {
+		require.Greater(t, waited, 100, "too few cases waited")
+		require.Greater(t, refused, 10, "too few cases could not be scheduled")
+	}()
+	for i := range 300 {
+		rate := math.Ldexp(1+rng.Float64(), rng.IntN(90)-60) // about 2^-60 .. 2^30
+		delta := 1 + rng.Int64N(1<<40)
+		want := refWait(rate, delta)
+		r, f := newFakeRegistry(t)
+		lc := paced(1, rate, 0)
+		lc.Mapping.LogicalStart = 0
+		install(t, r, "d", lc)
+		h, err := r.Bind("d")
+		require.NoError(t, err)
+		ctx := testContext(t)
+		if want == math.MaxUint64 {
+			_, err := h.WaitUntil(ctx, h.Deadline(delta))
+			require.ErrorIs(t, err, ErrCannotSchedule, "case %d rate %v delta %d", i, rate, delta)
+			refused++
+			continue
+		}
+		if want > uint64(math.MaxInt64-base) {
+			continue // the fake's UTC would saturate first; TestWaitLongerThanDuration covers long waits
+		}
+		done := startWait(ctx, h, h.Deadline(delta))
+		if err := f.BlockUntil(ctx, 1); err != nil {
+			t.Fatalf("case %d rate %v delta %d: %v, waiter: %+v", i, rate, delta, err, <-done)
+		}
+		next, _ := f.Next()
+		require.Equal(t, time.Duration(want), next, "case %d rate %v delta %d", i, rate, delta)
+		f.Advance(next - 1)
+		require.Zero(t, f.Fired())
+		f.Advance(1)
+		res := <-done
+		require.NoError(t, res.err)
+		require.GreaterOrEqual(t, res.snap.Time, delta)
+		require.Equal(t, uint64(1), f.Fired(), "case %d rate %v delta %d", i, rate, delta)
+		waited++
+	}
 }
