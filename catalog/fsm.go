@@ -46,8 +46,12 @@ type FSM struct {
 	state *lifecycle.State // working state, guarded by mu
 
 	published atomic.Pointer[lifecycle.State]
-	halt      atomic.Pointer[HaltError]
-	haltedCh  chan struct{}
+	// configEpoch advances whenever raft's committed configuration may
+	// have changed (a configuration entry, a restore), so the node knows
+	// when to read the voters again.
+	configEpoch atomic.Uint64
+	halt        atomic.Pointer[HaltError]
+	haltedCh    chan struct{}
 
 	changes *changeFeed
 }
@@ -115,6 +119,9 @@ func (f *FSM) ApplyBatch(logs []*raft.Log) []any {
 			out[i] = h
 			continue
 		}
+		if l.Type == raft.LogConfiguration {
+			f.configEpoch.Add(1)
+		}
 		if l.Type != raft.LogCommand {
 			continue
 		}
@@ -181,6 +188,7 @@ func (f *FSM) Restore(rc io.ReadCloser) error {
 		return h
 	}
 	f.state = s
+	f.configEpoch.Add(1)
 	f.publishLocked(true)
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -166,6 +167,7 @@ func (n *Node) run(ctx context.Context) {
 		}
 	}()
 	halted := n.fsm.Halted()
+	var voters voterCache
 	for {
 		select {
 		case <-ctx.Done():
@@ -178,6 +180,7 @@ func (n *Node) run(ctx context.Context) {
 			return
 		case leader := <-n.raft.LeaderCh():
 			n.confirmedTerm.Store(0)
+			voters.valid = false
 			if !leader {
 				n.logger.Info("catalog: lost leadership")
 				continue
@@ -190,7 +193,7 @@ func (n *Node) run(ctx context.Context) {
 		case <-retryC:
 			retryC = nil
 		}
-		if n.leaderWork(ctx) {
+		if n.leaderWork(ctx, &voters) {
 			continue
 		}
 		if n.raft.State() != raft.Leader || ctx.Err() != nil {
@@ -207,14 +210,14 @@ func (n *Node) run(ctx context.Context) {
 
 // leaderWork confirms leadership and reconciles authorities, and reports
 // whether all of it committed.
-func (n *Node) leaderWork(ctx context.Context) bool {
+func (n *Node) leaderWork(ctx context.Context, voters *voterCache) bool {
 	if n.raft.State() != raft.Leader {
 		return false
 	}
 	if term := n.raft.CurrentTerm(); n.confirmedTerm.Load() != term && !n.confirm(ctx, term) {
 		return false
 	}
-	return n.reconcile(ctx)
+	return n.reconcile(ctx, voters)
 }
 
 // confirm commits this incarnation's registration in term and, when it
@@ -254,19 +257,33 @@ func (n *Node) confirm(ctx context.Context, term uint64) bool {
 	return true
 }
 
+// voterCache holds the raft voters the loop last read, valid until the
+// FSM's configuration epoch moves or leadership changes.
+type voterCache struct {
+	ids   []string
+	epoch uint64
+	valid bool
+}
+
 // reconcile proposes the compare-and-set authority reassignments that the
 // current state needs (lifecycle.Reconcile) and reports whether every one
 // committed. A reassignment refused as a conflict was computed against a
 // state that has since changed; the change that caused it triggers another
 // pass.
-func (n *Node) reconcile(ctx context.Context) bool {
-	voters, err := n.Voters()
-	if err != nil {
-		n.logger.Warn("catalog: read voters for reconciliation", "err", err)
-		return false
-	}
+func (n *Node) reconcile(ctx context.Context, voters *voterCache) bool {
 	s := n.State()
-	cmds := lifecycle.Reconcile(s, n.cfg.Available(s), s.VoterNames(voters))
+	if !slices.ContainsFunc(s.Domains(), func(d lifecycle.Domain) bool { return d.Pace == lifecycle.Paced && d.Running() }) {
+		return true // only paced, running domains have an authority
+	}
+	if epoch := n.fsm.configEpoch.Load(); !voters.valid || voters.epoch != epoch {
+		ids, err := n.Voters()
+		if err != nil {
+			n.logger.Warn("catalog: read voters for reconciliation", "err", err)
+			return false
+		}
+		*voters = voterCache{ids: ids, epoch: epoch, valid: true}
+	}
+	cmds := lifecycle.Reconcile(s, n.cfg.Available(s), s.VoterNames(voters.ids))
 	ok := true
 	for _, cmd := range cmds {
 		res, err := n.Propose(ctx, cmd)
