@@ -233,3 +233,31 @@ func FuzzFSMRestore(f *testing.F) {
 		requireSameState(t, fsm.State(), again.State())
 	})
 }
+
+// FuzzFSMApply commits arbitrary bytes after a valid history: the FSM
+// either applies them exactly as lifecycle.State.Apply would, or halts on
+// that entry; it never panics and never changes state on a halt.
+func FuzzFSMApply(f *testing.F) {
+	for _, c := range scenario() {
+		f.Add(encode(f, c))
+	}
+	f.Add([]byte(`{"op":"stop","stop":{"domain":"prod"}} trailing`))
+	f.Add([]byte(`{}`))
+	f.Add([]byte{})
+	history := logs(f, 1, scenario()[:4]...)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		fsm := NewFSM(quietLogger(t), nil)
+		fsm.ApplyBatch(history)
+		ref := fsm.State().Clone()
+		before := fsm.State()
+		out := fsm.Apply(&raft.Log{Index: 5, Type: raft.LogCommand, Data: data})
+		cmd, err := lifecycle.DecodeCommand(data)
+		if err != nil {
+			require.ErrorIs(t, out.(error), ErrHalted)
+			require.Same(t, before, fsm.State())
+			return
+		}
+		require.Equal(t, ref.Apply(cmd), out)
+		requireSameState(t, ref, fsm.State())
+	})
+}

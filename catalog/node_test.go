@@ -373,3 +373,75 @@ func TestDataDirInUse(t *testing.T) {
 	require.ErrorIs(t, err, ErrDataDir)
 	require.ErrorContains(t, err, "locked by another process")
 }
+
+// TestReconcileMovesAuthorityToVoter starts a paced domain on a registered
+// node that is not a raft voter: the leader's reconciliation moves the
+// authority to the eligible voter with a compare-and-set, keeping the
+// generation and mapping.
+func TestReconcileMovesAuthorityToVoter(t *testing.T) {
+	n := openNode(t, Config{})
+	for _, c := range []lifecycle.Command{
+		registerCmd("outsider", 5),
+		createCmd("prod", lifecycle.Paced),
+		startCmd("prod", &lifecycle.Identity{Node: "outsider", Incarnation: 5}, 100, 200, 2),
+	} {
+		res, err := n.Propose(bg, c)
+		require.NoError(t, err)
+		require.NoError(t, res.Err())
+	}
+	s := waitFor(t, n, func(s *lifecycle.State) bool {
+		d, _ := s.Domain("prod")
+		return d.Authority.Identity() == n.Identity()
+	})
+	d, _ := s.Domain("prod")
+	require.Equal(t, uint64(1), d.Generation)
+	require.Equal(t, uint64(2), d.Authority.Revision, "start set revision 1, the move revision 2")
+	require.Equal(t, int64(200), d.Mapping.LogicalStart)
+
+	// Stopping revokes; a stopped domain is not reconciled again.
+	res, err := n.Propose(bg, stopCmd("prod"))
+	require.NoError(t, err)
+	require.NoError(t, res.Err())
+	d, _ = n.State().Domain("prod")
+	require.False(t, d.Authority.Assigned())
+}
+
+// TestCloseWhileProposing closes the node under concurrent writers, some
+// with cancellable contexts: every Propose returns, nothing is left
+// waiting (goleak checks the goroutines after the package's tests).
+func TestCloseWhileProposing(t *testing.T) {
+	n := openNode(t, Config{DataDir: t.TempDir()})
+	ctx, cancel := context.WithCancel(bg)
+	defer cancel()
+	var wg sync.WaitGroup
+	started := make(chan struct{}, 16)
+	for w := range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c := bg
+			if w%2 == 0 {
+				c = ctx
+			}
+			for i := 0; ; i++ {
+				_, err := n.Propose(c, createCmd(string(rune('a'+w))+time.Duration(i).String(), lifecycle.Unpaced))
+				if i == 0 {
+					started <- struct{}{}
+				}
+				if err != nil {
+					if !errors.Is(err, ErrShutdown) && !errors.Is(err, ErrOutcomeUnknown) &&
+						!errors.Is(err, ErrNotLeader) && !errors.Is(err, context.Canceled) {
+						t.Errorf("unexpected error %v", err)
+					}
+					return
+				}
+			}
+		}()
+	}
+	for range 16 {
+		<-started
+	}
+	cancel()
+	require.NoError(t, n.Close())
+	wg.Wait()
+}
