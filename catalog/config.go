@@ -74,7 +74,9 @@ const (
 	commitTimeout              = 5 * time.Millisecond
 	// maxAppendEntries is the largest batch raft writes to the log in one
 	// fsync and hands to ApplyBatch; concurrent Proposes share batches.
-	maxAppendEntries = 1024
+	// raft allocates a slice of this size on every commit, so a larger
+	// value costs more than it gains once writers are fewer than it.
+	maxAppendEntries = 64
 	// RetryInterval is how long the node waits before proposing its
 	// registration again after a proposal did not commit.
 	RetryInterval = 200 * time.Millisecond

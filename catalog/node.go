@@ -435,6 +435,18 @@ func (n *Node) WaitRevision(ctx context.Context, rev uint64) (*lifecycle.State, 
 	}
 }
 
+// AuthorityInputs returns what lifecycle.ResolveStart and
+// lifecycle.ResolveTransaction need to choose a paced domain's initial
+// authority on this node, read against s: the effectively available node
+// incarnations (Config.Available) and the names of the current raft voters.
+func (n *Node) AuthorityInputs(s *lifecycle.State) (available []lifecycle.NodeIncarnation, voters []string, err error) {
+	ids, err := n.Voters()
+	if err != nil {
+		return nil, nil, err
+	}
+	return n.cfg.Available(s), s.VoterNames(ids), nil
+}
+
 // ServerID returns the raft server ID, stable for the life of the data
 // directory (fresh for an in-memory node).
 func (n *Node) ServerID() string { return n.id }

@@ -62,6 +62,14 @@ func TestOpenRegistersIncarnation(t *testing.T) {
 	require.Equal(t, []string{n.ServerID()}, voters)
 	require.Equal(t, []string{"alpha"}, n.State().VoterNames(voters))
 
+	available, voterNames, err := n.AuthorityInputs(n.State())
+	require.NoError(t, err)
+	require.Equal(t, []string{"alpha"}, voterNames)
+	require.Equal(t, n.State().Incarnations(), available)
+	id, ok := lifecycle.SelectAuthority("prod", available, voterNames)
+	require.True(t, ok)
+	require.Equal(t, n.Identity(), id)
+
 	other := openNode(t, Config{NodeName: "alpha"})
 	require.NotEqual(t, n.Incarnation(), other.Incarnation())
 	require.NotEqual(t, n.ServerID(), other.ServerID(), "an in-memory node has a fresh server id")
