@@ -14,7 +14,20 @@
 // Config.OnChange is the ordered, synchronous alternative to Subscribe: it
 // runs on the apply goroutine for every change in commit order, before the
 // Propose that caused it returns, so the runtime can install domain
-// lifecycles before anything else uses the revision.
+// lifecycles before anything else uses the revision. WaitRevision waits for
+// a revision to be applied locally; AuthorityInputs gives a command handler
+// what lifecycle.ResolveStart needs to pick a paced domain's authority.
+//
+// The leader runs one background loop: it confirms each new term's
+// leadership by committing its own (idempotent) registration, then
+// reconciles clock authorities (lifecycle.Reconcile) after every change and
+// every RetryInterval while a reassignment has not committed.
+//
+// Only the embedded single node is built today: one voter on raft's
+// in-memory transport. The pieces a cluster member needs are kept apart for
+// it (the transport and raft timing in config.go, NotLeaderError naming the
+// leader for forwarding, Config.Available for the gossip view), but joining,
+// TCP transport and forwarding do not exist yet.
 //
 // Callers never see raft types or errors: they are translated at this
 // boundary (ErrNotLeader, ErrLeadershipUnconfirmed, ErrOutcomeUnknown and
