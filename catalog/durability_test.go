@@ -79,6 +79,7 @@ func TestDurabilityAcrossReopen(t *testing.T) {
 			}
 			if snapshot {
 				require.NoError(t, n1.Snapshot())
+				require.NoError(t, n1.Snapshot(), "nothing new to snapshot is not an error")
 				first, err := n1.stores.log.FirstIndex()
 				require.NoError(t, err)
 				last, err := n1.stores.log.LastIndex()

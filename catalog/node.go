@@ -126,6 +126,12 @@ func start(cfg Config, logger *slog.Logger, st *stores) (*Node, error) {
 		fsm.close()
 		return nil, fmt.Errorf("catalog: start raft: %w", err)
 	}
+	if err := checkMembership(r, rc.LocalID); err != nil {
+		_ = r.Shutdown().Error()
+		_ = trans.Close()
+		fsm.close()
+		return nil, err
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	n := &Node{
 		cfg:         cfg,
@@ -144,6 +150,25 @@ func start(cfg Config, logger *slog.Logger, st *stores) (*Node, error) {
 	n.loop.Add(1)
 	go n.run(ctx)
 	return n, nil
+}
+
+// checkMembership refuses a data directory whose raft configuration does
+// not name this server: its server-id file was lost or replaced, and the
+// node would wait forever for an election it cannot take part in.
+func checkMembership(r *raft.Raft, id raft.ServerID) error {
+	f := r.GetConfiguration()
+	if err := f.Error(); err != nil {
+		return fmt.Errorf("catalog: read raft configuration: %w", err)
+	}
+	var ids []string
+	for _, s := range f.Configuration().Servers {
+		if s.ID == id {
+			return nil
+		}
+		ids = append(ids, string(s.ID))
+	}
+	return fmt.Errorf("%w: its raft configuration names servers %q but not this node's server id %q; restore the %s file that belongs with this log",
+		ErrDataDir, ids, id, serverIDFile)
 }
 
 // run is the node's one background loop. It follows leadership changes:

@@ -3,6 +3,7 @@ package catalog
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"sync"
@@ -453,3 +454,70 @@ func TestCloseWhileProposing(t *testing.T) {
 	require.NoError(t, n.Close())
 	wg.Wait()
 }
+
+// TestDataDirServerIDMustMatchLog replaces a data directory's server id: the
+// log's configuration does not name it, so Open refuses at once instead of
+// waiting for an election it cannot win.
+func TestDataDirServerIDMustMatchLog(t *testing.T) {
+	dir := t.TempDir()
+	n, err := Open(bg, Config{NodeName: "local", DataDir: dir, Logger: quietLogger(t)})
+	require.NoError(t, err)
+	old := n.ServerID()
+	require.NoError(t, n.Close())
+	path := filepath.Join(dir, catalogDir, serverIDFile)
+	require.NoError(t, os.Remove(path))
+
+	_, err = Open(bg, Config{NodeName: "local", DataDir: dir, Logger: quietLogger(t)})
+	require.ErrorIs(t, err, ErrDataDir)
+	require.ErrorContains(t, err, old)
+	require.ErrorContains(t, err, "restore the server-id file")
+}
+
+// TestRaftLogsReachSlog checks the wiring: raft's own output arrives in the
+// configured slog logger with its attributes.
+func TestRaftLogsReachSlog(t *testing.T) {
+	var mu sync.Mutex
+	var records []slog.Record
+	h := &recordingHandler{mu: &mu, records: &records}
+	n := openNode(t, Config{Logger: slog.New(h)})
+	require.NoError(t, n.Close())
+	mu.Lock()
+	defer mu.Unlock()
+	found := false
+	for _, r := range records {
+		if r.Message != "entering leader state" {
+			continue
+		}
+		attrs := map[string]string{}
+		r.Attrs(func(a slog.Attr) bool {
+			attrs[a.Key] = a.Value.String()
+			return true
+		})
+		require.Contains(t, attrs["leader"], n.ServerID())
+		found = true
+	}
+	require.True(t, found, "raft's leader message was logged through slog")
+}
+
+type recordingHandler struct {
+	mu      *sync.Mutex
+	records *[]slog.Record
+	attrs   []slog.Attr
+}
+
+func (h *recordingHandler) Enabled(context.Context, slog.Level) bool { return true }
+
+func (h *recordingHandler) Handle(_ context.Context, r slog.Record) error {
+	r = r.Clone()
+	r.AddAttrs(h.attrs...)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	*h.records = append(*h.records, r)
+	return nil
+}
+
+func (h *recordingHandler) WithAttrs(as []slog.Attr) slog.Handler {
+	return &recordingHandler{mu: h.mu, records: h.records, attrs: append(append([]slog.Attr(nil), h.attrs...), as...)}
+}
+
+func (h *recordingHandler) WithGroup(string) slog.Handler { return h }
