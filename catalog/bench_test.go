@@ -85,8 +85,7 @@ type bareStack struct {
 func newBareStack(b *testing.B, dir string) committer {
 	cfg, err := Config{NodeName: "bench"}.withDefaults()
 	require.NoError(b, err)
-	rc := cfg.raftConfig("bare")
-	rc.Logger = hclog.NewNullLogger()
+	rc := cfg.raftConfig("bare", hclog.NewNullLogger())
 	s := &bareStack{}
 	var logs raft.LogStore
 	var stable raft.StableStore

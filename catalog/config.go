@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
 
 	"github.com/nspl-dev/nspl/lifecycle"
@@ -34,9 +35,10 @@ type Config struct {
 	RaftLogLevel slog.Level
 	// OnChange, when set, is called synchronously on the apply goroutine,
 	// in commit order, after every change (including snapshot restores),
-	// before the Propose that caused it returns. It must be fast and must
-	// not call Propose or Close (they wait for the apply goroutine). Use
-	// Node.Subscribe for anything slow.
+	// before the Propose that caused it returns. It already runs during
+	// Open, while the node recovers its snapshot and log. It must be fast
+	// and must not call Propose or Close (they wait for the apply
+	// goroutine). Use Node.Subscribe for anything slow.
 	OnChange func(Change)
 	// Clock is the time source for retry timers. Nil means
 	// timesource.System().
@@ -112,7 +114,7 @@ func (c Config) withDefaults() (Config, error) {
 }
 
 // raftConfig returns the raft configuration of a single-node catalog.
-func (c Config) raftConfig(id string) *raft.Config {
+func (c Config) raftConfig(id string, logger hclog.Logger) *raft.Config {
 	rc := raft.DefaultConfig()
 	rc.LocalID = raft.ServerID(id)
 	rc.HeartbeatTimeout = singleNodeHeartbeatTimeout
@@ -125,6 +127,6 @@ func (c Config) raftConfig(id string) *raft.Config {
 	rc.TrailingLogs = c.TrailingLogs
 	rc.SnapshotInterval = c.SnapshotInterval
 	rc.NoLegacyTelemetry = true
-	rc.Logger = newRaftLogger(c.Logger, "raft", hclogLevel(c.RaftLogLevel))
+	rc.Logger = logger
 	return rc
 }

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -248,4 +249,28 @@ func crashChild(dir string) {
 		}()
 	}
 	wg.Wait()
+}
+
+// TestCorruptSnapshotRefused flips one byte of the persisted snapshot: the
+// node refuses the data directory instead of starting from partial state.
+func TestCorruptSnapshotRefused(t *testing.T) {
+	dir := t.TempDir()
+	cfg := Config{NodeName: "local", DataDir: dir, Logger: quietLogger(t), TrailingLogs: 1}
+	n, err := Open(bg, cfg)
+	require.NoError(t, err)
+	_, err = n.Propose(bg, createCmd("prod", lifecycle.Paced))
+	require.NoError(t, err)
+	require.NoError(t, n.Snapshot())
+	require.NoError(t, n.Close())
+
+	states, err := filepath.Glob(filepath.Join(dir, catalogDir, "snapshots", "*", "state.bin"))
+	require.NoError(t, err)
+	require.Len(t, states, 1)
+	b, err := os.ReadFile(states[0])
+	require.NoError(t, err)
+	b[len(b)/2] ^= 0xff
+	require.NoError(t, os.WriteFile(states[0], b, 0o600))
+
+	_, err = Open(bg, cfg)
+	require.ErrorIs(t, err, ErrDataDir)
 }

@@ -21,9 +21,10 @@ import (
 // process's incarnation.
 //
 // Only the leader writes, and a newly elected leader refuses writes
-// (ErrLeadershipUnconfirmed) until a Barrier committed in its term has
-// confirmed that a quorum follows it and that its FSM has applied every
-// earlier entry. All methods are safe for concurrent use.
+// (ErrLeadershipUnconfirmed) until an entry of its own term has committed,
+// which confirms that a quorum follows it and that its FSM has applied
+// every earlier entry (see confirm). All methods are safe for concurrent
+// use.
 type Node struct {
 	cfg         Config
 	logger      *slog.Logger
@@ -37,7 +38,7 @@ type Node struct {
 	stores    *stores
 	transport *raft.InmemTransport
 
-	// confirmedTerm is the raft term whose leadership a Barrier confirmed;
+	// confirmedTerm is the raft term whose leadership confirm established;
 	// writes are admitted only while it equals the current term.
 	confirmedTerm atomic.Uint64
 	registered    chan struct{} // closed once this incarnation is committed
@@ -70,8 +71,7 @@ func Open(ctx context.Context, cfg Config) (*Node, error) {
 		return nil, err
 	}
 	logger := cfg.Logger.With("node_name", cfg.NodeName)
-	rlog := newRaftLogger(logger, "raft", hclogLevel(cfg.RaftLogLevel))
-	st, err := openStores(cfg.DataDir, rlog)
+	st, err := openStores(cfg.DataDir, newRaftLogger(logger, "raft", hclogLevel(cfg.RaftLogLevel)))
 	if err != nil {
 		return nil, err
 	}
@@ -103,8 +103,7 @@ func start(cfg Config, logger *slog.Logger, st *stores) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	rc := cfg.raftConfig(id)
-	rc.Logger = newRaftLogger(logger, "raft", hclogLevel(cfg.RaftLogLevel))
+	rc := cfg.raftConfig(id, newRaftLogger(logger, "raft", hclogLevel(cfg.RaftLogLevel)))
 	// The address is derived from the persisted ID, so it stays the one in
 	// the bootstrapped configuration across restarts.
 	addr, trans := raft.NewInmemTransport(raft.ServerAddress("catalog-" + id))
@@ -124,7 +123,9 @@ func start(cfg Config, logger *slog.Logger, st *stores) (*Node, error) {
 	if err != nil {
 		_ = trans.Close()
 		fsm.close()
-		return nil, fmt.Errorf("catalog: start raft: %w", err)
+		// With stores that hold state, this is a snapshot or log that
+		// cannot be read back.
+		return nil, fmt.Errorf("%w: recover raft state: %v", ErrDataDir, err)
 	}
 	if err := checkMembership(r, rc.LocalID); err != nil {
 		_ = r.Shutdown().Error()
