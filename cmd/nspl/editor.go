@@ -3,6 +3,8 @@ package main
 import (
 	"errors"
 	"io"
+	"runtime"
+	"sync/atomic"
 
 	"github.com/chzyer/readline"
 )
@@ -25,6 +27,10 @@ type lineEditor interface {
 	// line is being edited, text written to it appears above the prompt and
 	// the prompt and the line are redrawn intact below it.
 	Output() io.Writer
+	// PrintAbove prints one line above the prompt: the prompt and the line
+	// being edited are redrawn intact below it. Safe to call from any
+	// goroutine.
+	PrintAbove(line string) error
 	// Close restores the terminal.
 	Close() error
 }
@@ -38,7 +44,14 @@ type completer interface {
 // readlineEditor is the lineEditor on chzyer/readline.
 type readlineEditor struct {
 	rl *readline.Instance
+
+	inRead atomic.Bool // ReadLine is running
 }
+
+// promptSettleSpins bounds how long PrintAbove yields for readline to
+// start reading after it has drawn the prompt (a window of a few
+// instructions between drawing the prompt and marking itself reading).
+const promptSettleSpins = 10000
 
 // newReadlineEditor opens a line editor on a terminal. history is the file
 // statements are saved to ("" keeps no history).
@@ -75,7 +88,9 @@ func newReadlineEditor(stdin io.Reader, stdout, stderr io.Writer, history string
 
 func (e *readlineEditor) ReadLine(prompt string) (string, error) {
 	e.rl.SetPrompt(prompt)
+	e.inRead.Store(true)
 	line, err := e.rl.Readline()
+	e.inRead.Store(false)
 	switch {
 	case errors.Is(err, readline.ErrInterrupt):
 		return line, errLineInterrupted
@@ -88,5 +103,19 @@ func (e *readlineEditor) ReadLine(prompt string) (string, error) {
 func (e *readlineEditor) SaveHistory(entry string) error { return e.rl.SaveHistory(entry) }
 
 func (e *readlineEditor) Output() io.Writer { return e.rl.Stdout() }
+
+// PrintAbove writes through readline's own writer, which clears the prompt
+// line, writes and redraws the prompt and the edited line, but only once
+// readline is reading; text written while it draws its prompt would land
+// after the prompt. So inside ReadLine it first yields until readline reads.
+func (e *readlineEditor) PrintAbove(line string) error {
+	if e.inRead.Load() {
+		for i := 0; i < promptSettleSpins && !e.rl.Terminal.IsReading() && e.inRead.Load(); i++ {
+			runtime.Gosched()
+		}
+	}
+	_, err := e.rl.Stdout().Write([]byte(line + "\n"))
+	return err
+}
 
 func (e *readlineEditor) Close() error { return e.rl.Close() }

@@ -226,14 +226,13 @@ func (s *shell) execute(ctx context.Context, text string) error {
 // for the reply of the statement that is running (the ATTACH that started
 // it, above all) to be printed first.
 func (s *shell) printFrames(ctx context.Context) {
-	out := s.editor.Output()
 	for {
 		f, err := s.sess.NextFrame(ctx)
 		if err != nil {
 			return
 		}
 		s.run.outMu.Lock()
-		_, _ = io.WriteString(out, shellFrameLine(f)+"\n")
+		_ = s.editor.PrintAbove(shellFrameLine(f))
 		s.run.outMu.Unlock()
 	}
 }
