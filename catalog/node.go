@@ -173,13 +173,13 @@ func checkMembership(r *raft.Raft, id raft.ServerID) error {
 }
 
 // run is the node's one background loop. It follows leadership changes:
-// on gaining leadership it confirms it with a Barrier, commits this
-// incarnation's registration, and reconciles clock authorities; it
+// on gaining leadership it confirms it by committing this incarnation's
+// registration (see confirm) and reconciles clock authorities; it
 // reconciles again after every catalog change, and retries every
 // RetryInterval while it stays leader and something did not commit. It
-// stops when the FSM halts. raft's LeaderCh never blocks
-// raft (it keeps only the newest value), the change subscription never
-// blocks the FSM, and this loop reads both promptly.
+// stops when the FSM halts. raft's LeaderCh never blocks raft (it keeps
+// only the newest value), the change subscription never blocks the FSM,
+// and this loop reads both promptly.
 func (n *Node) run(ctx context.Context) {
 	defer n.loop.Done()
 	sub := n.fsm.changes.subscribe()
