@@ -283,3 +283,16 @@ func TestCompleter(t *testing.T) {
 	require.Nil(t, got)
 	require.Zero(t, n)
 }
+
+func FuzzDiagnostic(f *testing.F) {
+	f.Add("USE a;\nLIST  DOMAIN;\n", 13, 2, 7)
+	f.Add("\tSTART AT 'x';", 10, 1, 11)
+	f.Add("USE `é`; x", 10, 1, 10)
+	f.Add("", 0, 1, 1)
+	f.Fuzz(func(t *testing.T, src string, offset, line, col int) {
+		d := diagnostic{File: "f", Source: src, Pos: grammar.Position{Offset: offset, Line: line, Column: col}, Msg: "m"}
+		var b bytes.Buffer
+		require.NoError(t, d.write(&b))
+		require.True(t, strings.HasPrefix(b.String(), "f:"))
+	})
+}

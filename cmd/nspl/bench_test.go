@@ -1,0 +1,80 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/nspl-dev/nspl/node"
+	"github.com/nspl-dev/nspl/session"
+)
+
+// script1000 is 1,000 statements: 250 domains each created, used, started
+// and stopped.
+func script1000() string {
+	var b strings.Builder
+	for i := range 250 {
+		fmt.Fprintf(&b, "CREATE DOMAIN d%d;\nUSE d%d;\nSTART AT NOW;\nSTOP;\n", i, i)
+	}
+	return b.String()
+}
+
+// BenchmarkScript1000 runs a 1,000-statement script through the runner on a
+// fresh in-memory node per iteration (node start included).
+func BenchmarkScript1000(b *testing.B) {
+	text := script1000()
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	b.ReportAllocs()
+	for b.Loop() {
+		n, err := node.Open(context.Background(), node.Config{Logger: logger, RaftLogLevel: slog.LevelError})
+		require.NoError(b, err)
+		sess := session.New(n, session.Options{Logger: logger})
+		r := &runner{exec: sess, stdout: io.Discard, stderr: io.Discard, format: formatTable, outMu: new(sync.Mutex)}
+		out, err := r.runText(context.Background(), "bench.nspl", text, false)
+		require.NoError(b, err)
+		require.Zero(b, out.failed)
+		sess.Close()
+		n.Close()
+	}
+}
+
+// BenchmarkCutStatements measures the per-line work of the shell's
+// statement accumulation on a three-line statement.
+func BenchmarkCutStatements(b *testing.B) {
+	text := "CREATE PACED DOMAIN prod\n  WITH PERIOD 1s SKEW 100ms -- the clock\n  PLACEMENT REQUIRE COLOCATION; USE"
+	b.ReportAllocs()
+	for b.Loop() {
+		cutStatements(text)
+	}
+}
+
+// BenchmarkComplete measures one Tab press on a continuation line.
+func BenchmarkComplete(b *testing.B) {
+	c := statementCompleter{
+		pending: func() string { return "CREATE PACED DOMAIN prod" },
+		domains: func() []string { return []string{"prod", "archive", "prod-1"} },
+	}
+	line := []rune("WITH PERIOD 1s SK")
+	b.ReportAllocs()
+	for b.Loop() {
+		c.Do(line, len(line))
+	}
+}
+
+func BenchmarkRenderTable(b *testing.B) {
+	set := &session.ResultSet{Columns: []session.Column{{Name: "name"}, {Name: "pace"}, {Name: "status"}, {Name: "generation"}}}
+	for i := range 20 {
+		set.Rows = append(set.Rows, []session.Value{session.Text(fmt.Sprintf("d%d", i)), session.Text("PACED"), session.Text("running"), session.Uint(uint64(i))})
+	}
+	res := session.Result{Message: "20 domains", Set: set}
+	b.ReportAllocs()
+	for b.Loop() {
+		require.NoError(b, renderResult(io.Discard, formatTable, res))
+	}
+}

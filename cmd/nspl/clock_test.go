@@ -1,0 +1,217 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/nspl-dev/nspl/node"
+	"github.com/nspl-dev/nspl/runtime/timesource"
+	"github.com/nspl-dev/nspl/session"
+)
+
+// lineSink collects written lines and lets a test wait for one.
+type lineSink struct {
+	mu      sync.Mutex
+	buf     bytes.Buffer
+	changed chan struct{}
+}
+
+func newLineSink() *lineSink { return &lineSink{changed: make(chan struct{})} }
+
+func (s *lineSink) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.buf.Write(p)
+	close(s.changed)
+	s.changed = make(chan struct{})
+	return len(p), nil
+}
+
+func (s *lineSink) lines() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return strings.Split(strings.TrimSuffix(s.buf.String(), "\n"), "\n")
+}
+
+// waitLine waits for a complete line starting with prefix.
+func (s *lineSink) waitLine(t *testing.T, prefix string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), expectTimeout)
+	defer cancel()
+	for {
+		s.mu.Lock()
+		text, ch := s.buf.String(), s.changed
+		s.mu.Unlock()
+		for _, l := range strings.SplitAfter(text, "\n") {
+			if strings.HasSuffix(l, "\n") && strings.HasPrefix(l, prefix) {
+				return
+			}
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			t.Fatalf("no line starting %q; got:\n%s", prefix, text)
+		}
+	}
+}
+
+type clockFixture struct {
+	node     *node.Node
+	driver   *session.Session
+	follower *session.Session
+	out      *lineSink
+	errOut   *bytes.Buffer
+	main     *Main
+}
+
+// newClockFixture opens a real in-memory node with a driver session that
+// runs setup and a follower session for nspl clock.
+func newClockFixture(t *testing.T, src timesource.Source, setup string) *clockFixture {
+	t.Helper()
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	n, err := node.Open(context.Background(), node.Config{Logger: logger, RaftLogLevel: slog.LevelError, TimeSource: src})
+	require.NoError(t, err)
+	f := &clockFixture{
+		node:     n,
+		driver:   session.New(n, session.Options{Logger: logger}),
+		follower: session.New(n, session.Options{Logger: logger}),
+		out:      newLineSink(),
+		errOut:   new(bytes.Buffer),
+	}
+	t.Cleanup(func() {
+		f.follower.Close()
+		f.driver.Close()
+		n.Close()
+	})
+	f.main = &Main{Stdout: f.out, Stderr: f.errOut}
+	if setup != "" {
+		_, err := f.driver.ExecText(context.Background(), setup)
+		require.NoError(t, err)
+	}
+	return f
+}
+
+// follow runs nspl clock on the follower session in the background.
+func (f *clockFixture) follow(src timesource.Source, opts options) <-chan error {
+	done := make(chan error, 1)
+	go func() { done <- f.main.followClock(context.Background(), f.follower, src, opts) }()
+	return done
+}
+
+func waitResult(t *testing.T, done <-chan error) error {
+	t.Helper()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(expectTimeout):
+		t.Fatal("nspl clock did not return")
+		return nil
+	}
+}
+
+const fastDomain = `CREATE PACED DOMAIN prod WITH PERIOD 100ms SKEW 10ms; USE prod;
+	START AT '2030-01-01T00:00:00Z' TIME RATE 1000;`
+
+func TestFollowClockUntilTicks(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t) })
+	f := newClockFixture(t, nil, fastDomain)
+	err := waitResult(t, f.follow(f.node.TimeSource(), options{clockDomain: "prod", untilTick: 3}))
+	require.NoError(t, err)
+	lines := f.out.lines()
+	require.Len(t, lines, 4)
+	require.True(t, strings.HasPrefix(lines[0], "clock prod generation 1 paced period 100ms skew 10ms origin 2030-01-01T00:00:00Z anchor "), lines[0])
+	for _, l := range lines[1:] {
+		require.True(t, strings.HasPrefix(l, "tick prod generation 1 id "), l)
+	}
+	require.Empty(t, f.follower.Attached(), "nspl clock detaches when it is done")
+}
+
+func TestFollowClockEndsWhenARunningClockStops(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t) })
+	f := newClockFixture(t, nil, fastDomain)
+	done := f.follow(f.node.TimeSource(), options{clockDomain: "prod"})
+	f.out.waitLine(t, "tick prod ")
+	_, err := f.driver.ExecText(context.Background(), "STOP;")
+	require.NoError(t, err)
+	require.NoError(t, waitResult(t, done))
+	lines := f.out.lines()
+	require.Equal(t, "clock prod generation 1 stopped", lines[len(lines)-1])
+	require.Empty(t, f.follower.Attached())
+}
+
+func TestFollowClockEndsWhenTheDomainIsDropped(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t) })
+	// A stopped domain that has never run does not end the wait: it may
+	// start later. Dropping it does.
+	f := newClockFixture(t, nil, "CREATE DOMAIN idle;")
+	done := f.follow(f.node.TimeSource(), options{clockDomain: "idle"})
+	f.out.waitLine(t, "clock idle generation 0 stopped")
+	_, err := f.driver.ExecText(context.Background(), "DROP DOMAIN idle;")
+	require.NoError(t, err)
+	require.NoError(t, waitResult(t, done))
+	lines := f.out.lines()
+	require.Equal(t, "end idle DomainRemoved", lines[len(lines)-1])
+}
+
+func TestFollowClockTimesOut(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t) })
+	f := newClockFixture(t, nil, "CREATE DOMAIN idle;")
+	fake := timesource.NewFake(0)
+	done := f.follow(fake, options{clockDomain: "idle", untilTick: 1, clockTimeout: 5 * time.Second})
+	ctx, cancel := context.WithTimeout(context.Background(), expectTimeout)
+	defer cancel()
+	require.NoError(t, fake.BlockUntil(ctx, 1))
+	f.out.waitLine(t, "clock idle generation 0 stopped")
+	fake.Advance(5*time.Second - 1)
+	select {
+	case err := <-done:
+		t.Fatalf("returned before the timeout: %v", err)
+	default:
+	}
+	fake.Advance(1)
+	err := waitResult(t, done)
+	require.ErrorIs(t, err, ErrClockTimeout)
+	require.Equal(t, ExitFailed, ExitCode(err))
+	require.Empty(t, f.follower.Attached())
+}
+
+func TestFollowClockInterruptDetaches(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t) })
+	f := newClockFixture(t, nil, fastDomain)
+	intr := make(chan os.Signal, 1)
+	f.main.Interrupts = intr
+	stop := f.main.routeInterrupts(context.Background())
+	defer stop()
+	done := f.follow(f.node.TimeSource(), options{clockDomain: "prod"})
+	f.out.waitLine(t, "tick prod ")
+	intr <- os.Interrupt
+	err := waitResult(t, done)
+	require.ErrorIs(t, err, ErrInterrupted)
+	require.Equal(t, ExitFailed, ExitCode(err))
+	require.Empty(t, f.follower.Attached())
+}
+
+func TestFollowClockRefusals(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t) })
+	f := newClockFixture(t, nil, "")
+	err := waitResult(t, f.follow(f.node.TimeSource(), options{clockDomain: "nope"}))
+	require.ErrorIs(t, err, ErrStatementFailed)
+	require.True(t, reported(err))
+	require.Contains(t, f.errOut.String(), "nspl clock: error: domain 'nope' does not exist")
+
+	err = waitResult(t, f.follow(f.node.TimeSource(), options{}))
+	require.ErrorIs(t, err, ErrUsage)
+
+	err = waitResult(t, f.follow(f.node.TimeSource(), options{clockDomain: "a.b"}))
+	require.ErrorIs(t, err, ErrUsage)
+}
