@@ -51,11 +51,10 @@ func (m *Main) followClock(ctx context.Context, sess clockSession, src timesourc
 	defer stop()
 	interrupted := make(chan struct{})
 	var once sync.Once
-	m.setInterruptHandler(func() {
+	defer m.setInterruptHandler(func() {
 		once.Do(func() { close(interrupted) })
 		stop()
-	})
-	defer m.setInterruptHandler(nil)
+	})()
 	timedOut := make(chan struct{})
 	if opts.clockTimeout > 0 {
 		t := src.NewTimer(opts.clockTimeout)

@@ -79,9 +79,14 @@ func (m *Main) Run(ctx context.Context, args []string) error {
 	defer cancel()
 	stopIntr := m.routeInterrupts(ctx)
 	defer stopIntr()
+	// Until a mode sets its own, Ctrl-C abandons the run.
+	defer m.setInterruptHandler(cancel)()
 
 	n, err := node.Open(ctx, node.Config{Logger: m.logger(opts.verbose), RaftLogLevel: m.raftLevel(opts.verbose), DataDir: opts.dataDir})
 	if err != nil {
+		if ctx.Err() != nil {
+			return &RunError{Kind: ErrStatementFailed, Err: ErrInterrupted}
+		}
 		return ioError(fmt.Errorf("open the node: %w", err))
 	}
 	defer n.Close()
@@ -156,8 +161,7 @@ func (m *Main) readSources(sources []scriptSource) ([]script, error) {
 func (m *Main) runScripts(ctx context.Context, r *runner, sess *session.Session, scripts []script, keepGoing bool) error {
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	m.setInterruptHandler(cancel)
-	defer m.setInterruptHandler(nil)
+	defer m.setInterruptHandler(cancel)()
 
 	drainCtx, stopDrain := context.WithCancel(ctx)
 	var wg sync.WaitGroup
@@ -216,8 +220,7 @@ func (m *Main) runShell(ctx context.Context, r *runner, sess *session.Session, n
 	defer ed.Close()
 	sh.editor = ed
 	r.stdout = ed.Output()
-	m.setInterruptHandler(sh.interrupt)
-	defer m.setInterruptHandler(nil)
+	defer m.setInterruptHandler(sh.interrupt)()
 	fmt.Fprintln(r.stdout, `nspl shell: statements end with ';'. Type help for help, exit or Ctrl-D to leave.`)
 	return sh.loop(ctx)
 }
@@ -297,9 +300,16 @@ func (m *Main) routeInterrupts(ctx context.Context) func() {
 	}
 }
 
-// setInterruptHandler sets what Ctrl-C does; nil ignores it.
-func (m *Main) setInterruptHandler(h func()) {
+// setInterruptHandler makes h what Ctrl-C does and returns the function
+// that restores the handler before it.
+func (m *Main) setInterruptHandler(h func()) (restore func()) {
 	m.intrMu.Lock()
+	prev := m.onIntr
 	m.onIntr = h
 	m.intrMu.Unlock()
+	return func() {
+		m.intrMu.Lock()
+		m.onIntr = prev
+		m.intrMu.Unlock()
+	}
 }

@@ -201,11 +201,16 @@ func cutStatements(text string) (ready, rest string) {
 	}
 }
 
-// execute runs text, which holds one or more complete statements, saving it
-// to the history first. Ctrl-C cancels it through interrupt.
+// execute runs text, which holds one or more complete statements, saving
+// each statement to the history first, one entry per statement however many
+// lines it spanned. Ctrl-C cancels it through interrupt.
 func (s *shell) execute(ctx context.Context, text string) error {
-	if err := s.editor.SaveHistory(historyEntry(text)); err != nil {
-		fmt.Fprintf(s.stderr, "warning: cannot save history: %v\n", err)
+	stmts, _ := grammar.SplitStatements(text)
+	for _, st := range stmts {
+		if err := s.editor.SaveHistory(historyEntry(st.Text)); err != nil {
+			fmt.Fprintf(s.stderr, "warning: cannot save history: %v\n", err)
+			break
+		}
 	}
 	runCtx, cancel := context.WithCancel(ctx)
 	s.mu.Lock()

@@ -114,7 +114,8 @@ func TestShellLoop(t *testing.T) {
 	}, ed.prompts)
 	require.Equal(t, []string{
 		"CREATE PACED DOMAIN prod WITH PERIOD 100ms SKEW 10ms;",
-		"USE prod; START AT '2030-01-01T00:00:00Z' TIME RATE 1000;",
+		"USE prod;",
+		"START AT '2030-01-01T00:00:00Z' TIME RATE 1000;",
 		"LIST DOMAINS;",
 		"ATTACH DOMAIN CLOCK;",
 		"USE nope;",
