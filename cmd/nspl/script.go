@@ -33,9 +33,8 @@ type runner struct {
 
 // statementOutcome says how one run of text ended.
 type statementOutcome struct {
-	failed      int  // statements that failed
+	failed      int  // statements that failed, an unsplittable rest included
 	interrupted bool // ctx was cancelled while a statement ran
-	unreadable  bool // the rest of the text could not be split (unterminated string or comment)
 }
 
 // runText runs every statement of text in order. file names the text in
@@ -66,8 +65,7 @@ func (r *runner) runText(ctx context.Context, file, text string, keepGoing bool)
 		}
 	}
 	if splitErr != nil {
-		out.failed++
-		out.unreadable = true
+		out.failed++ // the rest cannot be cut into statements: an unterminated string or comment
 		if err := statementDiagnostic(file, text, grammar.Position{Line: 1, Column: 1}, splitErr).write(r.stderr); err != nil {
 			return out, ioError(err)
 		}
