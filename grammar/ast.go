@@ -121,6 +121,41 @@ type Rollback struct {
 	Keyword string
 }
 
+// Path is a backup file path: a string literal, unquoted. A leading "~/"
+// is kept as written; expanding it is the executor's business.
+type Path struct {
+	Node
+	Value string
+}
+
+// Backup is BACKUP CLUSTER TO '<path>' or BACKUP DOMAIN [<name>] TO
+// '<path>'; Name is nil for the active domain and always nil for CLUSTER.
+type Backup struct {
+	Node
+	Cluster bool
+	Name    *Name
+	Path    Path
+}
+
+// Restore is RESTORE CLUSTER FROM '<path>' [RESUME] [DRY RUN] or RESTORE
+// DOMAIN <name> [AS <new_name>] FROM '<path>' [RESUME] [DRY RUN]. Name and
+// As are nil for CLUSTER; As is nil when the clause is omitted.
+type Restore struct {
+	Node
+	Cluster bool
+	Name    *Name
+	As      *Name
+	Path    Path
+	Resume  bool
+	DryRun  bool
+}
+
+// DescribeBackup is DESCRIBE BACKUP '<path>'.
+type DescribeBackup struct {
+	Node
+	Path Path
+}
+
 func (*CreateDomain) statement()   {}
 func (*AlterPlacement) statement() {}
 func (*Start) statement()          {}
@@ -134,3 +169,6 @@ func (*DropDomain) statement()     {}
 func (*Begin) statement()          {}
 func (*Commit) statement()         {}
 func (*Rollback) statement()       {}
+func (*Backup) statement()         {}
+func (*Restore) statement()        {}
+func (*DescribeBackup) statement() {}

@@ -55,6 +55,16 @@ func build(p *pStatement) (Statement, *Error) {
 		return &Use{Node: n, Name: name}, nil
 	case p.List:
 		return &ListDomains{Node: n}, nil
+	case p.Describe != nil && p.Describe.Backup != nil:
+		path, err := buildPath(p.Describe.Backup)
+		if err != nil {
+			return nil, err
+		}
+		return &DescribeBackup{Node: n, Path: path}, nil
+	case p.Backup != nil:
+		return buildBackup(n, p.Backup)
+	case p.Restore != nil:
+		return buildRestore(n, p.Restore)
 	case p.Describe != nil:
 		st := &DescribeDomain{Node: n}
 		if p.Describe.Name != nil {

@@ -26,6 +26,9 @@ var (
 	// ErrInvalidName reports a domain name that is empty, too long, or
 	// holds a character outside ASCII letters, digits, '-', '_' and '~'.
 	ErrInvalidName = errors.New("invalid domain name")
+	// ErrInvalidPath reports a backup path literal that is empty or holds
+	// a NUL byte.
+	ErrInvalidPath = errors.New("invalid backup path")
 )
 
 // Error is an error at a place in the source text. Its message reads

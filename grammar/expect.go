@@ -17,6 +17,7 @@ type expectation struct {
 	number   bool
 	duration bool
 	str      bool
+	path     bool // the string is a backup path, not a timestamp
 	end      bool // the statement may end here
 }
 
@@ -74,6 +75,12 @@ func expectAfter(prefix []lexer.Token) expectation {
 	e.number = accepts(prefix, &probeTokens[1])
 	e.duration = accepts(prefix, &probeTokens[2])
 	e.str = accepts(prefix, &probeTokens[3])
+	if n := len(prefix); e.str && n > 0 && prefix[n-1].Type == tokKeyword {
+		switch prefix[n-1].Value {
+		case "TO", "FROM", "BACKUP":
+			e.path = true
+		}
+	}
 	e.end = accepts(prefix, nil)
 	return e
 }
@@ -91,7 +98,10 @@ func (e expectation) describe() string {
 	case e.name:
 		parts = append(parts, "a domain name")
 	}
-	if e.str {
+	switch {
+	case e.path:
+		parts = append(parts, "a quoted path such as '~/prod.nsplbak'")
+	case e.str:
 		parts = append(parts, "a quoted RFC 3339 timestamp such as '2026-01-01T00:00:00Z'")
 	}
 	if e.end {
@@ -167,7 +177,7 @@ func Suggest(prefix string) Suggestion {
 	}
 	sort.Strings(s.Keywords)
 	if e.name && !e.number { // a rate also takes words, to quote NaN and inf back
-		if len(toks) > 0 && toks[0].Value == "CREATE" {
+		if len(toks) > 0 && (toks[0].Value == "CREATE" || toks[0].Value == "RESTORE") {
 			s.NewName = true
 		} else {
 			s.DomainName = true

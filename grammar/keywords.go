@@ -7,18 +7,19 @@ import "strings"
 // is written in backticks (`clock`), and the canonical printer does that.
 // A new statement adds its words here and its rule in parser.go.
 var keywords = []string{
-	"ALTER", "AT", "ATTACH",
-	"BEGIN",
-	"CLOCK", "COLOCATION", "COMMIT", "CREATE",
-	"DESCRIBE", "DETACH", "DOMAIN", "DOMAINS", "DROP",
+	"ALTER", "AS", "AT", "ATTACH",
+	"BACKUP", "BEGIN",
+	"CLOCK", "CLUSTER", "COLOCATION", "COMMIT", "CREATE",
+	"DESCRIBE", "DETACH", "DOMAIN", "DOMAINS", "DROP", "DRY",
 	"EXISTS",
+	"FROM",
 	"IF",
 	"LIST",
 	"NEUTRAL", "NOT", "NOW",
 	"PACED", "PERIOD", "PLACEMENT", "PREFER",
-	"RATE", "REQUIRE", "REVERT", "ROLLBACK",
+	"RATE", "REQUIRE", "RESTORE", "RESUME", "REVERT", "ROLLBACK", "RUN",
 	"SEPARATION", "SET", "SKEW", "START", "STOP", "SUGGEST",
-	"TIME",
+	"TIME", "TO",
 	"UNPACED", "USE",
 	"WITH",
 }

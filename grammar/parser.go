@@ -24,6 +24,8 @@ type pStatement struct {
 	List     bool       `parser:"| @'LIST' 'DOMAINS'"`
 	Describe *pDescribe `parser:"| @@"`
 	Drop     *pDrop     `parser:"| @@"`
+	Backup   *pBackup   `parser:"| @@"`
+	Restore  *pRestore  `parser:"| @@"`
 	Begin    bool       `parser:"| @'BEGIN'"`
 	Commit   bool       `parser:"| @'COMMIT'"`
 	Rollback string     `parser:"| @('REVERT' | 'ROLLBACK')"`
@@ -58,7 +60,24 @@ type pStartAt struct {
 }
 
 type pDescribe struct {
-	Name *pName `parser:"'DESCRIBE' 'DOMAIN' @@?"`
+	Backup *pToken `parser:"'DESCRIBE' ( 'BACKUP' @@"`
+	Name   *pName  `parser:"| 'DOMAIN' @@? )"`
+}
+
+type pBackup struct {
+	Cluster bool    `parser:"'BACKUP' ( @'CLUSTER'"`
+	Domain  bool    `parser:"| @'DOMAIN'"`
+	Name    *pName  `parser:"  @@? )"`
+	Path    *pToken `parser:"'TO' @@"`
+}
+
+type pRestore struct {
+	Cluster bool    `parser:"'RESTORE' ( @'CLUSTER'"`
+	Name    *pName  `parser:"| 'DOMAIN' @@"`
+	As      *pName  `parser:"  ( 'AS' @@ )? )"`
+	Path    *pToken `parser:"'FROM' @@"`
+	Resume  bool    `parser:"@'RESUME'?"`
+	DryRun  bool    `parser:"( @'DRY' 'RUN' )?"`
 }
 
 type pDrop struct {

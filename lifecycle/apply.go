@@ -85,6 +85,8 @@ func (s *State) apply(cmd Command) (bool, *Error) {
 		return s.onDomain(r.Domain, func(d *Domain) (bool, *Error) {
 			return s.reassign(d, *r, next)
 		})
+	case OpRestore:
+		return s.restore(*cmd.Restore, next)
 	}
 	return false, errInvalid("", "unknown command op %q", cmd.Op)
 }

@@ -23,6 +23,7 @@ const (
 	OpRegisterNode      Op = "register_node"
 	OpDeregisterNode    Op = "deregister_node"
 	OpReassignAuthority Op = "reassign_authority"
+	OpRestore           Op = "restore"
 )
 
 // Command is one replicated catalog change: a tagged union whose Op selects
@@ -40,6 +41,7 @@ type Command struct {
 	RegisterNode      *RegisterNode      `json:"register_node,omitempty"`
 	DeregisterNode    *DeregisterNode    `json:"deregister_node,omitempty"`
 	ReassignAuthority *ReassignAuthority `json:"reassign_authority,omitempty"`
+	Restore           *Restore           `json:"restore,omitempty"`
 }
 
 // CreateDomain creates a stopped domain. A paced domain needs Period > 0; an
@@ -196,6 +198,7 @@ func (c Command) validate() *Error {
 		c.CreateDomain != nil, c.AlterPlacement != nil, c.DropDomain != nil,
 		c.Start != nil, c.Stop != nil, c.Transaction != nil,
 		c.RegisterNode != nil, c.DeregisterNode != nil, c.ReassignAuthority != nil,
+		c.Restore != nil,
 	} {
 		if set {
 			payloads++
@@ -286,6 +289,11 @@ func (c Command) validate() *Error {
 		if r.Authority != nil {
 			return checkIdentity(r.Domain, *r.Authority)
 		}
+	case OpRestore:
+		if c.Restore == nil {
+			return missing()
+		}
+		return c.Restore.validate()
 	default:
 		return errInvalid("", "unknown command op %q", c.Op)
 	}

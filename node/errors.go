@@ -14,4 +14,7 @@ var (
 	// handed to CommitTransaction; only START, STOP and ALTER DOMAIN SET
 	// PLACEMENT can be queued.
 	ErrNotTransactional = errors.New("statement cannot be part of a transaction; only START, STOP and ALTER DOMAIN SET PLACEMENT can be queued")
+	// ErrNotInArchive: a restore named a domain the backup does not hold,
+	// or the backup holds no domain at all.
+	ErrNotInArchive = errors.New("domain is not in the backup")
 )

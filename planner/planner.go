@@ -70,6 +70,23 @@ func PlanStatement(stmt grammar.Statement) (Plan, error) {
 		return Commit{Located: at}, nil
 	case *grammar.Rollback:
 		return Rollback{Located: at}, nil
+	case *grammar.Backup:
+		p := Backup{Located: at, Cluster: s.Cluster, Path: s.Path.Value}
+		if s.Name != nil {
+			p.Domain = s.Name.Value
+		}
+		return p, nil
+	case *grammar.Restore:
+		p := Restore{Located: at, Cluster: s.Cluster, Path: s.Path.Value, Resume: s.Resume, DryRun: s.DryRun}
+		if s.Name != nil {
+			p.Domain = s.Name.Value
+		}
+		if s.As != nil {
+			p.As = s.As.Value
+		}
+		return p, nil
+	case *grammar.DescribeBackup:
+		return DescribeBackup{Located: at, Path: s.Path.Value}, nil
 	}
 	return nil, fmt.Errorf("%w: %T", ErrUnknownStatement, stmt)
 }

@@ -46,6 +46,12 @@ func (s *Session) run(ctx context.Context, p planner.Plan) (r Result, handedOff 
 		return s.attach(ctx)
 	case planner.Detach:
 		r, err = s.detach()
+	case planner.Backup:
+		r, err = s.backup(ctx, p)
+	case planner.Restore:
+		r, err = s.restore(ctx, p)
+	case planner.DescribeBackup:
+		r, err = s.describeBackup(p)
 	default:
 		err = fmt.Errorf("%w: %T", planner.ErrUnknownStatement, p)
 	}

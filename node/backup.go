@@ -1,0 +1,224 @@
+package node
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/nspl-dev/nspl/backup"
+	"github.com/nspl-dev/nspl/lifecycle"
+	"github.com/nspl-dev/nspl/planner"
+)
+
+// BackupScope says what a backup captures: every domain of the catalog
+// (Cluster) or the one named Domain.
+type BackupScope struct {
+	Cluster bool
+	Domain  string
+}
+
+// BackupReport is the outcome of a backup that was written.
+type BackupReport struct {
+	// Path is the archive's resolved path ("~/" expanded, absolute).
+	Path string
+	// Bytes is the archive's size.
+	Bytes int64
+	// Archive is what the archive holds.
+	Archive backup.Archive
+}
+
+// Capture reads one consistent catalog state and returns it as an archive:
+// the domains in scope with their committed records, one UTC sample as the
+// capture time, and per running domain its reading at that instant (the
+// mapping's projection of it for a paced domain, the instant itself for an
+// unpaced one) and the newest tick of its generation this node accepted.
+// A missing domain is a *lifecycle.Error matching ErrDomainNotFound.
+func (n *Node) Capture(scope BackupScope) (backup.Archive, error) {
+	s := n.catalog.State()
+	utc := n.src.Now()
+	a := backup.Archive{Version: backup.Version, CapturedAt: utc, Scope: backup.ScopeCluster,
+		Node: n.cfg.Name, CatalogRevision: s.Revision()}
+	var domains []lifecycle.Domain
+	if scope.Cluster {
+		domains = s.Domains()
+	} else {
+		d, ok := s.Domain(scope.Domain)
+		if !ok {
+			return backup.Archive{}, errNotFound(scope.Domain)
+		}
+		a.Scope = backup.ScopeDomain
+		domains = []lifecycle.Domain{d}
+	}
+	for _, d := range domains {
+		cd := backup.Domain{Record: d}
+		if d.Running() {
+			now, err := lifecycle.Readable(d, utc)
+			if err != nil {
+				return backup.Archive{}, fmt.Errorf("domain '%s': reading its clock at capture: %w", d.Name, err)
+			}
+			cd.LogicalNow = now
+			if t := n.registry.Progress(d.Name); t.ID > 0 && t.Generation == d.Generation {
+				cd.Frontier = &backup.Frontier{Generation: t.Generation, TickID: t.ID, Boundary: t.Boundary, AuthorityUTC: t.AuthorityUTC}
+			}
+		}
+		a.Domains = append(a.Domains, cd)
+	}
+	return a, nil
+}
+
+// Backup captures the domains in scope (Capture) and writes the archive to
+// path crash-safely (backup.Write): the destination holds either its
+// previous content or the complete archive. It changes nothing in the
+// catalog.
+func (n *Node) Backup(ctx context.Context, scope BackupScope, path string) (BackupReport, error) {
+	if err := ctx.Err(); err != nil {
+		return BackupReport{}, err
+	}
+	a, err := n.Capture(scope)
+	if err != nil {
+		return BackupReport{}, err
+	}
+	dest, size, err := backup.Write(path, a)
+	if err != nil {
+		return BackupReport{}, err
+	}
+	return BackupReport{Path: dest, Bytes: size, Archive: a}, nil
+}
+
+// RestorePlan is what a restore did, or for a dry run would do.
+type RestorePlan struct {
+	// Path is the archive's resolved path.
+	Path string
+	// Archive is the verified archive.
+	Archive backup.Archive
+	// Domains are the restored domains, in name order of the targets.
+	Domains []RestoredDomain
+	// Resume and DryRun repeat the request.
+	Resume bool
+	DryRun bool
+	// Revision is the catalog revision after the restore; for a dry run,
+	// the current revision, which the restore would advance by one.
+	Revision uint64
+}
+
+// RestoredDomain is one domain of a restore.
+type RestoredDomain struct {
+	// Source is the domain's name in the archive.
+	Source string
+	// Domain is the domain's record after the restore (for a dry run, the
+	// record it would have).
+	Domain lifecycle.Domain
+}
+
+// Restore restores domains from the archive at p.Path as one catalog
+// command, all or nothing. It reads and verifies the whole archive first
+// (a damaged archive, or a paced running domain without its mapping, is
+// refused before anything changes), selects the domains (every one for
+// RESTORE CLUSTER, the named one otherwise, under p.As when given), and
+// resolves the command:
+//
+//   - default: each domain is created stopped with its archived pace,
+//     period, skew and placement, no mapping and no authority, keeping its
+//     generation and start point, so a later START makes generation + 1;
+//   - RESUME: each domain keeps its archived status; a running one keeps
+//     its generation and start point, and a paced one its mapping
+//     verbatim (the downtime advanced its projection), with a new
+//     authority selected here, before proposing, from this cluster's live
+//     voters (the archived authority is never reused).
+//
+// A target name that exists refuses the whole restore (a cluster restore
+// restores every domain or none); the command is first applied to a copy
+// of the catalog, so a refusal is reported without proposing. With
+// p.DryRun Restore returns that plan and changes nothing.
+func (n *Node) Restore(ctx context.Context, p planner.Restore) (RestorePlan, error) {
+	path, a, err := backup.Read(p.Path)
+	if err != nil {
+		return RestorePlan{}, err
+	}
+	plan := RestorePlan{Path: path, Archive: a, Resume: p.Resume, DryRun: p.DryRun}
+	type pick struct {
+		source backup.Domain
+		target string
+	}
+	var picks []pick
+	if p.Cluster {
+		for _, d := range a.Domains {
+			picks = append(picks, pick{d, d.Record.Name})
+		}
+		if len(picks) == 0 {
+			return RestorePlan{}, fmt.Errorf("%w: backup '%s' holds no domain; nothing was restored", ErrNotInArchive, path)
+		}
+	} else {
+		d, ok := a.Find(p.Domain)
+		if !ok {
+			return RestorePlan{}, fmt.Errorf("%w: domain '%s' is not in backup '%s', which holds %s; run DESCRIBE BACKUP '%s' to list it",
+				ErrNotInArchive, p.Domain, path, quoteNames(a.Names()), path)
+		}
+		picks = append(picks, pick{d, p.Target()})
+	}
+
+	s := n.catalog.State()
+	available, voters, err := n.candidates(s)
+	if err != nil {
+		return RestorePlan{}, err
+	}
+	cmd := lifecycle.Restore{Domains: make([]lifecycle.RestoredDomain, 0, len(picks))}
+	for _, pk := range picks {
+		r := pk.source.Record
+		rd := lifecycle.RestoredDomain{
+			Name: pk.target, Pace: r.Pace, Period: r.Period, Skew: r.Skew, Placement: r.Placement,
+			Generation: r.Generation, LastStart: r.LastStart, Running: r.Running(), Resume: p.Resume,
+			AuthorityRevision: r.Authority.Revision,
+		}
+		if p.Resume && r.Running() && r.Pace == lifecycle.Paced {
+			id, ok := lifecycle.SelectAuthority(pk.target, available, voters)
+			if !ok {
+				return RestorePlan{}, &lifecycle.Error{Code: lifecycle.CodeNoLiveVoter, Domain: pk.target, Message: fmt.Sprintf(
+					"no live voter is available to own the clock for restored domain '%s'; nothing was restored: wait for a voting node, or restore without RESUME and START it later", pk.target)}
+			}
+			rd.Authority = &id
+		}
+		cmd.Domains = append(cmd.Domains, rd)
+	}
+	command := lifecycle.Command{Op: lifecycle.OpRestore, Restore: &cmd}
+	if err := command.Validate(); err != nil {
+		return RestorePlan{}, err
+	}
+	trial := s.Clone()
+	if res := trial.Apply(command); res.Err() != nil {
+		return RestorePlan{}, res.Err()
+	}
+	after := trial
+	if p.DryRun {
+		plan.Revision = s.Revision()
+	} else {
+		res, err := n.catalog.Propose(ctx, command)
+		if err != nil {
+			return RestorePlan{}, err
+		}
+		if err := res.Err(); err != nil {
+			return RestorePlan{}, err
+		}
+		if err := n.WaitInstalledRevision(ctx, res.Revision); err != nil {
+			return RestorePlan{}, fmt.Errorf("restore committed at revision %d, but waiting for its local installation ended: %w", res.Revision, err)
+		}
+		plan.Revision = res.Revision
+		after = n.catalog.State()
+	}
+	for _, pk := range picks {
+		d, _ := after.Domain(pk.target)
+		plan.Domains = append(plan.Domains, RestoredDomain{Source: pk.source.Record.Name, Domain: d})
+	}
+	return plan, nil
+}
+
+func quoteNames(names []string) string {
+	if len(names) == 0 {
+		return "no domain"
+	}
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = "'" + n + "'"
+	}
+	return strings.Join(q, ", ")
+}
