@@ -57,8 +57,7 @@ func Encode(a Archive) ([]byte, error) {
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
 	put := func(name string, body []byte) error {
-		hdr := &tar.Header{Typeflag: tar.TypeReg, Name: entryPrefix + name, Mode: 0o600, Size: int64(len(body)), ModTime: mod, Format: tar.FormatUSTAR}
-		if err := tw.WriteHeader(hdr); err != nil {
+		if err := tw.WriteHeader(header(entryPrefix+name, int64(len(body)), mod)); err != nil {
 			return err
 		}
 		_, err := tw.Write(body)
@@ -92,6 +91,23 @@ func Encode(a Archive) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// header is the tar header of every entry: a regular ustar file, mode
+// 0600, owned by nobody in particular.
+func header(name string, size int64, mod time.Time) *tar.Header {
+	return &tar.Header{Typeflag: tar.TypeReg, Name: name, Mode: 0o600, Size: size, ModTime: mod, Format: tar.FormatUSTAR}
+}
+
+// headerBlock returns the 512-byte header block Encode writes for an
+// entry, or nil when the fields cannot be written as one.
+func headerBlock(name string, size int64, mod time.Time) []byte {
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	if err := tw.WriteHeader(header(name, size, mod)); err != nil || buf.Len() != blockSize {
+		return nil
+	}
+	return buf.Bytes()
+}
+
 func marshal(v any) ([]byte, error) {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
@@ -121,6 +137,18 @@ type entry struct {
 	name   string // without entryPrefix
 	data   []byte
 	offset int64 // of its header block
+	end    int64 // just past its padding
+}
+
+const blockSize = 512
+
+func allZero(b []byte) bool {
+	for _, c := range b {
+		if c != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // countingReader counts the bytes the tar reader consumed, which gives the
@@ -258,17 +286,31 @@ func readEntries(b []byte) ([]entry, error) {
 		if hdr.Size < 0 || hdr.Size > MaxSectionBytes {
 			return nil, fail(name, "length", ErrTooLarge, "the entry claims %d bytes, over the %d-byte section cap", hdr.Size, MaxSectionBytes)
 		}
-		offset := cr.n - 512 // the ustar header block just read
+		offset := cr.n - blockSize // the ustar header block just read
+		// The trailer's header is covered by no digest, so every header
+		// must be exactly the one Encode writes for its fields.
+		if offset < 0 || !bytes.Equal(b[offset:cr.n], headerBlock(hdr.Name, hdr.Size, hdr.ModTime)) {
+			return nil, fail(name, "header", ErrCorrupt, "the entry's tar header is not the one nspl writes")
+		}
 		data := make([]byte, hdr.Size)
 		if _, err := io.ReadFull(tr, data); err != nil {
 			return nil, fail(name, "length", ErrCorrupt, "the entry claims %d bytes but the archive ends early: %v", hdr.Size, err)
 		}
-		entries = append(entries, entry{name: name, data: data, offset: offset})
-	}
-	for _, c := range b[min(int(cr.n), len(b)):] {
-		if c != 0 {
-			return nil, fail(wholeSection, "structure", ErrCorrupt, "data follows the end of the tar stream at byte %d", cr.n)
+		// The padding of the last entry is covered by no digest, so every
+		// entry's padding must be zeros.
+		end := min(cr.n+(blockSize-cr.n%blockSize)%blockSize, int64(len(b)))
+		if !allZero(b[cr.n:end]) {
+			return nil, fail(name, "padding", ErrCorrupt, "the entry's padding after byte %d is not zeros", cr.n)
 		}
+		entries = append(entries, entry{name: name, data: data, offset: offset, end: end})
+	}
+	// A stream cut at an entry boundary still parses: the end-of-archive
+	// blocks are what prove it is whole.
+	if n := len(entries); n > 0 && cr.n < entries[n-1].end+2*blockSize {
+		return nil, fail(wholeSection, "structure", ErrCorrupt, "the archive ends after %d bytes without its end-of-archive blocks: it is truncated", len(b))
+	}
+	if !allZero(b[min(int(cr.n), len(b)):]) {
+		return nil, fail(wholeSection, "structure", ErrCorrupt, "data follows the end of the tar stream at byte %d", cr.n)
 	}
 	switch {
 	case len(entries) == 0:
