@@ -178,7 +178,7 @@ func TestEnumText(t *testing.T) {
 }
 
 func FuzzDecodeCommand(f *testing.F) {
-	for _, c := range validCommands() {
+	for _, c := range append(validCommands(), restoreCommands()...) {
 		b, err := EncodeCommand(c)
 		if err != nil {
 			f.Fatal(err)

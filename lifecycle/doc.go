@@ -1,6 +1,7 @@
 // Package lifecycle is the replicated vocabulary of domains and their clocks,
 // and the pure transitions over it: create, alter placement, drop, start
-// resolution, stop, authority selection and compare-and-set reassignment.
+// resolution, stop, authority selection, compare-and-set reassignment and
+// the all-or-nothing restore of archived domains.
 //
 // Every function takes all of its inputs as arguments, including the sampled
 // UTC anchor and the live voter set, so the same inputs always give the same
