@@ -156,19 +156,23 @@ type DescribeBackup struct {
 	Path Path
 }
 
-func (*CreateDomain) statement()   {}
-func (*AlterPlacement) statement() {}
-func (*Start) statement()          {}
-func (*Stop) statement()           {}
-func (*AttachClock) statement()    {}
-func (*DetachClock) statement()    {}
-func (*Use) statement()            {}
-func (*ListDomains) statement()    {}
-func (*DescribeDomain) statement() {}
-func (*DropDomain) statement()     {}
-func (*Begin) statement()          {}
-func (*Commit) statement()         {}
-func (*Rollback) statement()       {}
-func (*Backup) statement()         {}
-func (*Restore) statement()        {}
-func (*DescribeBackup) statement() {}
+// ShowClusterStatus is SHOW CLUSTER STATUS.
+type ShowClusterStatus struct{ Node }
+
+func (*CreateDomain) statement()      {}
+func (*AlterPlacement) statement()    {}
+func (*Start) statement()             {}
+func (*Stop) statement()              {}
+func (*AttachClock) statement()       {}
+func (*DetachClock) statement()       {}
+func (*Use) statement()               {}
+func (*ListDomains) statement()       {}
+func (*DescribeDomain) statement()    {}
+func (*DropDomain) statement()        {}
+func (*Begin) statement()             {}
+func (*Commit) statement()            {}
+func (*Rollback) statement()          {}
+func (*Backup) statement()            {}
+func (*Restore) statement()           {}
+func (*DescribeBackup) statement()    {}
+func (*ShowClusterStatus) statement() {}

@@ -81,6 +81,8 @@ func build(p *pStatement) (Statement, *Error) {
 			return nil, err
 		}
 		return &DropDomain{Node: n, IfExists: p.Drop.IfExists, Name: name}, nil
+	case p.Show:
+		return &ShowClusterStatus{Node: n}, nil
 	case p.Begin:
 		return &Begin{Node: n}, nil
 	case p.Commit:

@@ -18,7 +18,7 @@ var keywords = []string{
 	"NEUTRAL", "NOT", "NOW",
 	"PACED", "PERIOD", "PLACEMENT", "PREFER",
 	"RATE", "REQUIRE", "RESTORE", "RESUME", "REVERT", "ROLLBACK", "RUN",
-	"SEPARATION", "SET", "SKEW", "START", "STOP", "SUGGEST",
+	"SEPARATION", "SET", "SHOW", "SKEW", "START", "STATUS", "STOP", "SUGGEST",
 	"TIME", "TO",
 	"UNPACED", "USE",
 	"WITH",

@@ -26,6 +26,7 @@ type pStatement struct {
 	Drop     *pDrop     `parser:"| @@"`
 	Backup   *pBackup   `parser:"| @@"`
 	Restore  *pRestore  `parser:"| @@"`
+	Show     bool       `parser:"| @'SHOW' 'CLUSTER' 'STATUS'"`
 	Begin    bool       `parser:"| @'BEGIN'"`
 	Commit   bool       `parser:"| @'COMMIT'"`
 	Rollback string     `parser:"| @('REVERT' | 'ROLLBACK')"`

@@ -138,7 +138,7 @@ var errorCases = []struct {
 	{"DROP DOMAIN IF prod", "1:16", ErrSyntax, "expected EXISTS, found 'prod'"},
 	{"DROP DOMAIN", "1:12", ErrSyntax, "expected IF or a domain name, found end of input"},
 	{"BEGIN WORK", "1:7", ErrSyntax, "expected ';', found 'WORK'"},
-	{"prod", "1:1", ErrSyntax, "expected ALTER, ATTACH, BACKUP, BEGIN, COMMIT, CREATE, DESCRIBE, DETACH, DROP, LIST, RESTORE, REVERT, ROLLBACK, START, STOP or USE, found 'prod'"},
+	{"prod", "1:1", ErrSyntax, "expected ALTER, ATTACH, BACKUP, BEGIN, COMMIT, CREATE, DESCRIBE, DETACH, DROP, LIST, RESTORE, REVERT, ROLLBACK, SHOW, START, STOP or USE, found 'prod'"},
 	{"STOP;\n  STRAT;", "2:3", ErrSyntax, "found 'STRAT'"},
 	{"START AT 'x", "1:10", ErrSyntax, "unterminated string: close it with '"},
 	{"USE `x", "1:5", ErrSyntax, "unterminated quoted name: close it with `"},

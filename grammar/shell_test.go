@@ -63,7 +63,7 @@ func TestSuggest(t *testing.T) {
 		newName  bool
 		partial  string
 	}{
-		{"", []string{"ALTER", "ATTACH", "BACKUP", "BEGIN", "COMMIT", "CREATE", "DESCRIBE", "DETACH", "DROP", "LIST", "RESTORE", "REVERT", "ROLLBACK", "START", "STOP", "USE"}, false, false, ""},
+		{"", []string{"ALTER", "ATTACH", "BACKUP", "BEGIN", "COMMIT", "CREATE", "DESCRIBE", "DETACH", "DROP", "LIST", "RESTORE", "REVERT", "ROLLBACK", "SHOW", "START", "STOP", "USE"}, false, false, ""},
 		{"CREATE ", []string{"DOMAIN", "IF", "PACED", "UNPACED"}, false, false, ""},
 		{"create pa", []string{"PACED"}, false, false, "pa"},
 		{"CREATE IF ", []string{"NOT"}, false, false, ""},

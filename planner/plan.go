@@ -138,19 +138,27 @@ type Commit struct{ Located }
 // Rollback discards the open transaction (REVERT, also spelled ROLLBACK).
 type Rollback struct{ Located }
 
-func (CreateDomain) plan()   {}
-func (AlterPlacement) plan() {}
-func (Start) plan()          {}
-func (Stop) plan()           {}
-func (Attach) plan()         {}
-func (Detach) plan()         {}
-func (Use) plan()            {}
-func (ListDomains) plan()    {}
-func (DescribeDomain) plan() {}
-func (DropDomain) plan()     {}
-func (Begin) plan()          {}
-func (Commit) plan()         {}
-func (Rollback) plan()       {}
+// ShowClusterStatus shows the cluster's nodes and, per paced domain, its
+// clock authority.
+type ShowClusterStatus struct{ Located }
+
+func (CreateDomain) plan()      {}
+func (AlterPlacement) plan()    {}
+func (Start) plan()             {}
+func (Stop) plan()              {}
+func (Attach) plan()            {}
+func (Detach) plan()            {}
+func (Use) plan()               {}
+func (ListDomains) plan()       {}
+func (DescribeDomain) plan()    {}
+func (DropDomain) plan()        {}
+func (Begin) plan()             {}
+func (Commit) plan()            {}
+func (Rollback) plan()          {}
+func (ShowClusterStatus) plan() {}
+
+// String returns "SHOW CLUSTER STATUS;".
+func (ShowClusterStatus) String() string { return "SHOW CLUSTER STATUS;" }
 
 // String returns canonical NSPL, for example
 // "CREATE PACED DOMAIN prod WITH PERIOD 1s SKEW 100ms PLACEMENT NEUTRAL;".

@@ -46,6 +46,8 @@ func unplaced(p Plan) Plan {
 		return Commit{}
 	case Rollback:
 		return Rollback{}
+	case ShowClusterStatus:
+		return ShowClusterStatus{}
 	}
 	panic("unknown plan type")
 }
@@ -100,6 +102,7 @@ var planCases = []struct {
 	{"DROP DOMAIN p", DropDomain{Name: "p"}, "DROP DOMAIN p;"},
 	{"DROP DOMAIN IF EXISTS p", DropDomain{Name: "p", IfExists: true}, "DROP DOMAIN IF EXISTS p;"},
 	{"BEGIN", Begin{}, "BEGIN;"},
+	{"show cluster status", ShowClusterStatus{}, "SHOW CLUSTER STATUS;"},
 	{"COMMIT", Commit{}, "COMMIT;"},
 	{"REVERT", Rollback{}, "REVERT;"},
 	{"ROLLBACK", Rollback{}, "REVERT;"},

@@ -36,6 +36,9 @@ type Options struct {
 	// lane; delivery waits for room beyond it. Zero means
 	// DefaultLaneCapacity.
 	LaneCapacity int
+	// ClusterStatus answers SHOW CLUSTER STATUS on a cluster member. Nil
+	// shows the serving node alone, as an embedded node is.
+	ClusterStatus ClusterStatusSource
 }
 
 // Session is one client's statement context: the active domain, an open
@@ -50,6 +53,7 @@ type Session struct {
 	node       *node.Node
 	logger     *slog.Logger
 	frameLimit int
+	cluster    ClusterStatusSource
 
 	ctx    context.Context // ends when the session closes
 	cancel context.CancelFunc
@@ -83,6 +87,7 @@ func New(n *node.Node, opts Options) *Session {
 		node:        n,
 		logger:      opts.Logger,
 		frameLimit:  opts.FrameLimit,
+		cluster:     opts.ClusterStatus,
 		ctx:         ctx,
 		cancel:      cancel,
 		turn:        make(chan struct{}, 1),

@@ -52,6 +52,8 @@ func (s *Session) run(ctx context.Context, p planner.Plan) (r Result, handedOff 
 		r, err = s.restore(ctx, p)
 	case planner.DescribeBackup:
 		r, err = s.describeBackup(p)
+	case planner.ShowClusterStatus:
+		r, err = s.showClusterStatus(ctx)
 	default:
 		err = fmt.Errorf("%w: %T", planner.ErrUnknownStatement, p)
 	}
