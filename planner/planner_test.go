@@ -48,6 +48,8 @@ func unplaced(p Plan) Plan {
 		return Rollback{}
 	case ShowClusterStatus:
 		return ShowClusterStatus{}
+	case Backup, Restore, DescribeBackup:
+		return placeless(v)
 	}
 	panic("unknown plan type")
 }
