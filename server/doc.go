@@ -1,0 +1,79 @@
+// Package server is a node's API listener: the client session protocol, the
+// cluster's leave and remove requests, the node-to-node interconnect mounted
+// under /v1/peer/, /healthz and Prometheus /metrics, all on one TLS listener
+// that speaks HTTP/2.
+//
+// # Authentication
+//
+// Nobody gets in unauthenticated. The listener requires TLS 1.2 or later and
+// verifies client certificates against the cluster CA (pki's ServerConfig).
+// A request is admitted when it presents such a certificate, or, when the
+// server was given a token, the header "Authorization: Bearer TOKEN" with that
+// exact token (compared in constant time). The peer interconnect admits only
+// verified certificates; which node identity may do what is its own
+// business. /healthz answers without authentication and says nothing but
+// "ok". Plain HTTP (unencrypted HTTP/2, prior knowledge) is served only when
+// Config.Insecure asks for it, and then only on a loopback address.
+//
+// # Session protocol, version 1
+//
+// A client opens a session with one long-lived bidirectional HTTP/2 stream:
+//
+//	POST /v1/session    Content-Type: application/x-ndjson
+//
+// The request body and the response body are streams of newline-delimited
+// JSON objects, one message per line. The server answers 200 at once and
+// flushes every message as it is written. A client message is at most
+// ClientMessageLimit bytes and a server message at most ServerMessageLimit;
+// a longer line ends the stream. The session lives as long as the stream:
+// closing either side ends it and discards its attachments.
+//
+// Client messages:
+//
+//	{"type":"exec","id":N,"text":"USE prod;"}   run exactly one statement
+//	{"type":"cancel","id":N}                     cancel request N if it runs
+//	{"type":"domains","id":N}                    list domain names
+//
+// Request ids increase. Requests run one at a time in the order sent, on the
+// session's ordered lane; cancel is acted on as soon as it is read.
+//
+// Server messages:
+//
+//	{"type":"welcome","version":1,"node":"n1"}
+//	{"type":"reply","id":N,"result":{...},"state":{...}}
+//	{"type":"error","id":N,"error":{...},"state":{...}}
+//	{"type":"frame","frame":{...}}
+//	{"type":"names","id":N,"names":["prod",...]}
+//
+// The welcome is the first message. Every exec is answered by exactly one
+// reply or error. A result carries statement (canonical text), message,
+// domain, attachment, clock (the observed clock of an attach reply, as
+// session.AppendObservedJSON writes it) and set, a typed result set:
+// columns [{"name","type"}] with type null, text, uint, duration, timestamp or
+// rate, and rows of values — strings, exact integers (durations and
+// timestamps in nanoseconds), shortest round-trip floats, or null. An error
+// carries line, column and offset in the request's text, message, and a
+// stable code (syntax, no_active_domain, in_transaction, not_leader, …, or
+// "lifecycle" with the lifecycle error whole), so a client rebuilds the same
+// *grammar.Error a local session returns. state is the session after the
+// request: active domain and open transaction, for the prompt.
+//
+// A frame is session.Frame.AppendJSON: state, tick or end, with its domain
+// and attachment number. Replies and frames are written in the session's
+// order on the one stream: an attach reply is written before any frame of
+// its attachment, and no frame of an attachment is written after the detach
+// reply that released it. Each attached domain keeps the session's bounded
+// delivery (one replaceable tick, newest state), and a client that does not
+// read holds the stream back through HTTP/2 flow control, never a queue.
+//
+// # Cluster requests
+//
+//	POST /v1/cluster/leave                      the serving node leaves
+//	POST /v1/cluster/remove  {"node":"n3"}      remove a node
+//
+// Both answer {"message":...} or {"error":...} (at most 4 KiB is read).
+//
+// This package never follows a clock itself and never talks to other nodes:
+// sessions are served from the serving node's own installation, and the
+// interconnect belongs to the handler mounted under /v1/peer/.
+package server

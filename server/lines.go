@@ -1,0 +1,57 @@
+package server
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// LineReader reads newline-terminated messages of at most Limit bytes. A
+// longer line is ErrMessageTooLarge and nothing more of it is buffered.
+type LineReader struct {
+	r     *bufio.Reader
+	limit int
+	buf   []byte
+}
+
+// NewLineReader returns a reader of r capped at limit bytes per line.
+func NewLineReader(r io.Reader, limit int) *LineReader {
+	return &LineReader{r: bufio.NewReaderSize(r, 64<<10), limit: limit}
+}
+
+// Next returns the next non-empty line without its newline. The slice is
+// valid until the next call. io.EOF ends a stream cleanly only between lines.
+func (l *LineReader) Next() ([]byte, error) {
+	for {
+		l.buf = l.buf[:0]
+		for {
+			chunk, err := l.r.ReadSlice('\n')
+			if len(l.buf)+len(chunk) > l.limit+1 { // +1: the newline itself
+				return nil, fmt.Errorf("%w: a line is longer than %d bytes", ErrMessageTooLarge, l.limit)
+			}
+			l.buf = append(l.buf, chunk...)
+			if err == nil {
+				break
+			}
+			if errors.Is(err, bufio.ErrBufferFull) {
+				continue
+			}
+			if errors.Is(err, io.EOF) && len(l.buf) > 0 {
+				return nil, io.ErrUnexpectedEOF
+			}
+			return nil, err
+		}
+		line := bytes.TrimRight(l.buf, "\r\n")
+		if len(bytes.TrimSpace(line)) > 0 {
+			return line, nil
+		}
+	}
+}
+
+// isContextError reports a cancellation or deadline.
+func isContextError(err error) bool {
+	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
+}

@@ -1,0 +1,284 @@
+package server
+
+import (
+	"context"
+	"crypto/subtle"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/nspl-dev/nspl/node"
+	"github.com/nspl-dev/nspl/session"
+)
+
+// DefaultMaxSessions bounds concurrent sessions when Config.MaxSessions is
+// zero.
+const DefaultMaxSessions = 1024
+
+// Sentinel errors of the server's configuration.
+var (
+	// ErrConfig: a configuration the server cannot run with.
+	ErrConfig = errors.New("invalid server configuration")
+	// ErrInsecureAddress: --insecure asked for a listener that is not on a
+	// loopback address.
+	ErrInsecureAddress = errors.New("plain HTTP serves only a loopback address; use 127.0.0.1 or ::1, or give TLS material")
+)
+
+// Cluster is what the server needs from a cluster member. A single embedded
+// node has none (Config.Cluster nil).
+type Cluster interface {
+	// Status answers SHOW CLUSTER STATUS.
+	Status(ctx context.Context) (session.ClusterStatus, error)
+	// Leave removes the serving node from the cluster.
+	Leave(ctx context.Context) error
+	// Remove removes the named node from the cluster.
+	Remove(ctx context.Context, name string) error
+}
+
+// Config configures a Server.
+type Config struct {
+	// Node serves every session. Required.
+	Node *node.Node
+	// TLS is the listener's TLS configuration (pki's ServerConfig): it must
+	// present the node's certificate and verify client certificates against
+	// the cluster CA. Required unless Insecure.
+	TLS *tls.Config
+	// Insecure serves plain HTTP (unencrypted HTTP/2) and is refused on any
+	// address but loopback. Client certificates do not exist then; a Token,
+	// when set, is still required.
+	Insecure bool
+	// Token, when not empty, admits a client that presents it as
+	// "Authorization: Bearer TOKEN" without a client certificate.
+	Token string
+	// Peer is mounted under PeerPrefix and reached only by clients whose
+	// verified certificate names a node; nil answers 404 there.
+	Peer http.Handler
+	// Cluster answers SHOW CLUSTER STATUS, leave and remove; nil means a
+	// single node that shows itself alone and refuses leave and remove.
+	Cluster Cluster
+	// Metrics adds metric families (the cluster's) to /metrics.
+	Metrics func() []MetricFamily
+	// Session configures every session; its ClusterStatus is replaced by
+	// Cluster's when Cluster is set.
+	Session session.Options
+	// MaxSessions bounds concurrent sessions; zero means DefaultMaxSessions.
+	MaxSessions int
+	// Logger receives the server's logs; nil means the node's logger.
+	Logger *slog.Logger
+}
+
+// Server is a node's API listener: the session protocol, leave and remove,
+// the peer interconnect, /healthz and /metrics, behind authentication.
+//
+// Serve runs until Close. Every session runs on goroutines its request owns;
+// Close ends them all and waits.
+type Server struct {
+	cfg    Config
+	logger *slog.Logger
+	mux    *http.ServeMux
+	http   *http.Server
+
+	ctx    context.Context // ends at Close; every session ends with it
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	sessions      atomic.Int64
+	sessionsTotal atomic.Uint64
+	mu            sync.Mutex
+	live          map[*session.Session]struct{}
+}
+
+// New returns a server for cfg. It listens nowhere until Serve.
+func New(cfg Config) (*Server, error) {
+	if cfg.Node == nil {
+		return nil, fmt.Errorf("%w: a node is required", ErrConfig)
+	}
+	if cfg.TLS == nil && !cfg.Insecure {
+		return nil, fmt.Errorf("%w: TLS material is required unless insecure plain HTTP on loopback is asked for", ErrConfig)
+	}
+	if cfg.TLS != nil && cfg.Insecure {
+		return nil, fmt.Errorf("%w: give TLS material or insecure, not both", ErrConfig)
+	}
+	if cfg.MaxSessions <= 0 {
+		cfg.MaxSessions = DefaultMaxSessions
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = cfg.Node.Logger()
+	}
+	if cfg.Cluster != nil {
+		cfg.Session.ClusterStatus = cfg.Cluster.Status
+	}
+	if cfg.Session.Logger == nil {
+		cfg.Session.Logger = cfg.Logger
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &Server{cfg: cfg, logger: cfg.Logger, mux: http.NewServeMux(), ctx: ctx, cancel: cancel, live: make(map[*session.Session]struct{})}
+	s.mux.HandleFunc(HealthPath, s.serveHealth)
+	s.mux.Handle(MetricsPath, s.authenticated(http.HandlerFunc(s.serveMetrics)))
+	s.mux.Handle(SessionPath, s.authenticated(http.HandlerFunc(s.serveSession)))
+	s.mux.Handle(LeavePath, s.authenticated(http.HandlerFunc(s.serveLeave)))
+	s.mux.Handle(RemovePath, s.authenticated(http.HandlerFunc(s.serveRemove)))
+	if cfg.Peer != nil {
+		s.mux.Handle(PeerPrefix, s.nodesOnly(cfg.Peer))
+	}
+	var protocols http.Protocols
+	protocols.SetHTTP1(true)
+	hs := &http.Server{Handler: s.mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelWarn)}
+	if cfg.Insecure {
+		protocols.SetUnencryptedHTTP2(true)
+	} else {
+		tc := cfg.TLS.Clone()
+		if tc.MinVersion < tls.VersionTLS12 {
+			tc.MinVersion = tls.VersionTLS12
+		}
+		if !containsString(tc.NextProtos, "h2") {
+			tc.NextProtos = append([]string{"h2"}, tc.NextProtos...)
+		}
+		if cfg.Token != "" && tc.ClientAuth == tls.RequireAndVerifyClientCert {
+			tc.ClientAuth = tls.VerifyClientCertIfGiven
+		}
+		hs.TLSConfig = tc
+		protocols.SetHTTP2(true)
+	}
+	hs.Protocols = &protocols
+	s.http = hs
+	return s, nil
+}
+
+// Handler returns the server's routes, for tests and for mounting.
+func (s *Server) Handler() http.Handler { return s.mux }
+
+// Listen opens the listener for addr, refusing a non-loopback address when
+// the server is insecure.
+func (s *Server) Listen(addr string) (net.Listener, error) {
+	if s.cfg.Insecure {
+		if err := CheckLoopback(addr); err != nil {
+			return nil, err
+		}
+	}
+	return net.Listen("tcp", addr)
+}
+
+// Serve serves ln until Close. It returns nil after Close.
+func (s *Server) Serve(ln net.Listener) error {
+	if s.cfg.Insecure {
+		if err := CheckLoopback(ln.Addr().String()); err != nil {
+			_ = ln.Close()
+			return err
+		}
+	}
+	var err error
+	if s.cfg.Insecure {
+		err = s.http.Serve(ln)
+	} else {
+		err = s.http.ServeTLS(ln, "", "")
+	}
+	if errors.Is(err, http.ErrServerClosed) {
+		return nil
+	}
+	return err
+}
+
+// Close stops listening, ends every session and waits for their goroutines.
+func (s *Server) Close() error {
+	s.cancel()
+	err := s.http.Close()
+	s.wg.Wait()
+	return err
+}
+
+// Sessions returns the number of open sessions.
+func (s *Server) Sessions() int { return int(s.sessions.Load()) }
+
+// Attachments returns the number of clock attachments the open sessions
+// hold.
+func (s *Server) Attachments() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for sess := range s.live {
+		n += len(sess.Attached())
+	}
+	return n
+}
+
+// CheckLoopback returns ErrInsecureAddress unless addr's host is a loopback
+// IP address or localhost.
+func CheckLoopback(addr string) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("%w: address %q: %v", ErrInsecureAddress, addr, err)
+	}
+	if strings.EqualFold(host, "localhost") {
+		return nil
+	}
+	ip := net.ParseIP(host)
+	if ip == nil || !ip.IsLoopback() {
+		return fmt.Errorf("%w (got %q)", ErrInsecureAddress, addr)
+	}
+	return nil
+}
+
+// authenticated admits a request with a client certificate the TLS layer
+// verified against the cluster CA, or with the configured bearer token; an
+// insecure server without a token admits everyone (it listens on loopback
+// only).
+func (s *Server) authenticated(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.TLS != nil && len(r.TLS.VerifiedChains) > 0 {
+			h.ServeHTTP(w, r)
+			return
+		}
+		if s.cfg.Token != "" {
+			got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+			if ok && subtle.ConstantTimeCompare([]byte(got), []byte(s.cfg.Token)) == 1 {
+				h.ServeHTTP(w, r)
+				return
+			}
+			http.Error(w, "authentication required: present a client certificate signed by the cluster CA or a valid bearer token", http.StatusUnauthorized)
+			return
+		}
+		if s.cfg.Insecure {
+			h.ServeHTTP(w, r)
+			return
+		}
+		http.Error(w, "authentication required: present a client certificate signed by the cluster CA", http.StatusUnauthorized)
+	})
+}
+
+// nodesOnly admits only verified certificates; which identity may do what is
+// the peer handler's business.
+func (s *Server) nodesOnly(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.TLS == nil || len(r.TLS.VerifiedChains) == 0 {
+			http.Error(w, "the peer interconnect requires a node certificate signed by the cluster CA", http.StatusForbidden)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+func (s *Server) serveHealth(w http.ResponseWriter, r *http.Request) {
+	if s.ctx.Err() != nil {
+		http.Error(w, "shutting down", http.StatusServiceUnavailable)
+		return
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	_, _ = w.Write([]byte("ok\n"))
+}
+
+func containsString(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}

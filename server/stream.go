@@ -1,0 +1,264 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"sync"
+
+	"github.com/nspl-dev/nspl/grammar"
+	"github.com/nspl-dev/nspl/planner"
+	"github.com/nspl-dev/nspl/session"
+)
+
+// requestQueue bounds the requests read ahead of the one running.
+const requestQueue = 16
+
+// stream is one session protocol stream: one session, one writer.
+type stream struct {
+	srv  *Server
+	sess *session.Session
+	w    http.ResponseWriter
+	rc   *http.ResponseController
+
+	// writeMu serialises writes and orders an attach reply before its
+	// frames: it is held across an ATTACH from before Exec until its reply
+	// is written.
+	writeMu  sync.Mutex
+	writeErr error
+	// live maps each attached domain to the attachment whose frames may
+	// still be written; a frame of any other attachment (one a detach reply
+	// released) is dropped.
+	live map[string]uint64
+
+	curMu     sync.Mutex
+	curID     uint64
+	curCancel context.CancelFunc
+}
+
+func (s *Server) serveSession(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		http.Error(w, "the session protocol is a POST stream", http.StatusMethodNotAllowed)
+		return
+	}
+	if r.ProtoMajor < 2 {
+		http.Error(w, "the session protocol needs HTTP/2", http.StatusHTTPVersionNotSupported)
+		return
+	}
+	if n := s.sessions.Add(1); n > int64(s.cfg.MaxSessions) {
+		s.sessions.Add(-1)
+		http.Error(w, fmt.Sprintf("this node serves at most %d sessions; try another node or later", s.cfg.MaxSessions), http.StatusServiceUnavailable)
+		return
+	}
+	defer s.sessions.Add(-1)
+	s.sessionsTotal.Add(1)
+	s.wg.Add(1)
+	defer s.wg.Done()
+
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	stopOnClose := context.AfterFunc(s.ctx, cancel)
+	defer stopOnClose()
+
+	sess := session.New(s.cfg.Node, s.cfg.Session)
+	s.mu.Lock()
+	s.live[sess] = struct{}{}
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.live, sess)
+		s.mu.Unlock()
+		_ = sess.Close()
+	}()
+
+	st := &stream{srv: s, sess: sess, w: w, rc: http.NewResponseController(w), live: make(map[string]uint64)}
+	w.Header().Set("Content-Type", "application/x-ndjson")
+	w.WriteHeader(http.StatusOK)
+	st.writeMu.Lock()
+	st.writeLocked(ServerMessage{Type: TypeWelcome, Version: ProtocolVersion, Node: s.cfg.Node.Name()})
+	st.writeMu.Unlock()
+
+	reqs := make(chan ClientMessage, requestQueue)
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		st.read(ctx, r.Body, reqs)
+	}()
+	go func() {
+		defer wg.Done()
+		st.pump(ctx)
+	}()
+	st.execute(ctx, reqs)
+	cancel()
+	_ = sess.Close() // ends a NextFrame the pump waits in
+	wg.Wait()
+}
+
+// read decodes client messages until the body ends, queueing requests and
+// handling cancels at once. It closes reqs when it returns.
+func (st *stream) read(ctx context.Context, body io.Reader, reqs chan<- ClientMessage) {
+	defer close(reqs)
+	lr := NewLineReader(body, ClientMessageLimit)
+	for {
+		line, err := lr.Next()
+		if err != nil {
+			if !errors.Is(err, io.EOF) && ctx.Err() == nil {
+				st.srv.logger.Debug("session stream ended", "err", err)
+			}
+			return
+		}
+		var m ClientMessage
+		if err := strictUnmarshal(line, &m); err != nil {
+			st.srv.logger.Warn("session stream: undecodable message; ending the session", "err", err)
+			return
+		}
+		switch m.Type {
+		case TypeCancel:
+			st.curMu.Lock()
+			if st.curID == m.ID && st.curCancel != nil {
+				st.curCancel()
+			}
+			st.curMu.Unlock()
+			continue
+		case TypeExec, TypeDomains:
+		default:
+			st.srv.logger.Warn("session stream: unknown message type; ending the session", "type", m.Type)
+			return
+		}
+		select {
+		case reqs <- m:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// execute runs the queued requests in order until the reader stops.
+func (st *stream) execute(ctx context.Context, reqs <-chan ClientMessage) {
+	for {
+		select {
+		case m, ok := <-reqs:
+			if !ok {
+				return
+			}
+			if !st.run(ctx, m) {
+				return
+			}
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// run serves one request; it returns false once the stream cannot be
+// written.
+func (st *stream) run(ctx context.Context, m ClientMessage) bool {
+	if m.Type == TypeDomains {
+		ds := st.srv.cfg.Node.Domains()
+		names := make([]string, len(ds))
+		for i, d := range ds {
+			names[i] = d.Name
+		}
+		st.writeMu.Lock()
+		defer st.writeMu.Unlock()
+		return st.writeLocked(ServerMessage{Type: TypeNames, ID: m.ID, Names: names})
+	}
+	stmt, err := grammar.ParseStatement(m.Text)
+	var plan planner.Plan
+	if err == nil {
+		plan, err = planner.PlanStatement(stmt)
+	}
+	if err != nil {
+		st.writeMu.Lock()
+		defer st.writeMu.Unlock()
+		return st.writeLocked(ServerMessage{Type: TypeError, ID: m.ID, Error: EncodeError(err), State: st.state()})
+	}
+
+	reqCtx, cancel := context.WithCancel(ctx)
+	st.curMu.Lock()
+	st.curID, st.curCancel = m.ID, cancel
+	st.curMu.Unlock()
+	defer func() {
+		st.curMu.Lock()
+		st.curID, st.curCancel = 0, nil
+		st.curMu.Unlock()
+		cancel()
+	}()
+
+	_, attach := plan.(planner.Attach)
+	if attach {
+		st.writeMu.Lock()
+	}
+	res, err := st.sess.Exec(reqCtx, plan)
+	if !attach {
+		st.writeMu.Lock()
+	}
+	defer st.writeMu.Unlock()
+	if err != nil {
+		return st.writeLocked(ServerMessage{Type: TypeError, ID: m.ID, Error: EncodeError(err), State: st.state()})
+	}
+	switch plan.(type) {
+	case planner.Attach:
+		st.live[res.Domain] = res.Attachment
+	case planner.Detach:
+		delete(st.live, res.Domain)
+	}
+	return st.writeLocked(ServerMessage{Type: TypeReply, ID: m.ID, Result: EncodeResult(res), State: st.state()})
+}
+
+// pump writes the session's frames until the session or the stream ends.
+func (st *stream) pump(ctx context.Context) {
+	for {
+		f, err := st.sess.NextFrame(ctx)
+		if err != nil {
+			return
+		}
+		st.writeMu.Lock()
+		ok := true
+		if id, live := st.live[f.Domain]; live && id == f.Attachment {
+			if f.Kind == session.FrameEnd {
+				delete(st.live, f.Domain)
+			}
+			ok = st.writeLocked(ServerMessage{Type: TypeFrame, Frame: f.AppendJSON(nil)})
+		}
+		st.writeMu.Unlock()
+		if !ok {
+			return
+		}
+	}
+}
+
+func (st *stream) state() *WireState {
+	ws := &WireState{Active: st.sess.ActiveDomain()}
+	if d, n, ok := st.sess.InTransaction(); ok {
+		ws.InTx, ws.TxDomain, ws.TxPending = true, d, n
+	}
+	return ws
+}
+
+// writeLocked writes one message and flushes it. After a failed write it
+// writes nothing more and returns false.
+func (st *stream) writeLocked(m ServerMessage) bool {
+	if st.writeErr != nil {
+		return false
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		st.writeErr = err
+		return false
+	}
+	b = append(b, '\n')
+	if _, err := st.w.Write(b); err != nil {
+		st.writeErr = err
+		return false
+	}
+	if err := st.rc.Flush(); err != nil {
+		st.writeErr = err
+		return false
+	}
+	return true
+}
