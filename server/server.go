@@ -92,7 +92,7 @@ type Server struct {
 	sessions      atomic.Int64
 	sessionsTotal atomic.Uint64
 	mu            sync.Mutex
-	live          map[*session.Session]struct{}
+	live          map[*session.Session]context.CancelFunc
 }
 
 // New returns a server for cfg. It listens nowhere until Serve.
@@ -119,7 +119,7 @@ func New(cfg Config) (*Server, error) {
 		cfg.Session.Logger = cfg.Logger
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &Server{cfg: cfg, logger: cfg.Logger, mux: http.NewServeMux(), ctx: ctx, cancel: cancel, live: make(map[*session.Session]struct{})}
+	s := &Server{cfg: cfg, logger: cfg.Logger, mux: http.NewServeMux(), ctx: ctx, cancel: cancel, live: make(map[*session.Session]context.CancelFunc)}
 	s.mux.HandleFunc(HealthPath, s.serveHealth)
 	s.mux.Handle(MetricsPath, s.authenticated(http.HandlerFunc(s.serveMetrics)))
 	s.mux.Handle(SessionPath, s.authenticated(http.HandlerFunc(s.serveSession)))
@@ -192,6 +192,17 @@ func (s *Server) Close() error {
 	err := s.http.Close()
 	s.wg.Wait()
 	return err
+}
+
+// CloseSessions ends every open session's stream, as a lost transport
+// would; clients reconnect and attach their clocks again. The listener keeps
+// serving.
+func (s *Server) CloseSessions() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, cancel := range s.live {
+		cancel()
+	}
 }
 
 // Sessions returns the number of open sessions.

@@ -65,7 +65,7 @@ func (s *Server) serveSession(w http.ResponseWriter, r *http.Request) {
 
 	sess := session.New(s.cfg.Node, s.cfg.Session)
 	s.mu.Lock()
-	s.live[sess] = struct{}{}
+	s.live[sess] = cancel
 	s.mu.Unlock()
 	defer func() {
 		s.mu.Lock()

@@ -1,0 +1,232 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+
+	"github.com/nspl-dev/nspl/server"
+	"github.com/nspl-dev/nspl/session"
+)
+
+// callKind says what the client must note about a reply.
+type callKind uint8
+
+const (
+	callPlain callKind = iota
+	callAttach
+	callDetach
+	callDomains
+)
+
+// call is one request waiting for its answer.
+type call struct {
+	kind callKind
+	done chan server.ServerMessage // buffered 1
+}
+
+// conn is one session protocol stream: one server session.
+type conn struct {
+	c      *Client
+	node   string // the serving node, from the welcome
+	cancel context.CancelFunc
+	pw     *io.PipeWriter
+	body   io.ReadCloser
+
+	writeMu sync.Mutex
+
+	mu      sync.Mutex
+	calls   map[uint64]*call
+	lostErr error
+	lost    chan struct{} // closed when the stream ends
+}
+
+// dial opens one stream to url and reads its welcome.
+func (c *Client) dial(ctx context.Context, url string) (*conn, error) {
+	connCtx, cancel := context.WithCancel(c.ctx)
+	pr, pw := io.Pipe()
+	req, err := http.NewRequestWithContext(connCtx, http.MethodPost, strings.TrimRight(url, "/")+server.SessionPath, pr)
+	if err != nil {
+		cancel()
+		return nil, fmt.Errorf("%w: %v", ErrConfig, err)
+	}
+	req.Header.Set("Content-Type", "application/x-ndjson")
+	if c.cfg.Token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.cfg.Token)
+	}
+	// The dial itself ends with ctx; the stream lives on with the client.
+	stop := context.AfterFunc(ctx, cancel)
+	resp, err := c.transport.RoundTrip(req)
+	if err != nil {
+		stop()
+		cancel()
+		_ = pw.Close()
+		return nil, &ConnectError{URL: url, Err: err}
+	}
+	if resp.StatusCode != http.StatusOK {
+		stop()
+		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
+		_ = resp.Body.Close()
+		cancel()
+		_ = pw.Close()
+		err := fmt.Errorf("%s: %s", resp.Status, strings.TrimSpace(string(msg)))
+		if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden {
+			err = fmt.Errorf("%w: %v", ErrUnauthorized, err)
+		}
+		return nil, &ConnectError{URL: url, Err: err}
+	}
+	lr := server.NewLineReader(resp.Body, server.ServerMessageLimit)
+	line, err := lr.Next()
+	var welcome server.ServerMessage
+	if err == nil {
+		err = json.Unmarshal(line, &welcome)
+	}
+	if !stop() {
+		err = errors.Join(err, ctx.Err())
+	}
+	if err == nil && (welcome.Type != server.TypeWelcome || welcome.Version != server.ProtocolVersion) {
+		err = fmt.Errorf("%w: the server speaks %q version %d; this client speaks version %d", ErrProtocolVersion, welcome.Type, welcome.Version, server.ProtocolVersion)
+	}
+	if err != nil {
+		_ = resp.Body.Close()
+		cancel()
+		_ = pw.Close()
+		return nil, &ConnectError{URL: url, Err: err}
+	}
+	cn := &conn{c: c, node: welcome.Node, cancel: cancel, pw: pw, body: resp.Body, calls: make(map[uint64]*call), lost: make(chan struct{})}
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		cn.read(lr)
+	}()
+	return cn, nil
+}
+
+// send writes one client message.
+func (cn *conn) send(m server.ClientMessage) error {
+	b, err := json.Marshal(m)
+	if err != nil {
+		return err
+	}
+	b = append(b, '\n')
+	cn.writeMu.Lock()
+	defer cn.writeMu.Unlock()
+	if _, err := cn.pw.Write(b); err != nil {
+		return fmt.Errorf("%w: %v", ErrConnectionLost, err)
+	}
+	return nil
+}
+
+// register adds a call before its request is sent.
+func (cn *conn) register(id uint64, kind callKind) (*call, error) {
+	cn.mu.Lock()
+	defer cn.mu.Unlock()
+	if cn.lostErr != nil {
+		return nil, cn.lostErr
+	}
+	cl := &call{kind: kind, done: make(chan server.ServerMessage, 1)}
+	cn.calls[id] = cl
+	return cl, nil
+}
+
+func (cn *conn) forget(id uint64) {
+	cn.mu.Lock()
+	delete(cn.calls, id)
+	cn.mu.Unlock()
+}
+
+// read dispatches server messages until the stream ends, then reports the
+// loss.
+func (cn *conn) read(lr *server.LineReader) {
+	var err error
+	for {
+		var line []byte
+		line, err = lr.Next()
+		if err != nil {
+			break
+		}
+		var m server.ServerMessage
+		if err = json.Unmarshal(line, &m); err != nil {
+			err = fmt.Errorf("%w: %v", server.ErrProtocol, err)
+			break
+		}
+		if err = cn.dispatch(m); err != nil {
+			break
+		}
+	}
+	cn.close(fmt.Errorf("%w: %v", ErrConnectionLost, err))
+}
+
+func (cn *conn) dispatch(m server.ServerMessage) error {
+	switch m.Type {
+	case server.TypeFrame:
+		f, err := server.DecodeFrame(m.Frame)
+		if err != nil {
+			return err
+		}
+		cn.c.frameArrived(cn, f)
+		return nil
+	case server.TypeReply, server.TypeError, server.TypeNames:
+	default:
+		return fmt.Errorf("%w: unknown message type %q", server.ErrProtocol, m.Type)
+	}
+	cn.mu.Lock()
+	cl := cn.calls[m.ID]
+	delete(cn.calls, m.ID)
+	cn.mu.Unlock()
+	if m.State != nil {
+		cn.c.stateArrived(cn, *m.State)
+	}
+	if cl == nil {
+		return nil // an abandoned request's answer
+	}
+	if m.Type == server.TypeReply && m.Result != nil {
+		switch cl.kind {
+		case callAttach:
+			if m.Result.Attachment != 0 {
+				cn.c.attached(cn, m.Result)
+			}
+		case callDetach:
+			cn.c.detached(cn, m.Result.Domain)
+		}
+	}
+	cl.done <- m
+	return nil
+}
+
+// close ends the stream and fails every call waiting on it.
+func (cn *conn) close(err error) {
+	cn.mu.Lock()
+	if cn.lostErr != nil {
+		cn.mu.Unlock()
+		return
+	}
+	cn.lostErr = err
+	close(cn.lost)
+	cn.calls = map[uint64]*call{}
+	cn.mu.Unlock()
+	cn.cancel()
+	_ = cn.pw.CloseWithError(err)
+	_ = cn.body.Close()
+	cn.c.connLost(cn, err)
+}
+
+// lostError returns why the stream ended, or nil.
+func (cn *conn) lostError() error {
+	cn.mu.Lock()
+	defer cn.mu.Unlock()
+	return cn.lostErr
+}
+
+// result decodes a reply's result.
+func result(m server.ServerMessage) (session.Result, error) {
+	if m.Result == nil {
+		return session.Result{}, fmt.Errorf("%w: reply without a result", server.ErrProtocol)
+	}
+	return server.DecodeResult(m.Result)
+}

@@ -1,0 +1,34 @@
+// Package client is the remote session of nspl: it runs statements on a
+// node over the session protocol (see package server) and delivers the same
+// results, positioned errors and clock frames a local session.Session does,
+// so the shell, the script runner and nspl clock run unchanged against it.
+//
+// Using it:
+//
+//	c, err := client.Dial(ctx, client.Config{URLs: []string{"https://127.0.0.1:7401"}, TLS: tc})
+//	defer c.Close()
+//	res, err := c.ExecText(ctx, "USE prod; ATTACH DOMAIN CLOCK;")
+//	f, err := c.NextFrame(ctx)
+//
+// Statements are parsed and planned here, so syntax errors point into the
+// caller's text without a round trip; the server runs the plan's canonical
+// text, and a refusal is re-positioned at the statement's start.
+//
+// The client follows the spec's session attachment rules for a lost
+// transport: the end of a session interrupts every followed clock (Notify
+// reports it), the next session restores the active domain and attaches the
+// followed clocks again before it serves any other request, reporting each
+// restored clock as a state frame; a restoration the new session refuses is
+// retried after one second, doubling to thirty, and starts again from one
+// second on each new session; one refused as not found ends the attachment
+// with a DomainRemoved end frame; one left unanswered past RequestTimeout
+// ends that session, and the next attaches again. An open transaction does
+// not survive its session (TransactionLost). Reconnecting tries the URLs in
+// order, one second apart doubling to thirty, while clocks are followed; with
+// none followed the next request connects.
+//
+// Every wait is bounded or cancellable, every read is capped
+// (server.ServerMessageLimit) and unread frames are coalesced per domain, so
+// memory does not grow with a slow reader. Time comes from an injected
+// timesource.Source. The client never persists anything.
+package client
