@@ -88,6 +88,8 @@ type options struct {
 	dataDir         string
 	verbose         bool
 
+	archive *archiveCommand // the backup or restore subcommand, when given
+
 	clock        bool // the clock subcommand was given
 	clockDomain  string
 	untilTick    uint64
@@ -123,6 +125,12 @@ func parseArgs(args []string) (options, error) {
 	if len(rest) == 0 {
 		return o, nil
 	}
+	switch rest[0] {
+	case "backup":
+		return parseBackupArgs(o, rest[1:])
+	case "restore":
+		return parseRestoreArgs(o, rest[1:])
+	}
 	if rest[0] != "clock" {
 		return o, usageErrorf("unexpected argument %q; statements go in -c 'TEXT' or -f FILE", rest[0])
 	}
@@ -157,6 +165,10 @@ Usage:
   nspl [flags] -f FILE [-f FILE ...]    run script files in order (- is stdin)
   nspl [flags] -c 'STMT; ...'           run statements given as text
   nspl [flags] clock [clock flags]      follow a domain clock, after any -f/-c setup
+  nspl [flags] backup [--domain NAME] --to PATH
+                                        write a backup archive, after any -f/-c setup
+  nspl [flags] restore --from PATH [--domain NAME [--as NEW]] [--resume] [--dry-run]
+                                        restore domains from a backup archive
 
 Flags:
   -c TEXT               run the statements in TEXT (repeatable, mixes with -f in order)
@@ -174,6 +186,11 @@ Clock flags (nspl clock):
   --timeout D           exit 1 if the domain has not ended or N ticks have not
                         arrived within D (for example 30s; 0: no limit)
   Ctrl-C detaches from the clock and exits 1.
+
+Backup and restore (nspl backup, nspl restore) run BACKUP or RESTORE on the
+node (--data-dir DIR for a durable catalog) and report like a statement;
+--format json prints one JSON object. DESCRIBE BACKUP '<path>'; describes an
+archive without changing anything.
 
 Exit codes:
   0  success

@@ -27,6 +27,13 @@ const helpText = `Statements (end each with ;):
       DROP DOMAIN IF EXISTS scratch;
   BEGIN; ... COMMIT; | REVERT; (also ROLLBACK;)    a transaction on the active domain
       BEGIN; STOP; START AT NOW; COMMIT;
+  BACKUP CLUSTER TO '<path>'; | BACKUP DOMAIN [<name>] TO '<path>';
+      BACKUP DOMAIN prod TO '~/prod.nsplbak';
+  RESTORE CLUSTER FROM '<path>' [RESUME] [DRY RUN];
+  RESTORE DOMAIN <name> [AS <new_name>] FROM '<path>' [RESUME] [DRY RUN];
+      RESTORE DOMAIN prod AS rehearsal FROM '~/prod.nsplbak' RESUME;
+  DESCRIBE BACKUP '<path>';                       verify and describe an archive
+      DESCRIBE BACKUP '~/prod.nsplbak';
 
 Placement policies: NEUTRAL, REQUIRE COLOCATION, PREFER COLOCATION, SUGGEST SEPARATION.
 Durations: 1s, 250ms, 1h30m, 1.5s. Comments: -- and // to end of line, /* ... */.

@@ -66,8 +66,8 @@ func (m *Main) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	interactive := len(opts.sources) == 0 && !opts.clock && m.stdinIsTerminal()
-	if len(opts.sources) == 0 && !opts.clock && !interactive {
+	interactive := len(opts.sources) == 0 && !opts.subcommand() && m.stdinIsTerminal()
+	if len(opts.sources) == 0 && !opts.subcommand() && !interactive {
 		opts.sources = []scriptSource{{kind: sourceStdin}}
 	}
 	scripts, err := m.readSources(opts.sources)
@@ -100,6 +100,8 @@ func (m *Main) Run(ctx context.Context, args []string) error {
 		}
 	}
 	switch {
+	case opts.archive != nil:
+		return m.runArchive(ctx, r, opts.archive)
 	case opts.clock:
 		src := m.TimeSource
 		if src == nil {
