@@ -441,7 +441,7 @@ func TestPaths(t *testing.T) {
 	_, _, err = Read(home)
 	require.ErrorIs(t, err, ErrPath)
 
-	// A file over the cap is refused after reading at most cap+1 bytes.
+	// A file over the cap is refused before it is read.
 	big := filepath.Join(home, "big")
 	f, err := os.Create(big)
 	require.NoError(t, err)
@@ -510,4 +510,13 @@ func FuzzDecode(f *testing.F) {
 		require.NoError(t, err)
 		require.Equal(t, a, back)
 	})
+}
+
+// TestDecodeCap checks the archive cap at its boundary: one byte over is
+// refused before anything is parsed.
+func TestDecodeCap(t *testing.T) {
+	_, err := Decode(make([]byte, MaxArchiveBytes+1))
+	require.ErrorIs(t, err, ErrTooLarge)
+	_, err = Decode(make([]byte, MaxArchiveBytes))
+	require.ErrorIs(t, err, ErrCorrupt, "just inside the cap the archive is parsed (and these zeros are no archive)")
 }

@@ -95,8 +95,9 @@ func syncDir(dir string) error {
 	return d.Sync()
 }
 
-// Read reads and verifies the archive at path (after ExpandPath). It reads
-// at most MaxArchiveBytes+1 bytes, whatever the file claims, and returns
+// Read reads and verifies the archive at path (after ExpandPath). A regular
+// file over MaxArchiveBytes is refused unread; otherwise it reads at most
+// MaxArchiveBytes+1 bytes, whatever the file claims, and returns
 // the resolved path with the archive. A failed check is a *CheckError
 // whose Path is set.
 func Read(path string) (string, Archive, error) {
@@ -112,8 +113,15 @@ func Read(path string) (string, Archive, error) {
 		return p, Archive{}, fmt.Errorf("%w: open '%s': %v", ErrPath, p, err)
 	}
 	defer f.Close()
-	if fi, err := f.Stat(); err == nil && fi.IsDir() {
-		return p, Archive{}, fmt.Errorf("%w: '%s' is a directory, not a backup archive", ErrPath, p)
+	if fi, err := f.Stat(); err == nil {
+		switch {
+		case fi.IsDir():
+			return p, Archive{}, fmt.Errorf("%w: '%s' is a directory, not a backup archive", ErrPath, p)
+		case fi.Mode().IsRegular() && fi.Size() > MaxArchiveBytes:
+			ce := fail(wholeSection, "length", ErrTooLarge, "%d bytes is over the %d-byte archive cap", fi.Size(), MaxArchiveBytes)
+			ce.Path = p
+			return p, Archive{}, ce
+		}
 	}
 	b, err := io.ReadAll(io.LimitReader(f, MaxArchiveBytes+1))
 	if err != nil {
