@@ -19,7 +19,9 @@
 // ALTER DOMAIN SET PLACEMENT are queued; COMMIT applies them as one catalog
 // command and ends the transaction whatever the outcome; REVERT (ROLLBACK)
 // discards them. CREATE DOMAIN, DROP DOMAIN, USE, DESCRIBE DOMAIN, ATTACH and
-// DETACH are refused inside, as is a nested BEGIN.
+// DETACH are refused inside, as is a nested BEGIN, and so are BACKUP,
+// RESTORE and DESCRIBE BACKUP (backup.go). DESCRIBE BACKUP reads the archive
+// file only and never touches the node.
 //
 // Attachments follow the delivery contract of the domain clock: an attach
 // waits for the node's first installation of the committed domains (a
