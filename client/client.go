@@ -404,6 +404,9 @@ func (c *Client) request(ctx context.Context, m server.ClientMessage, kind callK
 	if c.ctx.Err() != nil {
 		return server.ServerMessage{}, ErrClosed
 	}
+	if err := ctx.Err(); err != nil {
+		return server.ServerMessage{}, err
+	}
 	if err := c.acquire(ctx); err != nil {
 		return server.ServerMessage{}, err
 	}
@@ -614,12 +617,13 @@ func (c *Client) attached(cn *conn, r *server.WireResult) {
 	}
 	c.mu.Lock()
 	f := c.followed[res.Domain]
+	// An attach of a clock followed but not held by cn is a restoration.
+	restored := f != nil && f.conn != cn
 	if f == nil {
-		f = &follow{backoff: InitialBackoff}
+		f = &follow{}
 		c.followed[res.Domain] = f
 	}
 	f.conn, f.attachment, f.clock, f.retryAt, f.backoff = cn, res.Attachment, *res.Clock, 0, InitialBackoff
-	restored := c.conn != cn
 	c.mu.Unlock()
 	if restored {
 		// A restoration reports the clock it carries: the attachment was

@@ -94,7 +94,8 @@ func (s *Server) serveSession(w http.ResponseWriter, r *http.Request) {
 	}()
 	st.execute(ctx, reqs)
 	cancel()
-	_ = sess.Close() // ends a NextFrame the pump waits in
+	_ = sess.Close()   // ends a NextFrame the pump waits in
+	_ = r.Body.Close() // ends a read the reader waits in
 	wg.Wait()
 }
 

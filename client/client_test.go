@@ -1,0 +1,255 @@
+package client
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/nspl-dev/nspl/grammar"
+	"github.com/nspl-dev/nspl/lifecycle"
+	"github.com/nspl-dev/nspl/runtime/clock"
+	"github.com/nspl-dev/nspl/server"
+	"github.com/nspl-dev/nspl/session"
+)
+
+func TestRoundTripMatchesLocalSession(t *testing.T) {
+	e := newEnv(t, "")
+	c := e.dial(Config{})
+	require.Equal(t, "n1", c.Node())
+	script := "CREATE PACED DOMAIN prod WITH PERIOD 1s SKEW 100ms; CREATE DOMAIN scratch; USE prod; START AT '2026-01-01T00:00:00Z' TIME RATE 60; LIST DOMAINS; DESCRIBE DOMAIN; SHOW CLUSTER STATUS;"
+	remote := exec(t, c, script)
+
+	local := session.New(e.node, session.Options{Logger: quietLogger()})
+	defer local.Close()
+	_, err := local.ExecText(ctxT(t), "USE prod;")
+	require.NoError(t, err)
+	for _, stmt := range []string{"LIST DOMAINS;", "DESCRIBE DOMAIN;", "SHOW CLUSTER STATUS;"} {
+		want, err := local.ExecText(ctxT(t), stmt)
+		require.NoError(t, err)
+		i := map[string]int{"LIST DOMAINS;": 4, "DESCRIBE DOMAIN;": 5, "SHOW CLUSTER STATUS;": 6}[stmt]
+		require.Equal(t, want[0], remote[i], stmt)
+	}
+	require.Equal(t, "prod", c.ActiveDomain())
+	names, err := c.DomainNames(ctxT(t))
+	require.NoError(t, err)
+	require.ElementsMatch(t, []string{"prod", "scratch"}, names)
+
+	exec(t, c, "BEGIN; STOP;")
+	d, pending, ok := c.InTransaction()
+	require.True(t, ok)
+	require.Equal(t, "prod", d)
+	require.Equal(t, 1, pending)
+	exec(t, c, "REVERT;")
+	_, _, ok = c.InTransaction()
+	require.False(t, ok)
+}
+
+func TestPositionedErrors(t *testing.T) {
+	e := newEnv(t, "")
+	c := e.dial(Config{})
+	exec(t, c, "CREATE DOMAIN a;")
+	tests := []struct {
+		name string
+		text string
+		pos  grammar.Position
+		want error
+		code lifecycle.Code
+	}{
+		{name: "syntax error points into the text", text: "CREATE DOMAIN b;\n  LIST DOMAIN;", pos: grammar.Position{Offset: 24, Line: 2, Column: 8}, want: grammar.ErrSyntax},
+		{name: "refusal at the statement start", text: "LIST DOMAINS;\n   STOP;", pos: grammar.Position{Offset: 17, Line: 2, Column: 4}, want: session.ErrNoActiveDomain},
+		{name: "commit without a transaction", text: "COMMIT;", pos: grammar.Position{Line: 1, Column: 1}, want: session.ErrNotInTransaction},
+		{name: "lifecycle error survives", text: "  CREATE DOMAIN a;", pos: grammar.Position{Offset: 2, Line: 1, Column: 3}, code: lifecycle.CodeDomainExists},
+		{name: "not found", text: "USE nope;", pos: grammar.Position{Line: 1, Column: 1}, code: lifecycle.CodeDomainNotFound},
+		{name: "detach without attach", text: "USE a; DETACH DOMAIN CLOCK;", pos: grammar.Position{Offset: 7, Line: 1, Column: 8}, want: session.ErrNotAttached},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := c.ExecText(ctxT(t), tt.text)
+			var ge *grammar.Error
+			require.ErrorAs(t, err, &ge)
+			require.Equal(t, tt.pos, ge.Pos)
+			if tt.want != nil {
+				require.ErrorIs(t, err, tt.want)
+			}
+			if tt.code != "" {
+				le := lifecycle.AsError(err)
+				require.NotNil(t, le)
+				require.Equal(t, tt.code, le.Code)
+			}
+		})
+	}
+}
+
+func TestAuthentication(t *testing.T) {
+	e := newEnv(t, "s3cret")
+	other := newAuthority(t)
+	tests := []struct {
+		name    string
+		cfg     Config
+		wantErr error
+	}{
+		{name: "client certificate", cfg: Config{TLS: e.auth.client.ClientConfig("", "")}},
+		{name: "token without a certificate", cfg: Config{TLS: e.auth.tokenOnly(), Token: "s3cret"}},
+		{name: "no certificate and no token", cfg: Config{TLS: e.auth.tokenOnly()}, wantErr: ErrUnauthorized},
+		{name: "wrong token", cfg: Config{TLS: e.auth.tokenOnly(), Token: "s3cret2"}, wantErr: ErrUnauthorized},
+		{name: "certificate of another CA", cfg: Config{TLS: func() *tlsConfig {
+			tc := other.client.ClientConfig("", "")
+			tc.RootCAs = e.auth.client.Pool // trusts the server, presents a foreign certificate
+			return tc
+		}()}},
+		{name: "server of another CA", cfg: Config{TLS: other.client.ClientConfig("", "")}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := tt.cfg
+			cfg.URLs = []string{e.url}
+			cfg.Logger = quietLogger()
+			c, err := Dial(ctxT(t), cfg)
+			if tt.name == "client certificate" || tt.name == "token without a certificate" {
+				require.NoError(t, err)
+				exec(t, c, "LIST DOMAINS;")
+				require.NoError(t, c.Close())
+				return
+			}
+			require.Error(t, err)
+			var ce *ConnectError
+			require.ErrorAs(t, err, &ce)
+			if tt.wantErr != nil {
+				require.ErrorIs(t, err, tt.wantErr)
+			}
+		})
+	}
+}
+
+func TestMetricsAndHealth(t *testing.T) {
+	e := newEnv(t, "tok")
+	c := e.dial(Config{})
+	exec(t, c, "CREATE DOMAIN a; USE a; ATTACH DOMAIN CLOCK;")
+	hc := &http.Client{Transport: newTransport(e.auth.tokenOnly(), false)}
+	defer hc.CloseIdleConnections()
+	get := func(path, token string) (int, string) {
+		req, err := http.NewRequestWithContext(ctxT(t), http.MethodGet, e.url+path, nil)
+		require.NoError(t, err)
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := hc.Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		b := make([]byte, 4096)
+		n, _ := resp.Body.Read(b)
+		return resp.StatusCode, string(b[:n])
+	}
+	code, body := get(server.HealthPath, "")
+	require.Equal(t, http.StatusOK, code)
+	require.Equal(t, "ok\n", body)
+	code, _ = get(server.MetricsPath, "")
+	require.Equal(t, http.StatusUnauthorized, code)
+	code, body = get(server.MetricsPath, "tok")
+	require.Equal(t, http.StatusOK, code)
+	require.Contains(t, body, "nspl_sessions 1\n")
+	require.Contains(t, body, "nspl_clock_attachments 1\n")
+	code, _ = get(server.PeerPrefix+"status", "tok")
+	require.Equal(t, http.StatusNotFound, code, "no peer handler is mounted; a token never reaches it anyway")
+}
+
+func TestInsecureOnlyOnLoopback(t *testing.T) {
+	for _, tt := range []struct {
+		addr string
+		ok   bool
+	}{
+		{"127.0.0.1:7401", true}, {"[::1]:7401", true}, {"localhost:7401", true}, {"127.0.0.2:1", true},
+		{"0.0.0.0:7401", false}, {"10.0.0.1:7401", false}, {":7401", false}, {"example.com:7401", false}, {"nope", false},
+	} {
+		err := server.CheckLoopback(tt.addr)
+		if tt.ok {
+			require.NoError(t, err, tt.addr)
+		} else {
+			require.ErrorIs(t, err, server.ErrInsecureAddress, tt.addr)
+		}
+	}
+	for _, tt := range []struct {
+		url     string
+		wantErr error
+	}{
+		{"http://10.0.0.1:7401", ErrInsecureURL},
+		{"http://example.com", ErrInsecureURL},
+		{"ftp://127.0.0.1:1", ErrConfig},
+		{"127.0.0.1:7401", ErrConfig},
+	} {
+		_, err := Dial(ctxT(t), Config{URLs: []string{tt.url}})
+		require.ErrorIs(t, err, tt.wantErr, tt.url)
+	}
+	_, err := Dial(ctxT(t), Config{})
+	require.ErrorIs(t, err, ErrConfig)
+}
+
+func TestAttachDeliveryOrder(t *testing.T) {
+	e := newEnv(t, "")
+	c := e.dial(Config{})
+	exec(t, c, "CREATE PACED DOMAIN prod WITH PERIOD 1s SKEW 0s; USE prod;")
+	res := exec(t, c, "ATTACH DOMAIN CLOCK;")
+	require.NotNil(t, res[0].Clock)
+	require.Equal(t, clock.Stopped, res[0].Clock.State)
+	require.Equal(t, []string{"prod"}, c.Followed())
+
+	exec(t, c, "START AT NOW;")
+	f := nextFrame(t, c)
+	require.Equal(t, session.FrameState, f.Kind, "the state frame reporting the generation precedes its ticks")
+	require.Equal(t, clock.Paced, f.Clock.State)
+	require.Equal(t, uint64(1), f.Clock.Generation)
+	var last uint64
+	for i := 0; i < 3; i++ {
+		tick := e.waitTick(c, "prod", time.Second)
+		require.Equal(t, uint64(1), tick.Tick.Generation)
+		require.Greater(t, tick.Tick.ID, last)
+		last = tick.Tick.ID
+	}
+	exec(t, c, "DETACH DOMAIN CLOCK;")
+	require.Empty(t, c.Followed())
+	e.fake.Advance(5 * time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	_, err := c.NextFrame(ctx)
+	require.ErrorIs(t, err, context.DeadlineExceeded, "no frame follows the detach reply")
+
+	// A dropped domain ends the attachment with DomainRemoved, last.
+	exec(t, c, "ATTACH DOMAIN CLOCK;")
+	exec(t, c, "STOP; DROP DOMAIN prod;")
+	for {
+		f := nextFrame(t, c)
+		if f.Kind == session.FrameEnd {
+			require.Equal(t, session.DomainRemoved, f.Reason)
+			break
+		}
+	}
+	require.Empty(t, c.Followed())
+}
+
+func TestCancelledStatement(t *testing.T) {
+	e := newEnv(t, "")
+	c := e.dial(Config{})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := c.ExecText(ctx, "LIST DOMAINS;")
+	require.ErrorIs(t, err, context.Canceled)
+	exec(t, c, "LIST DOMAINS;")
+}
+
+func TestClosedClient(t *testing.T) {
+	e := newEnv(t, "")
+	c := e.dial(Config{})
+	require.NoError(t, c.Close())
+	_, err := c.ExecText(ctxT(t), "LIST DOMAINS;")
+	require.ErrorIs(t, err, ErrClosed)
+	_, err = c.NextFrame(ctxT(t))
+	require.ErrorIs(t, err, ErrClosed)
+	require.True(t, errors.Is(err, ErrClosed))
+}
+
+type tlsConfig = tls.Config

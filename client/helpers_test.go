@@ -1,0 +1,150 @@
+package client
+
+import (
+	"context"
+	"crypto/tls"
+	"io"
+	"log/slog"
+	"net"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/nspl-dev/nspl/node"
+	"github.com/nspl-dev/nspl/pki"
+	"github.com/nspl-dev/nspl/runtime/timesource"
+	"github.com/nspl-dev/nspl/server"
+	"github.com/nspl-dev/nspl/session"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// t0 is the fake UTC nodes start at: 2026-01-01T00:00:00Z.
+const t0 = int64(1767225600) * int64(time.Second)
+
+func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+// authority is a test CA with a node and a client certificate.
+type authority struct {
+	ca     *pki.CA
+	node   *pki.Material
+	client *pki.Material
+}
+
+func newAuthority(t testing.TB) *authority {
+	t.Helper()
+	now := time.Now() // certificates are verified against the real clock
+	ca, err := pki.NewCA(pki.Options{Now: now})
+	require.NoError(t, err)
+	nc, err := ca.IssueNode("n1", nil, pki.Options{Now: now})
+	require.NoError(t, err)
+	cc, err := ca.IssueClient("alice", pki.Options{Now: now})
+	require.NoError(t, err)
+	nm, err := pki.ParseMaterial(ca.CertPEM, nc.CertPEM, nc.KeyPEM)
+	require.NoError(t, err)
+	cm, err := pki.ParseMaterial(ca.CertPEM, cc.CertPEM, cc.KeyPEM)
+	require.NoError(t, err)
+	return &authority{ca: ca, node: nm, client: cm}
+}
+
+// tokenOnly is a TLS config that trusts the CA and presents no certificate.
+func (a *authority) tokenOnly() *tls.Config {
+	return &tls.Config{RootCAs: a.client.Pool, MinVersion: tls.VersionTLS12}
+}
+
+// env is one node on a fake clock served over real TLS on 127.0.0.1.
+type env struct {
+	t    testing.TB
+	auth *authority
+	fake *timesource.Fake
+	node *node.Node
+	srv  *server.Server
+	url  string
+}
+
+func newEnv(t testing.TB, token string) *env {
+	t.Helper()
+	auth := newAuthority(t)
+	fake := timesource.NewFake(t0)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	n, err := node.Open(ctx, node.Config{Name: "n1", Logger: quietLogger(), RaftLogLevel: slog.LevelError, TimeSource: fake})
+	require.NoError(t, err)
+	require.NoError(t, n.WaitInstalled(ctx))
+	srv, err := server.New(server.Config{Node: n, TLS: auth.node.ServerConfig(pki.ServerOptions{AllowNoClientCert: token != ""}), Token: token, Logger: quietLogger()})
+	require.NoError(t, err)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		_ = srv.Serve(ln)
+	}()
+	t.Cleanup(func() {
+		require.NoError(t, srv.Close())
+		wg.Wait()
+		require.NoError(t, n.Close())
+	})
+	return &env{t: t, auth: auth, fake: fake, node: n, srv: srv, url: "https://" + ln.Addr().String()}
+}
+
+// dial connects with the client certificate and a fake client clock.
+func (e *env) dial(cfg Config) *Client {
+	e.t.Helper()
+	if cfg.URLs == nil {
+		cfg.URLs = []string{e.url}
+	}
+	if cfg.TLS == nil {
+		cfg.TLS = e.auth.client.ClientConfig("", "")
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = quietLogger()
+	}
+	c, err := Dial(ctxT(e.t), cfg)
+	require.NoError(e.t, err)
+	e.t.Cleanup(func() { require.NoError(e.t, c.Close()) })
+	return c
+}
+
+func ctxT(t testing.TB) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// exec runs text and requires success.
+func exec(t testing.TB, c *Client, text string) []session.Result {
+	t.Helper()
+	res, err := c.ExecText(ctxT(t), text)
+	require.NoError(t, err)
+	return res
+}
+
+// nextFrame reads one frame within the test's deadline.
+func nextFrame(t testing.TB, c *Client) session.Frame {
+	t.Helper()
+	f, err := c.NextFrame(ctxT(t))
+	require.NoError(t, err)
+	return f
+}
+
+// waitTicks advances the node's fake clock one period at a time until the
+// client has read a tick frame of domain with an id of at least id.
+func (e *env) waitTick(c *Client, domain string, period time.Duration) session.Frame {
+	e.t.Helper()
+	for i := 0; i < 100; i++ {
+		e.fake.Advance(period)
+		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+		f, err := c.NextFrame(ctx)
+		cancel()
+		if err == nil && f.Domain == domain && f.Kind == session.FrameTick {
+			return f
+		}
+	}
+	e.t.Fatalf("no tick of %s arrived", domain)
+	return session.Frame{}
+}

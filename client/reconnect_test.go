@@ -1,0 +1,238 @@
+package client
+
+import (
+	"encoding/json"
+	"net"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/nspl-dev/nspl/pki"
+	"github.com/nspl-dev/nspl/runtime/clock"
+	"github.com/nspl-dev/nspl/runtime/timesource"
+	"github.com/nspl-dev/nspl/server"
+	"github.com/nspl-dev/nspl/session"
+)
+
+// notices collects a client's notices.
+type notices chan Notice
+
+func (n notices) notify(x Notice) {
+	select {
+	case n <- x:
+	default:
+	}
+}
+
+func (n notices) next(t testing.TB, kind NoticeKind) Notice {
+	t.Helper()
+	ctx := ctxT(t)
+	for {
+		select {
+		case x := <-n:
+			if x.Kind == kind {
+				return x
+			}
+		case <-ctx.Done():
+			t.Fatalf("no notice of kind %d", kind)
+		}
+	}
+}
+
+func TestReconnectRestoresFollowedClocks(t *testing.T) {
+	e := newEnv(t, "")
+	ns := make(notices, 64)
+	c := e.dial(Config{TimeSource: timesource.NewFake(0), Notify: ns.notify})
+	exec(t, c, "CREATE PACED DOMAIN prod WITH PERIOD 1s SKEW 0s; CREATE DOMAIN other; USE prod; START AT NOW; ATTACH DOMAIN CLOCK; USE other;")
+	first := e.waitTick(c, "prod", time.Second)
+
+	e.srv.CloseSessions()
+	require.Error(t, ns.next(t, Interrupted).Err)
+	require.Equal(t, "n1", ns.next(t, Reconnected).Node)
+	require.Equal(t, "prod", ns.next(t, Restored).Domain)
+	f := nextFrame(t, c)
+	for f.Kind == session.FrameTick && f.Tick.ID <= first.Tick.ID {
+		f = nextFrame(t, c) // a tick of the old session read late
+	}
+	require.Equal(t, session.FrameState, f.Kind, "the restored attachment reports its clock")
+	require.Equal(t, clock.Paced, f.Clock.State)
+	require.Equal(t, uint64(1), f.Clock.Generation)
+	exec(t, c, "LIST DOMAINS;") // runs only once the restoration is done
+	require.Equal(t, "other", c.ActiveDomain(), "the active domain is restored after the clocks")
+	next := e.waitTick(c, "prod", time.Second)
+	require.Greater(t, next.Tick.ID, first.Tick.ID)
+	require.Equal(t, []string{"prod"}, c.Followed())
+	exec(t, c, "USE prod; DETACH DOMAIN CLOCK;")
+}
+
+func TestReconnectBackoffAndRemovedDomain(t *testing.T) {
+	e := newEnv(t, "")
+	ns := make(notices, 64)
+	cfake := timesource.NewFake(0)
+	c := e.dial(Config{TimeSource: cfake, Notify: ns.notify})
+	exec(t, c, "CREATE PACED DOMAIN prod WITH PERIOD 1s SKEW 0s; USE prod; ATTACH DOMAIN CLOCK;")
+	addr := e.url[len("https://"):]
+
+	require.NoError(t, e.srv.Close())
+	ns.next(t, Interrupted)
+	for _, want := range []time.Duration{time.Second, 2 * time.Second, 4 * time.Second} {
+		require.NoError(t, cfake.BlockUntil(ctxT(t), 1))
+		wait, ok := cfake.Next()
+		require.True(t, ok)
+		require.Equal(t, want, wait, "reconnect waits one second, doubling")
+		cfake.Advance(wait)
+	}
+	// The domain goes away while the client is disconnected.
+	local := session.New(e.node, session.Options{Logger: quietLogger()})
+	_, err := local.ExecText(ctxT(t), "DROP DOMAIN prod;")
+	require.NoError(t, err)
+	require.NoError(t, local.Close())
+
+	srv, err := server.New(server.Config{Node: e.node, TLS: e.auth.node.ServerConfig(pki.ServerOptions{}), Logger: quietLogger()})
+	require.NoError(t, err)
+	ln, err := net.Listen("tcp", addr)
+	require.NoError(t, err)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		_ = srv.Serve(ln)
+	}()
+	defer func() {
+		require.NoError(t, c.Close())
+		require.NoError(t, srv.Close())
+		wg.Wait()
+	}()
+	require.NoError(t, cfake.BlockUntil(ctxT(t), 1))
+	wait, _ := cfake.Next()
+	require.Equal(t, 8*time.Second, wait)
+	cfake.Advance(wait)
+	ns.next(t, Reconnected)
+	f := nextFrame(t, c)
+	require.Equal(t, session.FrameEnd, f.Kind)
+	require.Equal(t, session.DomainRemoved, f.Reason, "a restoration refused as not found ends the attachment")
+	require.Empty(t, c.Followed())
+}
+
+// scripted is a session protocol server that refuses the first refusals
+// restorations of an attach and drops a session on demand.
+type scripted struct {
+	mu       sync.Mutex
+	attaches int
+	refusals int // attaches after the first one to refuse
+	drop     chan struct{}
+}
+
+func (s *scripted) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	rc := http.NewResponseController(w)
+	w.WriteHeader(http.StatusOK)
+	enc := json.NewEncoder(w)
+	var mu sync.Mutex
+	write := func(m server.ServerMessage) {
+		mu.Lock()
+		defer mu.Unlock()
+		_ = enc.Encode(m)
+		_ = rc.Flush()
+	}
+	write(server.ServerMessage{Type: server.TypeWelcome, Version: server.ProtocolVersion, Node: "fake"})
+	lines := make(chan []byte)
+	go func() {
+		defer close(lines)
+		lr := server.NewLineReader(r.Body, server.ClientMessageLimit)
+		for {
+			l, err := lr.Next()
+			if err != nil {
+				return
+			}
+			select {
+			case lines <- append([]byte(nil), l...):
+			case <-r.Context().Done():
+				return
+			}
+		}
+	}()
+	active := ""
+	for {
+		select {
+		case <-s.drop:
+			return
+		case <-r.Context().Done():
+			return
+		case l, ok := <-lines:
+			if !ok {
+				return
+			}
+			var m server.ClientMessage
+			if json.Unmarshal(l, &m) != nil || m.Type != server.TypeExec {
+				continue
+			}
+			switch m.Text {
+			case "USE prod;":
+				active = "prod"
+				write(server.ServerMessage{Type: server.TypeReply, ID: m.ID, Result: &server.WireResult{Statement: m.Text, Message: "ok", Domain: "prod"}, State: &server.WireState{Active: active}})
+			case "ATTACH DOMAIN CLOCK;":
+				s.mu.Lock()
+				s.attaches++
+				refuse := s.attaches > 1 && s.attaches <= 1+s.refusals
+				s.mu.Unlock()
+				if refuse {
+					write(server.ServerMessage{Type: server.TypeError, ID: m.ID, Error: &server.WireError{Line: 1, Column: 1, Code: "clock_unavailable", Message: "not yet"}, State: &server.WireState{Active: active}})
+					continue
+				}
+				write(server.ServerMessage{Type: server.TypeReply, ID: m.ID, Result: &server.WireResult{
+					Statement: m.Text, Message: "attached", Domain: "prod", Attachment: uint64(s.attaches),
+					Clock: session.AppendObservedJSON(nil, clock.Observed{Generation: 3, State: clock.Stopped}),
+				}, State: &server.WireState{Active: active}})
+			default:
+				write(server.ServerMessage{Type: server.TypeError, ID: m.ID, Error: &server.WireError{Line: 1, Column: 1, Code: "syntax", Message: "unexpected"}})
+			}
+		}
+	}
+}
+
+func TestRefusedRestorationBackoff(t *testing.T) {
+	sc := &scripted{refusals: 7, drop: make(chan struct{}, 1)}
+	var protocols http.Protocols
+	protocols.SetUnencryptedHTTP2(true)
+	hs := &http.Server{Handler: sc, Protocols: &protocols}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		_ = hs.Serve(ln)
+	}()
+	defer func() {
+		require.NoError(t, hs.Close())
+		wg.Wait()
+	}()
+
+	ns := make(notices, 64)
+	cfake := timesource.NewFake(0)
+	c, err := Dial(ctxT(t), Config{URLs: []string{"http://" + ln.Addr().String()}, TimeSource: cfake, Notify: ns.notify, Logger: quietLogger()})
+	require.NoError(t, err)
+	defer c.Close()
+	exec(t, c, "USE prod; ATTACH DOMAIN CLOCK;")
+	sc.drop <- struct{}{} // ends the session from the server's side
+	ns.next(t, Interrupted)
+	ns.next(t, Reconnected)
+	for _, want := range []time.Duration{1, 2, 4, 8, 16, 30, 30} {
+		n := ns.next(t, RestoreRefused)
+		require.Equal(t, "prod", n.Domain)
+		require.Equal(t, want*time.Second, n.Retry, "a refused restoration waits one second, doubling to thirty")
+		require.NoError(t, cfake.BlockUntil(ctxT(t), 1))
+		wait, ok := cfake.Next()
+		require.True(t, ok)
+		require.Equal(t, want*time.Second, wait)
+		cfake.Advance(wait)
+	}
+	require.Equal(t, "prod", ns.next(t, Restored).Domain)
+	f := nextFrame(t, c)
+	require.Equal(t, session.FrameState, f.Kind)
+	require.Equal(t, uint64(3), f.Clock.Generation)
+	require.Equal(t, uint64(9), f.Attachment)
+}
