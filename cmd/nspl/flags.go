@@ -90,6 +90,10 @@ type options struct {
 
 	archive *archiveCommand // the backup or restore subcommand, when given
 
+	remote remoteOptions // --connect and its credentials
+	serve  *serveOptions // the serve subcommand, when given
+	admin  *adminCommand // the leave or remove subcommand, when given
+
 	clock        bool // the clock subcommand was given
 	clockDomain  string
 	untilTick    uint64
@@ -106,6 +110,7 @@ func addCommonFlags(fs *flag.FlagSet, o *options) {
 	fs.Var(&o.format, "format", "result format: table, json or plain")
 	fs.StringVar(&o.dataDir, "data-dir", "", "keep the node's catalog in `DIR` (default: in memory)")
 	fs.BoolVar(&o.verbose, "verbose", false, "log the node's internals to stderr")
+	addRemoteFlags(fs, &o.remote)
 }
 
 // parseArgs parses args (without the program name). It returns flag.ErrHelp
@@ -130,6 +135,10 @@ func parseArgs(args []string) (options, error) {
 		return parseBackupArgs(o, rest[1:])
 	case "restore":
 		return parseRestoreArgs(o, rest[1:])
+	case "serve":
+		return parseServeArgs(o, rest[1:])
+	case "leave", "remove":
+		return parseAdminArgs(o, rest[0], rest[1:])
 	}
 	if rest[0] != "clock" {
 		return o, usageErrorf("unexpected argument %q; statements go in -c 'TEXT' or -f FILE", rest[0])
@@ -169,6 +178,10 @@ Usage:
                                         write a backup archive, after any -f/-c setup
   nspl [flags] restore --from PATH [--domain NAME [--as NEW]] [--resume] [--dry-run]
                                         restore domains from a backup archive
+  nspl serve --node NAME --api-addr HOST:PORT [serve flags]
+                                        run a node (see README: a secure 3-node cluster)
+  nspl --connect URL leave              the node at URL leaves its cluster
+  nspl --connect URL remove NODE        remove NODE from the cluster
 
 Flags:
   -c TEXT               run the statements in TEXT (repeatable, mixes with -f in order)
@@ -178,7 +191,28 @@ Flags:
   --format FORMAT       result format: table (default), json or plain
   --data-dir DIR        keep the node's catalog in DIR (default: in memory, gone on exit)
   --verbose             log the node's internals to stderr
+  --connect URL         run against the node at URL (https://HOST:PORT; a comma-
+                        separated list is tried in order) instead of an embedded one
+  --ca FILE             trust the cluster CA certificate in FILE
+  --cert FILE, --key FILE
+                        authenticate with a client certificate (nspl cert client NAME)
+  --token-file FILE     authenticate with the bearer token in FILE
   -h, --help            print this help
+
+Serve flags (nspl serve):
+  --node NAME           this node's name, as its certificate carries it
+  --data-dir DIR        keep the node's catalog in DIR
+  --raft-addr HOST:PORT listen for raft (TLS) on HOST:PORT
+  --api-addr HOST:PORT  serve sessions, /v1/peer/, /healthz and /metrics
+  --bootstrap           start a new cluster with this node as its first voter
+  --join API-ADDR       join the cluster through a member's API address
+  --pki DIR             TLS material from nspl cert (ca.crt, node-NAME.crt/.key)
+  --ca F --cert F --key F
+                        TLS material from files instead
+  --token-file FILE     also admit clients presenting the bearer token in FILE
+  --insecure            plain HTTP, no TLS: loopback addresses and one node only
+  --heartbeat-timeout D, --election-timeout D, --leader-lease-timeout D,
+  --probe-interval D    raft and health-probe timers (0: the defaults)
 
 Clock flags (nspl clock):
   --domain NAME         follow NAME (default: the active domain left by -f/-c setup)

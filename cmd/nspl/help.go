@@ -25,6 +25,8 @@ const helpText = `Statements (end each with ;):
       DESCRIBE DOMAIN prod;
   DROP DOMAIN [IF EXISTS] <name>;
       DROP DOMAIN IF EXISTS scratch;
+  SHOW CLUSTER STATUS;                            nodes and each paced domain's authority
+      SHOW CLUSTER STATUS;
   BEGIN; ... COMMIT; | REVERT; (also ROLLBACK;)    a transaction on the active domain
       BEGIN; STOP; START AT NOW; COMMIT;
   BACKUP CLUSTER TO '<path>'; | BACKUP DOMAIN [<name>] TO '<path>';

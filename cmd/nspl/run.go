@@ -15,9 +15,7 @@ import (
 
 	"github.com/chzyer/readline"
 
-	"github.com/nspl-dev/nspl/node"
 	"github.com/nspl-dev/nspl/runtime/timesource"
-	"github.com/nspl-dev/nspl/session"
 )
 
 // Main is one invocation of nspl with its I/O injected, so tests can run it
@@ -66,6 +64,12 @@ func (m *Main) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	switch {
+	case opts.serve != nil:
+		return m.runServe(ctx, opts.serve)
+	case opts.admin != nil:
+		return m.runAdmin(ctx, opts)
+	}
 	interactive := len(opts.sources) == 0 && !opts.subcommand() && m.stdinIsTerminal()
 	if len(opts.sources) == 0 && !opts.subcommand() && !interactive {
 		opts.sources = []scriptSource{{kind: sourceStdin}}
@@ -82,16 +86,11 @@ func (m *Main) Run(ctx context.Context, args []string) error {
 	// Until a mode sets its own, Ctrl-C abandons the run.
 	defer m.setInterruptHandler(cancel)()
 
-	n, err := node.Open(ctx, node.Config{Logger: m.logger(opts.verbose), RaftLogLevel: m.raftLevel(opts.verbose), DataDir: opts.dataDir})
+	sess, src, closeSession, err := m.openSession(ctx, opts)
 	if err != nil {
-		if ctx.Err() != nil {
-			return &RunError{Kind: ErrStatementFailed, Err: ErrInterrupted}
-		}
-		return ioError(fmt.Errorf("open the node: %w", err))
+		return err
 	}
-	defer n.Close()
-	sess := session.New(n, session.Options{Logger: m.logger(opts.verbose)})
-	defer sess.Close()
+	defer closeSession()
 
 	r := &runner{exec: sess, stdout: m.Stdout, stderr: m.Stderr, format: opts.format, echo: opts.echo, outMu: new(sync.Mutex)}
 	if len(scripts) > 0 {
@@ -103,13 +102,12 @@ func (m *Main) Run(ctx context.Context, args []string) error {
 	case opts.archive != nil:
 		return m.runArchive(ctx, r, opts.archive)
 	case opts.clock:
-		src := m.TimeSource
-		if src == nil {
-			src = n.TimeSource()
+		if m.TimeSource != nil {
+			src = m.TimeSource
 		}
 		return m.followClock(ctx, sess, src, opts)
 	case interactive:
-		return m.runShell(ctx, r, sess, n)
+		return m.runShell(ctx, r, sess)
 	}
 	return nil
 }
@@ -160,7 +158,7 @@ func (m *Main) readSources(sources []scriptSource) ([]script, error) {
 // runScripts runs the scripts in order. Clock frames of attachments a script
 // makes are drained and not printed (use nspl clock to follow a clock), so a
 // script's output does not depend on timing.
-func (m *Main) runScripts(ctx context.Context, r *runner, sess *session.Session, scripts []script, keepGoing bool) error {
+func (m *Main) runScripts(ctx context.Context, r *runner, sess shellSession, scripts []script, keepGoing bool) error {
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	defer m.setInterruptHandler(cancel)()
@@ -202,16 +200,12 @@ func (m *Main) runScripts(ctx context.Context, r *runner, sess *session.Session,
 }
 
 // runShell runs the interactive shell on the terminal.
-func (m *Main) runShell(ctx context.Context, r *runner, sess *session.Session, n *node.Node) error {
+func (m *Main) runShell(ctx context.Context, r *runner, sess sessionBackend) error {
 	sh := &shell{sess: sess, run: r, stderr: m.Stderr}
 	comp := statementCompleter{
 		pending: sh.pendingText,
 		domains: func() []string {
-			ds := n.Domains()
-			names := make([]string, len(ds))
-			for i, d := range ds {
-				names[i] = d.Name
-			}
+			names, _ := sess.DomainNames(ctx) // completion offers none on failure
 			return names
 		},
 	}

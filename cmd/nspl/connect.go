@@ -1,0 +1,221 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/nspl-dev/nspl/client"
+	"github.com/nspl-dev/nspl/node"
+	"github.com/nspl-dev/nspl/pki"
+	"github.com/nspl-dev/nspl/runtime/timesource"
+	"github.com/nspl-dev/nspl/session"
+)
+
+// remoteOptions are the flags that point the shell, the script runner and
+// nspl clock at a node instead of an embedded one.
+type remoteOptions struct {
+	connect   string // comma-separated URLs
+	tokenFile string
+	ca        string
+	cert      string
+	key       string
+}
+
+// addRemoteFlags registers --connect and its credentials. Values given
+// before a subcommand are the defaults of its own flag set, so they survive
+// it.
+func addRemoteFlags(fs *flag.FlagSet, o *remoteOptions) {
+	fs.StringVar(&o.connect, "connect", o.connect, "run against the node at `URL` (https://HOST:PORT; several, comma-separated, are tried in order)")
+	fs.StringVar(&o.tokenFile, "token-file", o.tokenFile, "authenticate with the bearer token in `FILE`")
+	fs.StringVar(&o.ca, "ca", o.ca, "trust the cluster CA certificate in `FILE`")
+	fs.StringVar(&o.cert, "cert", o.cert, "present the client certificate in `FILE` (with --key)")
+	fs.StringVar(&o.key, "key", o.key, "the client certificate's private key `FILE`")
+}
+
+// sessionBackend is what the shell, the script runner and nspl clock run
+// against: a local session on an embedded node, or a remote client.
+type sessionBackend interface {
+	shellSession
+	// DomainNames lists domain names for completion.
+	DomainNames(ctx context.Context) ([]string, error)
+}
+
+// localSession is a session on an embedded node.
+type localSession struct {
+	*session.Session
+	node *node.Node
+}
+
+// DomainNames lists the node's domains.
+func (l localSession) DomainNames(context.Context) ([]string, error) {
+	ds := l.node.Domains()
+	names := make([]string, len(ds))
+	for i, d := range ds {
+		names[i] = d.Name
+	}
+	return names, nil
+}
+
+var _ sessionBackend = (*client.Client)(nil)
+
+// openSession opens what statements run against: a remote client with
+// --connect, otherwise a session on an embedded node. It returns the time
+// source for nspl clock --timeout and the function that closes everything.
+func (m *Main) openSession(ctx context.Context, opts options) (sessionBackend, timesource.Source, func(), error) {
+	if opts.remote.connect != "" {
+		if opts.dataDir != "" {
+			return nil, nil, nil, usageErrorf("--data-dir and --connect exclude each other: the node keeps its own catalog")
+		}
+		cfg, err := m.clientConfig(opts.remote, opts.verbose)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		c, err := client.Dial(ctx, cfg)
+		if err != nil {
+			if errors.Is(err, client.ErrConfig) || errors.Is(err, client.ErrInsecureURL) {
+				return nil, nil, nil, usageErrorf("--connect: %v", err)
+			}
+			return nil, nil, nil, ioError(err)
+		}
+		return c, timesource.System(), func() { _ = c.Close() }, nil
+	}
+	n, err := node.Open(ctx, node.Config{Logger: m.logger(opts.verbose), RaftLogLevel: m.raftLevel(opts.verbose), DataDir: opts.dataDir})
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, nil, nil, &RunError{Kind: ErrStatementFailed, Err: ErrInterrupted}
+		}
+		return nil, nil, nil, ioError(fmt.Errorf("open the node: %w", err))
+	}
+	sess := session.New(n, session.Options{Logger: m.logger(opts.verbose)})
+	return localSession{Session: sess, node: n}, n.TimeSource(), func() {
+		_ = sess.Close()
+		_ = n.Close()
+	}, nil
+}
+
+// clientConfig builds the remote client's configuration from the flags.
+func (m *Main) clientConfig(o remoteOptions, verbose bool) (client.Config, error) {
+	cfg := client.Config{
+		URLs:   strings.Split(o.connect, ","),
+		Logger: m.logger(verbose),
+		Notify: func(n client.Notice) { fmt.Fprintf(m.Stderr, "nspl: %s\n", n) },
+	}
+	for i, u := range cfg.URLs {
+		cfg.URLs[i] = strings.TrimSpace(u)
+	}
+	if o.tokenFile != "" {
+		b, err := os.ReadFile(o.tokenFile)
+		if err != nil {
+			return cfg, ioError(fmt.Errorf("read the token: %w", err))
+		}
+		cfg.Token = strings.TrimSpace(string(b))
+		if cfg.Token == "" {
+			return cfg, usageErrorf("--token-file %q is empty; write the token the server was given", o.tokenFile)
+		}
+	}
+	tc, err := clientTLS(o)
+	if err != nil {
+		return cfg, err
+	}
+	cfg.TLS = tc
+	return cfg, nil
+}
+
+// clientTLS is the TLS configuration of --ca, --cert and --key: with a
+// certificate it presents it and requires a node certificate of the CA;
+// with only --ca it trusts the CA (token authentication).
+func clientTLS(o remoteOptions) (*tls.Config, error) {
+	if (o.cert == "") != (o.key == "") {
+		return nil, usageErrorf("--cert and --key go together")
+	}
+	if o.cert != "" {
+		if o.ca == "" {
+			return nil, usageErrorf("--cert needs --ca, the cluster CA certificate")
+		}
+		mat, err := pki.LoadFiles(o.ca, o.cert, o.key)
+		if err != nil {
+			return nil, ioError(err)
+		}
+		return mat.ClientConfig("", ""), nil
+	}
+	if o.ca == "" {
+		return nil, nil
+	}
+	pool, err := pki.LoadCAPool(o.ca)
+	if err != nil {
+		return nil, ioError(err)
+	}
+	return &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}, nil
+}
+
+// adminCommand is nspl leave or nspl remove NODE.
+type adminCommand struct {
+	name string // "leave" or "remove"
+	node string // the node remove removes
+}
+
+// parseAdminArgs parses
+//
+//	nspl --connect URL [credentials] leave
+//	nspl --connect URL [credentials] remove NODE
+//
+// The connection flags may also follow the subcommand.
+func parseAdminArgs(o options, name string, args []string) (options, error) {
+	fs := flag.NewFlagSet("nspl "+name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	addRemoteFlags(fs, &o.remote)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return o, err
+		}
+		return o, usageErrorf("%s: %v", name, err)
+	}
+	cmd := &adminCommand{name: name}
+	rest := fs.Args()
+	switch {
+	case name == "remove" && len(rest) == 1:
+		if err := pki.ValidName(rest[0]); err != nil {
+			return o, usageErrorf("remove: %v", err)
+		}
+		cmd.node = rest[0]
+	case name == "remove":
+		return o, usageErrorf("remove: give exactly one node name")
+	case len(rest) > 0:
+		return o, usageErrorf("%s: unexpected argument %q", name, rest[0])
+	}
+	if o.remote.connect == "" {
+		return o, usageErrorf("%s: --connect URL is required: the node to ask", name)
+	}
+	o.admin = cmd
+	return o, nil
+}
+
+// runAdmin sends leave or remove to the node at --connect.
+func (m *Main) runAdmin(ctx context.Context, opts options) error {
+	cfg, err := m.clientConfig(opts.remote, opts.verbose)
+	if err != nil {
+		return err
+	}
+	var msg string
+	if opts.admin.name == "leave" {
+		msg, err = client.Leave(ctx, cfg)
+	} else {
+		msg, err = client.Remove(ctx, cfg, opts.admin.node)
+	}
+	switch {
+	case errors.Is(err, client.ErrConfig), errors.Is(err, client.ErrInsecureURL):
+		return usageErrorf("%s: %v", opts.admin.name, err)
+	case errors.As(err, new(*client.ConnectError)):
+		return ioError(err)
+	case err != nil:
+		fmt.Fprintf(m.Stderr, "nspl %s: error: %v\n", opts.admin.name, err)
+		return &RunError{Kind: ErrStatementFailed, Err: err, Reported: true}
+	}
+	return writeLine(m.Stdout, msg)
+}

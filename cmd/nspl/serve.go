@@ -1,0 +1,223 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nspl-dev/nspl/node"
+	"github.com/nspl-dev/nspl/pki"
+	"github.com/nspl-dev/nspl/server"
+)
+
+// serveOptions are the flags of nspl serve.
+type serveOptions struct {
+	node      string
+	dataDir   string
+	raftAddr  string
+	apiAddr   string
+	join      string
+	bootstrap bool
+	pkiDir    string
+	ca        string
+	cert      string
+	key       string
+	tokenFile string
+	insecure  bool
+	verbose   bool
+
+	heartbeatTimeout   time.Duration
+	electionTimeout    time.Duration
+	leaderLeaseTimeout time.Duration
+	probeInterval      time.Duration
+}
+
+// parseServeArgs parses
+//
+//	nspl serve --node NAME --data-dir DIR --raft-addr HOST:PORT --api-addr HOST:PORT
+//	           [--join API-ADDR] [--bootstrap] [--pki DIR | --ca F --cert F --key F]
+//	           [--token-file F] [--insecure]
+func parseServeArgs(o options, args []string) (options, error) {
+	s := &serveOptions{}
+	fs := flag.NewFlagSet("nspl serve", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.StringVar(&s.node, "node", "", "this node's `NAME` (its certificate's name)")
+	fs.StringVar(&s.dataDir, "data-dir", "", "keep the node's catalog in `DIR`")
+	fs.StringVar(&s.raftAddr, "raft-addr", "", "listen for raft on `HOST:PORT`")
+	fs.StringVar(&s.apiAddr, "api-addr", "", "serve sessions, the interconnect and metrics on `HOST:PORT`")
+	fs.StringVar(&s.join, "join", "", "join the cluster through the member at `API-ADDR` (several, comma-separated)")
+	fs.BoolVar(&s.bootstrap, "bootstrap", false, "bootstrap a new cluster with this node as its first voter")
+	fs.StringVar(&s.pkiDir, "pki", "", "load ca.crt and node-NAME.crt/.key from `DIR` (nspl cert)")
+	fs.StringVar(&s.ca, "ca", "", "the cluster CA certificate `FILE`")
+	fs.StringVar(&s.cert, "cert", "", "this node's certificate `FILE`")
+	fs.StringVar(&s.key, "key", "", "this node's private key `FILE`")
+	fs.StringVar(&s.tokenFile, "token-file", "", "also admit clients presenting the bearer token in `FILE`")
+	fs.BoolVar(&s.insecure, "insecure", false, "serve plain HTTP without TLS (loopback only, single node)")
+	fs.BoolVar(&s.verbose, "verbose", false, "log the node's internals to stderr")
+	fs.DurationVar(&s.heartbeatTimeout, "heartbeat-timeout", 0, "raft heartbeat timeout `D` (0: the default)")
+	fs.DurationVar(&s.electionTimeout, "election-timeout", 0, "raft election timeout `D` (0: the default)")
+	fs.DurationVar(&s.leaderLeaseTimeout, "leader-lease-timeout", 0, "raft leader lease timeout `D` (0: the default)")
+	fs.DurationVar(&s.probeInterval, "probe-interval", 0, "application health probe interval `D` (0: the default)")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return o, err
+		}
+		return o, usageErrorf("serve: %v", err)
+	}
+	if extra := fs.Args(); len(extra) > 0 {
+		return o, usageErrorf("serve: unexpected argument %q", extra[0])
+	}
+	switch {
+	case s.node == "":
+		return o, usageErrorf("serve: --node NAME is required")
+	case s.apiAddr == "":
+		return o, usageErrorf("serve: --api-addr HOST:PORT is required")
+	case s.insecure && (s.pkiDir != "" || s.cert != ""):
+		return o, usageErrorf("serve: --insecure serves without TLS; drop --pki/--cert or --insecure")
+	case !s.insecure && s.pkiDir == "" && s.cert == "":
+		return o, usageErrorf("serve: give TLS material (--pki DIR, or --ca, --cert and --key; nspl cert makes them) or --insecure on loopback")
+	case s.pkiDir != "" && (s.ca != "" || s.cert != "" || s.key != ""):
+		return o, usageErrorf("serve: --pki and --ca/--cert/--key exclude each other")
+	case s.cert != "" && (s.ca == "" || s.key == ""):
+		return o, usageErrorf("serve: --cert needs --ca and --key")
+	case s.bootstrap && s.join != "":
+		return o, usageErrorf("serve: --bootstrap starts a new cluster and --join joins one; give one")
+	}
+	if err := pki.ValidName(s.node); err != nil {
+		return o, usageErrorf("serve: --node: %v", err)
+	}
+	if s.insecure {
+		if err := server.CheckLoopback(s.apiAddr); err != nil {
+			return o, usageErrorf("serve: --insecure: %v", err)
+		}
+	}
+	o.serve = s
+	return o, nil
+}
+
+// nodeTLS loads the node's TLS material.
+func (s *serveOptions) material() (*pki.Material, error) {
+	if s.insecure {
+		return nil, nil
+	}
+	if s.pkiDir != "" {
+		return pki.LoadNode(s.pkiDir, s.node)
+	}
+	return pki.LoadFiles(s.ca, s.cert, s.key)
+}
+
+func (s *serveOptions) token() (string, error) {
+	if s.tokenFile == "" {
+		return "", nil
+	}
+	b, err := os.ReadFile(s.tokenFile)
+	if err != nil {
+		return "", ioError(fmt.Errorf("read the token: %w", err))
+	}
+	t := strings.TrimSpace(string(b))
+	if t == "" {
+		return "", usageErrorf("serve: --token-file %q is empty", s.tokenFile)
+	}
+	return t, nil
+}
+
+// runServe is nspl serve: it runs the node and its API listener until
+// Ctrl-C or the process is stopped.
+func (m *Main) runServe(ctx context.Context, s *serveOptions) error {
+	mat, err := s.material()
+	if err != nil {
+		return ioError(fmt.Errorf("serve: load the node's TLS material: %w", err))
+	}
+	token, err := s.token()
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stopIntr := m.routeInterrupts(ctx)
+	defer stopIntr()
+	defer m.setInterruptHandler(cancel)()
+
+	logger := m.logger(s.verbose)
+	ln, err := net.Listen("tcp", s.apiAddr)
+	if err != nil {
+		return ioError(fmt.Errorf("serve: listen on %s: %w", s.apiAddr, err))
+	}
+	defer ln.Close()
+
+	member, err := m.startMember(ctx, s, mat, ln)
+	if err != nil {
+		if ctx.Err() != nil {
+			return &RunError{Kind: ErrStatementFailed, Err: ErrInterrupted}
+		}
+		return ioError(fmt.Errorf("serve: start node %q: %w", s.node, err))
+	}
+	defer member.close()
+
+	var tc *tls.Config
+	if mat != nil {
+		tc = mat.ServerConfig(pki.ServerOptions{AllowNoClientCert: token != ""})
+	}
+	srv, err := server.New(server.Config{
+		Node: member.node, TLS: tc, Insecure: s.insecure, Token: token,
+		Peer: member.peer, Cluster: member.cluster, Metrics: member.metrics, Logger: logger,
+	})
+	if err != nil {
+		return usageErrorf("serve: %v", err)
+	}
+	scheme := "https"
+	if s.insecure {
+		scheme = "http"
+	}
+	var wg sync.WaitGroup
+	errc := make(chan error, 1)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		errc <- srv.Serve(ln)
+	}()
+	fmt.Fprintf(m.Stdout, "nspl serve: node %s serving %s://%s\n", s.node, scheme, ln.Addr())
+	select {
+	case <-ctx.Done():
+		err = nil
+	case err = <-errc:
+	}
+	_ = srv.Close()
+	wg.Wait()
+	if err != nil {
+		return ioError(fmt.Errorf("serve: %w", err))
+	}
+	return nil
+}
+
+// member is what nspl serve runs behind its API listener.
+type member struct {
+	node    *node.Node
+	peer    http.Handler
+	cluster server.Cluster
+	metrics func() []server.MetricFamily
+	close   func()
+}
+
+// startMember opens the node. Until this process is a cluster member it is
+// one node with its own single-voter catalog under --data-dir; raft and join
+// flags then have nothing to act on and are refused.
+func (m *Main) startMember(ctx context.Context, s *serveOptions, _ *pki.Material, _ net.Listener) (*member, error) {
+	if s.join != "" || s.raftAddr != "" {
+		return nil, fmt.Errorf("this build serves a single node; drop --join and --raft-addr")
+	}
+	n, err := node.Open(ctx, node.Config{Name: s.node, DataDir: s.dataDir, Logger: m.logger(s.verbose), RaftLogLevel: m.raftLevel(s.verbose)})
+	if err != nil {
+		return nil, err
+	}
+	return &member{node: n, close: func() { _ = n.Close() }}, nil
+}
