@@ -34,9 +34,9 @@ func TestScripts(t *testing.T) {
 			env.Setenv("NO_COLOR", "1")
 			return nil
 		},
-		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+		Cmds: withClusterCmds(map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"exitcode": cmdExitCode,
-		},
+		}),
 	})
 }
 
