@@ -30,12 +30,6 @@ func (r Result) Err() error {
 // typed error in the Result and leaves s untouched. Apply never panics and
 // never reads a clock.
 func (s *State) Apply(cmd Command) Result {
-	if s.domains == nil {
-		s.domains = map[string]Domain{}
-	}
-	if s.nodes == nil {
-		s.nodes = map[string]Node{}
-	}
 	changed, err := s.apply(cmd)
 	if err != nil {
 		return Result{Revision: s.revision, Failure: err}
@@ -91,25 +85,27 @@ func (s *State) apply(cmd Command) (bool, *Error) {
 	return false, errInvalid("", "unknown command op %q", cmd.Op)
 }
 
-// onDomain runs fn on a copy of the named domain and stores the copy only if
-// fn succeeds and reports a change: every domain transition is
-// all-or-nothing.
+// onDomain runs fn on a copy of the named domain and stores the copy as a
+// new record only if fn succeeds and reports a change: every domain
+// transition is all-or-nothing, and the stored record, which clones may
+// share, is never written. The copy is shallow: transitions replace
+// Mapping, never write through it.
 func (s *State) onDomain(name string, fn func(*Domain) (bool, *Error)) (bool, *Error) {
-	cur, ok := s.domains[name]
+	cur, ok := s.lookup(name)
 	if !ok {
 		return false, errDomainNotFound(name)
 	}
-	d := cur.clone()
+	d := *cur
 	changed, err := fn(&d)
 	if err != nil || !changed {
 		return false, err
 	}
-	s.domains[name] = d
+	s.putRecord(&d)
 	return true, nil
 }
 
 func (s *State) createDomain(c CreateDomain, rev uint64) (bool, *Error) {
-	if _, ok := s.domains[c.Name]; ok {
+	if _, ok := s.lookup(c.Name); ok {
 		if c.IfNotExists {
 			return false, nil
 		}
@@ -123,7 +119,7 @@ func (s *State) createDomain(c CreateDomain, rev uint64) (bool, *Error) {
 		return false, newError(CodeInvalidPeriod, c.Name,
 			"domain '%s': an unpaced domain takes no PERIOD or SKEW; use CREATE PACED DOMAIN for a clock", c.Name)
 	}
-	s.domains[c.Name] = Domain{
+	s.putRecord(&Domain{
 		Name:      c.Name,
 		Pace:      c.Pace,
 		Period:    c.Period,
@@ -131,12 +127,12 @@ func (s *State) createDomain(c CreateDomain, rev uint64) (bool, *Error) {
 		Placement: c.Placement,
 		Status:    Stopped,
 		Revision:  rev,
-	}
+	})
 	return true, nil
 }
 
 func (s *State) dropDomain(c DropDomain) (bool, *Error) {
-	d, ok := s.domains[c.Name]
+	d, ok := s.lookup(c.Name)
 	switch {
 	case !ok && c.IfExists:
 		return false, nil
@@ -145,7 +141,7 @@ func (s *State) dropDomain(c DropDomain) (bool, *Error) {
 	case d.Running():
 		return false, errDomainRunning(c.Name)
 	}
-	delete(s.domains, c.Name)
+	s.removeRecord(c.Name)
 	return true, nil
 }
 
@@ -303,7 +299,7 @@ func (s *State) registerNode(r RegisterNode, rev uint64) bool {
 			return false
 		}
 	}
-	s.nodes[r.Name] = n
+	s.nodes = withNode(s.nodes, r.Name, &n)
 	return true
 }
 
@@ -316,6 +312,21 @@ func (s *State) deregisterNode(r DeregisterNode) (bool, *Error) {
 		return false, newError(CodeUnknownNode, "",
 			"node '%s' incarnation %d is not registered (current incarnation %d); it was not removed", r.Name, r.Incarnation, cur.Incarnation)
 	}
-	delete(s.nodes, r.Name)
+	s.nodes = withNode(s.nodes, r.Name, nil)
 	return true, nil
+}
+
+// withNode returns a copy of nodes with name set to n, or removed when n is
+// nil: a stored registry map is shared by clones and never written.
+func withNode(nodes map[string]Node, name string, n *Node) map[string]Node {
+	out := make(map[string]Node, len(nodes)+1)
+	for k, v := range nodes {
+		if k != name {
+			out[k] = v
+		}
+	}
+	if n != nil {
+		out[name] = *n
+	}
+	return out
 }

@@ -537,19 +537,20 @@ func TestExhaustedCounters(t *testing.T) {
 	require.Equal(t, uint64(math.MaxUint64), r.Revision)
 
 	s = baseState(t)
-	d := s.domains["prod"]
+	d, _ := s.Domain("prod")
 	d.Generation = math.MaxUint64
 	d.LastStart = point(StartNow, 0, 0, 1)
-	s.domains["prod"] = d
+	s.putRecord(&d)
 	require.ErrorIs(t, s.Apply(startCmd("prod", point(StartNow, 0, 0, 1), &nodeA)).Err(), ErrInvalidCommand)
 
 	s = baseState(t)
-	d = s.domains["live"]
+	d, _ = s.Domain("live")
 	d.Authority.Revision = math.MaxUint64
-	s.domains["live"] = d
+	s.putRecord(&d)
 	require.ErrorIs(t, s.Apply(stopCmd("live")).Err(), ErrInvalidCommand)
-	d.Authority.Revision = math.MaxUint64 - 1
-	s.domains["live"] = d
+	below := d // the stored record is never written; store a new one
+	below.Authority.Revision = math.MaxUint64 - 1
+	s.putRecord(&below)
 	require.NoError(t, s.Apply(stopCmd("live")).Err())
 }
 

@@ -101,8 +101,8 @@ func Reconcile(s *State, available []NodeIncarnation, voters []string) []Command
 	}
 	candidates := Candidates(registered, voters)
 	var out []Command
-	for _, name := range sortedKeys(s.domains) {
-		d := s.domains[name]
+	for _, d := range s.sortedRecords() {
+		name := d.Name
 		if d.Pace != Paced || !d.Running() {
 			continue
 		}

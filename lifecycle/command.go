@@ -1,12 +1,6 @@
 package lifecycle
 
-import (
-	"bytes"
-	"encoding/json"
-	"errors"
-	"fmt"
-	"io"
-)
+import "fmt"
 
 // Op names a catalog command. Op strings are part of the committed log
 // format: never rename one.
@@ -147,39 +141,6 @@ type ReassignAuthority struct {
 	ExpectedGeneration uint64         `json:"expected_generation"`
 	ExpectedFence      AuthorityFence `json:"expected_fence"`
 	Authority          *Identity      `json:"authority,omitempty"`
-}
-
-// EncodeCommand returns the JSON encoding of a valid command; an invalid
-// command is an ErrInvalidCommand error rather than bytes that every replica
-// would refuse.
-func EncodeCommand(c Command) ([]byte, error) {
-	if err := c.Validate(); err != nil {
-		return nil, err
-	}
-	b, err := json.Marshal(c)
-	if err != nil {
-		return nil, errInvalid("", "command %s does not encode: %v", c.Op, err)
-	}
-	return b, nil
-}
-
-// DecodeCommand decodes and validates a command. Decoding is strict: unknown
-// fields, unknown ops or enum spellings, a payload that does not match Op,
-// and trailing data are errors (ErrInvalidCommand). It never panics.
-func DecodeCommand(b []byte) (Command, error) {
-	var c Command
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&c); err != nil {
-		return Command{}, errInvalid("", "command does not decode: %v", err)
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return Command{}, errInvalid("", "command has trailing data after its JSON object")
-	}
-	if err := c.Validate(); err != nil {
-		return Command{}, err
-	}
-	return c, nil
 }
 
 // Validate checks the shape of c: a known Op, exactly the matching payload,

@@ -1,8 +1,10 @@
 package lifecycle
 
 import (
+	"encoding/hex"
 	"encoding/json"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -60,16 +62,27 @@ func TestCommandRoundTrip(t *testing.T) {
 	}
 }
 
+// TestCommandGolden pins the binary encoding: these bytes are in committed
+// logs, so a change here breaks replay.
 func TestCommandGolden(t *testing.T) {
-	b, err := EncodeCommand(startCmd("prod", point(StartAt, 0, utc0, 60), &nodeA))
-	require.NoError(t, err)
-	require.JSONEq(t, `{"op":"start","start":{"domain":"prod","resolved":{
-		"point":{"mode":"at","logical_start":0,"time_rate":60,"wall_started_at":1767225600000000000},
-		"authority":{"node":"node-a","incarnation":11}}}}`, string(b))
-
-	b, err = EncodeCommand(createPaced("prod"))
-	require.NoError(t, err)
-	require.JSONEq(t, `{"op":"create_domain","create_domain":{"name":"prod","pace":"PACED","period_ns":1000000000,"skew_ns":100000000,"placement":"NEUTRAL"}}`, string(b))
+	tests := []struct {
+		cmd  Command
+		want string
+	}{
+		// format 1, op start, "prod", mode at, logical 0, rate 60.0 (LE
+		// bits), wall utc0 (zig-zag varint), authority present,
+		// "node-a", incarnation 11.
+		{startCmd("prod", point(StartAt, 0, utc0, 60), &nodeA),
+			"01 04 04 70726f64 02 00 000000000000 4e40 8080d0dfbd94b98631 01 06 6e6f64652d61 0b"},
+		// format 1, op create_domain, "prod", paced, period 1e9, skew 1e8,
+		// neutral, not IF NOT EXISTS.
+		{createPaced("prod"), "01 01 04 70726f64 01 8094ebdc03 80c2d72f 00 00"},
+	}
+	for _, tc := range tests {
+		b, err := EncodeCommand(tc.cmd)
+		require.NoError(t, err)
+		require.Equal(t, strings.ReplaceAll(tc.want, " ", ""), hex.EncodeToString(b))
+	}
 }
 
 func TestDecodeCommandRefuses(t *testing.T) {
@@ -177,6 +190,10 @@ func TestEnumText(t *testing.T) {
 	require.Error(t, p.UnmarshalText([]byte("neutral")))
 }
 
+// FuzzDecodeCommand decodes arbitrary bytes in either format: decoding
+// never panics, a decodable command is stable under encode and decode, a
+// binary input is canonical (it re-encodes to itself), and the JSON and
+// binary encodings of every decodable command decode to the same command.
 func FuzzDecodeCommand(f *testing.F) {
 	for _, c := range append(validCommands(), restoreCommands()...) {
 		b, err := EncodeCommand(c)
@@ -184,35 +201,84 @@ func FuzzDecodeCommand(f *testing.F) {
 			f.Fatal(err)
 		}
 		f.Add(b)
+		j, err := json.Marshal(c)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(j)
 	}
 	f.Add([]byte(`{"op":"stop","stop":{"domain":"x"}} {}`))
 	f.Add([]byte(`{"OP":"stop","Stop":{"Domain":"x"}}`))
 	f.Add([]byte(`{"op":"stop","stop":{"domain":"x"},"stop":{"domain":"y"}}`))
+	f.Add([]byte{formatBinaryV1, 5, 1, 'x', 0})
+	f.Add([]byte{formatBinaryV1, 6, 1, 'x', 0xff, 0xff, 0xff, 0xff, 0x0f})
 	f.Fuzz(func(t *testing.T, b []byte) {
-		c, err := DecodeCommand(b)
-		if err != nil {
-			require.ErrorIs(t, err, ErrInvalidCommand)
-			return
-		}
-		enc, err := EncodeCommand(c)
-		require.NoError(t, err)
-		back, err := DecodeCommand(enc)
-		require.NoError(t, err)
-		enc2, err := EncodeCommand(back)
-		require.NoError(t, err)
-		require.Equal(t, enc, enc2)
-		// Applying any decodable command to a populated state never panics
-		// and either changes the revision by one or leaves it.
-		s := NewState()
-		for _, seed := range validCommands() {
-			s.Apply(seed)
-		}
-		rev := s.Revision()
-		r := s.Apply(back)
-		if r.Changed {
-			require.Equal(t, rev+1, s.Revision())
-		} else {
-			require.Equal(t, rev, s.Revision())
-		}
+		checkDecoded(t, b)
 	})
+}
+
+// FuzzDecodeBinaryCommand explores the binary format only: every input is
+// prefixed with the binary format byte.
+func FuzzDecodeBinaryCommand(f *testing.F) {
+	for _, c := range append(validCommands(), restoreCommands()...) {
+		b, err := EncodeCommand(c)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b[1:])
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		checkDecoded(t, append([]byte{formatBinaryV1}, b...))
+	})
+}
+
+func checkDecoded(t *testing.T, b []byte) {
+	c, err := DecodeCommand(b)
+	if err != nil {
+		require.ErrorIs(t, err, ErrInvalidCommand)
+		return
+	}
+	enc, err := EncodeCommand(c)
+	require.NoError(t, err)
+	if b[0] == formatBinaryV1 {
+		require.Equal(t, b, enc, "binary decoding is canonical")
+	}
+	back, err := DecodeCommand(enc)
+	require.NoError(t, err)
+	enc2, err := EncodeCommand(back)
+	require.NoError(t, err)
+	require.Equal(t, enc, enc2)
+	require.Equal(t, normalized(c), normalized(back))
+
+	// The JSON form of earlier builds decodes to the same command.
+	j, err := json.Marshal(c)
+	require.NoError(t, err)
+	fromJSON, err := DecodeCommand(j)
+	require.NoError(t, err)
+	require.Equal(t, normalized(c), normalized(fromJSON))
+
+	// Applying any decodable command to a populated state never panics
+	// and either changes the revision by one or leaves it.
+	s := NewState()
+	for _, seed := range validCommands() {
+		s.Apply(seed)
+	}
+	rev := s.Revision()
+	r := s.Apply(back)
+	if r.Changed {
+		require.Equal(t, rev+1, s.Revision())
+	} else {
+		require.Equal(t, rev, s.Revision())
+	}
+}
+
+// normalized returns c with an empty transaction step list as nil: JSON
+// tells [] from null, the binary form does not, and both apply alike.
+func normalized(c Command) Command {
+	if c.Transaction != nil && len(c.Transaction.Steps) == 0 {
+		t := *c.Transaction
+		t.Steps = nil
+		c.Transaction = &t
+	}
+	return c
 }

@@ -83,7 +83,7 @@ func (r Restore) validate() *Error {
 func (s *State) restore(r Restore, rev uint64) (bool, *Error) {
 	out := make([]Domain, 0, len(r.Domains))
 	for _, rd := range r.Domains {
-		if _, ok := s.domains[rd.Name]; ok {
+		if _, ok := s.lookup(rd.Name); ok {
 			e := errDomainExists(rd.Name)
 			e.Message = "domain '" + rd.Name + "' already exists; nothing was restored: restore it under a free name with AS <new_name>, or DROP the existing domain first"
 			return false, e
@@ -103,8 +103,8 @@ func (s *State) restore(r Restore, rev uint64) (bool, *Error) {
 		}
 		return 0
 	})
-	for _, d := range out {
-		s.domains[d.Name] = d
+	for i := range out {
+		s.putRecord(&out[i])
 	}
 	return true, nil
 }

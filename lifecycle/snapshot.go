@@ -79,6 +79,8 @@ func RestoreSnapshot(b []byte) (*State, error) {
 	}
 	s := NewState()
 	s.revision = snap.Revision
+	records := make([]*Domain, 0, len(snap.Domains))
+	seen := make(map[string]struct{}, len(snap.Domains))
 	for _, w := range snap.Domains {
 		d := w.Domain
 		if w.Mapping != nil {
@@ -87,14 +89,16 @@ func RestoreSnapshot(b []byte) (*State, error) {
 		if err := d.validate(); err != nil {
 			return nil, errSnapshot("%v", err)
 		}
-		if _, dup := s.domains[d.Name]; dup {
+		if _, dup := seen[d.Name]; dup {
 			return nil, errSnapshot("domain '%s' appears twice", d.Name)
 		}
+		seen[d.Name] = struct{}{}
 		if d.Revision > snap.Revision {
 			return nil, errSnapshot("domain '%s' revision %d is after the catalog revision %d", d.Name, d.Revision, snap.Revision)
 		}
-		s.domains[d.Name] = d
+		records = append(records, &d)
 	}
+	s.domains, s.count = buildTable(records), len(records)
 	for _, n := range snap.Nodes {
 		if n.Name == "" || n.Incarnation == 0 {
 			return nil, errSnapshot("node %q with incarnation %d is not a valid registration", n.Name, n.Incarnation)

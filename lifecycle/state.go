@@ -28,20 +28,27 @@ func (n Node) NodeIncarnation() NodeIncarnation {
 // State is the whole replicated catalog: domains by name, the node registry
 // and the catalog revision.
 //
-// State is a plain value with no locks: Apply mutates it and is not safe to
-// call concurrently with any other method. Readers that need concurrency
-// should publish a Clone (for example through an atomic.Pointer) after each
-// Apply. Every accessor returns copies that share no memory with the state,
-// and every list is sorted by name, so iteration is deterministic.
+// Apply mutates a State and is not safe to call concurrently with any other
+// method of the same State. Every other method only reads, so any number of
+// goroutines may call them at once on a State that nobody applies to, such
+// as a published Clone. Every accessor returns copies that share no memory
+// with the state, and every list is sorted by name, so iteration is
+// deterministic.
+//
+// A State is persistent: the domain records, the domain table and the node
+// registry it points to are never written once stored; Apply replaces what
+// it changes. Clone therefore shares everything and costs one small
+// allocation, and a clone and its original evolve independently.
 type State struct {
 	revision uint64
-	domains  map[string]Domain
-	nodes    map[string]Node
+	count    int             // number of domains in the table
+	domains  *domainRoot     // nil when there are no domains; see table.go
+	nodes    map[string]Node // never written once stored; replaced on change
 }
 
 // NewState returns an empty catalog at revision 0.
 func NewState() *State {
-	return &State{domains: map[string]Domain{}, nodes: map[string]Node{}}
+	return &State{nodes: map[string]Node{}}
 }
 
 // Revision returns the catalog revision: the number of applied commands that
@@ -50,7 +57,7 @@ func (s *State) Revision() uint64 { return s.revision }
 
 // Domain returns a copy of the named domain.
 func (s *State) Domain(name string) (Domain, bool) {
-	d, ok := s.domains[name]
+	d, ok := s.lookup(name)
 	if !ok {
 		return Domain{}, false
 	}
@@ -59,9 +66,10 @@ func (s *State) Domain(name string) (Domain, bool) {
 
 // Domains returns copies of every domain, sorted by name.
 func (s *State) Domains() []Domain {
-	out := make([]Domain, 0, len(s.domains))
-	for _, name := range sortedKeys(s.domains) {
-		out = append(out, s.domains[name].clone())
+	recs := s.sortedRecords()
+	out := make([]Domain, len(recs))
+	for i, d := range recs {
+		out[i] = d.clone()
 	}
 	return out
 }
@@ -109,20 +117,13 @@ func (s *State) VoterNames(raftIDs []string) []string {
 	return out
 }
 
-// Clone returns a deep copy of s.
+// Clone returns a State equal to s that evolves independently of it. It
+// shares s's immutable records instead of copying them, so it runs in
+// constant time, and it never writes to s: it is safe to call concurrently
+// with s's other read-only methods.
 func (s *State) Clone() *State {
-	c := &State{
-		revision: s.revision,
-		domains:  make(map[string]Domain, len(s.domains)),
-		nodes:    make(map[string]Node, len(s.nodes)),
-	}
-	for k, d := range s.domains {
-		c.domains[k] = d.clone()
-	}
-	for k, n := range s.nodes {
-		c.nodes[k] = n
-	}
-	return c
+	c := *s
+	return &c
 }
 
 func sortedKeys[V any](m map[string]V) []string {
