@@ -29,8 +29,8 @@ func (l *LineReader) Next() ([]byte, error) {
 		l.buf = l.buf[:0]
 		for {
 			chunk, err := l.r.ReadSlice('\n')
-			if len(l.buf)+len(chunk) > l.limit+1 { // +1: the newline itself
-				return nil, fmt.Errorf("%w: a line is longer than %d bytes", ErrMessageTooLarge, l.limit)
+			if len(l.buf)+len(chunk) > l.limit+2 { // +2: a "\r\n" ending
+				return nil, l.tooLarge()
 			}
 			l.buf = append(l.buf, chunk...)
 			if err == nil {
@@ -44,11 +44,18 @@ func (l *LineReader) Next() ([]byte, error) {
 			}
 			return nil, err
 		}
-		line := bytes.TrimRight(l.buf, "\r\n")
+		line := bytes.TrimSuffix(bytes.TrimSuffix(l.buf, []byte("\n")), []byte("\r"))
+		if len(line) > l.limit {
+			return nil, l.tooLarge()
+		}
 		if len(bytes.TrimSpace(line)) > 0 {
 			return line, nil
 		}
 	}
+}
+
+func (l *LineReader) tooLarge() error {
+	return fmt.Errorf("%w: a line is longer than %d bytes", ErrMessageTooLarge, l.limit)
 }
 
 // isContextError reports a cancellation or deadline.

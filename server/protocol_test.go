@@ -1,0 +1,266 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/nspl-dev/nspl/grammar"
+	"github.com/nspl-dev/nspl/lifecycle"
+	"github.com/nspl-dev/nspl/runtime"
+	"github.com/nspl-dev/nspl/runtime/clock"
+	"github.com/nspl-dev/nspl/session"
+)
+
+var paced = clock.Observed{Generation: 2, State: clock.Paced, Period: 1e9, Skew: 1e8, LogicalStart: -5, WallStartedAt: math.MaxInt64, Rate: 5e-324}
+
+var frameCases = []session.Frame{
+	{Domain: "prod", Attachment: 1, Kind: session.FrameState, Clock: paced},
+	{Domain: "prod", Attachment: 1, Kind: session.FrameState, Clock: clock.Observed{Generation: 0, State: clock.Uninstalled}},
+	{Domain: "prod", Attachment: 1, Kind: session.FrameState, Clock: clock.Observed{Generation: 7, State: clock.Stopped}},
+	{Domain: "u", Attachment: math.MaxUint64, Kind: session.FrameState, Clock: clock.Observed{Generation: 1, State: clock.Unpaced}},
+	{Domain: "prod", Attachment: 3, Kind: session.FrameTick, Tick: runtime.Tick{Generation: 2, ID: 1, Boundary: math.MinInt64, AuthorityUTC: math.MaxInt64}, Reading: -1},
+	{Domain: "prod", Attachment: 3, Kind: session.FrameTick, Tick: runtime.Tick{Generation: math.MaxUint64, ID: math.MaxUint64}},
+	{Domain: "x-1", Attachment: 9, Kind: session.FrameEnd, Reason: session.DomainRemoved},
+}
+
+func TestFrameRoundTrip(t *testing.T) {
+	for _, f := range frameCases {
+		t.Run(f.String(), func(t *testing.T) {
+			got, err := DecodeFrame(f.AppendJSON(nil))
+			require.NoError(t, err)
+			require.Equal(t, f, got)
+		})
+	}
+}
+
+func TestDecodeFrameRefusals(t *testing.T) {
+	for _, tt := range []string{
+		``, `{}`, `[]`, `{"domain":"p","attachment":1,"kind":"nope"}`,
+		`{"domain":"","attachment":1,"kind":"end","reason":"DomainRemoved"}`,
+		`{"domain":"p","attachment":1,"kind":"end","reason":"Other"}`,
+		`{"domain":"p","attachment":1,"kind":"tick","generation":1,"tick":0}`,
+		`{"domain":"p","attachment":1,"kind":"state","clock":{"generation":1,"state":"paced","period_ns":0,"time_rate":1}}`,
+		`{"domain":"p","attachment":1,"kind":"state","clock":{"generation":1,"state":"paced","period_ns":1}}`,
+		`{"domain":"p","attachment":1,"kind":"state","clock":{"generation":1,"state":"paced","period_ns":1,"time_rate":-1}}`,
+		`{"domain":"p","attachment":1,"kind":"state","clock":{"generation":1,"state":"odd"}}`,
+		`{"domain":"p","attachment":-1,"kind":"end","reason":"DomainRemoved"}`,
+		`{"domain":"p","attachment":1,"kind":"end","reason":"DomainRemoved","extra":1}`,
+		`{"domain":"p","attachment":1,"kind":"end","reason":"DomainRemoved"} {}`,
+	} {
+		_, err := DecodeFrame([]byte(tt))
+		require.ErrorIs(t, err, ErrProtocol, tt)
+	}
+}
+
+func setCase() *session.ResultSet {
+	return &session.ResultSet{
+		Columns: []session.Column{
+			{Name: "name", Type: session.KindText}, {Name: "n", Type: session.KindUint},
+			{Name: "period", Type: session.KindDuration}, {Name: "at", Type: session.KindTimestamp},
+			{Name: "rate", Type: session.KindRate}, {Name: "nothing", Type: session.KindNull},
+		},
+		Rows: [][]session.Value{
+			{session.Text("a \"quoted\"\nname"), session.Uint(math.MaxUint64), session.Duration(math.MaxUint64), session.Timestamp(math.MinInt64), session.Rate(math.MaxFloat64), session.Null()},
+			{session.Null(), session.Uint(0), session.Duration(1), session.Timestamp(math.MaxInt64), session.Rate(5e-324), session.Null()},
+			{session.Text(""), session.Null(), session.Null(), session.Null(), session.Rate(0.1), session.Null()},
+		},
+	}
+}
+
+func TestResultRoundTrip(t *testing.T) {
+	c := paced
+	for _, r := range []session.Result{
+		{Statement: "LIST DOMAINS;", Message: "3 domains", Set: setCase()},
+		{Statement: "ATTACH DOMAIN CLOCK;", Message: "attached", Domain: "prod", Clock: &c, Attachment: 4},
+		{Statement: "USE prod;", Message: "using domain 'prod'", Domain: "prod"},
+		{Statement: "LIST DOMAINS;", Message: "0 domains", Set: &session.ResultSet{Columns: []session.Column{{Name: "name", Type: session.KindText}}}},
+	} {
+		got, err := DecodeResult(EncodeResult(r))
+		require.NoError(t, err)
+		if r.Set != nil && r.Set.Rows == nil {
+			r.Set.Rows = [][]session.Value{}
+		}
+		require.Equal(t, r, got)
+	}
+}
+
+func TestDecodeSetRefusals(t *testing.T) {
+	for _, tt := range []*WireSet{
+		{Columns: []WireColumn{{Name: "a", Type: "blob"}}},
+		{Columns: []WireColumn{{Name: "a", Type: "uint"}}, Rows: [][]jsonRaw{{jsonRaw("-1")}}},
+		{Columns: []WireColumn{{Name: "a", Type: "uint"}}, Rows: [][]jsonRaw{{jsonRaw("18446744073709551616")}}},
+		{Columns: []WireColumn{{Name: "a", Type: "timestamp"}}, Rows: [][]jsonRaw{{jsonRaw("9223372036854775808")}}},
+		{Columns: []WireColumn{{Name: "a", Type: "rate"}}, Rows: [][]jsonRaw{{jsonRaw("0")}}},
+		{Columns: []WireColumn{{Name: "a", Type: "rate"}}, Rows: [][]jsonRaw{{jsonRaw("1e309")}}},
+		{Columns: []WireColumn{{Name: "a", Type: "text"}}, Rows: [][]jsonRaw{{jsonRaw("1")}}},
+		{Columns: []WireColumn{{Name: "a", Type: "null"}}, Rows: [][]jsonRaw{{jsonRaw(`"x"`)}}},
+		{Columns: []WireColumn{{Name: "a", Type: "text"}}, Rows: [][]jsonRaw{{}}},
+	} {
+		_, err := DecodeSet(tt)
+		require.ErrorIs(t, err, ErrProtocol)
+	}
+}
+
+func TestErrorRoundTrip(t *testing.T) {
+	pos := grammar.Position{Offset: 12, Line: 2, Column: 3}
+	le := &lifecycle.Error{Code: lifecycle.CodeDomainNotFound, Domain: "x", Message: "domain 'x' does not exist"}
+	tests := []struct {
+		name string
+		err  error
+		is   error
+		code string
+	}{
+		{"session sentinel", &grammar.Error{Pos: pos, Msg: "no active domain", Kind: session.ErrNoActiveDomain}, session.ErrNoActiveDomain, "no_active_domain"},
+		{"wrapped sentinel", &grammar.Error{Pos: pos, Msg: "m", Kind: &session.TransactionError{Err: session.ErrInTransaction, Statement: "USE"}}, session.ErrInTransaction, "in_transaction"},
+		{"grammar kind", &grammar.Error{Pos: pos, Msg: "expected x", Kind: grammar.ErrSyntax}, grammar.ErrSyntax, "syntax"},
+		{"lifecycle", &grammar.Error{Pos: pos, Msg: le.Message, Kind: le}, nil, "lifecycle"},
+		{"cancelled", &grammar.Error{Pos: pos, Msg: "context canceled", Kind: context.Canceled}, errCanceled, "canceled"},
+		{"unknown cause", &grammar.Error{Pos: pos, Msg: "boom", Kind: errors.New("boom")}, nil, "error"},
+		{"unpositioned", errors.New("plain"), nil, "error"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := EncodeError(tt.err)
+			require.Equal(t, tt.code, w.Code)
+			got := DecodeError(w)
+			var want *grammar.Error
+			if errors.As(tt.err, &want) {
+				require.Equal(t, want.Pos, got.Pos)
+				require.Equal(t, want.Msg, got.Msg)
+			} else {
+				require.Equal(t, grammar.Position{Line: 1, Column: 1}, got.Pos)
+			}
+			if tt.is != nil {
+				require.ErrorIs(t, got, tt.is)
+			}
+			if tt.code == "lifecycle" {
+				require.Equal(t, le, lifecycle.AsError(got))
+			}
+		})
+	}
+}
+
+func TestLineReaderLimit(t *testing.T) {
+	tests := []struct {
+		name  string
+		in    string
+		limit int
+		want  []string
+		err   error
+	}{
+		{name: "lines and blanks", in: "a\n\n  \nbb\r\n", limit: 2, want: []string{"a", "bb"}, err: io.EOF},
+		{name: "at the limit", in: strings.Repeat("x", 8) + "\n", limit: 8, want: []string{strings.Repeat("x", 8)}, err: io.EOF},
+		{name: "one past the limit", in: strings.Repeat("x", 9) + "\n", limit: 8, err: ErrMessageTooLarge},
+		{name: "past the buffer", in: strings.Repeat("y", 200<<10) + "\n", limit: 100 << 10, err: ErrMessageTooLarge},
+		{name: "long within the limit", in: strings.Repeat("y", 200<<10) + "\n", limit: 300 << 10, want: []string{strings.Repeat("y", 200<<10)}, err: io.EOF},
+		{name: "unterminated", in: "abc", limit: 8, err: io.ErrUnexpectedEOF},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			lr := NewLineReader(strings.NewReader(tt.in), tt.limit)
+			var got []string
+			for {
+				l, err := lr.Next()
+				if err != nil {
+					require.ErrorIs(t, err, tt.err)
+					break
+				}
+				got = append(got, string(l))
+			}
+			require.Equal(t, tt.want, got)
+		})
+	}
+}
+
+func TestWriteMetrics(t *testing.T) {
+	var b bytes.Buffer
+	require.NoError(t, WriteMetrics(&b, []MetricFamily{
+		{Name: "z_total", Help: "Z.", Type: "counter", Samples: []Sample{{Labels: []Label{{"peer", `n"2\`}}, Value: 3}}},
+		{Name: "a_seconds", Help: "Latency\nof commits.", Type: "summary", Samples: []Sample{
+			{Labels: []Label{{"quantile", "0.5"}}, Value: 0.002}, {Suffix: "_sum", Value: 1.5}, {Suffix: "_count", Value: 7},
+			{Labels: []Label{{"quantile", "0.99"}}, Value: math.NaN()},
+		}},
+	}))
+	require.Equal(t, `# HELP a_seconds Latency\nof commits.
+# TYPE a_seconds summary
+a_seconds{quantile="0.5"} 0.002
+a_seconds_sum 1.5
+a_seconds_count 7
+a_seconds{quantile="0.99"} NaN
+# HELP z_total Z.
+# TYPE z_total counter
+z_total{peer="n\"2\\"} 3
+`, b.String())
+}
+
+func FuzzDecodeFrame(f *testing.F) {
+	for _, fr := range frameCases {
+		f.Add(fr.AppendJSON(nil))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		fr, err := DecodeFrame(b)
+		if err != nil {
+			return
+		}
+		again, err := DecodeFrame(fr.AppendJSON(nil))
+		if err != nil {
+			t.Fatalf("a decoded frame does not decode again: %v", err)
+		}
+		if again != fr {
+			t.Fatalf("round trip changed the frame: %v != %v", again, fr)
+		}
+	})
+}
+
+func FuzzDecodeSet(f *testing.F) {
+	w := EncodeSet(setCase())
+	for i := range w.Rows {
+		for j := range w.Rows[i] {
+			f.Add(w.Columns[j].Type, []byte(w.Rows[i][j]))
+		}
+	}
+	f.Fuzz(func(t *testing.T, typ string, raw []byte) {
+		set, err := DecodeSet(&WireSet{Columns: []WireColumn{{Name: "c", Type: typ}}, Rows: [][]jsonRaw{{jsonRaw(raw)}}})
+		if err != nil {
+			return
+		}
+		again, err := DecodeSet(EncodeSet(set))
+		if err != nil {
+			t.Fatalf("a decoded set does not decode again: %v", err)
+		}
+		if fmt.Sprint(again) != fmt.Sprint(set) {
+			t.Fatalf("round trip changed the set: %v != %v", again, set)
+		}
+	})
+}
+
+func FuzzLineReader(f *testing.F) {
+	f.Add([]byte("a\nb\n"), 4)
+	f.Add([]byte("toolong\n"), 3)
+	f.Fuzz(func(t *testing.T, in []byte, limit int) {
+		if limit <= 0 || limit > 1<<16 {
+			return
+		}
+		lr := NewLineReader(bytes.NewReader(in), limit)
+		for {
+			l, err := lr.Next()
+			if err != nil {
+				return
+			}
+			if len(l) > limit {
+				t.Fatalf("line of %d bytes over the limit %d", len(l), limit)
+			}
+		}
+	})
+}
+
+type jsonRaw = json.RawMessage
