@@ -1,0 +1,39 @@
+package client
+
+import (
+	"testing"
+	"time"
+
+	"github.com/nspl-dev/nspl/planner"
+)
+
+// BenchmarkRemoteStatement is one statement's round trip over the session
+// protocol on loopback TLS: plan, send, execute, reply, decode.
+func BenchmarkRemoteStatement(b *testing.B) {
+	e := newEnv(b, "")
+	c := e.dial(Config{})
+	exec(b, c, "CREATE PACED DOMAIN prod WITH PERIOD 1s SKEW 0s; USE prod;")
+	ctx := ctxT(b)
+	plan := planner.DescribeDomain{}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		if _, err := c.Exec(ctx, plan); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkRemoteTick is one tick's way from the node's producer to the
+// remote client's NextFrame.
+func BenchmarkRemoteTick(b *testing.B) {
+	e := newEnv(b, "")
+	c := e.dial(Config{})
+	exec(b, c, "CREATE PACED DOMAIN prod WITH PERIOD 1s SKEW 0s; USE prod; START AT NOW; ATTACH DOMAIN CLOCK;")
+	e.waitTick(c, "prod", time.Second)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		e.waitTick(c, "prod", time.Second)
+	}
+}
