@@ -1,0 +1,167 @@
+package server
+
+import (
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/nspl-dev/nspl/node"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+// insecureEnv serves one in-memory node over plain HTTP/2 on loopback.
+func insecureEnv(t *testing.T, cfg Config) (string, *Server) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	n, err := node.Open(ctx, node.Config{Logger: quietLogger(), RaftLogLevel: slog.LevelError})
+	require.NoError(t, err)
+	cfg.Node, cfg.Insecure, cfg.Logger = n, true, quietLogger()
+	srv, err := New(cfg)
+	require.NoError(t, err)
+	ln, err := srv.Listen("127.0.0.1:0")
+	require.NoError(t, err)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		_ = srv.Serve(ln)
+	}()
+	t.Cleanup(func() {
+		require.NoError(t, srv.Close())
+		wg.Wait()
+		require.NoError(t, n.Close())
+	})
+	return "http://" + ln.Addr().String(), srv
+}
+
+func h2c() *http.Client {
+	var p http.Protocols
+	p.SetUnencryptedHTTP2(true)
+	return &http.Client{Transport: &http.Transport{Protocols: &p}}
+}
+
+func TestNewRefusesConfigs(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	n, err := node.Open(ctx, node.Config{Logger: quietLogger(), RaftLogLevel: slog.LevelError})
+	require.NoError(t, err)
+	defer n.Close()
+	for _, cfg := range []Config{
+		{},
+		{Node: n},
+		{Node: n, Insecure: true, TLS: &tls.Config{}},
+	} {
+		_, err := New(cfg)
+		require.ErrorIs(t, err, ErrConfig)
+	}
+	srv, err := New(Config{Node: n, Insecure: true})
+	require.NoError(t, err)
+	_, err = srv.Listen("0.0.0.0:0")
+	require.ErrorIs(t, err, ErrInsecureAddress)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	require.ErrorIs(t, srv.Serve(&wildcardListener{ln}), ErrInsecureAddress, "refused before serving")
+}
+
+// wildcardListener reports a non-loopback address.
+type wildcardListener struct{ net.Listener }
+
+func (w *wildcardListener) Addr() net.Addr { return &net.TCPAddr{IP: net.IPv4zero, Port: 1} }
+
+func TestSessionRefusals(t *testing.T) {
+	url, _ := insecureEnv(t, Config{MaxSessions: 1})
+	hc := h2c()
+	defer hc.CloseIdleConnections()
+
+	resp, err := hc.Get(url + SessionPath)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusMethodNotAllowed, resp.StatusCode)
+
+	resp, err = http.Post(url+SessionPath, "application/x-ndjson", strings.NewReader(""))
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusHTTPVersionNotSupported, resp.StatusCode, "HTTP/1.1 cannot carry the stream")
+
+	pr, pw := io.Pipe()
+	first, err := hc.Post(url+SessionPath, "application/x-ndjson", pr)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, first.StatusCode)
+	lr := NewLineReader(first.Body, ServerMessageLimit)
+	line, err := lr.Next()
+	require.NoError(t, err)
+	var welcome ServerMessage
+	require.NoError(t, json.Unmarshal(line, &welcome))
+	require.Equal(t, ServerMessage{Type: TypeWelcome, Version: ProtocolVersion, Node: welcome.Node}, welcome)
+
+	second, err := hc.Post(url+SessionPath, "application/x-ndjson", strings.NewReader(""))
+	require.NoError(t, err)
+	second.Body.Close()
+	require.Equal(t, http.StatusServiceUnavailable, second.StatusCode, "one session at most")
+
+	// A message over the limit ends the session.
+	go func() {
+		_, _ = pw.Write([]byte(strings.Repeat("x", ClientMessageLimit+3) + "\n"))
+	}()
+	_, err = lr.Next()
+	require.Error(t, err)
+	pw.Close()
+	first.Body.Close()
+}
+
+func TestSessionExecAndUnknownMessage(t *testing.T) {
+	url, srv := insecureEnv(t, Config{})
+	hc := h2c()
+	defer hc.CloseIdleConnections()
+	pr, pw := io.Pipe()
+	resp, err := hc.Post(url+SessionPath, "application/x-ndjson", pr)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	lr := NewLineReader(resp.Body, ServerMessageLimit)
+	_, err = lr.Next()
+	require.NoError(t, err)
+	send := func(s string) {
+		_, err := pw.Write([]byte(s + "\n"))
+		require.NoError(t, err)
+	}
+	read := func() ServerMessage {
+		line, err := lr.Next()
+		require.NoError(t, err)
+		var m ServerMessage
+		require.NoError(t, json.Unmarshal(line, &m))
+		return m
+	}
+	send(`{"type":"exec","id":1,"text":"CREATE DOMAIN a;"}`)
+	m := read()
+	require.Equal(t, TypeReply, m.Type)
+	require.Equal(t, uint64(1), m.ID)
+	require.Equal(t, "created domain 'a'", m.Result.Message)
+	send(`{"type":"exec","id":2,"text":"USE a; USE a;"}`)
+	m = read()
+	require.Equal(t, TypeError, m.Type, "one statement per request")
+	require.Equal(t, "syntax", m.Error.Code)
+	require.Equal(t, 8, m.Error.Column)
+	send(`{"type":"domains","id":3}`)
+	m = read()
+	require.Equal(t, []string{"a"}, m.Names)
+	require.Equal(t, 1, srv.Sessions())
+	send(`{"type":"shutdown","id":4}`)
+	_, err = lr.Next()
+	require.Error(t, err, "an unknown message type ends the session")
+	pw.Close()
+}
