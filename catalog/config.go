@@ -51,6 +51,13 @@ type Config struct {
 	// and must not block.
 	Available func(*lifecycle.State) []lifecycle.NodeIncarnation
 
+	// Cluster, when set, makes the node a member of a multi-node cluster
+	// (see ClusterConfig) instead of the embedded single node: raft over
+	// TLS on TCP, cluster timing, joining, and registration through the
+	// leader. Open then returns once this incarnation's registration has
+	// committed and been applied locally, wherever the leader is.
+	Cluster *ClusterConfig
+
 	// SnapshotThreshold is the number of log entries after which raft
 	// takes a snapshot; 0 means 8192.
 	SnapshotThreshold uint64
@@ -107,13 +114,21 @@ func (c Config) withDefaults() (Config, error) {
 	if c.SnapshotInterval == 0 {
 		c.SnapshotInterval = 2 * time.Minute
 	}
+	if c.Cluster != nil {
+		cc, err := c.Cluster.withDefaults()
+		if err != nil {
+			return c, err
+		}
+		c.Cluster = cc
+	}
 	if c.SnapshotInterval < 5*time.Millisecond {
 		return c, fmt.Errorf("%w: SnapshotInterval %s is below raft's minimum of 5ms", ErrConfig, c.SnapshotInterval)
 	}
 	return c, nil
 }
 
-// raftConfig returns the raft configuration of a single-node catalog.
+// raftConfig returns the raft configuration of the node: the embedded
+// single node's timing, or the cluster's.
 func (c Config) raftConfig(id string, logger hclog.Logger) *raft.Config {
 	rc := raft.DefaultConfig()
 	rc.LocalID = raft.ServerID(id)
@@ -121,6 +136,12 @@ func (c Config) raftConfig(id string, logger hclog.Logger) *raft.Config {
 	rc.ElectionTimeout = singleNodeElectionTimeout
 	rc.LeaderLeaseTimeout = singleNodeLeaderLease
 	rc.CommitTimeout = commitTimeout
+	if cc := c.Cluster; cc != nil {
+		rc.HeartbeatTimeout = cc.HeartbeatTimeout
+		rc.ElectionTimeout = cc.ElectionTimeout
+		rc.LeaderLeaseTimeout = cc.LeaderLeaseTimeout
+		rc.CommitTimeout = cc.CommitTimeout
+	}
 	rc.MaxAppendEntries = maxAppendEntries
 	rc.BatchApplyCh = true
 	rc.SnapshotThreshold = c.SnapshotThreshold

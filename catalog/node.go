@@ -36,7 +36,9 @@ type Node struct {
 	raft      *raft.Raft
 	fsm       *FSM
 	stores    *stores
-	transport *raft.InmemTransport
+	transport transport
+	observer  *raft.Observer // nil unless clustered
+	poke      chan struct{}  // wakes the loop: availability changed
 
 	// confirmedTerm is the raft term whose leadership confirm established;
 	// writes are admitted only while it equals the current term.
@@ -106,12 +108,23 @@ func start(cfg Config, logger *slog.Logger, st *stores) (*Node, error) {
 	rc := cfg.raftConfig(id, newRaftLogger(logger, "raft", hclogLevel(cfg.RaftLogLevel)))
 	// The address is derived from the persisted ID, so it stays the one in
 	// the bootstrapped configuration across restarts.
-	addr, trans := raft.NewInmemTransport(raft.ServerAddress("catalog-" + id))
+	var addr raft.ServerAddress
+	var trans transport
+	if cfg.Cluster != nil {
+		nt, err := openClusterTransport(cfg.Cluster, newRaftLogger(logger, "raft-net", hclogLevel(cfg.RaftLogLevel)))
+		if err != nil {
+			return nil, err
+		}
+		addr, trans = nt.LocalAddr(), nt
+	} else {
+		addr, trans = raft.NewInmemTransport(raft.ServerAddress("catalog-" + id))
+	}
 	has, err := st.hasState()
 	if err != nil {
+		_ = trans.Close()
 		return nil, fmt.Errorf("%w: read raft state: %w", ErrDataDir, err)
 	}
-	if !has {
+	if !has && (cfg.Cluster == nil || cfg.Cluster.Bootstrap) {
 		boot := raft.Configuration{Servers: []raft.Server{{Suffrage: raft.Voter, ID: rc.LocalID, Address: addr}}}
 		if err := raft.BootstrapCluster(rc, st.log, st.stable, st.snaps, trans, boot); err != nil {
 			_ = trans.Close()
@@ -127,7 +140,9 @@ func start(cfg Config, logger *slog.Logger, st *stores) (*Node, error) {
 		// cannot be read back.
 		return nil, fmt.Errorf("%w: recover raft state: %v", ErrDataDir, err)
 	}
-	if err := checkMembership(r, rc.LocalID); err != nil {
+	// A cluster member that is not (or no longer) in its configuration
+	// joins through ClusterConfig.Join instead.
+	if err := checkMembership(r, rc.LocalID); err != nil && cfg.Cluster == nil {
 		_ = r.Shutdown().Error()
 		_ = trans.Close()
 		fsm.close()
@@ -147,6 +162,10 @@ func start(cfg Config, logger *slog.Logger, st *stores) (*Node, error) {
 		transport:   trans,
 		registered:  make(chan struct{}),
 		cancel:      cancel,
+		poke:        make(chan struct{}, 1),
+	}
+	if cfg.Cluster != nil && cfg.Cluster.OnObservation != nil {
+		n.startObserver(ctx)
 	}
 	n.loop.Add(1)
 	go n.run(ctx)
@@ -218,11 +237,13 @@ func (n *Node) run(ctx context.Context) {
 			}
 		case <-retryC:
 			retryC = nil
+		case <-n.poke:
 		}
-		if n.leaderWork(ctx, &voters) {
-			continue
-		}
-		if n.raft.State() != raft.Leader || ctx.Err() != nil {
+		if n.raft.State() != raft.Leader {
+			if n.memberWork(ctx) || ctx.Err() != nil {
+				continue
+			}
+		} else if n.leaderWork(ctx, &voters) || ctx.Err() != nil {
 			continue
 		}
 		if retry == nil {
@@ -254,13 +275,7 @@ func (n *Node) leaderWork(ctx context.Context, voters *voterCache) bool {
 // entry. Registering the current incarnation again is a no-op, so every
 // later term confirms with the same command.
 func (n *Node) confirm(ctx context.Context, term uint64) bool {
-	data, err := lifecycle.EncodeCommand(lifecycle.Command{Op: lifecycle.OpRegisterNode, RegisterNode: &lifecycle.RegisterNode{
-		Name:        n.cfg.NodeName,
-		Incarnation: n.incarnation,
-		RaftID:      n.id,
-		RaftAddr:    string(n.address),
-		APIAddr:     n.cfg.APIAddress,
-	}})
+	data, err := lifecycle.EncodeCommand(n.registration())
 	if err != nil {
 		// Config validation keeps this from happening; retrying cannot help.
 		n.logger.Error("catalog: registration does not encode", "err", err)
@@ -539,6 +554,9 @@ func (n *Node) Close() error {
 		n.waiters.Wait()
 		errShutdown := n.raft.Shutdown().Error()
 		n.fsm.close()
+		if n.observer != nil {
+			n.raft.DeregisterObserver(n.observer)
+		}
 		errTransport := n.transport.Close()
 		errStores := n.stores.close()
 		n.closeErr = errors.Join(errShutdown, errTransport, errStores)

@@ -141,7 +141,7 @@ func (n *Node) CommitTransaction(ctx context.Context, domain string, plans []pla
 // propose commits cmd, waits until this node installed the revision and
 // returns the domain's record after it.
 func (n *Node) propose(ctx context.Context, domain string, cmd lifecycle.Command) (Outcome, error) {
-	res, err := n.catalog.Propose(ctx, cmd)
+	res, err := n.commit(ctx, cmd)
 	if err != nil {
 		return Outcome{}, err
 	}

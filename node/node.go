@@ -38,6 +38,18 @@ type Config struct {
 	// START's initial authority and the leader's reconciliation. Nil means
 	// every registered incarnation, which is exact for one embedded node.
 	Available func(*lifecycle.State) []lifecycle.NodeIncarnation
+	// APIAddress is the API address this node registers, where peers
+	// reach its interconnect; empty for an embedded node.
+	APIAddress string
+	// Cluster, when set, makes the node a cluster member
+	// (catalog.Config.Cluster): raft over TLS, joining, registration
+	// through the leader.
+	Cluster *catalog.ClusterConfig
+	// Forward, when set, commits a command through the consensus leader.
+	// The control-plane handler uses it when this node is not the leader,
+	// so a statement's reply is the same wherever its session is; without
+	// it a follower's write fails with catalog.ErrNotLeader.
+	Forward func(ctx context.Context, cmd lifecycle.Command) (lifecycle.Result, error)
 	// OnProgress, when set, receives every report this node's producers
 	// emit, after it was applied locally, on the producer's goroutine. It is
 	// where peer delivery attaches; it must not block.
@@ -101,6 +113,8 @@ func Open(ctx context.Context, cfg Config) (*Node, error) {
 		OnChange:     n.onChange,
 		Clock:        cfg.TimeSource,
 		Available:    cfg.Available,
+		APIAddress:   cfg.APIAddress,
+		Cluster:      cfg.Cluster,
 	})
 	if err != nil {
 		if errors.Is(err, catalog.ErrConfig) {

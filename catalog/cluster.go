@@ -1,0 +1,182 @@
+package catalog
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"net"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/raft"
+
+	"github.com/nspl-dev/nspl/lifecycle"
+)
+
+// Default raft timing of a cluster member. Raft's own defaults (1 s
+// heartbeat and election timeouts) make an election alone take about two
+// seconds; these put a leader election at roughly 0.3–0.5 s on a LAN, so a
+// clock authority that also held leadership is replaced well inside 1.5 s.
+const (
+	DefaultHeartbeatTimeout   = 200 * time.Millisecond
+	DefaultElectionTimeout    = 200 * time.Millisecond
+	DefaultLeaderLeaseTimeout = 100 * time.Millisecond
+	DefaultCommitTimeout      = 5 * time.Millisecond
+	// DefaultTransportTimeout bounds one raft RPC's dial and I/O.
+	DefaultTransportTimeout = time.Second
+	// transportPool is how many idle connections the transport keeps per
+	// peer.
+	transportPool = 3
+)
+
+// ClusterConfig turns a catalog node into a member of a multi-node cluster:
+// raft over TCP with mutually authenticated TLS, joining through an
+// existing member, and writes forwarded to the leader.
+type ClusterConfig struct {
+	// RaftAddr is the TCP address raft listens on ("127.0.0.1:0" picks a
+	// free port). Ignored when Listener is set.
+	RaftAddr string
+	// Listener, when set, is the raft listener to use instead of
+	// listening on RaftAddr; the node closes it.
+	Listener net.Listener
+	// AdvertiseAddr is the raft address other members dial; empty means
+	// the listener's address.
+	AdvertiseAddr string
+	// ServerTLS is the TLS config of the raft listener; it must require and
+	// verify peer node certificates (pki.Material.PeerServerConfig).
+	ServerTLS *tls.Config
+	// ClientTLS is the TLS config raft dials peers with; it must present
+	// this node's certificate and verify the peer's
+	// (pki.Material.ClientConfig).
+	ClientTLS *tls.Config
+	// Bootstrap makes a node whose stores are empty form a new cluster with
+	// itself as its only voter. Ignored when the stores hold state.
+	Bootstrap bool
+	// Join asks an existing member to add this server as a voter (the
+	// member forwards to the leader, which calls AddVoter). The node calls
+	// it, every RetryInterval, while its raft configuration does not name
+	// it. Nil means the node never joins by itself.
+	Join func(ctx context.Context, serverID, raftAddr string) error
+	// Forward commits a command through the current leader. The node uses
+	// it to register its incarnation while it is not the leader. Nil means
+	// the node registers only when it becomes leader.
+	Forward func(ctx context.Context, cmd lifecycle.Command) (lifecycle.Result, error)
+	// OnObservation receives raft's observations of peer contact and
+	// leadership, on a goroutine of the node. It must not block.
+	OnObservation func(Observation)
+
+	// Raft timing; zero means the Default* constant of the same name.
+	HeartbeatTimeout   time.Duration
+	ElectionTimeout    time.Duration
+	LeaderLeaseTimeout time.Duration
+	CommitTimeout      time.Duration
+	TransportTimeout   time.Duration
+}
+
+func (c *ClusterConfig) withDefaults() (*ClusterConfig, error) {
+	cc := *c
+	if cc.ServerTLS == nil || cc.ClientTLS == nil {
+		return nil, fmt.Errorf("%w: a cluster member needs ServerTLS and ClientTLS; raft traffic between nodes is always TLS", ErrConfig)
+	}
+	if cc.Listener == nil && cc.RaftAddr == "" {
+		return nil, fmt.Errorf("%w: RaftAddr is empty; give the raft listener an address such as 127.0.0.1:7000", ErrConfig)
+	}
+	def := func(d *time.Duration, v time.Duration) {
+		if *d == 0 {
+			*d = v
+		}
+	}
+	def(&cc.HeartbeatTimeout, DefaultHeartbeatTimeout)
+	def(&cc.ElectionTimeout, DefaultElectionTimeout)
+	def(&cc.LeaderLeaseTimeout, DefaultLeaderLeaseTimeout)
+	def(&cc.CommitTimeout, DefaultCommitTimeout)
+	def(&cc.TransportTimeout, DefaultTransportTimeout)
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{{"HeartbeatTimeout", cc.HeartbeatTimeout}, {"ElectionTimeout", cc.ElectionTimeout}, {"LeaderLeaseTimeout", cc.LeaderLeaseTimeout}} {
+		if d.v < 5*time.Millisecond {
+			return nil, fmt.Errorf("%w: %s %s is below raft's minimum of 5ms", ErrConfig, d.name, d.v)
+		}
+	}
+	if cc.LeaderLeaseTimeout > cc.HeartbeatTimeout {
+		return nil, fmt.Errorf("%w: LeaderLeaseTimeout %s exceeds HeartbeatTimeout %s", ErrConfig, cc.LeaderLeaseTimeout, cc.HeartbeatTimeout)
+	}
+	return &cc, nil
+}
+
+// ObservationKind names what raft observed.
+type ObservationKind int
+
+// Observation kinds.
+const (
+	// HeartbeatFailed: the leader's heartbeat to ServerID failed.
+	HeartbeatFailed ObservationKind = iota + 1
+	// HeartbeatResumed: the leader's heartbeats to ServerID succeed again.
+	HeartbeatResumed
+	// LeaderChanged: the leader is now ServerID (empty: none known).
+	LeaderChanged
+	// PeerChanged: ServerID was added to or removed from the
+	// configuration (Removed says which).
+	PeerChanged
+)
+
+// Observation is one raft observation, translated so callers never see
+// raft types. ServerID is a raft server ID; State.NodeByServerID names it.
+type Observation struct {
+	Kind     ObservationKind
+	ServerID string
+	Removed  bool
+}
+
+// tlsStreamLayer is raft's network stream layer over mutually
+// authenticated TLS: accepted connections are TLS servers requiring a peer
+// node certificate, dialled ones present this node's.
+type tlsStreamLayer struct {
+	net.Listener // a tls.NewListener over the TCP listener
+	advertise    net.Addr
+	client       *tls.Config
+}
+
+func (l *tlsStreamLayer) Addr() net.Addr { return l.advertise }
+
+// Dial opens a TLS connection to a peer and completes the handshake within
+// timeout, so a peer that accepts TCP but never speaks TLS cannot hold raft.
+func (l *tlsStreamLayer) Dial(address raft.ServerAddress, timeout time.Duration) (net.Conn, error) {
+	d := &net.Dialer{Timeout: timeout}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	td := &tls.Dialer{NetDialer: d, Config: l.client}
+	return td.DialContext(ctx, "tcp", string(address))
+}
+
+// openClusterTransport listens (or takes the given listener) and returns
+// raft's TCP transport over TLS.
+func openClusterTransport(cc *ClusterConfig, hl hclog.Logger) (*raft.NetworkTransport, error) {
+	ln := cc.Listener
+	if ln == nil {
+		var err error
+		if ln, err = net.Listen("tcp", cc.RaftAddr); err != nil {
+			return nil, fmt.Errorf("%w: listen for raft on %q: %v", ErrConfig, cc.RaftAddr, err)
+		}
+	}
+	var adv net.Addr = ln.Addr()
+	if cc.AdvertiseAddr != "" {
+		a, err := net.ResolveTCPAddr("tcp", cc.AdvertiseAddr)
+		if err != nil {
+			_ = ln.Close()
+			return nil, fmt.Errorf("%w: advertise address %q: %v", ErrConfig, cc.AdvertiseAddr, err)
+		}
+		adv = a
+	} else if tcp, ok := adv.(*net.TCPAddr); ok && tcp.IP.IsUnspecified() {
+		_ = ln.Close()
+		return nil, fmt.Errorf("%w: raft listens on %q, which peers cannot dial; set AdvertiseAddr", ErrConfig, adv)
+	}
+	layer := &tlsStreamLayer{Listener: tls.NewListener(ln, cc.ServerTLS), advertise: adv, client: cc.ClientTLS}
+	return raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
+		Stream:  layer,
+		MaxPool: transportPool,
+		Timeout: cc.TransportTimeout,
+		Logger:  hl,
+	}), nil
+}

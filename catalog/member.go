@@ -1,0 +1,295 @@
+package catalog
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/hashicorp/raft"
+
+	"github.com/nspl-dev/nspl/lifecycle"
+)
+
+// transport is what the node needs of a raft transport: raft's in-memory
+// one for the embedded node, the TLS network transport for a member.
+type transport interface {
+	raft.Transport
+	Close() error
+}
+
+// memberCallTimeout bounds one Join or Forward call of the loop.
+const memberCallTimeout = 2 * time.Second
+
+// observerBuffer is how many raft observations wait for the callback; raft
+// drops observations when it is full rather than block.
+const observerBuffer = 64
+
+// startObserver registers a non-blocking raft observer and a goroutine,
+// owned by n.loop, that hands each observation to the callback promptly.
+func (n *Node) startObserver(ctx context.Context) {
+	ch := make(chan raft.Observation, observerBuffer)
+	n.observer = raft.NewObserver(ch, false, func(o *raft.Observation) bool {
+		switch o.Data.(type) {
+		case raft.FailedHeartbeatObservation, raft.ResumedHeartbeatObservation, raft.LeaderObservation, raft.PeerObservation:
+			return true
+		}
+		return false
+	})
+	n.raft.RegisterObserver(n.observer)
+	cb := n.cfg.Cluster.OnObservation
+	n.loop.Add(1)
+	go func() {
+		defer n.loop.Done()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case o := <-ch:
+				switch d := o.Data.(type) {
+				case raft.FailedHeartbeatObservation:
+					cb(Observation{Kind: HeartbeatFailed, ServerID: string(d.PeerID)})
+				case raft.ResumedHeartbeatObservation:
+					cb(Observation{Kind: HeartbeatResumed, ServerID: string(d.PeerID)})
+				case raft.LeaderObservation:
+					cb(Observation{Kind: LeaderChanged, ServerID: string(d.LeaderID)})
+				case raft.PeerObservation:
+					cb(Observation{Kind: PeerChanged, ServerID: string(d.Peer.ID), Removed: d.Removed})
+				}
+			}
+		}
+	}()
+}
+
+// memberWork is a cluster member's work while it is not the leader: join
+// the cluster while the raft configuration does not name this server, then
+// register this incarnation through the leader. It reports whether nothing
+// is left to do.
+func (n *Node) memberWork(ctx context.Context) bool {
+	if n.markRegistered() {
+		return true
+	}
+	cc := n.cfg.Cluster
+	if cc == nil {
+		return true
+	}
+	member, err := n.isMember()
+	if err != nil {
+		return false
+	}
+	cctx, cancel := context.WithTimeout(ctx, memberCallTimeout)
+	defer cancel()
+	if !member {
+		if cc.Join == nil {
+			return true // wait for an operator to add this server
+		}
+		if err := cc.Join(cctx, n.id, string(n.address)); err != nil {
+			n.logger.Warn("catalog: join did not succeed; retrying", "err", err)
+		}
+		return false
+	}
+	if cc.Forward == nil {
+		return true
+	}
+	res, err := cc.Forward(cctx, n.registration())
+	if err == nil {
+		err = res.Err()
+	}
+	if err != nil {
+		n.logger.Warn("catalog: registration through the leader did not commit; retrying", "err", err)
+		return false
+	}
+	// The registration committed; it is registered once applied here,
+	// which the next change (or retry) observes.
+	return n.markRegistered()
+}
+
+// markRegistered closes registered once the applied state holds this
+// incarnation, and reports whether it does.
+func (n *Node) markRegistered() bool {
+	select {
+	case <-n.registered:
+		return true
+	default:
+	}
+	if nd, ok := n.State().Node(n.cfg.NodeName); ok && nd.Incarnation == n.incarnation {
+		n.registerOnce.Do(func() { close(n.registered) })
+		return true
+	}
+	return false
+}
+
+// registration is the command that registers this incarnation.
+func (n *Node) registration() lifecycle.Command {
+	return lifecycle.Command{Op: lifecycle.OpRegisterNode, RegisterNode: &lifecycle.RegisterNode{
+		Name:        n.cfg.NodeName,
+		Incarnation: n.incarnation,
+		RaftID:      n.id,
+		RaftAddr:    string(n.address),
+		APIAddr:     n.cfg.APIAddress,
+	}}
+}
+
+func (n *Node) isMember() (bool, error) {
+	f := n.raft.GetConfiguration()
+	if err := f.Error(); err != nil {
+		return false, n.translate(err, false)
+	}
+	for _, s := range f.Configuration().Servers {
+		if s.ID == raft.ServerID(n.id) {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// AvailabilityChanged tells the node that the effective availability its
+// Config.Available reports has changed, so a leader reconciles clock
+// authorities now rather than at the next catalog change. It never blocks.
+func (n *Node) AvailabilityChanged() {
+	select {
+	case n.poke <- struct{}{}:
+	default:
+	}
+}
+
+// RaftAddress returns the raft address this node advertises.
+func (n *Node) RaftAddress() string { return string(n.address) }
+
+// Leader is the consensus leader as this node knows it.
+type Leader struct {
+	// ServerID and RaftAddr are the leader's raft identity.
+	ServerID string
+	RaftAddr string
+	// Name and APIAddr come from the node registry; empty while the
+	// leader's registration is not known here.
+	Name    string
+	APIAddr string
+}
+
+// Leader returns the current leader, and false while none is known (an
+// election is in progress).
+func (n *Node) Leader() (Leader, bool) {
+	addr, id := n.raft.LeaderWithID()
+	if id == "" {
+		return Leader{}, false
+	}
+	l := Leader{ServerID: string(id), RaftAddr: string(addr)}
+	if nd, ok := NodeByServerID(n.State(), l.ServerID); ok {
+		l.Name, l.APIAddr = nd.Name, nd.APIAddr
+	}
+	return l, true
+}
+
+// NodeByServerID returns the registered node whose raft server ID is id.
+func NodeByServerID(s *lifecycle.State, id string) (lifecycle.Node, bool) {
+	for _, nd := range s.Nodes() {
+		if nd.RaftID == id {
+			return nd, true
+		}
+	}
+	return lifecycle.Node{}, false
+}
+
+// Server is one server of the raft configuration.
+type Server struct {
+	ServerID string
+	RaftAddr string
+	Voter    bool
+}
+
+// Servers returns the latest raft configuration this node knows.
+func (n *Node) Servers() ([]Server, error) {
+	f := n.raft.GetConfiguration()
+	if err := f.Error(); err != nil {
+		return nil, n.translate(err, false)
+	}
+	var out []Server
+	for _, s := range f.Configuration().Servers {
+		out = append(out, Server{ServerID: string(s.ID), RaftAddr: string(s.Address), Voter: s.Suffrage == raft.Voter})
+	}
+	return out, nil
+}
+
+// AddVoter adds the server to the cluster as a voter, or updates its
+// address; adding a voter that is already one at that address is a no-op.
+// Only the leader with confirmed leadership may call it (ErrNotLeader,
+// ErrLeadershipUnconfirmed otherwise). ctx bounds the wait; the change may
+// still commit after a cancellation (ErrOutcomeUnknown).
+func (n *Node) AddVoter(ctx context.Context, serverID, raftAddr string) error {
+	if serverID == "" || raftAddr == "" {
+		return fmt.Errorf("%w: AddVoter needs a server id and a raft address, got %q and %q", ErrConfig, serverID, raftAddr)
+	}
+	servers, err := n.Servers()
+	if err != nil {
+		return err
+	}
+	for _, s := range servers {
+		if s.ServerID == serverID && s.RaftAddr == raftAddr && s.Voter {
+			return nil
+		}
+	}
+	return n.changeConfiguration(ctx, func(timeout time.Duration) raft.IndexFuture {
+		return n.raft.AddVoter(raft.ServerID(serverID), raft.ServerAddress(raftAddr), 0, timeout)
+	})
+}
+
+// RemoveServer removes the server from the cluster; removing one that is
+// not a member is a no-op. The same leadership rules as AddVoter apply.
+// A leader that removes itself steps down once the change commits.
+func (n *Node) RemoveServer(ctx context.Context, serverID string) error {
+	servers, err := n.Servers()
+	if err != nil {
+		return err
+	}
+	found := false
+	for _, s := range servers {
+		found = found || s.ServerID == serverID
+	}
+	if !found {
+		return nil
+	}
+	return n.changeConfiguration(ctx, func(timeout time.Duration) raft.IndexFuture {
+		return n.raft.RemoveServer(raft.ServerID(serverID), 0, timeout)
+	})
+}
+
+// changeConfiguration runs one raft membership change on the confirmed
+// leader and waits for it, like apply.
+func (n *Node) changeConfiguration(ctx context.Context, start func(time.Duration) raft.IndexFuture) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if n.raft.State() != raft.Leader {
+		return n.translate(raft.ErrNotLeader, false)
+	}
+	if n.confirmedTerm.Load() != n.raft.CurrentTerm() {
+		return ErrLeadershipUnconfirmed
+	}
+	var timeout time.Duration
+	if dl, ok := ctx.Deadline(); ok {
+		if timeout = time.Until(dl); timeout <= 0 {
+			return ErrTimeout
+		}
+	}
+	n.closeMu.RLock()
+	if n.closed {
+		n.closeMu.RUnlock()
+		return ErrShutdown
+	}
+	n.waiters.Add(1)
+	n.closeMu.RUnlock()
+	f := start(timeout)
+	done := make(chan error, 1)
+	go func() {
+		defer n.waiters.Done()
+		done <- f.Error()
+	}()
+	select {
+	case err := <-done:
+		n.AvailabilityChanged() // topology changed: reconcile
+		return n.translate(err, true)
+	case <-ctx.Done():
+		return fmt.Errorf("%w: %w", ErrOutcomeUnknown, ctx.Err())
+	}
+}
+
