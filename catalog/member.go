@@ -292,4 +292,3 @@ func (n *Node) changeConfiguration(ctx context.Context, start func(time.Duration
 		return fmt.Errorf("%w: %w", ErrOutcomeUnknown, ctx.Err())
 	}
 }
-
