@@ -335,6 +335,11 @@ func (c *Client) Exec(ctx context.Context, p planner.Plan) (session.Result, erro
 	if err != nil {
 		return session.Result{}, &grammar.Error{Pos: p.Pos(), Msg: err.Error(), Kind: err}
 	}
+	if m.Type == server.TypeError && kind == callDetach && m.Error.Code == "not_attached" {
+		if r, ok := c.dropPendingRestoration(p); ok {
+			return r, nil
+		}
+	}
 	if m.Type == server.TypeError {
 		ge := server.DecodeError(m.Error)
 		// The server's position is in the canonical text it was sent; the
@@ -358,6 +363,27 @@ func (c *Client) ExecText(ctx context.Context, text string) ([]session.Result, e
 		out = append(out, r)
 	}
 	return out, planErr
+}
+
+// dropPendingRestoration ends the following of the active domain's clock
+// when a detach finds the session not holding it because its restoration is
+// still pending: once the detach is answered no session holds the clock on
+// the client's behalf, so the restoration must not happen later.
+func (c *Client) dropPendingRestoration(p planner.Plan) (session.Result, bool) {
+	c.mu.Lock()
+	domain := c.state.Active
+	f := c.followed[domain]
+	pending := f != nil && f.conn != c.conn
+	if pending {
+		delete(c.followed, domain)
+	}
+	c.mu.Unlock()
+	if !pending {
+		return session.Result{}, false
+	}
+	c.frames.withdraw(domain)
+	return session.Result{Statement: p.String(), Domain: domain,
+		Message: "stopped following the clock of domain '" + domain + "'; its restoration was still pending"}, true
 }
 
 // DomainNames returns the names of the serving node's domains, for

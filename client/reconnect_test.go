@@ -186,6 +186,8 @@ func (s *scripted) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 					Statement: m.Text, Message: "attached", Domain: "prod", Attachment: uint64(s.attaches),
 					Clock: session.AppendObservedJSON(nil, clock.Observed{Generation: 3, State: clock.Stopped}),
 				}, State: &server.WireState{Active: active}})
+			case "DETACH DOMAIN CLOCK;":
+				write(server.ServerMessage{Type: server.TypeError, ID: m.ID, Error: &server.WireError{Line: 1, Column: 1, Code: "not_attached", Message: "session does not follow the domain clock"}, State: &server.WireState{Active: active}})
 			default:
 				write(server.ServerMessage{Type: server.TypeError, ID: m.ID, Error: &server.WireError{Line: 1, Column: 1, Code: "syntax", Message: "unexpected"}})
 			}
@@ -245,4 +247,37 @@ func nextTimer(t testing.TB, f *timesource.Fake) time.Duration {
 			return d
 		}
 	}
+}
+
+func TestDetachDuringPendingRestoration(t *testing.T) {
+	sc := &scripted{refusals: 100, drop: make(chan struct{}, 1)}
+	var protocols http.Protocols
+	protocols.SetUnencryptedHTTP2(true)
+	hs := &http.Server{Handler: sc, Protocols: &protocols}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		_ = hs.Serve(ln)
+	}()
+	defer func() {
+		require.NoError(t, hs.Close())
+		wg.Wait()
+	}()
+	ns := make(notices, 64)
+	cfake := timesource.NewFake(0)
+	c, err := Dial(ctxT(t), Config{URLs: []string{"http://" + ln.Addr().String()}, TimeSource: cfake, Notify: ns.notify, Logger: quietLogger()})
+	require.NoError(t, err)
+	defer c.Close()
+	exec(t, c, "USE prod; ATTACH DOMAIN CLOCK;")
+	sc.drop <- struct{}{}
+	ns.next(t, RestoreRefused)
+	res := exec(t, c, "DETACH DOMAIN CLOCK;")
+	require.Contains(t, res[0].Message, "stopped following")
+	require.Empty(t, c.Followed())
+	_, err = c.ExecText(ctxT(t), "DETACH DOMAIN CLOCK;")
+	require.ErrorIs(t, err, session.ErrNotAttached, "a second detach finds nothing followed")
+	require.Zero(t, c.Pending())
 }
