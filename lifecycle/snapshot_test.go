@@ -32,7 +32,7 @@ func TestSnapshotRoundTrip(t *testing.T) {
 			require.NoError(t, err)
 			got, err := RestoreSnapshot(b)
 			require.NoError(t, err)
-			require.Equal(t, s, got)
+			requireSameState(t, s, got)
 			again, err := got.MarshalSnapshot()
 			require.NoError(t, err)
 			require.Equal(t, b, again, "equal states give equal bytes")
@@ -55,7 +55,7 @@ func TestSnapshotReplacesState(t *testing.T) {
 	require.Empty(t, got.Domains())
 	require.Empty(t, got.Nodes())
 	require.Zero(t, got.Revision())
-	require.NotEqual(t, rich, got)
+	require.NotEqual(t, rich.Domains(), got.Domains())
 }
 
 func TestSnapshotGolden(t *testing.T) {
@@ -166,7 +166,7 @@ func FuzzRestoreSnapshot(f *testing.F) {
 		require.NoError(t, err)
 		back, err := RestoreSnapshot(enc)
 		require.NoError(t, err)
-		require.Equal(t, s, back)
+		requireSameState(t, s, back)
 		enc2, err := back.MarshalSnapshot()
 		require.NoError(t, err)
 		require.Equal(t, enc, enc2)

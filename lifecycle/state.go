@@ -29,21 +29,22 @@ func (n Node) NodeIncarnation() NodeIncarnation {
 // and the catalog revision.
 //
 // Apply mutates a State and is not safe to call concurrently with any other
-// method of the same State. Every other method only reads, so any number of
-// goroutines may call them at once on a State that nobody applies to, such
-// as a published Clone. Every accessor returns copies that share no memory
+// method of the same State. The other methods only read a State that nobody
+// applies to (Clone included, see there), so any number of goroutines may
+// call them at once on, for example, a published Clone. Every accessor returns copies that share no memory
 // with the state, and every list is sorted by name, so iteration is
 // deterministic.
 //
-// A State is persistent: the domain records, the domain table and the node
-// registry it points to are never written once stored; Apply replaces what
-// it changes. Clone therefore shares everything and costs one small
-// allocation, and a clone and its original evolve independently.
+// Clone is cheap: the domain records are immutable and shared, and the
+// domain table is copy-on-write (see table.go), so a clone shares
+// everything and costs one small allocation whatever the number of domains;
+// a clone and its original then evolve independently.
 type State struct {
 	revision uint64
 	count    int             // number of domains in the table
 	domains  *domainRoot     // nil when there are no domains; see table.go
 	nodes    map[string]Node // never written once stored; replaced on change
+	own      *tableOwnership // what Apply may write in place; nil after Clone
 }
 
 // NewState returns an empty catalog at revision 0.
@@ -117,11 +118,15 @@ func (s *State) VoterNames(raftIDs []string) []string {
 	return out
 }
 
-// Clone returns a State equal to s that evolves independently of it. It
-// shares s's immutable records instead of copying them, so it runs in
-// constant time, and it never writes to s: it is safe to call concurrently
-// with s's other read-only methods.
+// Clone returns a State equal to s that evolves independently of it, in
+// constant time. It gives up s's right to write its table in place (so
+// s's next change copies what it touches) and writes nothing to a state
+// that has not been applied to since it was created or last cloned: any
+// number of goroutines may clone a published clone at once.
 func (s *State) Clone() *State {
+	if s.own != nil {
+		s.own = nil
+	}
 	c := *s
 	return &c
 }

@@ -5,22 +5,34 @@ import (
 	"strings"
 )
 
-// The domain table is a persistent (immutable) two-level trie of sorted
-// leaves, indexed by DomainHash: the low four bits of the hash pick a branch
-// of the root, the next four a leaf of the branch. Nothing reachable from a
-// State's table is ever written after it is stored: a write copies the root,
-// one branch and one leaf (about n/256 pointers for n domains) and stores a
-// new *Domain record, so State.Clone shares the whole table and costs one
-// small allocation whatever the number of domains.
+// The domain table is a two-level trie of sorted leaves, indexed by
+// DomainHash: the low four bits of the hash pick a branch of the root, the
+// next four a leaf of the branch. Records (*Domain) are never written once
+// stored: a transition stores a new record.
+//
+// The table is copy-on-write. A State may write in place only the root,
+// branches and leaves it created itself since it was created or last cloned
+// (its tableOwnership); anything else may be shared with clones and is
+// copied first, which costs about n/256 pointers for n domains. Clone
+// therefore shares the whole table in constant time, and the working state
+// of a replica, cloned once per applied batch, copies only the first path
+// it touches in each batch.
 //
 // The shape is canonical (an empty leaf is nil, a branch with no domains is
 // nil, a table with no domains is a nil root, every leaf is sorted by name),
-// so two states holding equal domains have deeply equal tables however they
-// were built.
+// so equal domains give equal tables however they were built.
 const (
 	tableFanout = 16
 	tableBits   = 4
 )
+
+// tableOwnership records the parts of the table a State created since it
+// was created or last cloned, and may therefore write in place.
+type tableOwnership struct {
+	root     bool
+	branches uint16
+	leaves   [tableFanout]uint16
+}
 
 type domainRoot [tableFanout]*domainBranch
 
@@ -53,34 +65,60 @@ func (s *State) lookup(name string) (*Domain, bool) {
 	return leaf[i], true
 }
 
+// writablePath returns the branch that holds slot (b, l), copying the root
+// and the branch first unless s owns them, and reports whether s owns the
+// leaf.
+func (s *State) writablePath(b, l int) (*domainBranch, bool) {
+	if s.own == nil {
+		s.own = &tableOwnership{}
+	}
+	if !s.own.root {
+		root := &domainRoot{}
+		if s.domains != nil {
+			*root = *s.domains
+		}
+		s.domains = root
+		s.own.root = true
+	}
+	bit := uint16(1) << b
+	if s.own.branches&bit == 0 {
+		branch := &domainBranch{}
+		if s.domains[b] != nil {
+			*branch = *s.domains[b]
+		}
+		s.domains[b] = branch
+		s.own.branches |= bit
+	}
+	return s.domains[b], s.own.leaves[b]&(1<<l) != 0
+}
+
 // putRecord stores d, replacing the record of the same name. d must not be
 // written afterwards.
 func (s *State) putRecord(d *Domain) {
 	b, l := tableSlot(d.Name)
-	var root domainRoot
-	if s.domains != nil {
-		root = *s.domains
-	}
-	var branch domainBranch
-	if root[b] != nil {
-		branch = *root[b]
-	}
-	old := branch[l]
-	i, found := slices.BinarySearchFunc(old, d.Name, compareRecordName)
-	var leaf []*Domain
-	if found {
-		leaf = slices.Clone(old)
+	branch, owned := s.writablePath(b, l)
+	leaf := branch[l]
+	i, found := slices.BinarySearchFunc(leaf, d.Name, compareRecordName)
+	switch {
+	case found && owned:
 		leaf[i] = d
-	} else {
-		leaf = make([]*Domain, len(old)+1)
-		copy(leaf, old[:i])
+	case found:
+		leaf = slices.Clone(leaf)
 		leaf[i] = d
-		copy(leaf[i+1:], old[i:])
+	case owned:
+		leaf = slices.Insert(leaf, i, d)
+	default:
+		grown := make([]*Domain, len(leaf)+1)
+		copy(grown, leaf[:i])
+		grown[i] = d
+		copy(grown[i+1:], leaf[i:])
+		leaf = grown
+	}
+	if !found {
 		s.count++
 	}
 	branch[l] = leaf
-	root[b] = &branch
-	s.domains = &root
+	s.own.leaves[b] |= 1 << l
 }
 
 // removeRecord deletes the record of name, if any, keeping the shape
@@ -90,26 +128,28 @@ func (s *State) removeRecord(name string) {
 		return
 	}
 	b, l := tableSlot(name)
-	root := *s.domains
-	branch := *root[b]
-	old := branch[l]
-	i, _ := slices.BinarySearchFunc(old, name, compareRecordName)
-	var leaf []*Domain
-	if len(old) > 1 {
-		leaf = make([]*Domain, 0, len(old)-1)
-		leaf = append(append(leaf, old[:i]...), old[i+1:]...)
+	branch, owned := s.writablePath(b, l)
+	leaf := branch[l]
+	i, _ := slices.BinarySearchFunc(leaf, name, compareRecordName)
+	switch {
+	case len(leaf) == 1:
+		leaf = nil
+	case owned:
+		leaf = slices.Delete(leaf, i, i+1)
+	default:
+		leaf = append(append(make([]*Domain, 0, len(leaf)-1), leaf[:i]...), leaf[i+1:]...)
 	}
 	branch[l] = leaf
+	s.own.leaves[b] |= 1 << l
 	s.count--
 	if slices.IndexFunc(branch[:], func(l []*Domain) bool { return l != nil }) < 0 {
-		root[b] = nil
-	} else {
-		root[b] = &branch
+		s.domains[b] = nil
+		s.own.branches &^= 1 << b
+		s.own.leaves[b] = 0
 	}
-	if root == (domainRoot{}) {
+	if *s.domains == (domainRoot{}) {
 		s.domains = nil
-	} else {
-		s.domains = &root
+		s.own.root = false
 	}
 }
 
