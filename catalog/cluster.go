@@ -57,10 +57,11 @@ type ClusterConfig struct {
 	// it, every RetryInterval, while its raft configuration does not name
 	// it. Nil means the node never joins by itself.
 	Join func(ctx context.Context, serverID, raftAddr string) error
-	// Forward commits a command through the current leader. The node uses
-	// it to register its incarnation while it is not the leader. Nil means
-	// the node registers only when it becomes leader.
-	Forward func(ctx context.Context, cmd lifecycle.Command) (lifecycle.Result, error)
+	// Forward commits a command through leader, the current leader as this
+	// node knows it (its APIAddr is set). The node uses it to register its
+	// incarnation while it is not the leader. Nil means the node registers
+	// only when it becomes leader.
+	Forward func(ctx context.Context, leader Leader, cmd lifecycle.Command) (lifecycle.Result, error)
 	// OnObservation receives raft's observations of peer contact and
 	// leadership, on a goroutine of the node. It must not block.
 	OnObservation func(Observation)

@@ -3,6 +3,8 @@ package catalog
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/hashicorp/raft"
@@ -90,7 +92,11 @@ func (n *Node) memberWork(ctx context.Context) bool {
 	if cc.Forward == nil {
 		return true
 	}
-	res, err := cc.Forward(cctx, n.registration())
+	leader, ok := n.Leader()
+	if !ok || leader.APIAddr == "" {
+		return false // an election is in progress, or its registration is not here yet
+	}
+	res, err := cc.Forward(cctx, leader, n.registration())
 	if err == nil {
 		err = res.Err()
 	}
@@ -291,4 +297,15 @@ func (n *Node) changeConfiguration(ctx context.Context, start func(time.Duration
 	case <-ctx.Done():
 		return fmt.Errorf("%w: %w", ErrOutcomeUnknown, ctx.Err())
 	}
+}
+
+// HasState reports whether dataDir holds a catalog that has been opened
+// before (its persisted server ID exists), so a cluster member restarting
+// on it needs neither bootstrap nor join.
+func HasState(dataDir string) bool {
+	if dataDir == "" {
+		return false
+	}
+	_, err := os.Stat(filepath.Join(dataDir, catalogDir, serverIDFile))
+	return err == nil
 }

@@ -13,9 +13,13 @@ import (
 // carries the values this node resolved (sampled UTC, chosen authority), so
 // the leader commits exactly what a local commit would have.
 func (n *Node) commit(ctx context.Context, cmd lifecycle.Command) (lifecycle.Result, error) {
+	start := n.src.Monotonic()
 	res, err := n.catalog.Propose(ctx, cmd)
 	if err != nil && n.cfg.Forward != nil && errors.Is(err, catalog.ErrNotLeader) {
-		return n.cfg.Forward(ctx, cmd)
+		res, err = n.cfg.Forward(ctx, cmd)
+	}
+	if err == nil && n.cfg.OnCommit != nil {
+		n.cfg.OnCommit(n.src.Monotonic() - start)
 	}
 	return res, err
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/nspl-dev/nspl/catalog"
 	"github.com/nspl-dev/nspl/lifecycle"
@@ -50,6 +51,10 @@ type Config struct {
 	// so a statement's reply is the same wherever its session is; without
 	// it a follower's write fails with catalog.ErrNotLeader.
 	Forward func(ctx context.Context, cmd lifecycle.Command) (lifecycle.Result, error)
+	// OnCommit, when set, receives the latency of every command the
+	// control-plane handler committed (locally or through Forward), measured
+	// on TimeSource's monotonic clock. It must not block.
+	OnCommit func(time.Duration)
 	// OnProgress, when set, receives every report this node's producers
 	// emit, after it was applied locally, on the producer's goroutine. It is
 	// where peer delivery attaches; it must not block.

@@ -1,0 +1,222 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nspl-dev/nspl/catalog"
+	"github.com/nspl-dev/nspl/interconnect"
+	"github.com/nspl-dev/nspl/lifecycle"
+	"github.com/nspl-dev/nspl/runtime"
+)
+
+// backend serves the peer handler from the member.
+type backend struct{ m *Member }
+
+var _ interconnect.Backend = backend{}
+
+func (b backend) AcceptProgress(from string, rep runtime.ProgressReport) (bool, error) {
+	n := b.m.node.Load()
+	if n == nil {
+		return false, ErrNotReady
+	}
+	return n.AcceptProgress(from, rep)
+}
+
+func (b backend) Status() interconnect.Status {
+	n := b.m.node.Load()
+	if n == nil {
+		return interconnect.Status{Node: b.m.cfg.Node}
+	}
+	return interconnect.Status{
+		Node:               b.m.cfg.Node,
+		Incarnation:        n.Identity().Incarnation,
+		AdvertisedRevision: n.AdvertisedRevision(),
+		CatalogRevision:    n.Catalog().Revision(),
+		Leader:             n.Catalog().IsLeader(),
+		Healthy:            b.m.ctx.Err() == nil,
+	}
+}
+
+func (b backend) Join(ctx context.Context, forwarded bool, req interconnect.JoinRequest) error {
+	cat, err := b.m.catalog()
+	if err != nil {
+		return err
+	}
+	if cat.IsLeader() {
+		// A node whose data directory was replaced comes back under its
+		// name with a new raft server: the old server goes first, so one
+		// name never holds two votes.
+		if old, ok := cat.State().Node(req.Name); ok && old.RaftID != "" && old.RaftID != req.ServerID {
+			if err := cat.RemoveServer(ctx, old.RaftID); err != nil {
+				return err
+			}
+		}
+		return cat.AddVoter(ctx, req.ServerID, req.RaftAddr)
+	}
+	leader, err := b.m.leaderAPI(cat, forwarded)
+	if err != nil {
+		return err
+	}
+	return b.m.client.Join(ctx, leader.APIAddr, true, req)
+}
+
+func (b backend) Propose(ctx context.Context, forwarded bool, cmd lifecycle.Command) (lifecycle.Result, error) {
+	cat, err := b.m.catalog()
+	if err != nil {
+		return lifecycle.Result{}, err
+	}
+	res, err := cat.Propose(ctx, cmd)
+	if err == nil || forwarded || !errors.Is(err, catalog.ErrNotLeader) {
+		return res, err
+	}
+	leader, err := b.m.leaderAPI(cat, false)
+	if err != nil {
+		return lifecycle.Result{}, err
+	}
+	return b.m.client.Propose(ctx, leader.APIAddr, true, cmd)
+}
+
+func (b backend) Remove(ctx context.Context, forwarded bool, name string) error {
+	return b.m.remove(ctx, forwarded, name)
+}
+
+func (m *Member) catalog() (*catalog.Node, error) {
+	n := m.node.Load()
+	if n == nil {
+		return nil, ErrNotReady
+	}
+	return n.Catalog(), nil
+}
+
+// leaderAPI returns the leader to forward to, refusing when this request
+// was already forwarded once (it reached a node that is not the leader: the
+// sender's view is stale, and forwarding again could loop).
+func (m *Member) leaderAPI(cat *catalog.Node, forwarded bool) (catalog.Leader, error) {
+	leader, ok := cat.Leader()
+	if forwarded || !ok || leader.APIAddr == "" || leader.ServerID == cat.ServerID() {
+		return catalog.Leader{}, &catalog.NotLeaderError{Leader: leader.ServerID, LeaderAddress: leader.RaftAddr}
+	}
+	return leader, nil
+}
+
+// join is the catalog's Join hook: ask each Config.Join address in turn.
+func (m *Member) join(ctx context.Context, serverID, raftAddr string) error {
+	req := interconnect.JoinRequest{Name: m.cfg.Node, ServerID: serverID, RaftAddr: raftAddr}
+	var errs []error
+	for _, addr := range m.cfg.Join {
+		err := m.client.Join(ctx, addr, false, req)
+		if err == nil {
+			m.logger.Info("joined the cluster", "through", addr)
+			return nil
+		}
+		errs = append(errs, err)
+	}
+	if len(errs) == 0 {
+		return ErrNoJoinAddress
+	}
+	return errors.Join(errs...)
+}
+
+// forwardTo is the catalog's Forward hook: commit through the leader it
+// names.
+func (m *Member) forwardTo(ctx context.Context, leader catalog.Leader, cmd lifecycle.Command) (lifecycle.Result, error) {
+	return m.client.Propose(ctx, leader.APIAddr, true, cmd)
+}
+
+// forward is the node's Forward hook for statements on a follower: commit
+// through the leader, waiting out an election in progress (up to
+// forwardAttempts tries, forwardRetry apart) while nothing was proposed.
+func (m *Member) forward(ctx context.Context, cmd lifecycle.Command) (lifecycle.Result, error) {
+	for attempt := 1; ; attempt++ {
+		res, err := m.forwardOnce(ctx, cmd)
+		retry := errors.Is(err, catalog.ErrNotLeader) || errors.Is(err, catalog.ErrLeadershipUnconfirmed)
+		if !retry || attempt >= forwardAttempts || !m.waitCtx(ctx, forwardRetry) {
+			return res, err
+		}
+	}
+}
+
+func (m *Member) forwardOnce(ctx context.Context, cmd lifecycle.Command) (lifecycle.Result, error) {
+	cat, err := m.catalog()
+	if err != nil {
+		return lifecycle.Result{}, err
+	}
+	leader, ok := cat.Leader()
+	switch {
+	case ok && leader.ServerID == cat.ServerID():
+		return cat.Propose(ctx, cmd)
+	case !ok || leader.APIAddr == "":
+		return lifecycle.Result{}, &catalog.NotLeaderError{Leader: leader.ServerID, LeaderAddress: leader.RaftAddr}
+	}
+	return m.client.Propose(ctx, leader.APIAddr, true, cmd)
+}
+
+// waitCtx waits d on the member's clock; false when ctx or the member ends
+// first.
+func (m *Member) waitCtx(ctx context.Context, d time.Duration) bool {
+	t := m.src.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C():
+		return true
+	case <-ctx.Done():
+		return false
+	case <-m.ctx.Done():
+		return false
+	}
+}
+
+// Remove removes the named node from the cluster: the leader deregisters
+// its incarnation (so it is no authority candidate) and removes its raft
+// server; the leader's reconciliation then moves its clock authorities.
+// On a follower the request goes to the leader. A node that is not
+// registered is ErrUnknownNode.
+func (m *Member) Remove(ctx context.Context, name string) error {
+	return m.remove(ctx, false, name)
+}
+
+func (m *Member) remove(ctx context.Context, forwarded bool, name string) error {
+	cat, err := m.catalog()
+	if err != nil {
+		return err
+	}
+	if !cat.IsLeader() {
+		leader, err := m.leaderAPI(cat, forwarded)
+		if err != nil {
+			return err
+		}
+		cctx, cancel := context.WithTimeout(ctx, peerCallTimeout)
+		defer cancel()
+		return m.client.Remove(cctx, leader.APIAddr, true, name)
+	}
+	nd, ok := cat.State().Node(name)
+	if !ok {
+		return fmt.Errorf("%w: %q", ErrUnknownNode, name)
+	}
+	res, err := cat.Propose(ctx, lifecycle.Command{Op: lifecycle.OpDeregisterNode,
+		DeregisterNode: &lifecycle.DeregisterNode{Name: nd.Name, Incarnation: nd.Incarnation}})
+	if err == nil {
+		err = res.Err()
+	}
+	if err != nil {
+		return fmt.Errorf("deregister node %q: %w", name, err)
+	}
+	if err := cat.RemoveServer(ctx, nd.RaftID); err != nil {
+		return fmt.Errorf("remove raft server of node %q: %w", name, err)
+	}
+	m.avail.Forget(name)
+	m.logger.Info("node removed from the cluster", "node", name, "incarnation", nd.Incarnation)
+	return nil
+}
+
+// Leave removes this member from the cluster (through the leader when it
+// is not the leader itself) and closes it.
+func (m *Member) Leave(ctx context.Context) error {
+	if err := m.Remove(ctx, m.cfg.Node); err != nil {
+		return err
+	}
+	return m.Close()
+}

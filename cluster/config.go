@@ -1,0 +1,140 @@
+package cluster
+
+import (
+	"fmt"
+	"log/slog"
+	"net"
+	"time"
+
+	"github.com/nspl-dev/nspl/catalog"
+	"github.com/nspl-dev/nspl/pki"
+	"github.com/nspl-dev/nspl/runtime/timesource"
+)
+
+// Defaults of the availability probe.
+const (
+	// DefaultProbeInterval is how often a member probes each other member.
+	DefaultProbeInterval = 200 * time.Millisecond
+	// DefaultProbeAttempts is how many attempts one probe makes before it
+	// reports the member unhealthy.
+	DefaultProbeAttempts = 3
+	// DefaultProbeTimeout bounds one attempt.
+	DefaultProbeTimeout = 250 * time.Millisecond
+	// probeRetryGap is the wait between two attempts of one probe.
+	probeRetryGap = 50 * time.Millisecond
+	// forwardRetry is the wait between attempts to reach a leader while an
+	// election is in progress, and forwardAttempts bounds them.
+	forwardRetry    = 100 * time.Millisecond
+	forwardAttempts = 30
+	// peerCallTimeout bounds one join or remove call to another member.
+	peerCallTimeout = 5 * time.Second
+)
+
+// Config configures one cluster member.
+type Config struct {
+	// Node is this member's node name; it must be the name its node
+	// certificate carries.
+	Node string
+	// DataDir holds the catalog (raft log, snapshots, server id). Empty
+	// keeps everything in memory, which suits tests only.
+	DataDir string
+	// RaftAddr is the raft listener's address; RaftListener, when set, is
+	// used instead (the member closes it). RaftAdvertise is the address
+	// other members dial; empty means the listener's.
+	RaftAddr      string
+	RaftListener  net.Listener
+	RaftAdvertise string
+	// APIAddr is the API address (host:port) this member registers, where
+	// other members reach its PeerHandler. With Listener set and APIAddr
+	// empty, the listener's address.
+	APIAddr string
+	// Listener, when set, makes the member serve PeerHandler itself, over
+	// TLS that admits only cluster nodes, on this listener (the member
+	// closes it). Leave it nil when the node's API server mounts
+	// PeerHandler under interconnect.PathPrefix.
+	Listener net.Listener
+	// Join lists API addresses of existing members; a member whose raft
+	// configuration does not name it asks them, in order, to add it.
+	Join []string
+	// Bootstrap makes a member with an empty data directory form a new
+	// cluster. Ignored once the data directory holds state.
+	Bootstrap bool
+	// Material is this member's certificate material; nil loads
+	// pki.LoadNode(PKIDir, Node).
+	Material *pki.Material
+	PKIDir   string
+
+	// Raft timing; zero means catalog's cluster defaults (200 ms
+	// heartbeat and election timeouts).
+	HeartbeatTimeout   time.Duration
+	ElectionTimeout    time.Duration
+	LeaderLeaseTimeout time.Duration
+	CommitTimeout      time.Duration
+
+	// Availability probe; zero means the Default* constants and
+	// node.DefaultUnavailabilityInterval.
+	ProbeInterval          time.Duration
+	ProbeAttempts          int
+	ProbeTimeout           time.Duration
+	UnavailabilityInterval time.Duration
+
+	// Progress delivery; zero means interconnect's defaults (2 s request
+	// deadline, 200 ms backoff).
+	ProgressTimeout time.Duration
+	ProgressBackoff time.Duration
+
+	// Logger nil means slog.Default(); RaftLogLevel filters raft's own
+	// output.
+	Logger       *slog.Logger
+	RaftLogLevel slog.Level
+	// TimeSource is the member's physical clock. Nil means
+	// timesource.System().
+	TimeSource timesource.Source
+}
+
+func (c Config) withDefaults() (Config, error) {
+	if err := pki.ValidName(c.Node); err != nil {
+		return c, fmt.Errorf("%w: node name: %w", ErrConfig, err)
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	if c.TimeSource == nil {
+		c.TimeSource = timesource.System()
+	}
+	if c.Material == nil {
+		if c.PKIDir == "" {
+			return c, fmt.Errorf("%w: no certificate material; pass PKIDir (see nspl cert) or Material", ErrConfig)
+		}
+		m, err := pki.LoadNode(c.PKIDir, c.Node)
+		if err != nil {
+			return c, fmt.Errorf("%w: %w", ErrConfig, err)
+		}
+		c.Material = m
+	}
+	if c.Material.Identity != (pki.Identity{Role: pki.RoleNode, Name: c.Node}) {
+		return c, fmt.Errorf("%w: the certificate names %s, not node %q", ErrConfig, c.Material.Identity, c.Node)
+	}
+	if c.RaftListener == nil && c.RaftAddr == "" {
+		return c, fmt.Errorf("%w: RaftAddr is empty; pass --raft-addr HOST:PORT", ErrConfig)
+	}
+	if c.APIAddr == "" && c.Listener != nil {
+		c.APIAddr = c.Listener.Addr().String()
+	}
+	if c.APIAddr == "" {
+		return c, fmt.Errorf("%w: APIAddr is empty; pass --api-addr HOST:PORT", ErrConfig)
+	}
+	if !c.Bootstrap && len(c.Join) == 0 && !catalog.HasState(c.DataDir) {
+		return c, fmt.Errorf("%w: %w", ErrConfig, ErrNoJoinAddress)
+	}
+	if c.ProbeInterval <= 0 {
+		c.ProbeInterval = DefaultProbeInterval
+	}
+	if c.ProbeAttempts <= 0 {
+		c.ProbeAttempts = DefaultProbeAttempts
+	}
+	if c.ProbeTimeout <= 0 {
+		c.ProbeTimeout = DefaultProbeTimeout
+	}
+	return c, nil
+}

@@ -1,0 +1,34 @@
+// Package cluster composes one nspl cluster member in a process: a node
+// (package node) whose catalog is a raft member over mutually
+// authenticated TLS, the peer interconnect (package interconnect) that
+// carries progress, joins, removals and forwarded commands between nodes,
+// the application-health prober that feeds effective availability, and the
+// progress delivery of this node's clock authorities.
+//
+// Using it:
+//
+//	m, err := cluster.Start(ctx, cluster.Config{
+//		Node: "n1", DataDir: dir, PKIDir: certs,
+//		RaftAddr: "127.0.0.1:7001", APIAddr: "127.0.0.1:8001",
+//		Bootstrap: true, // the first node; the others set Join instead
+//	})
+//	mux.Handle(interconnect.PathPrefix, m.PeerHandler()) // on the node's TLS API listener
+//	n := m.Node()          // sessions run against it; statements on a follower go through the leader
+//	st := m.Status()       // SHOW CLUSTER STATUS
+//	met := m.Metrics()     // /metrics
+//	err = m.Close()
+//
+// Availability: every member probes every other registered member's
+// /v1/peer/status each ProbeInterval, with ProbeAttempts attempts of
+// ProbeTimeout each; the verdict after those attempts (and the incarnation
+// that answered) is the application-health observation, raft's heartbeat
+// failures and resumptions on the leader are the gossip verdict, and
+// node.Availability merges them. Any change of the merged verdict, of the
+// raft configuration or of leadership makes the leader reconcile clock
+// authorities at once; the catalog retries every 200 ms until a
+// reassignment commits.
+//
+// A member never reads the wall clock except through its time source
+// (request deadlines are physical bounds on I/O, not clock reads), and
+// Close stops every goroutine it started.
+package cluster

@@ -1,0 +1,359 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/nspl-dev/nspl/catalog"
+	"github.com/nspl-dev/nspl/interconnect"
+	"github.com/nspl-dev/nspl/node"
+	"github.com/nspl-dev/nspl/pki"
+	"github.com/nspl-dev/nspl/runtime"
+	"github.com/nspl-dev/nspl/runtime/timesource"
+)
+
+// Member is one running cluster member. All methods are safe for
+// concurrent use.
+type Member struct {
+	cfg       Config
+	logger    *slog.Logger
+	src       timesource.Source
+	avail     *node.Availability
+	transport *http.Transport
+	client    *interconnect.Client
+	delivery  *interconnect.Delivery
+	handler   *interconnect.Handler
+	server    *http.Server // nil unless Config.Listener
+
+	metrics interconnect.Metrics
+	ticks   atomic.Uint64
+	commits latencyHistogram
+
+	node atomic.Pointer[node.Node]
+
+	statusMu sync.Mutex
+	statuses map[string]probeResult // node name → latest probe outcome
+	probing  map[string]bool        // node name → probe in flight
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+type probeResult struct {
+	status  interconnect.Status
+	healthy bool
+}
+
+// Start starts a member: it loads the certificate material, starts raft
+// over TLS, bootstraps or joins (through Config.Join) as configured, and
+// returns once this process's incarnation is registered in the committed
+// catalog and its node has installed the committed domains. ctx bounds the
+// start; a member that cannot reach a quorum does not start.
+func Start(ctx context.Context, cfg Config) (*Member, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	mctx, cancel := context.WithCancel(context.Background())
+	m := &Member{
+		cfg:       cfg,
+		logger:    cfg.Logger.With("node_name", cfg.Node),
+		src:       cfg.TimeSource,
+		transport: cfg.Material.Transport(),
+		statuses:  make(map[string]probeResult),
+		probing:   make(map[string]bool),
+		ctx:       mctx,
+		cancel:    cancel,
+	}
+	m.client = interconnect.NewClient(m.transport)
+	m.avail = node.NewAvailability(m.src, cfg.Node, cfg.UnavailabilityInterval, m.availabilityChanged)
+	m.delivery = interconnect.NewDelivery(interconnect.DeliveryConfig{
+		Client:         m.client,
+		Source:         m.src,
+		Peers:          m.peers,
+		Required:       m.required,
+		RequestTimeout: cfg.ProgressTimeout,
+		Backoff:        cfg.ProgressBackoff,
+		Metrics:        &m.metrics,
+		Logger:         m.logger,
+	})
+	m.handler = interconnect.NewHandler(backend{m}, &m.metrics, m.logger)
+	if cfg.Listener != nil {
+		m.serve()
+	}
+	n, err := node.Open(ctx, node.Config{
+		Name:         cfg.Node,
+		DataDir:      cfg.DataDir,
+		Logger:       cfg.Logger,
+		RaftLogLevel: cfg.RaftLogLevel,
+		TimeSource:   cfg.TimeSource,
+		Available:    m.avail.Available,
+		APIAddress:   cfg.APIAddr,
+		Forward:      m.forward,
+		OnCommit:     m.commits.observe,
+		OnProgress:   m.onProgress,
+		Cluster: &catalog.ClusterConfig{
+			RaftAddr:           cfg.RaftAddr,
+			Listener:           cfg.RaftListener,
+			AdvertiseAddr:      cfg.RaftAdvertise,
+			ServerTLS:          cfg.Material.PeerServerConfig(),
+			ClientTLS:          cfg.Material.ClientConfig("", ""),
+			Bootstrap:          cfg.Bootstrap,
+			Join:               m.join,
+			Forward:            m.forwardTo,
+			OnObservation:      m.observe,
+			HeartbeatTimeout:   cfg.HeartbeatTimeout,
+			ElectionTimeout:    cfg.ElectionTimeout,
+			LeaderLeaseTimeout: cfg.LeaderLeaseTimeout,
+			CommitTimeout:      cfg.CommitTimeout,
+		},
+	})
+	if err != nil {
+		m.shutdown()
+		if errors.Is(err, node.ErrConfig) {
+			return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+		}
+		return nil, err
+	}
+	m.node.Store(n)
+	m.wg.Add(2)
+	go m.probeLoop()
+	go m.installLoop(n)
+	m.logger.Info("cluster member started", "incarnation", n.Identity().Incarnation,
+		"raft_addr", n.Catalog().RaftAddress(), "api_addr", cfg.APIAddr)
+	return m, nil
+}
+
+// serve runs the member's own peer listener.
+func (m *Member) serve() {
+	mux := http.NewServeMux()
+	mux.Handle(interconnect.PathPrefix, m.handler)
+	m.server = &http.Server{
+		Handler:           mux,
+		TLSConfig:         m.cfg.Material.ServerConfig(pki.ServerOptions{Roles: []pki.Role{pki.RoleNode}}),
+		ReadHeaderTimeout: 5 * time.Second,
+		ErrorLog:          slog.NewLogLogger(m.logger.Handler(), slog.LevelDebug),
+	}
+	m.wg.Add(1)
+	go func() {
+		defer m.wg.Done()
+		if err := m.server.ServeTLS(m.cfg.Listener, "", ""); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			m.logger.Error("peer listener stopped", "err", err)
+		}
+	}()
+}
+
+// Node returns the member's node: sessions and the control-plane handler
+// run against it.
+func (m *Member) Node() *node.Node { return m.node.Load() }
+
+// PeerHandler returns the /v1/peer/ handler to mount on the node's API
+// listener under interconnect.PathPrefix. That listener's TLS config must
+// verify client certificates against the cluster CA.
+func (m *Member) PeerHandler() http.Handler { return m.handler }
+
+// Material returns the member's certificate material.
+func (m *Member) Material() *pki.Material { return m.cfg.Material }
+
+// APIAddr returns the API address the member registered.
+func (m *Member) APIAddr() string { return m.cfg.APIAddr }
+
+// Close stops the member: probes, progress delivery, its own listener,
+// the node (producers, catalog, raft) and idle connections, and waits for
+// every goroutine it started. It does not leave the cluster (see Leave).
+// It is idempotent.
+func (m *Member) Close() error {
+	m.closeOnce.Do(func() {
+		m.closeErr = m.shutdown()
+	})
+	return m.closeErr
+}
+
+func (m *Member) shutdown() error {
+	m.cancel()
+	m.delivery.Close()
+	var errs []error
+	if m.server != nil {
+		errs = append(errs, m.server.Close())
+	}
+	if n := m.node.Load(); n != nil {
+		errs = append(errs, n.Close())
+	}
+	m.wg.Wait()
+	m.transport.CloseIdleConnections()
+	return errors.Join(errs...)
+}
+
+// onProgress hands every report of this node's producers to delivery.
+func (m *Member) onProgress(rep runtime.ProgressReport) {
+	m.ticks.Add(1)
+	m.delivery.Publish(rep)
+}
+
+// required is the delivery's fence check: the revision of the
+// installation the producer started from, while rep's fence is still the
+// installed one.
+func (m *Member) required(rep runtime.ProgressReport) (uint64, bool) {
+	n := m.node.Load()
+	if n == nil {
+		return 0, false
+	}
+	in := n.Runtime().Current(rep.Domain)
+	f, ok := runtime.FenceOf(in)
+	if !ok || f.Generation != rep.Generation || f.Authority != rep.Authority {
+		return 0, false
+	}
+	return in.Lifecycle().Revision, true
+}
+
+// peers is the delivery's view of its targets: every other registered
+// member with its effective availability and advertised revision.
+func (m *Member) peers() []interconnect.Peer {
+	n := m.node.Load()
+	if n == nil {
+		return nil
+	}
+	nodes := n.Catalog().State().Nodes()
+	m.statusMu.Lock()
+	defer m.statusMu.Unlock()
+	out := make([]interconnect.Peer, 0, len(nodes))
+	for _, nd := range nodes {
+		if nd.Name == m.cfg.Node {
+			continue
+		}
+		p := interconnect.Peer{Name: nd.Name, APIAddr: nd.APIAddr, Incarnation: nd.Incarnation, Live: m.avail.Live(nd.NodeIncarnation())}
+		if r, ok := m.statuses[nd.Name]; ok && r.healthy && r.status.Incarnation == nd.Incarnation {
+			p.Advertised = r.status.AdvertisedRevision
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// availabilityChanged runs after every change of an availability verdict.
+func (m *Member) availabilityChanged() {
+	if n := m.node.Load(); n != nil {
+		n.Catalog().AvailabilityChanged()
+	}
+	m.delivery.PeersChanged()
+}
+
+// observe translates raft's observations into gossip verdicts and
+// reconciliation triggers.
+func (m *Member) observe(o catalog.Observation) {
+	n := m.node.Load()
+	if n == nil {
+		return
+	}
+	switch o.Kind {
+	case catalog.HeartbeatFailed, catalog.HeartbeatResumed:
+		if nd, ok := catalog.NodeByServerID(n.Catalog().State(), o.ServerID); ok {
+			m.avail.ObserveGossip(nd.Name, o.Kind == catalog.HeartbeatResumed)
+		}
+	case catalog.LeaderChanged, catalog.PeerChanged:
+		n.Catalog().AvailabilityChanged()
+		m.delivery.PeersChanged()
+	}
+}
+
+// installLoop follows the node's installations: a retired authority's
+// delivery stops, and registry changes reach the delivery's peer view.
+func (m *Member) installLoop(n *node.Node) {
+	defer m.wg.Done()
+	for {
+		_, _, changed := n.Installed()
+		m.delivery.Sync()
+		m.delivery.PeersChanged()
+		select {
+		case <-m.ctx.Done():
+			return
+		case <-changed:
+		}
+	}
+}
+
+// probeLoop starts one bounded probe of every other registered member each
+// ProbeInterval, skipping a member whose previous probe is still running.
+func (m *Member) probeLoop() {
+	defer m.wg.Done()
+	t := m.src.NewTimer(0)
+	defer t.Stop()
+	for {
+		select {
+		case <-m.ctx.Done():
+			return
+		case <-t.C():
+		}
+		n := m.node.Load()
+		for _, nd := range n.Catalog().State().Nodes() {
+			if nd.Name == m.cfg.Node {
+				continue
+			}
+			m.statusMu.Lock()
+			busy := m.probing[nd.Name]
+			m.probing[nd.Name] = true
+			m.statusMu.Unlock()
+			if busy {
+				continue
+			}
+			m.wg.Add(1)
+			go m.probe(nd.Name, nd.APIAddr)
+		}
+		t.Reset(m.cfg.ProbeInterval)
+	}
+}
+
+// probe makes up to ProbeAttempts attempts to read the member's status and
+// records the verdict. It finishes its attempts whatever gossip reports
+// meanwhile, so a stopped member is excluded even while a stale healthy
+// observation would keep it.
+func (m *Member) probe(name, addr string) {
+	defer m.wg.Done()
+	var res probeResult
+	for attempt := 0; attempt < m.cfg.ProbeAttempts; attempt++ {
+		if attempt > 0 && !m.wait(probeRetryGap) {
+			break
+		}
+		ctx, cancel := context.WithTimeout(m.ctx, m.cfg.ProbeTimeout)
+		st, err := m.client.Status(ctx, addr)
+		cancel()
+		if err == nil && st.Node == name && st.Healthy {
+			res = probeResult{status: st, healthy: true}
+			break
+		}
+	}
+	m.statusMu.Lock()
+	prev := m.statuses[name]
+	m.statuses[name] = res
+	delete(m.probing, name)
+	m.statusMu.Unlock()
+	if m.ctx.Err() != nil {
+		return
+	}
+	m.avail.ObserveHealth(name, res.status.Incarnation, res.healthy)
+	if prev.status.AdvertisedRevision != res.status.AdvertisedRevision || prev.healthy != res.healthy {
+		m.delivery.PeersChanged()
+	}
+}
+
+// wait waits d on the member's clock, false when the member closes first.
+func (m *Member) wait(d time.Duration) bool {
+	t := m.src.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C():
+		return true
+	case <-m.ctx.Done():
+		return false
+	}
+}

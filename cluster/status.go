@@ -1,0 +1,184 @@
+package cluster
+
+import (
+	"sync"
+	"time"
+
+	"github.com/nspl-dev/nspl/catalog"
+	"github.com/nspl-dev/nspl/lifecycle"
+)
+
+// ClusterStatus is what SHOW CLUSTER STATUS shows: the members as this
+// node sees them and, for every paced domain, its authority.
+type ClusterStatus struct {
+	// Self is this member's node name.
+	Self string
+	// Leader is the leader's node name; empty while none is known.
+	Leader string
+	// CatalogRevision is this node's applied catalog revision;
+	// AdvertisedRevision the runtime revision it advertises.
+	CatalogRevision    uint64
+	AdvertisedRevision uint64
+	// Nodes are the registered nodes and the raft servers not (yet)
+	// registered, sorted by name (unregistered servers, with an empty Name,
+	// last).
+	Nodes []NodeStatus
+	// Domains are the paced domains, sorted by name.
+	Domains []DomainStatus
+}
+
+// NodeStatus is one member.
+type NodeStatus struct {
+	Name        string
+	Incarnation uint64
+	ServerID    string
+	RaftAddr    string
+	APIAddr     string
+	// Voter is whether its raft server is a voter; Leader whether it is the
+	// consensus leader; Available its effective availability as this node
+	// sees it; Self whether it is this node.
+	Voter     bool
+	Leader    bool
+	Available bool
+	Self      bool
+	// AdvertisedRevision is the runtime revision it advertised to this
+	// node's latest probe (this node's own for Self); 0 when unknown.
+	AdvertisedRevision uint64
+}
+
+// DomainStatus is one paced domain's authority.
+type DomainStatus struct {
+	Name       string
+	Running    bool
+	Generation uint64
+	// Authority is the committed authority fence: node, incarnation and
+	// authority revision. Its Node is empty while unassigned (the paced
+	// clock is then unavailable for execution).
+	Authority lifecycle.AuthorityFence
+	// Revision is the catalog revision that last changed the domain.
+	Revision uint64
+}
+
+// Status returns the cluster as this member sees it.
+func (m *Member) Status() ClusterStatus {
+	n := m.node.Load()
+	if n == nil {
+		return ClusterStatus{Self: m.cfg.Node}
+	}
+	cat := n.Catalog()
+	s := cat.State()
+	st := ClusterStatus{Self: m.cfg.Node, CatalogRevision: s.Revision(), AdvertisedRevision: n.AdvertisedRevision()}
+	leader, _ := cat.Leader()
+	servers, _ := cat.Servers()
+	byID := make(map[string]catalog.Server, len(servers))
+	for _, sv := range servers {
+		byID[sv.ServerID] = sv
+	}
+	m.statusMu.Lock()
+	for _, nd := range s.Nodes() {
+		ns := NodeStatus{Name: nd.Name, Incarnation: nd.Incarnation, ServerID: nd.RaftID, RaftAddr: nd.RaftAddr, APIAddr: nd.APIAddr,
+			Leader: nd.RaftID != "" && nd.RaftID == leader.ServerID, Available: m.avail.Live(nd.NodeIncarnation()), Self: nd.Name == m.cfg.Node}
+		if sv, ok := byID[nd.RaftID]; ok {
+			ns.Voter = sv.Voter
+			ns.RaftAddr = sv.RaftAddr
+			delete(byID, nd.RaftID)
+		}
+		if ns.Self {
+			ns.AdvertisedRevision = st.AdvertisedRevision
+		} else if r, ok := m.statuses[nd.Name]; ok && r.healthy && r.status.Incarnation == nd.Incarnation {
+			ns.AdvertisedRevision = r.status.AdvertisedRevision
+		}
+		if ns.Leader {
+			st.Leader = nd.Name
+		}
+		st.Nodes = append(st.Nodes, ns)
+	}
+	m.statusMu.Unlock()
+	for _, sv := range servers {
+		if _, ok := byID[sv.ServerID]; ok {
+			st.Nodes = append(st.Nodes, NodeStatus{ServerID: sv.ServerID, RaftAddr: sv.RaftAddr, Voter: sv.Voter, Leader: sv.ServerID == leader.ServerID})
+		}
+	}
+	for _, d := range s.Domains() {
+		if d.Pace != lifecycle.Paced {
+			continue
+		}
+		st.Domains = append(st.Domains, DomainStatus{Name: d.Name, Running: d.Running(), Generation: d.Generation, Authority: d.Authority, Revision: d.Revision})
+	}
+	return st
+}
+
+// Metrics are the member's counters for /metrics.
+type Metrics struct {
+	// TicksProduced counts reports this node's producers emitted.
+	TicksProduced uint64
+	// ProgressSent and ProgressFailed count this node's delivery requests
+	// that got a reply and that failed; ProgressAccepted, ProgressIgnored
+	// and ProgressRefused count the reports this node received, by how it
+	// evaluated them.
+	ProgressSent, ProgressFailed                       uint64
+	ProgressAccepted, ProgressIgnored, ProgressRefused uint64
+	// CommitLatency is the latency of the commands this node's
+	// control-plane handler committed (locally or through the leader).
+	CommitLatency Histogram
+}
+
+// Histogram is a latency histogram in Prometheus's shape: Counts[i] is the
+// number of observations at most Bounds[i] (cumulative); Count and Sum
+// cover every observation, including those above the last bound.
+type Histogram struct {
+	Bounds []time.Duration
+	Counts []uint64
+	Count  uint64
+	Sum    time.Duration
+}
+
+// Metrics returns the member's counters.
+func (m *Member) Metrics() Metrics {
+	s := m.metrics.Snapshot()
+	return Metrics{
+		TicksProduced: m.ticks.Load(),
+		ProgressSent:  s.ProgressSent, ProgressFailed: s.ProgressFailed,
+		ProgressAccepted: s.ProgressAccepted, ProgressIgnored: s.ProgressIgnored, ProgressRefused: s.ProgressRefused,
+		CommitLatency: m.commits.snapshot(),
+	}
+}
+
+// commitBounds are the commit latency histogram's upper bounds.
+var commitBounds = []time.Duration{
+	time.Millisecond, 2500 * time.Microsecond, 5 * time.Millisecond, 10 * time.Millisecond, 25 * time.Millisecond,
+	50 * time.Millisecond, 100 * time.Millisecond, 250 * time.Millisecond, 500 * time.Millisecond, time.Second, 2500 * time.Millisecond,
+}
+
+// latencyHistogram accumulates a Histogram over commitBounds.
+type latencyHistogram struct {
+	mu     sync.Mutex
+	counts [11]uint64 // per bucket, not cumulative
+	count  uint64
+	sum    time.Duration
+}
+
+func (h *latencyHistogram) observe(d time.Duration) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for i, b := range commitBounds {
+		if d <= b {
+			h.counts[i]++
+			break
+		}
+	}
+	h.count++
+	h.sum += d
+}
+
+func (h *latencyHistogram) snapshot() Histogram {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	out := Histogram{Bounds: append([]time.Duration(nil), commitBounds...), Counts: make([]uint64, len(commitBounds)), Count: h.count, Sum: h.sum}
+	var cum uint64
+	for i := range commitBounds {
+		cum += h.counts[i]
+		out.Counts[i] = cum
+	}
+	return out
+}

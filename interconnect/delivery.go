@@ -1,0 +1,396 @@
+package interconnect
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/nspl-dev/nspl/runtime"
+	"github.com/nspl-dev/nspl/runtime/timesource"
+)
+
+// Delivery defaults.
+const (
+	// DefaultRequestTimeout is the physical deadline of one progress
+	// request.
+	DefaultRequestTimeout = 2 * time.Second
+	// DefaultBackoff is the physical wait after a failed request before
+	// the newest report is sent.
+	DefaultBackoff = 200 * time.Millisecond
+	// DefaultMaxInFlight is the node-wide progress subquota: how many
+	// progress requests may be in flight at once across all peers and
+	// domains.
+	DefaultMaxInFlight = 64
+)
+
+// Peer is one delivery target as the node's membership view sees it.
+type Peer struct {
+	Name    string
+	APIAddr string
+	// Incarnation is the peer's registered incarnation.
+	Incarnation uint64
+	// Live is the peer's effective availability.
+	Live bool
+	// Advertised is the runtime revision the peer last advertised (its
+	// status), 0 when unknown.
+	Advertised uint64
+}
+
+// DeliveryConfig configures a Delivery.
+type DeliveryConfig struct {
+	// Client sends the requests.
+	Client *Client
+	// Source arms the backoff timers.
+	Source timesource.Source
+	// Peers returns the current targets, this node excluded. It is called
+	// often and must not block.
+	Peers func() []Peer
+	// Required returns the runtime revision a target must advertise to
+	// receive rep: the revision of the installation the producer started
+	// from. false means rep's fence is no longer this node's installed
+	// authority: the domain's delivery is retired.
+	Required func(rep runtime.ProgressReport) (uint64, bool)
+	// RequestTimeout, Backoff and MaxInFlight default to the Default*
+	// constants.
+	RequestTimeout time.Duration
+	Backoff        time.Duration
+	MaxInFlight    int
+	// Metrics counts sent and failed requests; nil counts nothing.
+	Metrics *Metrics
+	// Logger nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// Delivery is the clock authority's progress delivery: one lane per peer
+// and domain, each with at most one request in flight and one replaceable
+// pending report. All methods are safe for concurrent use; Publish never
+// blocks.
+type Delivery struct {
+	cfg  DeliveryConfig
+	sem  chan struct{}
+	ctx  context.Context
+	stop context.CancelFunc
+	wg   sync.WaitGroup
+
+	mu       sync.Mutex
+	closed   bool
+	domains  map[string]*domainDelivery
+	replies  map[string]replyAdvert // peer name → advertisement from its replies
+	peersGen chan struct{}          // closed and replaced when the peer view changes
+}
+
+type replyAdvert struct {
+	incarnation uint64
+	revision    uint64
+}
+
+// domainDelivery is one domain's delivery under one fence.
+type domainDelivery struct {
+	fence  fenceKey
+	newest runtime.ProgressReport // retained for new and reconnected peers
+	ctx    context.Context
+	cancel context.CancelFunc
+	lanes  map[string]*lane
+}
+
+type fenceKey struct {
+	generation  uint64
+	node        string
+	incarnation uint64
+	revision    uint64
+}
+
+func fenceOf(rep runtime.ProgressReport) fenceKey {
+	return fenceKey{rep.Generation, rep.Authority.Node, rep.Authority.Incarnation, rep.Authority.Revision}
+}
+
+// lane is one peer and domain: one replaceable pending report, one
+// goroutine that sends it.
+type lane struct {
+	peer    string
+	mu      sync.Mutex
+	pending *runtime.ProgressReport
+	wake    chan struct{} // one slot
+}
+
+func (l *lane) put(rep runtime.ProgressReport) {
+	l.mu.Lock()
+	l.pending = &rep
+	l.mu.Unlock()
+	select {
+	case l.wake <- struct{}{}:
+	default:
+	}
+}
+
+// take returns the pending report and clears the slot.
+func (l *lane) take() (runtime.ProgressReport, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.pending == nil {
+		return runtime.ProgressReport{}, false
+	}
+	rep := *l.pending
+	l.pending = nil
+	return rep, true
+}
+
+// restore puts rep back unless a newer report replaced it meanwhile.
+func (l *lane) restore(rep runtime.ProgressReport) {
+	l.mu.Lock()
+	if l.pending == nil {
+		l.pending = &rep
+	}
+	l.mu.Unlock()
+}
+
+// NewDelivery returns a running delivery; Close stops it.
+func NewDelivery(cfg DeliveryConfig) *Delivery {
+	if cfg.RequestTimeout <= 0 {
+		cfg.RequestTimeout = DefaultRequestTimeout
+	}
+	if cfg.Backoff <= 0 {
+		cfg.Backoff = DefaultBackoff
+	}
+	if cfg.MaxInFlight <= 0 {
+		cfg.MaxInFlight = DefaultMaxInFlight
+	}
+	if cfg.Metrics == nil {
+		cfg.Metrics = &Metrics{}
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Source == nil {
+		cfg.Source = timesource.System()
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	return &Delivery{cfg: cfg, sem: make(chan struct{}, cfg.MaxInFlight), ctx: ctx, stop: stop,
+		domains: make(map[string]*domainDelivery), replies: make(map[string]replyAdvert), peersGen: make(chan struct{})}
+}
+
+// Publish hands one report of this node's producer to every peer's lane
+// of its domain, replacing a report still pending there. A report under a
+// new fence retires the domain's lanes of the previous fence first
+// (cancelling their in-flight requests and backoffs).
+func (d *Delivery) Publish(rep runtime.ProgressReport) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return
+	}
+	dd := d.domains[rep.Domain]
+	if dd != nil && dd.fence != fenceOf(rep) {
+		d.retireLocked(rep.Domain)
+		dd = nil
+	}
+	if dd == nil {
+		ctx, cancel := context.WithCancel(d.ctx)
+		dd = &domainDelivery{fence: fenceOf(rep), ctx: ctx, cancel: cancel, lanes: make(map[string]*lane)}
+		d.domains[rep.Domain] = dd
+	}
+	dd.newest = rep
+	d.syncLanesLocked(rep.Domain, dd)
+	for _, l := range dd.lanes {
+		l.put(rep)
+	}
+}
+
+// syncLanesLocked starts a lane, seeded with the newest retained report,
+// for every peer that has none, and stops the lanes of peers that left.
+func (d *Delivery) syncLanesLocked(domain string, dd *domainDelivery) {
+	peers := d.cfg.Peers()
+	present := make(map[string]bool, len(peers))
+	for _, p := range peers {
+		present[p.Name] = true
+		if _, ok := dd.lanes[p.Name]; ok {
+			continue
+		}
+		l := &lane{peer: p.Name, wake: make(chan struct{}, 1)}
+		lctx, lcancel := context.WithCancel(dd.ctx)
+		dd.lanes[p.Name] = l
+		l.put(dd.newest)
+		d.wg.Add(1)
+		go d.run(lctx, lcancel, domain, l)
+	}
+	for name, l := range dd.lanes {
+		if !present[name] {
+			delete(dd.lanes, name)
+			l.mu.Lock()
+			l.pending = nil
+			l.mu.Unlock()
+			// The lane's goroutine ends when it finds itself removed.
+			select {
+			case l.wake <- struct{}{}:
+			default:
+			}
+		}
+	}
+}
+
+// PeersChanged re-reads the peer view: new peers get the newest retained
+// report of every domain, lanes of departed peers stop, and lanes waiting
+// for a peer to become live or advertise wake up.
+func (d *Delivery) PeersChanged() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return
+	}
+	for name, dd := range d.domains {
+		d.syncLanesLocked(name, dd)
+	}
+	close(d.peersGen)
+	d.peersGen = make(chan struct{})
+}
+
+// Sync retires the delivery of every domain whose newest report's fence is
+// no longer this node's installed authority (Required reports false). Call
+// it after every installation.
+func (d *Delivery) Sync() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for name, dd := range d.domains {
+		if _, ok := d.cfg.Required(dd.newest); !ok {
+			d.retireLocked(name)
+		}
+	}
+}
+
+// Retire stops the domain's delivery: in-flight requests and backoffs are
+// cancelled and the retained report is dropped.
+func (d *Delivery) Retire(domain string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.retireLocked(domain)
+}
+
+func (d *Delivery) retireLocked(domain string) {
+	if dd, ok := d.domains[domain]; ok {
+		dd.cancel()
+		delete(d.domains, domain)
+	}
+}
+
+// Close stops every lane and waits for their goroutines.
+func (d *Delivery) Close() {
+	d.mu.Lock()
+	d.closed = true
+	d.domains = map[string]*domainDelivery{}
+	d.mu.Unlock()
+	d.stop()
+	d.wg.Wait()
+}
+
+// target returns the peer's current view, its effective advertisement,
+// whether it is still a target, and the channel closed on the next view
+// change.
+func (d *Delivery) target(name string) (Peer, bool, <-chan struct{}) {
+	d.mu.Lock()
+	gen := d.peersGen
+	ra := d.replies[name]
+	d.mu.Unlock()
+	for _, p := range d.cfg.Peers() {
+		if p.Name == name {
+			if ra.incarnation == p.Incarnation && ra.revision > p.Advertised {
+				p.Advertised = ra.revision
+			}
+			return p, true, gen
+		}
+	}
+	return Peer{}, false, gen
+}
+
+func (d *Delivery) laneRemoved(domain string, l *lane) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	dd, ok := d.domains[domain]
+	return !ok || dd.lanes[l.peer] != l
+}
+
+// run is one lane's goroutine.
+func (d *Delivery) run(ctx context.Context, cancel context.CancelFunc, domain string, l *lane) {
+	defer d.wg.Done()
+	defer cancel()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-l.wake:
+		}
+		for {
+			if d.laneRemoved(domain, l) {
+				return
+			}
+			rep, ok := l.take()
+			if !ok {
+				break
+			}
+			required, current := d.cfg.Required(rep)
+			if !current {
+				break // the producer was retired; Sync or Publish retires the lane
+			}
+			p, ok, changed := d.target(l.peer)
+			if !ok {
+				return
+			}
+			if !p.Live || p.Advertised < required {
+				// Hold the newest report until the peer is live and has
+				// installed the revision the producer started from.
+				l.restore(rep)
+				select {
+				case <-ctx.Done():
+					return
+				case <-changed:
+				case <-l.wake:
+				}
+				continue
+			}
+			if !d.send(ctx, p, rep) {
+				l.restore(rep)
+				if !d.backoff(ctx) {
+					return
+				}
+			}
+		}
+	}
+}
+
+// send makes one request under the node-wide subquota and the request
+// deadline, and reports whether the peer answered.
+func (d *Delivery) send(ctx context.Context, p Peer, rep runtime.ProgressReport) bool {
+	select {
+	case d.sem <- struct{}{}:
+	case <-ctx.Done():
+		return false
+	}
+	defer func() { <-d.sem }()
+	rctx, cancel := context.WithTimeout(ctx, d.cfg.RequestTimeout)
+	defer cancel()
+	reply, err := d.cfg.Client.Progress(rctx, p.APIAddr, rep)
+	if err != nil {
+		d.cfg.Metrics.ProgressFailed.Add(1)
+		if ctx.Err() == nil {
+			d.cfg.Logger.Debug("progress delivery failed; backing off", "peer", p.Name, "domain", rep.Domain, "tick", rep.ID, "err", err)
+		}
+		return false
+	}
+	d.cfg.Metrics.ProgressSent.Add(1)
+	d.mu.Lock()
+	d.replies[p.Name] = replyAdvert{incarnation: reply.Incarnation, revision: reply.AdvertisedRevision}
+	d.mu.Unlock()
+	return true
+}
+
+// backoff waits the physical backoff, or until ctx ends (false).
+func (d *Delivery) backoff(ctx context.Context) bool {
+	t := d.cfg.Source.NewTimer(d.cfg.Backoff)
+	defer t.Stop()
+	select {
+	case <-t.C():
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}

@@ -1,0 +1,30 @@
+// Package interconnect is the node-to-node half of an nspl cluster: typed
+// HTTP/2 requests over mutually authenticated TLS under /v1/peer/.
+//
+//	POST /v1/peer/progress  domain_clock_progress: one tick from the authority
+//	POST /v1/peer/join      add the calling node as a voter (via the leader)
+//	POST /v1/peer/propose   commit a catalog command (via the leader)
+//	POST /v1/peer/remove    remove a node from the cluster (via the leader)
+//	GET  /v1/peer/status    incarnation, advertised revision, health
+//
+// Handler serves them against a Backend; the reporting or calling node's
+// name always comes from the verified peer certificate (pki.PeerName),
+// never from a request body, and a caller without a node certificate is
+// refused. Every body is capped (MaxBodyBytes) and decoded strictly.
+//
+// Delivery is the authority's side of progress: for each peer and domain at
+// most one request in flight and one replaceable pending report, a
+// two-second deadline per request, a 200 ms backoff after a failure and then
+// the newest report, only to live peers that advertise the revision the
+// producer started from (or a later one), and the newest retained report to
+// a new or reconnected peer. Retiring a domain's authority cancels its
+// in-flight requests and backoffs. A node-wide limit bounds concurrent
+// attempts. Nothing queues with time, rate or peer slowness.
+//
+// Client makes the requests; its errors translate the remote catalog
+// errors back to catalog's sentinels, so forwarding a statement returns the
+// same error a local commit would.
+//
+// This package never decides what is committed or installed: it carries
+// reports and commands between nodes and hands them to its Backend.
+package interconnect

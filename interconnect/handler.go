@@ -1,0 +1,195 @@
+package interconnect
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+
+	"github.com/nspl-dev/nspl/lifecycle"
+	"github.com/nspl-dev/nspl/pki"
+	"github.com/nspl-dev/nspl/runtime"
+)
+
+// Backend is what the peer handler serves: the node's runtime, catalog
+// membership and commit path.
+type Backend interface {
+	// AcceptProgress evaluates a report from the authenticated node from
+	// (runtime.Registry.AcceptProgress).
+	AcceptProgress(from string, rep runtime.ProgressReport) (bool, error)
+	// Join adds the node's raft server as a voter, forwarding to the leader
+	// unless forwarded is set (then only the leader may serve it).
+	Join(ctx context.Context, forwarded bool, req JoinRequest) error
+	// Propose commits a catalog command, forwarding to the leader unless
+	// forwarded is set.
+	Propose(ctx context.Context, forwarded bool, cmd lifecycle.Command) (lifecycle.Result, error)
+	// Remove removes the named node from the cluster, forwarding to the
+	// leader unless forwarded is set.
+	Remove(ctx context.Context, forwarded bool, name string) error
+	// Status answers the health probe; it must be cheap.
+	Status() Status
+}
+
+// Handler serves /v1/peer/ for a Backend. Mount it on the node's API
+// listener under PathPrefix; the listener's TLS config must verify client
+// certificates against the cluster CA (pki.Material.ServerConfig), since
+// every request is refused unless r.TLS carries a verified node
+// certificate.
+type Handler struct {
+	backend Backend
+	metrics *Metrics
+	logger  *slog.Logger
+	mux     *http.ServeMux
+}
+
+// NewHandler returns the peer handler. metrics may be nil; logger nil means
+// slog.Default().
+func NewHandler(b Backend, metrics *Metrics, logger *slog.Logger) *Handler {
+	if metrics == nil {
+		metrics = &Metrics{}
+	}
+	if logger == nil {
+		logger = slog.Default()
+	}
+	h := &Handler{backend: b, metrics: metrics, logger: logger, mux: http.NewServeMux()}
+	h.mux.HandleFunc("POST "+PathProgress, h.progress)
+	h.mux.HandleFunc("POST "+PathJoin, h.join)
+	h.mux.HandleFunc("POST "+PathPropose, h.propose)
+	h.mux.HandleFunc("GET "+PathStatus, h.status)
+	h.mux.HandleFunc("POST "+PathRemove, h.remove)
+	return h
+}
+
+// ServeHTTP authenticates the calling node and routes the request.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.TLS == nil {
+		writeError(w, http.StatusForbidden, fmt.Errorf("%w: the request did not arrive over TLS", ErrForbidden))
+		return
+	}
+	name, err := pki.PeerName(*r.TLS)
+	if err != nil {
+		writeError(w, http.StatusForbidden, fmt.Errorf("%w: %v", ErrForbidden, err))
+		return
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, MaxBodyBytes)
+	h.mux.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), peerKey{}, name)))
+}
+
+type peerKey struct{}
+
+func peerOf(r *http.Request) string { s, _ := r.Context().Value(peerKey{}).(string); return s }
+
+func (h *Handler) progress(w http.ResponseWriter, r *http.Request) {
+	b, err := io.ReadAll(r.Body)
+	if err != nil {
+		writeError(w, http.StatusRequestEntityTooLarge, fmt.Errorf("%w: %v", ErrBadRequest, err))
+		return
+	}
+	p, err := DecodeProgress(b)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err)
+		return
+	}
+	from := peerOf(r)
+	newer, err := h.backend.AcceptProgress(from, p.Report())
+	st := h.backend.Status()
+	reply := ProgressReply{Outcome: OutcomeAccepted, Incarnation: st.Incarnation, AdvertisedRevision: st.AdvertisedRevision}
+	switch {
+	case err != nil:
+		reply.Outcome, reply.Reason = OutcomeRefused, err.Error()
+		h.metrics.ProgressRefused.Add(1)
+		h.logger.Debug("progress refused", "from", from, "domain", p.Domain, "tick", p.Tick, "err", err)
+	case !newer:
+		reply.Outcome = OutcomeIgnored
+		h.metrics.ProgressIgnored.Add(1)
+	default:
+		h.metrics.ProgressAccepted.Add(1)
+	}
+	writeJSON(w, http.StatusOK, reply)
+}
+
+func (h *Handler) join(w http.ResponseWriter, r *http.Request) {
+	var req JoinRequest
+	if err := decodeStrict(r.Body, &req); err != nil {
+		writeError(w, http.StatusBadRequest, err)
+		return
+	}
+	forwarded := r.Header.Get(forwardedHeader) != ""
+	// A node joins as itself; only a member forwarding a join it already
+	// authenticated may name another node.
+	if !forwarded && req.Name != peerOf(r) {
+		writeError(w, http.StatusForbidden, fmt.Errorf("%w: node %q cannot join as %q", ErrForbidden, peerOf(r), req.Name))
+		return
+	}
+	if err := h.backend.Join(r.Context(), forwarded, req); err != nil {
+		writeError(w, statusOf(err), err)
+		return
+	}
+	writeJSON(w, http.StatusOK, struct{}{})
+}
+
+func (h *Handler) remove(w http.ResponseWriter, r *http.Request) {
+	var req RemoveRequest
+	if err := decodeStrict(r.Body, &req); err != nil {
+		writeError(w, http.StatusBadRequest, err)
+		return
+	}
+	if err := h.backend.Remove(r.Context(), r.Header.Get(forwardedHeader) != "", req.Name); err != nil {
+		writeError(w, statusOf(err), err)
+		return
+	}
+	writeJSON(w, http.StatusOK, struct{}{})
+}
+
+func (h *Handler) propose(w http.ResponseWriter, r *http.Request) {
+	var req ProposeRequest
+	if err := decodeStrict(r.Body, &req); err != nil {
+		writeJSON(w, http.StatusBadRequest, ProposeReply{Error: remoteErrorOf(err)})
+		return
+	}
+	cmd, err := lifecycle.DecodeCommand(req.Command)
+	if err != nil {
+		writeJSON(w, http.StatusBadRequest, ProposeReply{Error: remoteErrorOf(err)})
+		return
+	}
+	res, err := h.backend.Propose(r.Context(), r.Header.Get(forwardedHeader) != "", cmd)
+	if err != nil {
+		writeJSON(w, statusOf(err), ProposeReply{Error: remoteErrorOf(err)})
+		return
+	}
+	writeJSON(w, http.StatusOK, ProposeReply{Result: &res})
+}
+
+func (h *Handler) status(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, h.backend.Status())
+}
+
+func statusOf(err error) int {
+	re := remoteErrorOf(err)
+	switch re.Code {
+	case CodeBadRequest, CodeInvalidCommand:
+		return http.StatusBadRequest
+	case CodeForbidden:
+		return http.StatusForbidden
+	case CodeNotLeader, CodeLeadershipUnconfirmed, CodeShutdown, CodeTimeout:
+		return http.StatusServiceUnavailable
+	}
+	return http.StatusInternalServerError
+}
+
+func writeError(w http.ResponseWriter, status int, err error) {
+	writeJSON(w, status, ErrorReply{Error: remoteErrorOf(err)})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		status = http.StatusInternalServerError
+		b = []byte(`{"error":{"code":"internal","message":"reply does not encode"}}`)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(append(b, '\n'))
+}

@@ -1,0 +1,29 @@
+package interconnect
+
+import "sync/atomic"
+
+// Metrics counts the interconnect's progress traffic. The zero value is
+// ready; every field is safe for concurrent use.
+type Metrics struct {
+	// Sender side (Delivery).
+	ProgressSent   atomic.Uint64 // requests that got a reply
+	ProgressFailed atomic.Uint64 // requests that failed or timed out
+	// Receiver side (Handler).
+	ProgressAccepted atomic.Uint64 // published as the newest tick
+	ProgressIgnored  atomic.Uint64 // current but not newer
+	ProgressRefused  atomic.Uint64 // refused by the receiver's fence
+}
+
+// MetricsSnapshot is a copy of Metrics at one moment.
+type MetricsSnapshot struct {
+	ProgressSent, ProgressFailed                       uint64
+	ProgressAccepted, ProgressIgnored, ProgressRefused uint64
+}
+
+// Snapshot copies the counters.
+func (m *Metrics) Snapshot() MetricsSnapshot {
+	return MetricsSnapshot{
+		ProgressSent: m.ProgressSent.Load(), ProgressFailed: m.ProgressFailed.Load(),
+		ProgressAccepted: m.ProgressAccepted.Load(), ProgressIgnored: m.ProgressIgnored.Load(), ProgressRefused: m.ProgressRefused.Load(),
+	}
+}
