@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"fmt"
 	"net"
+	"sync"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -132,11 +133,70 @@ type Observation struct {
 
 // tlsStreamLayer is raft's network stream layer over mutually
 // authenticated TLS: accepted connections are TLS servers requiring a peer
-// node certificate, dialled ones present this node's.
+// node certificate, dialled ones present this node's. It tracks every
+// connection and closes them all on Close: raft's NetworkTransport closes
+// only its listener, which would leave peers' connection handlers blocked
+// on connections a closed node never closes.
 type tlsStreamLayer struct {
-	net.Listener // a tls.NewListener over the TCP listener
-	advertise    net.Addr
-	client       *tls.Config
+	ln        net.Listener // a tls.NewListener over the TCP listener
+	advertise net.Addr
+	client    *tls.Config
+
+	mu     sync.Mutex
+	closed bool
+	conns  map[*trackedConn]struct{}
+}
+
+type trackedConn struct {
+	net.Conn
+	layer *tlsStreamLayer
+	once  sync.Once
+}
+
+func (c *trackedConn) Close() error {
+	c.once.Do(func() {
+		c.layer.mu.Lock()
+		delete(c.layer.conns, c)
+		c.layer.mu.Unlock()
+	})
+	return c.Conn.Close()
+}
+
+// track registers c, or closes it when the layer is already closed.
+func (l *tlsStreamLayer) track(c net.Conn) (net.Conn, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		_ = c.Close()
+		return nil, net.ErrClosed
+	}
+	tc := &trackedConn{Conn: c, layer: l}
+	l.conns[tc] = struct{}{}
+	return tc, nil
+}
+
+// Accept waits for the next peer connection; its TLS handshake runs on
+// the connection's first read, in raft's per-connection goroutine.
+func (l *tlsStreamLayer) Accept() (net.Conn, error) {
+	c, err := l.ln.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return l.track(c)
+}
+
+// Close closes the listener and every connection of the layer.
+func (l *tlsStreamLayer) Close() error {
+	l.mu.Lock()
+	l.closed = true
+	conns := l.conns
+	l.conns = map[*trackedConn]struct{}{}
+	l.mu.Unlock()
+	err := l.ln.Close()
+	for c := range conns {
+		_ = c.Conn.Close()
+	}
+	return err
 }
 
 func (l *tlsStreamLayer) Addr() net.Addr { return l.advertise }
@@ -144,11 +204,14 @@ func (l *tlsStreamLayer) Addr() net.Addr { return l.advertise }
 // Dial opens a TLS connection to a peer and completes the handshake within
 // timeout, so a peer that accepts TCP but never speaks TLS cannot hold raft.
 func (l *tlsStreamLayer) Dial(address raft.ServerAddress, timeout time.Duration) (net.Conn, error) {
-	d := &net.Dialer{Timeout: timeout}
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	td := &tls.Dialer{NetDialer: d, Config: l.client}
-	return td.DialContext(ctx, "tcp", string(address))
+	td := &tls.Dialer{NetDialer: &net.Dialer{Timeout: timeout}, Config: l.client}
+	c, err := td.DialContext(ctx, "tcp", string(address))
+	if err != nil {
+		return nil, err
+	}
+	return l.track(c)
 }
 
 // openClusterTransport listens (or takes the given listener) and returns
@@ -173,7 +236,7 @@ func openClusterTransport(cc *ClusterConfig, hl hclog.Logger) (*raft.NetworkTran
 		_ = ln.Close()
 		return nil, fmt.Errorf("%w: raft listens on %q, which peers cannot dial; set AdvertiseAddr", ErrConfig, adv)
 	}
-	layer := &tlsStreamLayer{Listener: tls.NewListener(ln, cc.ServerTLS), advertise: adv, client: cc.ClientTLS}
+	layer := &tlsStreamLayer{ln: tls.NewListener(ln, cc.ServerTLS), advertise: adv, client: cc.ClientTLS, conns: make(map[*trackedConn]struct{})}
 	return raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
 		Stream:  layer,
 		MaxPool: transportPool,

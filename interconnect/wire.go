@@ -87,10 +87,10 @@ type RemoveRequest struct {
 	Name string `json:"name"`
 }
 
-// ProposeRequest carries one catalog command, in lifecycle's committed
-// encoding.
+// ProposeRequest carries one catalog command in lifecycle's committed
+// encoding (lifecycle.EncodeCommand), base64 in JSON.
 type ProposeRequest struct {
-	Command json.RawMessage `json:"command"`
+	Command []byte `json:"command"`
 }
 
 // ProposeReply is the committed command's result, or the error.
