@@ -194,7 +194,7 @@ func (m *Member) remove(ctx context.Context, forwarded bool, name string) error 
 	}
 	nd, ok := cat.State().Node(name)
 	if !ok {
-		return fmt.Errorf("%w: %q", ErrUnknownNode, name)
+		return fmt.Errorf("%w: %q is not a member of this cluster; run SHOW CLUSTER STATUS to see the members", ErrUnknownNode, name)
 	}
 	res, err := cat.Propose(ctx, lifecycle.Command{Op: lifecycle.OpDeregisterNode,
 		DeregisterNode: &lifecycle.DeregisterNode{Name: nd.Name, Incarnation: nd.Incarnation}})

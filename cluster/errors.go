@@ -1,6 +1,10 @@
 package cluster
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/nspl-dev/nspl/lifecycle"
+)
 
 // Sentinel errors of the cluster package.
 var (
@@ -8,8 +12,9 @@ var (
 	ErrConfig = errors.New("invalid cluster configuration")
 	// ErrNotReady: the member has not finished starting.
 	ErrNotReady = errors.New("cluster member is still starting; retry shortly")
-	// ErrUnknownNode: Remove named a node that is not registered.
-	ErrUnknownNode = errors.New("node is not a member of this cluster; run SHOW CLUSTER STATUS to see the members")
+	// ErrUnknownNode: Remove named a node that is not registered. It is
+	// lifecycle.ErrUnknownNode, so it survives forwarding to the leader.
+	ErrUnknownNode = lifecycle.ErrUnknownNode
 	// ErrNoJoinAddress: a member with an empty data directory was neither
 	// told to bootstrap nor given an address to join through.
 	ErrNoJoinAddress = errors.New("nothing to join: pass --bootstrap for the first node or --join with a member's API address")

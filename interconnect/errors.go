@@ -32,6 +32,7 @@ const (
 	CodeTimeout               = "timeout"
 	CodeShutdown              = "shutdown"
 	CodeInvalidCommand        = "invalid_command"
+	CodeUnknownNode           = "unknown_node"
 	CodeBadRequest            = "bad_request"
 	CodeForbidden             = "forbidden"
 	CodeInternal              = "internal"
@@ -69,6 +70,8 @@ func (e *RemoteError) Unwrap() error {
 		return catalog.ErrShutdown
 	case CodeInvalidCommand:
 		return lifecycle.ErrInvalidCommand
+	case CodeUnknownNode:
+		return lifecycle.ErrUnknownNode
 	case CodeBadRequest:
 		return ErrBadRequest
 	case CodeForbidden:
@@ -96,6 +99,8 @@ func remoteErrorOf(err error) *RemoteError {
 		re.Code = CodeShutdown
 	case errors.Is(err, lifecycle.ErrInvalidCommand):
 		re.Code = CodeInvalidCommand
+	case errors.Is(err, lifecycle.ErrUnknownNode):
+		re.Code = CodeUnknownNode
 	case errors.Is(err, ErrBadRequest):
 		re.Code = CodeBadRequest
 	case errors.Is(err, ErrForbidden):

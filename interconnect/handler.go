@@ -169,7 +169,7 @@ func (h *Handler) status(w http.ResponseWriter, _ *http.Request) {
 func statusOf(err error) int {
 	re := remoteErrorOf(err)
 	switch re.Code {
-	case CodeBadRequest, CodeInvalidCommand:
+	case CodeBadRequest, CodeInvalidCommand, CodeUnknownNode:
 		return http.StatusBadRequest
 	case CodeForbidden:
 		return http.StatusForbidden
