@@ -36,6 +36,10 @@ func (s *Server) serveLeave(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeAdmin(w, http.StatusOK, AdminReply{Message: "node '" + s.cfg.Node.Name() + "' left the cluster"})
+	_ = http.NewResponseController(w).Flush()
+	if l, ok := s.cfg.Cluster.(interface{ Left() }); ok {
+		l.Left() // the process that served the node may now stop
+	}
 }
 
 func (s *Server) serveRemove(w http.ResponseWriter, r *http.Request) {

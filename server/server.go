@@ -36,7 +36,9 @@ var (
 type Cluster interface {
 	// Status answers SHOW CLUSTER STATUS.
 	Status(ctx context.Context) (session.ClusterStatus, error)
-	// Leave removes the serving node from the cluster.
+	// Leave removes the serving node from the cluster. When the Cluster
+	// also has a Left() method, the server calls it once the leave reply
+	// has been sent, so the process can stop.
 	Leave(ctx context.Context) error
 	// Remove removes the named node from the cluster.
 	Remove(ctx context.Context, name string) error

@@ -10,13 +10,17 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/nspl-dev/nspl/cluster"
+	"github.com/nspl-dev/nspl/lifecycle"
 	"github.com/nspl-dev/nspl/node"
 	"github.com/nspl-dev/nspl/pki"
 	"github.com/nspl-dev/nspl/server"
+	"github.com/nspl-dev/nspl/session"
 )
 
 // serveOptions are the flags of nspl serve.
@@ -154,7 +158,7 @@ func (m *Main) runServe(ctx context.Context, s *serveOptions) error {
 	}
 	defer ln.Close()
 
-	member, err := m.startMember(ctx, s, mat, ln)
+	member, err := m.startMember(ctx, s, mat, cancel)
 	if err != nil {
 		if ctx.Err() != nil {
 			return &RunError{Kind: ErrStatementFailed, Err: ErrInterrupted}
@@ -208,16 +212,110 @@ type member struct {
 	close   func()
 }
 
-// startMember opens the node. Until this process is a cluster member it is
-// one node with its own single-voter catalog under --data-dir; raft and join
-// flags then have nothing to act on and are refused.
-func (m *Main) startMember(ctx context.Context, s *serveOptions, _ *pki.Material, _ net.Listener) (*member, error) {
-	if s.join != "" || s.raftAddr != "" {
-		return nil, fmt.Errorf("this build serves a single node; drop --join and --raft-addr")
+// startMember starts this process's cluster member: raft over mutual TLS,
+// bootstrapping or joining, registration of a fresh incarnation. An
+// --insecure node has no certificates, so it runs alone: one node with its
+// own single-voter catalog.
+func (m *Main) startMember(ctx context.Context, s *serveOptions, mat *pki.Material, leave func()) (*member, error) {
+	logger := m.logger(s.verbose)
+	if s.insecure {
+		if s.join != "" || s.raftAddr != "" || s.bootstrap {
+			return nil, fmt.Errorf("--insecure runs one node without TLS; a cluster needs certificates (nspl cert), so drop --join, --raft-addr and --bootstrap")
+		}
+		n, err := node.Open(ctx, node.Config{Name: s.node, DataDir: s.dataDir, Logger: logger, RaftLogLevel: m.raftLevel(s.verbose)})
+		if err != nil {
+			return nil, err
+		}
+		return &member{node: n, close: func() { _ = n.Close() }}, nil
 	}
-	n, err := node.Open(ctx, node.Config{Name: s.node, DataDir: s.dataDir, Logger: m.logger(s.verbose), RaftLogLevel: m.raftLevel(s.verbose)})
+	if s.raftAddr == "" {
+		return nil, fmt.Errorf("--raft-addr HOST:PORT is required")
+	}
+	var join []string
+	for _, j := range strings.Split(s.join, ",") {
+		if j = strings.TrimSpace(j); j != "" {
+			join = append(join, j)
+		}
+	}
+	mem, err := cluster.Start(ctx, cluster.Config{
+		Node: s.node, DataDir: s.dataDir, RaftAddr: s.raftAddr, APIAddr: s.apiAddr,
+		Join: join, Bootstrap: s.bootstrap, Material: mat,
+		HeartbeatTimeout: s.heartbeatTimeout, ElectionTimeout: s.electionTimeout,
+		LeaderLeaseTimeout: s.leaderLeaseTimeout, ProbeInterval: s.probeInterval,
+		Logger: logger, RaftLogLevel: m.raftLevel(s.verbose),
+	})
 	if err != nil {
 		return nil, err
 	}
-	return &member{node: n, close: func() { _ = n.Close() }}, nil
+	cm := clusterMember{m: mem, left: leave}
+	return &member{node: mem.Node(), peer: mem.PeerHandler(), cluster: cm, metrics: cm.metrics, close: func() { _ = mem.Close() }}, nil
+}
+
+// clusterMember is a cluster.Member as the API server sees it.
+type clusterMember struct {
+	m    *cluster.Member
+	left func() // ends nspl serve once the node has left
+}
+
+// Status renders the member's view for SHOW CLUSTER STATUS.
+func (c clusterMember) Status(context.Context) (session.ClusterStatus, error) {
+	st := c.m.Status()
+	var out session.ClusterStatus
+	for _, n := range st.Nodes {
+		name := n.Name
+		if name == "" {
+			name = n.ServerID // a raft server not registered yet
+		}
+		out.Nodes = append(out.Nodes, session.ClusterNode{Name: name, Incarnation: n.Incarnation, Voter: n.Voter,
+			Leader: n.Leader, Available: n.Available, Revision: n.AdvertisedRevision})
+	}
+	for _, d := range st.Domains {
+		status := lifecycle.Stopped
+		if d.Running {
+			status = lifecycle.Running
+		}
+		out.Domains = append(out.Domains, session.DomainAuthority{Domain: d.Name, Status: status, Generation: d.Generation, Authority: d.Authority})
+	}
+	return out, nil
+}
+
+// Leave removes this node from the cluster; nspl serve then exits.
+func (c clusterMember) Leave(ctx context.Context) error { return c.m.Leave(ctx) }
+
+// Left ends nspl serve after the leave reply was sent.
+func (c clusterMember) Left() { c.left() }
+
+// Remove removes the named node.
+func (c clusterMember) Remove(ctx context.Context, name string) error { return c.m.Remove(ctx, name) }
+
+// metrics renders the member's counters as Prometheus families.
+func (c clusterMember) metrics() []server.MetricFamily {
+	mt := c.m.Metrics()
+	counter := func(name, help string, v uint64) server.MetricFamily {
+		return server.MetricFamily{Name: name, Help: help, Type: "counter", Samples: []server.Sample{{Value: float64(v)}}}
+	}
+	h := mt.CommitLatency
+	lat := server.MetricFamily{Name: "nspl_commit_latency_seconds", Help: "Latency of catalog commands this node committed, locally or through the leader.", Type: "histogram"}
+	for i, b := range h.Bounds {
+		var n uint64
+		if i < len(h.Counts) {
+			n = h.Counts[i]
+		}
+		lat.Samples = append(lat.Samples, server.Sample{Suffix: "_bucket", Labels: []server.Label{{Name: "le", Value: strconv.FormatFloat(b.Seconds(), 'g', -1, 64)}}, Value: float64(n)})
+	}
+	lat.Samples = append(lat.Samples,
+		server.Sample{Suffix: "_bucket", Labels: []server.Label{{Name: "le", Value: "+Inf"}}, Value: float64(h.Count)},
+		server.Sample{Suffix: "_sum", Value: h.Sum.Seconds()},
+		server.Sample{Suffix: "_count", Value: float64(h.Count)})
+	received := server.MetricFamily{Name: "nspl_progress_received_total", Help: "Progress reports this node received, by how it evaluated them.", Type: "counter", Samples: []server.Sample{
+		{Labels: []server.Label{{Name: "outcome", Value: "accepted"}}, Value: float64(mt.ProgressAccepted)},
+		{Labels: []server.Label{{Name: "outcome", Value: "ignored"}}, Value: float64(mt.ProgressIgnored)},
+		{Labels: []server.Label{{Name: "outcome", Value: "refused"}}, Value: float64(mt.ProgressRefused)},
+	}}
+	return []server.MetricFamily{
+		counter("nspl_ticks_produced_total", "Ticks this node's clock authorities produced.", mt.TicksProduced),
+		counter("nspl_progress_sent_total", "Progress requests this node delivered to peers that replied.", mt.ProgressSent),
+		counter("nspl_progress_send_failures_total", "Progress requests to peers that failed.", mt.ProgressFailed),
+		received, lat,
+	}
 }
