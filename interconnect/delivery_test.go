@@ -1,0 +1,245 @@
+package interconnect
+
+import (
+	"context"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/nspl-dev/nspl/runtime"
+	"github.com/nspl-dev/nspl/runtime/timesource"
+)
+
+// gate sits in front of a receiver's handler and plays a stalled or dead
+// peer: it can fail requests (503) or hold them until their context ends.
+type gate struct {
+	next http.Handler
+
+	mu       sync.Mutex
+	mode     string // "open", "fail" or "hang"
+	inflight int
+	max      int
+	requests int
+}
+
+func (g *gate) set(mode string) {
+	g.mu.Lock()
+	g.mode = mode
+	g.mu.Unlock()
+}
+
+func (g *gate) stats() (inflight, max, requests int) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.inflight, g.max, g.requests
+}
+
+func (g *gate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	g.mu.Lock()
+	g.inflight++
+	g.requests++
+	g.max = max(g.max, g.inflight)
+	mode := g.mode
+	g.mu.Unlock()
+	defer func() {
+		g.mu.Lock()
+		g.inflight--
+		g.mu.Unlock()
+	}()
+	switch mode {
+	case "fail":
+		http.Error(w, "stalled", http.StatusServiceUnavailable)
+	case "hang":
+		<-r.Context().Done()
+	default:
+		g.next.ServeHTTP(w, r)
+	}
+}
+
+// deliveryRig is one authority (n1) delivering to one receiver (n2).
+type deliveryRig struct {
+	rcv     *receiver
+	gate    *gate
+	fake    *timesource.Fake
+	d       *Delivery
+	metrics *Metrics
+	live    atomic.Bool
+	adv     atomic.Uint64
+	peers   atomic.Bool // whether n2 is a target at all
+	current atomic.Bool // whether the producer's fence is still installed
+	addr    string
+}
+
+const testBackoff = 200 * time.Millisecond
+
+func newRig(t *testing.T, requestTimeout time.Duration) *deliveryRig {
+	t.Helper()
+	p := newPKI(t)
+	r := &deliveryRig{rcv: newReceiver(t), fake: timesource.NewFake(issued.UnixNano()), metrics: &Metrics{}}
+	r.gate = &gate{next: NewHandler(r.rcv, nil, nil), mode: "open"}
+	r.addr = addrOf(serve(t, p, r.gate))
+	r.live.Store(true)
+	r.adv.Store(5)
+	r.peers.Store(true)
+	r.current.Store(true)
+	r.d = NewDelivery(DeliveryConfig{
+		Client: clientFor(t, p.n1),
+		Source: r.fake,
+		Peers: func() []Peer {
+			if !r.peers.Load() {
+				return nil
+			}
+			return []Peer{{Name: "n2", APIAddr: r.addr, Incarnation: 11, Live: r.live.Load(), Advertised: r.adv.Load()}}
+		},
+		Required:       func(runtime.ProgressReport) (uint64, bool) { return 5, r.current.Load() },
+		RequestTimeout: requestTimeout,
+		Backoff:        testBackoff,
+		Metrics:        r.metrics,
+	})
+	t.Cleanup(r.d.Close)
+	return r
+}
+
+// waitFor polls a condition the delivery goroutines will reach; it bounds
+// the wait rather than sleeping for time to pass.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func ids(reps []runtime.ProgressReport) []uint64 {
+	out := make([]uint64, len(reps))
+	for i, r := range reps {
+		out[i] = r.ID
+	}
+	return out
+}
+
+func TestStalledPeerReceivesOnlyTheNewestReport(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t) })
+	r := newRig(t, DefaultRequestTimeout)
+	r.gate.set("fail")
+	r.d.Publish(report(1))
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	require.NoError(t, r.fake.BlockUntil(ctx, 1), "the failed request armed the backoff")
+	for id := uint64(2); id <= 9; id++ {
+		r.d.Publish(report(id)) // replaces the pending report
+	}
+	r.gate.set("open")
+	r.fake.Advance(testBackoff - 1)
+	_, _, requests := r.gate.stats()
+	require.Equal(t, 1, requests, "nothing is sent before the backoff ends")
+	r.fake.Advance(1)
+	waitFor(t, "the newest report", func() bool { return len(r.rcv.seen()) == 1 })
+	r.d.Publish(report(10))
+	waitFor(t, "the next report", func() bool { return len(r.rcv.seen()) == 2 })
+	require.Equal(t, []uint64{9, 10}, ids(r.rcv.seen()), "the returning peer got the newest report, not the backlog")
+	require.Equal(t, uint64(10), r.rcv.reg.Progress("d").ID)
+	waitFor(t, "both replies", func() bool { return r.metrics.Snapshot().ProgressSent == 2 })
+	require.Equal(t, uint64(1), r.metrics.Snapshot().ProgressFailed)
+}
+
+func TestOneRequestInFlightUnderItsDeadline(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t) })
+	r := newRig(t, 300*time.Millisecond)
+	r.gate.set("hang")
+	r.d.Publish(report(1))
+	waitFor(t, "the first request", func() bool { in, _, _ := r.gate.stats(); return in == 1 })
+	for id := uint64(2); id <= 50; id++ {
+		r.d.Publish(report(id))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	// The request's deadline ends it; the lane then backs off.
+	require.NoError(t, r.fake.BlockUntil(ctx, 1))
+	_, most, requests := r.gate.stats()
+	require.Equal(t, 1, most, "one request in flight per peer and domain")
+	require.Equal(t, 1, requests)
+	require.Equal(t, uint64(1), r.metrics.Snapshot().ProgressFailed)
+	r.gate.set("open")
+	r.fake.Advance(testBackoff)
+	waitFor(t, "the newest report", func() bool { return len(r.rcv.seen()) == 1 })
+	require.Equal(t, []uint64{50}, ids(r.rcv.seen()))
+}
+
+func TestDeliveryWaitsForALiveAdvertisingPeer(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t) })
+	r := newRig(t, DefaultRequestTimeout)
+	r.live.Store(false)
+	r.d.Publish(report(1))
+	r.d.Publish(report(2))
+	r.live.Store(true)
+	r.adv.Store(4) // one revision short of what the producer started from
+	r.d.PeersChanged()
+	r.d.Publish(report(3))
+	r.adv.Store(5)
+	r.d.PeersChanged()
+	waitFor(t, "a delivery", func() bool { return len(r.rcv.seen()) == 1 })
+	require.Equal(t, []uint64{3}, ids(r.rcv.seen()))
+	_, _, requests := r.gate.stats()
+	require.Equal(t, 1, requests, "nothing went to a dead or lagging peer")
+}
+
+func TestNewPeerGetsTheNewestRetainedReport(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t) })
+	r := newRig(t, DefaultRequestTimeout)
+	r.peers.Store(false)
+	for id := uint64(1); id <= 4; id++ {
+		r.d.Publish(report(id))
+	}
+	r.peers.Store(true)
+	r.d.PeersChanged()
+	waitFor(t, "the retained report", func() bool { return len(r.rcv.seen()) == 1 })
+	require.Equal(t, []uint64{4}, ids(r.rcv.seen()))
+}
+
+func TestRetiringTheAuthorityStopsInFlightAndBackoff(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t) })
+	r := newRig(t, time.Minute)
+	r.gate.set("hang")
+	r.d.Publish(report(1))
+	waitFor(t, "the request", func() bool { in, _, _ := r.gate.stats(); return in == 1 })
+	r.d.Retire("d")
+	waitFor(t, "the cancelled request", func() bool { in, _, _ := r.gate.stats(); return in == 0 })
+	require.Zero(t, r.fake.Armed(), "no backoff after a retirement")
+
+	// A failing peer's backoff is cancelled the same way, by Sync once
+	// the producer's fence is no longer installed.
+	r.gate.set("fail")
+	r.d.Publish(report(2))
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	require.NoError(t, r.fake.BlockUntil(ctx, 1))
+	r.current.Store(false)
+	r.d.Sync()
+	waitFor(t, "the cancelled backoff", func() bool { return r.fake.Armed() == 0 })
+	r.gate.set("open")
+	r.fake.Advance(testBackoff)
+	require.Empty(t, r.rcv.seen())
+}
+
+func TestANewFenceReplacesTheDomainsLanes(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t) })
+	r := newRig(t, time.Minute)
+	r.gate.set("hang")
+	r.d.Publish(report(1))
+	waitFor(t, "the request", func() bool { in, _, _ := r.gate.stats(); return in == 1 })
+	next := report(2)
+	next.Authority.Revision++
+	r.d.Publish(next) // the old fence's in-flight request is cancelled
+	waitFor(t, "a request of the new fence", func() bool { _, _, n := r.gate.stats(); return n == 2 })
+	in, _, _ := r.gate.stats()
+	require.Equal(t, 1, in)
+}

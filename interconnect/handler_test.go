@@ -1,0 +1,204 @@
+package interconnect
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/nspl-dev/nspl/catalog"
+	"github.com/nspl-dev/nspl/lifecycle"
+	"github.com/nspl-dev/nspl/pki"
+	"github.com/nspl-dev/nspl/runtime"
+)
+
+func TestProgressFencing(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t) })
+	p := newPKI(t)
+	rcv := newReceiver(t)
+	var m Metrics
+	srv := serve(t, p, NewHandler(rcv, &m, nil))
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+
+	other := authority
+	other.Revision--
+	stale := report(2)
+	stale.Generation = 1
+	foreign := report(2)
+	foreign.Authority.Incarnation = 8
+	cases := []struct {
+		name    string
+		from    *pki.Material
+		rep     runtime.ProgressReport
+		outcome string
+	}{
+		{"the authority's tick", p.n1, report(3), OutcomeAccepted},
+		{"the same tick again", p.n1, report(3), OutcomeIgnored},
+		{"an older tick", p.n1, report(2), OutcomeIgnored},
+		{"signed by a node that is not the authority", p.n3, report(4), OutcomeRefused},
+		{"an old generation", p.n1, stale, OutcomeRefused},
+		{"an old authority revision", p.n1, func() runtime.ProgressReport { r := report(4); r.Authority = other; return r }(), OutcomeRefused},
+		{"a previous incarnation of the authority", p.n1, foreign, OutcomeRefused},
+		{"tick zero", p.n1, report(0), OutcomeRefused},
+		{"a domain the receiver lacks", p.n1, func() runtime.ProgressReport { r := report(4); r.Domain = "nope"; return r }(), OutcomeRefused},
+		{"the next tick", p.n1, report(4), OutcomeAccepted},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			reply, err := clientFor(t, c.from).Progress(ctx, addrOf(srv), c.rep)
+			require.NoError(t, err)
+			require.Equal(t, c.outcome, reply.Outcome, reply.Reason)
+			require.Equal(t, uint64(11), reply.Incarnation)
+			require.Equal(t, uint64(5), reply.AdvertisedRevision)
+		})
+	}
+	require.Equal(t, uint64(4), rcv.reg.Progress("d").ID, "only the authority's ticks were published")
+	s := m.Snapshot()
+	require.Equal(t, uint64(2), s.ProgressAccepted)
+	require.Equal(t, uint64(2), s.ProgressIgnored)
+	require.Equal(t, uint64(6), s.ProgressRefused)
+}
+
+func TestHandlerRefusesWhatItCannotTrust(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t) })
+	p := newPKI(t)
+	rcv := newReceiver(t)
+	srv := serve(t, p, NewHandler(rcv, nil, nil))
+	good, err := json.Marshal(ProgressOf(report(1)))
+	require.NoError(t, err)
+	anon := (&pki.Material{Pool: p.n1.Pool}).Transport()
+	defer anon.CloseIdleConnections()
+
+	cases := []struct {
+		name   string
+		rt     http.RoundTripper
+		method string
+		path   string
+		body   string
+		status int
+	}{
+		{"no client certificate", anon, http.MethodPost, PathProgress, string(good), http.StatusForbidden},
+		{"a client certificate is not a node", p.alice.Transport(), http.MethodPost, PathProgress, string(good), http.StatusForbidden},
+		{"a node certificate", p.n1.Transport(), http.MethodPost, PathProgress, string(good), http.StatusOK},
+		{"unknown field", p.n1.Transport(), http.MethodPost, PathProgress, `{"type":"domain_clock_progress","domain":"d","from":"n1"}`, http.StatusBadRequest},
+		{"wrong type", p.n1.Transport(), http.MethodPost, PathProgress, `{"type":"tick","domain":"d"}`, http.StatusBadRequest},
+		{"no domain", p.n1.Transport(), http.MethodPost, PathProgress, `{"type":"domain_clock_progress"}`, http.StatusBadRequest},
+		{"trailing data", p.n1.Transport(), http.MethodPost, PathProgress, string(good) + `{}`, http.StatusBadRequest},
+		{"not JSON", p.n1.Transport(), http.MethodPost, PathProgress, `tick`, http.StatusBadRequest},
+		{"one byte over the cap", p.n1.Transport(), http.MethodPost, PathProgress, strings.Repeat(" ", MaxBodyBytes-len(good)+1) + string(good), http.StatusRequestEntityTooLarge},
+		{"exactly the cap", p.n1.Transport(), http.MethodPost, PathProgress, strings.Repeat(" ", MaxBodyBytes-len(good)) + string(good), http.StatusOK},
+		{"GET progress", p.n1.Transport(), http.MethodGet, PathProgress, "", http.StatusMethodNotAllowed},
+		{"unknown path", p.n1.Transport(), http.MethodGet, "/v1/peer/nothing", "", http.StatusNotFound},
+		{"join as another node", p.n1.Transport(), http.MethodPost, PathJoin, `{"name":"n9","server_id":"x","raft_addr":"127.0.0.1:1"}`, http.StatusForbidden},
+		{"join as itself", p.n1.Transport(), http.MethodPost, PathJoin, `{"name":"n1","server_id":"x","raft_addr":"127.0.0.1:1"}`, http.StatusOK},
+		{"propose garbage", p.n1.Transport(), http.MethodPost, PathPropose, `{"command":"AAAA"}`, http.StatusBadRequest},
+		{"status", p.n3.Transport(), http.MethodGet, PathStatus, "", http.StatusOK},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if tr, ok := c.rt.(*http.Transport); ok {
+				defer tr.CloseIdleConnections()
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			var body io.Reader
+			if c.body != "" {
+				body = bytes.NewReader([]byte(c.body))
+			}
+			req, err := http.NewRequestWithContext(ctx, c.method, "https://"+addrOf(srv)+c.path, body)
+			require.NoError(t, err)
+			resp, err := (&http.Client{Transport: c.rt}).Do(req)
+			require.NoError(t, err)
+			defer resp.Body.Close()
+			_, _ = io.Copy(io.Discard, resp.Body)
+			require.Equal(t, c.status, resp.StatusCode)
+			require.Equal(t, 2, resp.ProtoMajor, "peer traffic is HTTP/2")
+		})
+	}
+	// The refused reports never reached the runtime.
+	for _, rep := range rcv.seen() {
+		require.Equal(t, "d", rep.Domain)
+	}
+}
+
+func TestClientTranslatesRemoteErrors(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t) })
+	p := newPKI(t)
+	rcv := newReceiver(t)
+	srv := serve(t, p, NewHandler(rcv, nil, nil))
+	c := clientFor(t, p.n1)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	cmd := lifecycle.Command{Op: lifecycle.OpStop, Stop: &lifecycle.Stop{Domain: "d"}}
+
+	_, err := c.Propose(ctx, addrOf(srv), true, cmd)
+	require.ErrorIs(t, err, catalog.ErrNotLeader)
+	var re *RemoteError
+	require.ErrorAs(t, err, &re)
+	require.Equal(t, "abc", re.Leader)
+
+	for _, e := range []error{catalog.ErrLeadershipUnconfirmed, catalog.ErrOutcomeUnknown, catalog.ErrTimeout, catalog.ErrShutdown} {
+		rcv.propose = func(lifecycle.Command) (lifecycle.Result, error) { return lifecycle.Result{}, e }
+		_, err := c.Propose(ctx, addrOf(srv), true, cmd)
+		require.ErrorIs(t, err, e)
+	}
+	// A refused command is not an error: its typed failure travels in the
+	// result, as it does locally.
+	refusal := &lifecycle.Error{Code: lifecycle.CodeDomainNotFound, Domain: "d", Message: "domain 'd' does not exist"}
+	rcv.propose = func(got lifecycle.Command) (lifecycle.Result, error) {
+		require.Equal(t, cmd, got)
+		return lifecycle.Result{Revision: 9, Failure: refusal}, nil
+	}
+	res, err := c.Propose(ctx, addrOf(srv), true, cmd)
+	require.NoError(t, err)
+	require.ErrorIs(t, res.Err(), lifecycle.ErrDomainNotFound)
+	require.Equal(t, refusal.Error(), res.Err().Error())
+
+	require.NoError(t, c.Remove(ctx, addrOf(srv), false, "n3"))
+	require.ErrorIs(t, c.Remove(ctx, addrOf(srv), false, "ghost"), lifecycle.ErrUnknownNode)
+	require.NoError(t, c.Join(ctx, addrOf(srv), false, JoinRequest{Name: "n1", ServerID: "s", RaftAddr: "127.0.0.1:9"}))
+	st, err := c.Status(ctx, addrOf(srv))
+	require.NoError(t, err)
+	require.Equal(t, "n2", st.Node)
+
+	// A peer that does not answer is unreachable, and an unknown outcome
+	// for a forwarded command.
+	srv.Close()
+	_, err = c.Status(ctx, addrOf(srv))
+	require.ErrorIs(t, err, ErrUnreachable)
+	_, err = c.Propose(ctx, addrOf(srv), true, cmd)
+	require.ErrorIs(t, err, catalog.ErrOutcomeUnknown)
+}
+
+func FuzzDecodeProgress(f *testing.F) {
+	good, _ := json.Marshal(ProgressOf(report(1)))
+	f.Add(good)
+	f.Add([]byte(`{"type":"domain_clock_progress","domain":"d","tick":18446744073709551615,"boundary":-9223372036854775808}`))
+	f.Add([]byte(`{"type":"domain_clock_progress","domain":"d"} {}`))
+	f.Add([]byte(`{"type":"domain_clock_progress","domain":"d","extra":1}`))
+	f.Add([]byte(`null`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		p, err := DecodeProgress(b)
+		if err != nil {
+			require.ErrorIs(t, err, ErrBadRequest)
+			return
+		}
+		require.Equal(t, ProgressType, p.Type)
+		require.NotEmpty(t, p.Domain)
+		// What decodes re-encodes to a value that decodes to the same.
+		again, err := json.Marshal(p)
+		require.NoError(t, err)
+		q, err := DecodeProgress(again)
+		require.NoError(t, err)
+		require.Equal(t, p, q)
+		require.Equal(t, p, ProgressOf(p.Report()))
+	})
+}

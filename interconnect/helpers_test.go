@@ -1,0 +1,147 @@
+package interconnect
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/nspl-dev/nspl/catalog"
+	"github.com/nspl-dev/nspl/lifecycle"
+	"github.com/nspl-dev/nspl/pki"
+	"github.com/nspl-dev/nspl/runtime"
+	"github.com/nspl-dev/nspl/runtime/clock"
+	"github.com/nspl-dev/nspl/runtime/timesource"
+)
+
+var issued = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// pkiSet is one CA with the materials tests use.
+type pkiSet struct {
+	ca                *pki.CA
+	n1, n2, n3, alice *pki.Material
+	stranger          *pki.Material // a node of another CA
+}
+
+func newPKI(t testing.TB) *pkiSet {
+	t.Helper()
+	ca, err := pki.NewCA(pki.Options{Now: time.Now()})
+	require.NoError(t, err)
+	node := func(ca *pki.CA, name string) *pki.Material {
+		c, err := ca.IssueNode(name, []string{"127.0.0.1"}, pki.Options{Now: time.Now()})
+		require.NoError(t, err)
+		m, err := pki.ParseMaterial(ca.CertPEM, c.CertPEM, c.KeyPEM)
+		require.NoError(t, err)
+		return m
+	}
+	c, err := ca.IssueClient("alice", pki.Options{Now: time.Now()})
+	require.NoError(t, err)
+	alice, err := pki.ParseMaterial(ca.CertPEM, c.CertPEM, c.KeyPEM)
+	require.NoError(t, err)
+	other, err := pki.NewCA(pki.Options{Now: time.Now()})
+	require.NoError(t, err)
+	return &pkiSet{ca: ca, n1: node(ca, "n1"), n2: node(ca, "n2"), n3: node(ca, "n3"), alice: alice, stranger: node(other, "n1")}
+}
+
+// authority is the fence the receiver's installed domain "d" expects.
+var authority = lifecycle.AuthorityFence{Node: "n1", Incarnation: 7, Revision: 3}
+
+// receiver is a Backend over a real runtime registry with domain "d"
+// installed paced under authority; it records what reaches it.
+type receiver struct {
+	reg *runtime.Registry
+
+	mu       sync.Mutex
+	reports  []runtime.ProgressReport
+	joins    []JoinRequest
+	removes  []string
+	propose  func(lifecycle.Command) (lifecycle.Result, error)
+	advertRv uint64
+}
+
+func newReceiver(t testing.TB) *receiver {
+	t.Helper()
+	reg := runtime.NewRegistry(timesource.NewFake(issued.UnixNano()))
+	_, err := reg.Install("d", runtime.Lifecycle{
+		State: runtime.StatePaced, Generation: 2, StartPoint: issued.UnixNano(),
+		Mapping: clock.Mapping{WallStartedAt: issued.UnixNano(), LogicalStart: issued.UnixNano(), Rate: 1},
+		Period:  uint64(time.Second), Authority: authority, Revision: 5,
+	})
+	require.NoError(t, err)
+	return &receiver{reg: reg, advertRv: 5}
+}
+
+func (r *receiver) AcceptProgress(from string, rep runtime.ProgressReport) (bool, error) {
+	r.mu.Lock()
+	r.reports = append(r.reports, rep)
+	r.mu.Unlock()
+	return r.reg.AcceptProgress(from, rep)
+}
+
+func (r *receiver) Join(_ context.Context, forwarded bool, req JoinRequest) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.joins = append(r.joins, req)
+	return nil
+}
+
+func (r *receiver) Remove(_ context.Context, _ bool, name string) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if name == "ghost" {
+		return lifecycle.ErrUnknownNode
+	}
+	r.removes = append(r.removes, name)
+	return nil
+}
+
+func (r *receiver) Propose(_ context.Context, _ bool, cmd lifecycle.Command) (lifecycle.Result, error) {
+	if r.propose != nil {
+		return r.propose(cmd)
+	}
+	return lifecycle.Result{}, &catalog.NotLeaderError{Leader: "abc", LeaderAddress: "127.0.0.1:1"}
+}
+
+func (r *receiver) Status() Status {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return Status{Node: "n2", Incarnation: 11, AdvertisedRevision: r.advertRv, Healthy: true}
+}
+
+func (r *receiver) seen() []runtime.ProgressReport {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]runtime.ProgressReport(nil), r.reports...)
+}
+
+// serve starts an HTTP/2 TLS server for h whose TLS admits any verified
+// certificate and anonymous clients, so the handler's own checks are what
+// a test exercises.
+func serve(t testing.TB, p *pkiSet, h http.Handler) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewUnstartedServer(h)
+	srv.TLS = p.n2.ServerConfig(pki.ServerOptions{AllowNoClientCert: true})
+	srv.EnableHTTP2 = true
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func addrOf(srv *httptest.Server) string { return srv.Listener.Addr().String() }
+
+// report is tick id of the installed domain under authority.
+func report(id uint64) runtime.ProgressReport {
+	return runtime.ProgressReport{Domain: "d", Generation: 2, Authority: authority, ID: id,
+		Boundary: issued.UnixNano() + int64(id-1)*int64(time.Second), AuthorityUTC: issued.UnixNano() + int64(id), Period: uint64(time.Second)}
+}
+
+func clientFor(t testing.TB, m *pki.Material) *Client {
+	t.Helper()
+	tr := m.Transport()
+	t.Cleanup(tr.CloseIdleConnections)
+	return NewClient(tr)
+}
