@@ -25,7 +25,10 @@ func TestClusterConfigValidation(t *testing.T) {
 		{"no raft address", func(c *ClusterConfig) { c.RaftAddr = "" }},
 		{"heartbeat below 5ms", func(c *ClusterConfig) { c.HeartbeatTimeout = 5*time.Millisecond - 1 }},
 		{"election below 5ms", func(c *ClusterConfig) { c.ElectionTimeout = time.Millisecond }},
-		{"lease above heartbeat", func(c *ClusterConfig) { c.HeartbeatTimeout = 100 * time.Millisecond; c.LeaderLeaseTimeout = 100*time.Millisecond + 1 }},
+		{"lease above heartbeat", func(c *ClusterConfig) {
+			c.HeartbeatTimeout = 100 * time.Millisecond
+			c.LeaderLeaseTimeout = 100*time.Millisecond + 1
+		}},
 		{"unspecified address without advertise", func(c *ClusterConfig) { c.RaftAddr = "0.0.0.0:0" }},
 		{"unresolvable advertise", func(c *ClusterConfig) { c.AdvertiseAddr = "no-port" }},
 		{"unusable listen address", func(c *ClusterConfig) { c.RaftAddr = "256.0.0.1:1" }},
