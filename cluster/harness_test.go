@@ -37,7 +37,8 @@ func newHarness(t testing.TB, durable bool) *harness {
 	t.Helper()
 	ca, err := pki.NewCA(pki.Options{Now: time.Now()})
 	require.NoError(t, err)
-	level := slog.LevelError
+	// Quiet by default: killed members make raft log heartbeat failures.
+	level := slog.LevelError + 4
 	if os.Getenv("NSPL_CLUSTER_LOG") != "" {
 		level = slog.LevelDebug
 	}

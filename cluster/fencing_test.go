@@ -1,0 +1,79 @@
+package cluster
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/nspl-dev/nspl/interconnect"
+	"github.com/nspl-dev/nspl/planner"
+	"github.com/nspl-dev/nspl/runtime"
+)
+
+func TestReceiversRefuseProgressOutsideTheCommittedFence(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t) })
+	h := newHarness(t, false)
+	h.startThree()
+	d := h.startPaced(h.member("n1"), "fenced", 20*time.Millisecond)
+	authority := h.member(d.Authority.Node)
+	var bystander, receiver *Member
+	for _, m := range h.live() {
+		switch {
+		case m == authority:
+		case bystander == nil:
+			bystander = m
+		default:
+			receiver = m
+		}
+	}
+	h.eventually(10*time.Second, "ticks on the receiver", func() bool {
+		_, ok := tickedBy(receiver, "fenced", d.Authority)
+		return ok
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	far := func(edit func(*runtime.ProgressReport)) runtime.ProgressReport {
+		tk := receiver.Node().Runtime().Progress("fenced")
+		rep := runtime.ProgressReport{Domain: "fenced", Generation: d.Generation, Authority: d.Authority,
+			ID: tk.ID + 1_000_000, Boundary: tk.Boundary, AuthorityUTC: tk.AuthorityUTC + int64(time.Hour), Period: d.Period}
+		edit(&rep)
+		return rep
+	}
+	cases := []struct {
+		name string
+		from *Member
+		rep  runtime.ProgressReport
+	}{
+		{"the authority's fence signed by another node", bystander, far(func(*runtime.ProgressReport) {})},
+		{"an old generation", authority, far(func(r *runtime.ProgressReport) { r.Generation-- })},
+		{"an old authority revision", authority, far(func(r *runtime.ProgressReport) { r.Authority.Revision-- })},
+		{"another incarnation of the authority", authority, far(func(r *runtime.ProgressReport) { r.Authority.Incarnation++ })},
+	}
+	refusedBefore := receiver.Metrics().ProgressRefused
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			reply, err := c.from.client.Progress(ctx, receiver.APIAddr(), c.rep)
+			require.NoError(t, err)
+			require.Equal(t, interconnect.OutcomeRefused, reply.Outcome, reply.Reason)
+		})
+	}
+	require.Less(t, receiver.Node().Runtime().Progress("fenced").ID, uint64(1_000_000))
+	require.Equal(t, refusedBefore+uint64(len(cases)), receiver.Metrics().ProgressRefused)
+
+	// After STOP and START the previous generation's authority cannot
+	// deliver into the new one.
+	_, err := receiver.Node().Stop(ctx, "fenced")
+	require.NoError(t, err)
+	out, err := receiver.Node().Start(ctx, "fenced", planner.Start{Mode: planner.StartAtNow, Rate: 1})
+	require.NoError(t, err)
+	require.Greater(t, out.Domain.Generation, d.Generation)
+	reply, err := authority.client.Progress(ctx, receiver.APIAddr(), far(func(*runtime.ProgressReport) {}))
+	require.NoError(t, err)
+	require.Equal(t, interconnect.OutcomeRefused, reply.Outcome)
+	m := receiver.Metrics()
+	require.Positive(t, m.ProgressAccepted)
+	require.Positive(t, h.member(out.Domain.Authority.Node).Metrics().TicksProduced)
+}
