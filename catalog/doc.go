@@ -23,11 +23,22 @@
 // reconciles clock authorities (lifecycle.Reconcile) after every change and
 // every RetryInterval while a reassignment has not committed.
 //
-// Only the embedded single node is built today: one voter on raft's
-// in-memory transport. The pieces a cluster member needs are kept apart for
-// it (the transport and raft timing in config.go, NotLeaderError naming the
-// leader for forwarding, Config.Available for the gossip view), but joining,
-// TCP transport and forwarding do not exist yet.
+// Two shapes share this code. The embedded single node is one voter on
+// raft's in-memory transport. A cluster member (Config.Cluster) runs raft
+// over TCP with mutually authenticated TLS (a stream layer that closes every
+// connection it made or accepted when the node closes), with 200 ms
+// heartbeat and election timeouts by default so an election takes about
+// 0.3–0.5 s. A member whose stores are empty either bootstraps a new
+// cluster or, while its raft configuration does not name it, asks an
+// existing member to add it (ClusterConfig.Join, which ends in the leader's
+// AddVoter); a follower registers its incarnation through the leader
+// (ClusterConfig.Forward). Open returns once the registration is applied
+// locally. The leader's loop also wakes on AvailabilityChanged, so a change
+// of effective availability reconciles authorities at once; raft's
+// heartbeat and leadership observations reach the caller through
+// ClusterConfig.OnObservation, drained on a goroutine of their own so raft
+// never waits for them. Leader names the leader with its registered API
+// address, for forwarding.
 //
 // Callers never see raft types or errors: they are translated at this
 // boundary (ErrNotLeader, ErrLeadershipUnconfirmed, ErrOutcomeUnknown and

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -36,6 +37,8 @@ type Member struct {
 	commits latencyHistogram
 
 	node atomic.Pointer[node.Node]
+
+	lastVerdicts string // owned by probeLoop
 
 	statusMu sync.Mutex
 	statuses map[string]probeResult // node name → latest probe outcome
@@ -295,6 +298,7 @@ func (m *Member) probeLoop() {
 		case <-t.C():
 		}
 		n := m.node.Load()
+		m.checkVerdicts(n)
 		for _, nd := range n.Catalog().State().Nodes() {
 			if nd.Name == m.cfg.Node {
 				continue
@@ -310,6 +314,22 @@ func (m *Member) probeLoop() {
 			go m.probe(nd.Name, nd.APIAddr)
 		}
 		t.Reset(m.cfg.ProbeInterval)
+	}
+}
+
+// checkVerdicts reports a change of the effectively available set that no
+// observation announced: a health observation that went stale hands the
+// verdict back to gossip with nothing new observed.
+func (m *Member) checkVerdicts(n *node.Node) {
+	var b strings.Builder
+	for _, ni := range m.avail.Available(n.Catalog().State()) {
+		fmt.Fprintf(&b, "%s#%d,", ni.Node, ni.Incarnation)
+	}
+	if key := b.String(); key != m.lastVerdicts {
+		if m.lastVerdicts != "" {
+			m.availabilityChanged()
+		}
+		m.lastVerdicts = key
 	}
 }
 

@@ -31,7 +31,13 @@
 // and never applies anything that was not committed through the catalog.
 // Close stops every goroutine the node started.
 //
-// It is single-node today (the embedded catalog); cluster membership and
-// the progress interconnect attach through Config.Available and
-// Config.OnProgress.
+// A cluster member (package cluster) gives the node Config.Cluster (its
+// catalog joins a raft cluster over TLS), Config.Forward (a statement on a
+// follower commits through the leader, so its reply is the same wherever
+// the session is), Config.Available (an Availability merging raft
+// heartbeats and health probes) and Config.OnProgress (peer delivery). A
+// reassigned fence needs no special path here: every committed revision
+// installs all domain lifecycles at once, in commit order, and a lifecycle
+// from an older revision never replaces a newer one, so AdvertisedRevision
+// is simply the newest installed revision.
 package node
