@@ -71,7 +71,16 @@
 //	POST /v1/cluster/leave                      the serving node leaves
 //	POST /v1/cluster/remove  {"node":"n3"}      remove a node
 //
-// Both answer {"message":...} or {"error":...} (at most 4 KiB is read).
+// Both answer {"message":...} or {"error":...} (at most 4 KiB is read). A
+// node that left stops serving once its reply is sent.
+//
+// # Metrics
+//
+// /metrics writes the Prometheus text format: nspl_sessions,
+// nspl_sessions_opened_total and nspl_clock_attachments from this server,
+// and whatever families Config.Metrics adds (a cluster member's ticks
+// produced, progress sent, failed, accepted, ignored and refused, and the
+// commit latency histogram).
 //
 // This package never follows a clock itself and never talks to other nodes:
 // sessions are served from the serving node's own installation, and the
