@@ -146,7 +146,7 @@ func parseArgs(args []string) (options, error) {
 	o.clock = true
 	cs := flag.NewFlagSet("nspl clock", flag.ContinueOnError)
 	cs.SetOutput(io.Discard)
-	addCommonFlags(cs, &o)
+	addSubcommandFlags(cs, &o)
 	cs.StringVar(&o.clockDomain, "domain", "", "follow `NAME` (default: the active domain after -f/-c)")
 	cs.Uint64Var(&o.untilTick, "until-tick", 0, "exit 0 once `N` tick frames have arrived (0: no limit)")
 	cs.DurationVar(&o.clockTimeout, "timeout", 0, "exit 1 if the condition is not met within `D` (0: no limit)")

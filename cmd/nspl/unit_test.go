@@ -41,6 +41,20 @@ func TestParseArgs(t *testing.T) {
 				require.Equal(t, formatJSON, o.format)
 				require.Equal(t, "/d", o.dataDir)
 			}},
+		{name: "flags before clock survive it", args: []string{"--data-dir", "/d", "--echo", "--format", "json", "--verbose", "--continue-on-error", "clock", "--until-tick", "2"},
+			check: func(t *testing.T, o options) {
+				require.True(t, o.clock)
+				require.Equal(t, "/d", o.dataDir)
+				require.True(t, o.echo)
+				require.True(t, o.verbose)
+				require.True(t, o.continueOnError)
+				require.Equal(t, formatJSON, o.format)
+				require.Equal(t, uint64(2), o.untilTick)
+			}},
+		{name: "clock flags override flags before it", args: []string{"--data-dir", "/d", "clock", "--data-dir", "/e"},
+			check: func(t *testing.T, o options) {
+				require.Equal(t, "/e", o.dataDir)
+			}},
 		{name: "plain format", args: []string{"--format=plain"}, check: func(t *testing.T, o options) {
 			require.Equal(t, formatPlain, o.format)
 		}},
