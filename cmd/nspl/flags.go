@@ -180,6 +180,7 @@ Usage:
                                         restore domains from a backup archive
   nspl serve --node NAME --api-addr HOST:PORT [serve flags]
                                         run a node (see README: a secure 3-node cluster)
+  nspl cert ca|node NAME|client NAME    make development certificates (nspl cert --help)
   nspl --connect URL leave              the node at URL leaves its cluster
   nspl --connect URL remove NODE        remove NODE from the cluster
 
