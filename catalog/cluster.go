@@ -141,6 +141,9 @@ type tlsStreamLayer struct {
 	ln        net.Listener // a tls.NewListener over the TCP listener
 	advertise net.Addr
 	client    *tls.Config
+	// handshakeTimeout bounds an accepted connection's TLS handshake; zero
+	// means raftHandshakeTimeout.
+	handshakeTimeout time.Duration
 
 	mu     sync.Mutex
 	closed bool
@@ -175,14 +178,68 @@ func (l *tlsStreamLayer) track(c net.Conn) (net.Conn, error) {
 	return tc, nil
 }
 
+// raftHandshakeTimeout bounds the TLS handshake of an accepted raft
+// connection, so a peer that connects and never speaks TLS cannot hold
+// raft's per-connection goroutine; after the handshake the connection may
+// idle as long as raft keeps it.
+const raftHandshakeTimeout = 10 * time.Second
+
 // Accept waits for the next peer connection; its TLS handshake runs on
-// the connection's first read, in raft's per-connection goroutine.
+// the connection's first read, in raft's per-connection goroutine, bounded
+// by the layer's handshake timeout.
 func (l *tlsStreamLayer) Accept() (net.Conn, error) {
 	c, err := l.ln.Accept()
 	if err != nil {
 		return nil, err
 	}
-	return l.track(c)
+	tc, err := l.track(c)
+	if err != nil {
+		return nil, err
+	}
+	conn, ok := c.(*tls.Conn)
+	if !ok {
+		return tc, nil
+	}
+	timeout := l.handshakeTimeout
+	if timeout <= 0 {
+		timeout = raftHandshakeTimeout
+	}
+	return &acceptedConn{Conn: tc, tls: conn, timeout: timeout}, nil
+}
+
+// acceptedConn completes the TLS handshake of an accepted connection
+// within a deadline before its first read or write.
+type acceptedConn struct {
+	net.Conn
+	tls     *tls.Conn
+	timeout time.Duration
+	once    sync.Once
+	err     error
+}
+
+func (c *acceptedConn) handshake() error {
+	c.once.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
+		defer cancel()
+		if c.err = c.tls.HandshakeContext(ctx); c.err != nil {
+			_ = c.Conn.Close()
+		}
+	})
+	return c.err
+}
+
+func (c *acceptedConn) Read(p []byte) (int, error) {
+	if err := c.handshake(); err != nil {
+		return 0, err
+	}
+	return c.Conn.Read(p)
+}
+
+func (c *acceptedConn) Write(p []byte) (int, error) {
+	if err := c.handshake(); err != nil {
+		return 0, err
+	}
+	return c.Conn.Write(p)
 }
 
 // Close closes the listener and every connection of the layer.
