@@ -1,6 +1,8 @@
 package grammar
 
 import (
+	"strings"
+
 	"github.com/alecthomas/participle/v2/lexer"
 	"github.com/nspl-dev/nspl/lifecycle"
 )
@@ -156,10 +158,11 @@ func buildStart(n Node, p *pStart) (Statement, *Error) {
 func buildName(p *pName) (Name, *Error) {
 	n := nodeOf(p.Tokens)
 	if len(p.Parts) > 1 {
-		text := ""
+		var b strings.Builder
 		for _, t := range p.Tokens {
-			text += t.Value
+			b.WriteString(t.Value)
 		}
+		text := b.String()
 		return Name{}, literalAt(n, newLiteralError(ErrInvalidName, text, "a domain name cannot contain '.'; domain names are not qualified, use '-' or '_' instead"))
 	}
 	v, err := ParseName(p.Parts[0])

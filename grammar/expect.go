@@ -138,6 +138,7 @@ type Suggestion struct {
 // syntax error before the end, an unterminated string) suggests nothing.
 func Suggest(prefix string) Suggestion {
 	var toks []lexer.Token
+	tooLong := false
 	sc := newScanner(prefix)
 	for {
 		tok, err := sc.next()
@@ -148,10 +149,17 @@ func Suggest(prefix string) Suggestion {
 			break
 		}
 		if tok.Type == tokPunct && tok.Value == ";" {
-			toks = toks[:0]
+			toks, tooLong = toks[:0], false
+			continue
+		}
+		if len(toks) == maxStatementTokens {
+			tooLong = true
 			continue
 		}
 		toks = append(toks, tok)
+	}
+	if tooLong {
+		return Suggestion{} // nothing can follow a statement this long
 	}
 	var s Suggestion
 	if n := len(toks); n > 0 {

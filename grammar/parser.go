@@ -2,6 +2,7 @@ package grammar
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/alecthomas/participle/v2"
@@ -161,6 +162,13 @@ func endOf(src string) Position {
 	return Position{Line: 1, Column: 1}.advance(src)
 }
 
+// maxStatementTokens bounds the tokens of one statement. The longest
+// statement of the language has fewer than twenty; a statement that reaches
+// the bound is refused at its next token, so neither parsing nor the error
+// message (which asks the grammar what it expects after the tokens before
+// the offending one) costs more than a bounded amount of work per statement.
+const maxStatementTokens = 64
+
 // eachStatement lexes src once and calls fn with the tokens of each
 // non-empty statement and the token that ends it (';' or EOF). When the
 // lexer fails inside a statement, fn sees the tokens before the failure
@@ -187,6 +195,22 @@ func eachStatement(src string, fn func(toks []lexer.Token, term lexer.Token, par
 			return lexErr
 		}
 		end := tok.Type == lexer.EOF || (tok.Type == tokPunct && tok.Value == ";")
+		if !end && len(toks) == maxStatementTokens {
+			// No statement is this long. Report the grammar's own error if
+			// it lies before this token; otherwise refuse the length, without
+			// lexing the rest, so hostile input costs time linear in the
+			// statements before it and never more.
+			term := lexer.Token{Type: lexer.EOF, Pos: tok.Pos}
+			if err := fn(toks, term, true); err != nil {
+				var e *Error
+				if errors.As(err, &e) && e.Pos.Offset < tok.Pos.Offset {
+					return err
+				}
+			}
+			return &Error{Pos: fromLexerPos(tok.Pos), Kind: ErrSyntax,
+				Msg: fmt.Sprintf("statement too long at %s: no statement has more than %d tokens; end the statement with ';'",
+					describeToken(tok, tok), maxStatementTokens)}
+		}
 		if !end {
 			toks = append(toks, tok)
 			continue

@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/nspl-dev/nspl/lifecycle"
 	"github.com/stretchr/testify/require"
@@ -269,4 +270,50 @@ func FuzzParse(f *testing.F) {
 		_, _ = SplitStatements(src)
 		_ = Suggest(src)
 	})
+}
+
+// TestLongStatementIsBounded holds that a statement longer than any in the
+// language is refused at its token past maxStatementTokens, and that the
+// error costs the same however much text follows: a dotted name repeated
+// over a client message's worth of input used to take seconds per error
+// (and quadratic time to quote the name).
+func TestLongStatementIsBounded(t *testing.T) {
+	require.Equal(t, 64, maxStatementTokens)
+	// "CREATE DOMAIN " + "a."×n is 2+2n tokens ending in '.'.
+	create := func(n int) string { return "CREATE DOMAIN " + strings.Repeat("a.", n) }
+	for _, tc := range []struct {
+		name string
+		src  string
+		pos  string
+		msg  string
+		kind error
+	}{
+		{"just inside the bound", create(30) + "a", "1:15", "cannot contain '.'", ErrInvalidName},
+		{"at the bound", create(31), "1:77", "expected a domain name, found end of input", ErrSyntax},
+		{"one token past", create(31) + "a", "1:77", "statement too long at 'a': no statement has more than 64 tokens", ErrSyntax},
+		{"far past", create(300_000), "1:77", "statement too long at 'a'", ErrSyntax},
+		{"far past, in a later statement", "STOP;\n" + create(300_000), "2:77", "statement too long at 'a'", ErrSyntax},
+		{"far past, grammar error first", "USE " + strings.Repeat("a.", 300_000), "1:5", "cannot contain '.'", ErrInvalidName},
+		{"far past, bad token first", "STOP " + strings.Repeat("x ", 300_000), "1:6", "expected ';', found 'x'", ErrSyntax},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			done := make(chan error, 1)
+			go func() { _, err := Parse(tc.src); done <- err }()
+			var err error
+			select {
+			case err = <-done:
+			case <-time.After(10 * time.Second): // a bound on a hang, not a wait for time
+				t.Fatalf("parsing %d bytes did not finish", len(tc.src))
+			}
+			var e *Error
+			require.True(t, errors.As(err, &e), "%v", err)
+			require.ErrorIs(t, err, tc.kind)
+			require.Equal(t, tc.pos, e.Pos.String(), err.Error())
+			require.Contains(t, e.Msg, tc.msg)
+			require.Less(t, len(e.Msg), 400)
+		})
+	}
+	// Suggest sees nothing after a statement that long, but recovers at ';'.
+	require.Equal(t, Suggestion{}, Suggest(create(300_000)))
+	require.Equal(t, []string{"CREATE"}, Suggest(create(300_000)+"; CRE").Keywords)
 }
