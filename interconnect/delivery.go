@@ -108,10 +108,14 @@ func fenceOf(rep runtime.ProgressReport) fenceKey {
 // lane is one peer and domain: one replaceable pending report, one
 // goroutine that sends it.
 type lane struct {
-	peer    string
-	mu      sync.Mutex
-	pending *runtime.ProgressReport
-	wake    chan struct{} // one slot
+	peer string
+	// incarnation is the peer incarnation the lane last saw in the peer
+	// view; guarded by Delivery.mu. A restarted peer holds no progress,
+	// so a change hands it the newest retained report again.
+	incarnation uint64
+	mu          sync.Mutex
+	pending     *runtime.ProgressReport
+	wake        chan struct{} // one slot
 }
 
 func (l *lane) put(rep runtime.ProgressReport) {
@@ -198,16 +202,22 @@ func (d *Delivery) Publish(rep runtime.ProgressReport) {
 }
 
 // syncLanesLocked starts a lane, seeded with the newest retained report,
-// for every peer that has none, and stops the lanes of peers that left.
+// for every peer that has none, hands the newest retained report again to
+// a peer that restarted under a new incarnation (it lost the progress it
+// had accepted), and stops the lanes of peers that left.
 func (d *Delivery) syncLanesLocked(domain string, dd *domainDelivery) {
 	peers := d.cfg.Peers()
 	present := make(map[string]bool, len(peers))
 	for _, p := range peers {
 		present[p.Name] = true
-		if _, ok := dd.lanes[p.Name]; ok {
+		if l, ok := dd.lanes[p.Name]; ok {
+			if l.incarnation != p.Incarnation {
+				l.incarnation = p.Incarnation
+				l.put(dd.newest)
+			}
 			continue
 		}
-		l := &lane{peer: p.Name, wake: make(chan struct{}, 1)}
+		l := &lane{peer: p.Name, incarnation: p.Incarnation, wake: make(chan struct{}, 1)}
 		lctx, lcancel := context.WithCancel(dd.ctx)
 		dd.lanes[p.Name] = l
 		l.put(dd.newest)

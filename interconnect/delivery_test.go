@@ -44,7 +44,7 @@ func (g *gate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	g.inflight++
 	g.requests++
 	g.max = max(g.max, g.inflight)
-	mode := g.mode
+	mode, next := g.mode, g.next
 	g.mu.Unlock()
 	defer func() {
 		g.mu.Lock()
@@ -57,7 +57,7 @@ func (g *gate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case "hang":
 		<-r.Context().Done()
 	default:
-		g.next.ServeHTTP(w, r)
+		next.ServeHTTP(w, r)
 	}
 }
 
@@ -73,6 +73,19 @@ type deliveryRig struct {
 	peers   atomic.Bool // whether n2 is a target at all
 	current atomic.Bool // whether the producer's fence is still installed
 	addr    string
+	// incarnation is n2's incarnation in the peer view.
+	incarnation atomic.Uint64
+}
+
+// resetReceiver replaces the rig's receiver behind its gate with a fresh
+// one, as a restarted peer process has.
+func resetReceiver(t *testing.T, r *deliveryRig) *receiver {
+	t.Helper()
+	rcv := newReceiver(t)
+	r.gate.mu.Lock()
+	r.gate.next = NewHandler(rcv, nil, nil)
+	r.gate.mu.Unlock()
+	return rcv
 }
 
 const testBackoff = 200 * time.Millisecond
@@ -87,6 +100,7 @@ func newRig(t *testing.T, requestTimeout time.Duration) *deliveryRig {
 	r.adv.Store(5)
 	r.peers.Store(true)
 	r.current.Store(true)
+	r.incarnation.Store(11)
 	r.d = NewDelivery(DeliveryConfig{
 		Client: clientFor(t, p.n1),
 		Source: r.fake,
@@ -94,7 +108,7 @@ func newRig(t *testing.T, requestTimeout time.Duration) *deliveryRig {
 			if !r.peers.Load() {
 				return nil
 			}
-			return []Peer{{Name: "n2", APIAddr: r.addr, Incarnation: 11, Live: r.live.Load(), Advertised: r.adv.Load()}}
+			return []Peer{{Name: "n2", APIAddr: r.addr, Incarnation: r.incarnation.Load(), Live: r.live.Load(), Advertised: r.adv.Load()}}
 		},
 		Required:       func(runtime.ProgressReport) (uint64, bool) { return 5, r.current.Load() },
 		RequestTimeout: requestTimeout,
@@ -203,6 +217,29 @@ func TestNewPeerGetsTheNewestRetainedReport(t *testing.T) {
 	r.d.PeersChanged()
 	waitFor(t, "the retained report", func() bool { return len(r.rcv.seen()) == 1 })
 	require.Equal(t, []uint64{4}, ids(r.rcv.seen()))
+}
+
+func TestRestartedPeerGetsTheNewestRetainedReportAgain(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t) })
+	r := newRig(t, DefaultRequestTimeout)
+	r.d.Publish(report(1))
+	r.d.Publish(report(2))
+	waitFor(t, "the newest report", func() bool { return r.rcv.reg.Progress("d").ID == 2 })
+	waitFor(t, "the reply", func() bool { return r.metrics.Snapshot().ProgressSent >= 1 })
+	sent := r.metrics.Snapshot().ProgressSent
+
+	// The same incarnation seen again is not a reconnection: nothing is
+	// sent until the next tick.
+	r.d.PeersChanged()
+	// The peer restarts: a new incarnation, and none of the progress its
+	// predecessor accepted.
+	r.rcv = resetReceiver(t, r)
+	r.incarnation.Store(12)
+	r.d.PeersChanged()
+	waitFor(t, "the retained report", func() bool { return len(r.rcv.seen()) == 1 })
+	require.Equal(t, []uint64{2}, ids(r.rcv.seen()), "the restarted peer got the newest report without waiting for a tick")
+	waitFor(t, "the reply", func() bool { return r.metrics.Snapshot().ProgressSent == sent+1 })
+	require.Equal(t, sent+1, r.metrics.Snapshot().ProgressSent, "an unchanged incarnation was not sent the report again")
 }
 
 func TestRetiringTheAuthorityStopsInFlightAndBackoff(t *testing.T) {
