@@ -92,7 +92,7 @@ func writeNew(path string, data []byte, mode fs.FileMode) error {
 func readBounded(path string) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrMaterial, err)
+		return nil, fmt.Errorf("%w: %w", ErrMaterial, err)
 	}
 	defer f.Close()
 	buf := make([]byte, maxPEMBytes+1)
@@ -268,6 +268,9 @@ func load(dir, name string, role Role, certPath, keyPath string) (*Material, err
 		return nil, err
 	}
 	m, err := LoadFiles(CACertPath(dir), certPath, keyPath)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%w; make it with nspl cert %s %s --dir %s (after nspl cert ca --dir %s)", err, role, name, dir, dir)
+	}
 	if err != nil {
 		return nil, err
 	}

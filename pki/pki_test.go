@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"io"
+	"io/fs"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -167,6 +168,10 @@ func TestWriteAndLoad(t *testing.T) {
 
 	_, err = LoadNode(dir, "n2")
 	require.ErrorIs(t, err, ErrMaterial)
+	require.ErrorIs(t, err, fs.ErrNotExist)
+	require.ErrorContains(t, err, "make it with nspl cert node n2 --dir "+dir, "a missing certificate says how to make it")
+	_, err = LoadClient(dir, "bob")
+	require.ErrorContains(t, err, "make it with nspl cert client bob --dir "+dir)
 	_, err = LoadNode(dir, "bad name")
 	require.ErrorIs(t, err, ErrInvalidName)
 
