@@ -2,10 +2,8 @@ package grammar
 
 import (
 	"math"
-	"math/big"
 	"math/bits"
 	"strconv"
-	"strings"
 )
 
 // Nanoseconds in each duration unit. A month is 30.44 days and a year
@@ -39,16 +37,6 @@ var durationUnits = map[string]uint64{
 }
 
 const unitHint = "use ns, us, ms, s, m, h, d, w, M (month) or y"
-
-// pow10 holds 10^0 … 10^19, every power of ten a uint64 can hold.
-var pow10 = func() [20]uint64 {
-	var p [20]uint64
-	p[0] = 1
-	for i := 1; i < len(p); i++ {
-		p[i] = p[i-1] * 10
-	}
-	return p
-}()
 
 // ParseDuration converts duration text to unsigned nanoseconds with exact
 // integer arithmetic. The text is one or more spans written together, each
@@ -136,31 +124,18 @@ func spanNanos(whole, frac string, unit uint64) (uint64, bool) {
 	if hi != 0 {
 		return 0, false
 	}
-	frac = strings.TrimRight(frac, "0")
-	if frac == "" {
-		return v, true
-	}
+	// floor(frac × unit) digit by digit from the last: floor((d + y)/10) =
+	// floor((d + floor(y))/10) for a whole d and a real y ≥ 0, so carrying
+	// the floor of each partial product keeps the result exact. The carry
+	// stays below unit, so 9×unit + carry < 10×Year fits easily: linear time,
+	// no allocation, however many digits the fraction has.
 	var f uint64
-	if len(frac) < len(pow10) {
-		n, _ := strconv.ParseUint(frac, 10, 64)
-		// n < 10^len(frac), so the quotient is below unit and fits.
-		h, l := bits.Mul64(n, unit)
-		f, _ = bits.Div64(h, l, pow10[len(frac)])
-	} else {
-		f = fracNanosBig(frac, unit)
+	for i := len(frac) - 1; i >= 0; i-- {
+		f = (uint64(frac[i]-'0')*unit + f) / 10
 	}
 	var carry uint64
 	v, carry = bits.Add64(v, f, 0)
 	return v, carry == 0
-}
-
-// fracNanosBig is spanNanos's exact path for fractions too long for 128-bit
-// arithmetic.
-func fracNanosBig(frac string, unit uint64) uint64 {
-	n, _ := new(big.Int).SetString(frac, 10)
-	n.Mul(n, new(big.Int).SetUint64(unit))
-	d := new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(len(frac))), nil)
-	return n.Quo(n, d).Uint64()
 }
 
 // FormatDuration prints ns as canonical duration text: its hours, minutes,

@@ -200,3 +200,37 @@ func FuzzParseDuration(f *testing.F) {
 		checkAgainstBig(t, text)
 	})
 }
+
+// TestLongFractionsAreExactAndCheap holds that a fraction of any length is
+// converted exactly, in linear time and without allocating: a fraction of a
+// client message's million digits used to go through math/big's quadratic
+// decimal conversion and took over a second.
+func TestLongFractionsAreExactAndCheap(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 5))
+	for _, n := range []int{18, 19, 20, 40, 1000, 20_000} {
+		for _, unit := range []string{"ns", "s", "M", "y"} {
+			var b strings.Builder
+			b.WriteString(strconv.Itoa(r.IntN(500)))
+			b.WriteByte('.')
+			for range n {
+				b.WriteByte(byte('0' + r.IntN(10)))
+			}
+			b.WriteString(unit)
+			checkAgainstBig(t, b.String())
+		}
+	}
+	// All nines never round up: 0.9…9y is Year − ceil(Year × 10^-n), and a
+	// year is 3.15576e16ns, so from 17 nines on it is one nanosecond short.
+	for n, want := range map[int]uint64{16: Year - 4, 17: Year - 1, 30: Year - 1, 200_000: Year - 1} {
+		got, err := ParseDuration("0." + strings.Repeat("9", n) + "y")
+		require.NoError(t, err)
+		require.Equal(t, want, got, "%d nines", n)
+	}
+	long := "1." + strings.Repeat("123456789", 20_000) + "y"
+	allocs := testing.AllocsPerRun(3, func() {
+		if _, err := ParseDuration(long); err != nil {
+			t.Fatal(err)
+		}
+	})
+	require.Zero(t, allocs)
+}
