@@ -59,11 +59,12 @@ func (f *Fake) NewTimer(d time.Duration) Timer {
 
 // Advance moves UTC and the monotonic clock forward by d and fires, in
 // deadline order, every timer due at or before the new monotonic reading.
-// Each timer fires with UTC and Monotonic set to its own deadline, so code
-// woken by it observes the instant it was armed for. A d of zero fires
-// timers that are already due; a negative d is treated as zero because
-// monotonic time never goes backwards. UTC saturates at the int64 limits
-// and the monotonic reading at the largest Duration.
+// Each timer's channel receives the UTC instant of its own deadline, but
+// the code it wakes runs after Advance has returned and reads the new time
+// from Now and Monotonic. A d of zero fires timers that are already due; a
+// negative d is treated as zero because monotonic time never goes
+// backwards. UTC saturates at the largest int64 and the monotonic reading
+// at the largest Duration.
 func (f *Fake) Advance(d time.Duration) {
 	d = max(d, 0)
 	f.mu.Lock()
