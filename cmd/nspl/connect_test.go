@@ -6,6 +6,8 @@ import (
 	"flag"
 	"io"
 	"log/slog"
+	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -33,7 +35,11 @@ func TestParseServeArgs(t *testing.T) {
 				require.Equal(t, 150*time.Millisecond, s.electionTimeout)
 				require.Equal(t, "certs", s.pkiDir)
 			}},
-		{name: "files", args: append(base, "--ca", "ca.crt", "--cert", "n1.crt", "--key", "n1.key", "--bootstrap", "--token-file", "tok")},
+		{name: "files", args: append(base, "--ca", "ca.crt", "--cert", "n1.crt", "--key", "n1.key", "--raft-addr", "127.0.0.1:7001", "--bootstrap", "--token-file", "tok")},
+		{name: "no raft address", args: append(base, "--pki", "certs", "--bootstrap"), wantErr: ErrUsage},
+		{name: "insecure with a raft address", args: append(base, "--insecure", "--raft-addr", "127.0.0.1:7001"), wantErr: ErrUsage},
+		{name: "insecure joining", args: append(base, "--insecure", "--join", "127.0.0.1:8002"), wantErr: ErrUsage},
+		{name: "insecure bootstrapping", args: append(base, "--insecure", "--bootstrap"), wantErr: ErrUsage},
 		{name: "insecure on loopback", args: append(base, "--insecure")},
 		{name: "insecure on localhost", args: []string{"serve", "--node", "n1", "--api-addr", "localhost:1", "--insecure"}},
 		{name: "insecure off loopback", args: []string{"serve", "--node", "n1", "--api-addr", "0.0.0.0:8001", "--insecure"}, wantErr: ErrUsage},
@@ -194,4 +200,21 @@ func TestRemoteShellLoop(t *testing.T) {
 		t.Fatal("the shell did not exit")
 	}
 	require.False(t, errors.Is(err, ErrIO))
+}
+
+// TestServeRefusesFlagsThatCannotStartAMember runs nspl serve with valid
+// certificates but nothing to start from: an empty data directory with
+// neither --bootstrap nor --join is a usage error (exit 2), not an I/O one.
+func TestServeRefusesFlagsThatCannotStartAMember(t *testing.T) {
+	dir := t.TempDir()
+	certs := filepath.Join(dir, "certs")
+	for _, args := range [][]string{{"cert", "ca", "--dir", certs}, {"cert", "node", "n1", "--dir", certs}} {
+		require.NoError(t, Run(context.Background(), args, strings.NewReader(""), io.Discard, io.Discard))
+	}
+	var stderr strings.Builder
+	err := Run(context.Background(), []string{"serve", "--node", "n1", "--pki", certs, "--data-dir", filepath.Join(dir, "n1"),
+		"--raft-addr", "127.0.0.1:0", "--api-addr", "127.0.0.1:0"}, strings.NewReader(""), io.Discard, &stderr)
+	require.ErrorIs(t, err, ErrUsage)
+	require.Equal(t, ExitUsage, ExitCode(err))
+	require.ErrorContains(t, err, "pass --bootstrap for the first node or --join")
 }

@@ -95,6 +95,10 @@ func parseServeArgs(o options, args []string) (options, error) {
 		return o, usageErrorf("serve: --cert needs --ca and --key")
 	case s.bootstrap && s.join != "":
 		return o, usageErrorf("serve: --bootstrap starts a new cluster and --join joins one; give one")
+	case s.insecure && (s.join != "" || s.raftAddr != "" || s.bootstrap):
+		return o, usageErrorf("serve: --insecure runs one node without TLS; a cluster needs certificates (nspl cert), so drop --join, --raft-addr and --bootstrap")
+	case !s.insecure && s.raftAddr == "":
+		return o, usageErrorf("serve: --raft-addr HOST:PORT is required: the address this node's raft listens on")
 	}
 	if err := pki.ValidName(s.node); err != nil {
 		return o, usageErrorf("serve: --node: %v", err)
@@ -163,6 +167,11 @@ func (m *Main) runServe(ctx context.Context, s *serveOptions) error {
 		if ctx.Err() != nil {
 			return &RunError{Kind: ErrStatementFailed, Err: ErrInterrupted}
 		}
+		if errors.Is(err, cluster.ErrConfig) {
+			// Flags that cannot start a member, such as no --bootstrap
+			// or --join for an empty --data-dir.
+			return usageErrorf("serve: start node %q: %w", s.node, err)
+		}
 		return ioError(fmt.Errorf("serve: start node %q: %w", s.node, err))
 	}
 	defer member.close()
@@ -219,17 +228,11 @@ type member struct {
 func (m *Main) startMember(ctx context.Context, s *serveOptions, mat *pki.Material, leave func()) (*member, error) {
 	logger := m.logger(s.verbose)
 	if s.insecure {
-		if s.join != "" || s.raftAddr != "" || s.bootstrap {
-			return nil, fmt.Errorf("--insecure runs one node without TLS; a cluster needs certificates (nspl cert), so drop --join, --raft-addr and --bootstrap")
-		}
 		n, err := node.Open(ctx, node.Config{Name: s.node, DataDir: s.dataDir, Logger: logger, RaftLogLevel: m.raftLevel(s.verbose)})
 		if err != nil {
 			return nil, err
 		}
 		return &member{node: n, close: func() { _ = n.Close() }}, nil
-	}
-	if s.raftAddr == "" {
-		return nil, fmt.Errorf("--raft-addr HOST:PORT is required")
 	}
 	var join []string
 	for _, j := range strings.Split(s.join, ",") {
