@@ -5,8 +5,9 @@
 //
 // # Authentication
 //
-// Nobody gets in unauthenticated. The listener requires TLS 1.2 or later and
-// verifies client certificates against the cluster CA (pki's ServerConfig).
+// Nobody gets in unauthenticated. The listener requires TLS 1.2 or later
+// (pki's ServerConfig, which nspl serve uses, asks for 1.3) and verifies
+// client certificates against the cluster CA.
 // A request is admitted when it presents such a certificate, or, when the
 // server was given a token, the header "Authorization: Bearer TOKEN" with that
 // exact token (compared in constant time). The peer interconnect admits only
