@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -11,6 +12,7 @@ import (
 	"sort"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/nspl-dev/nspl/grammar"
@@ -62,8 +64,34 @@ type ConnectError struct {
 	Err error
 }
 
-// Error says which URL failed and why.
-func (e *ConnectError) Error() string { return "connect to " + e.URL + ": " + e.Err.Error() }
+// Error says which URL failed, why, and what to do about the common
+// causes.
+func (e *ConnectError) Error() string {
+	msg := "connect to " + e.URL + ": " + e.Err.Error()
+	if hint := connectHint(e.Err); hint != "" {
+		msg += "; " + hint
+	}
+	return msg
+}
+
+// connectHint says what to do about a failed connection's cause, or ""
+// when the cause speaks for itself (ErrUnauthorized, ErrProtocolVersion).
+func connectHint(err error) string {
+	var hostname x509.HostnameError
+	var unknownCA x509.UnknownAuthorityError
+	var record tls.RecordHeaderError
+	switch {
+	case errors.As(err, &hostname):
+		return "the node's certificate does not name the URL's host; connect to a name or address it was issued for (nspl cert node NAME --host HOST adds one)"
+	case errors.As(err, &unknownCA):
+		return "the node's certificate is not signed by a CA this client trusts; give the cluster's CA certificate (nspl --ca FILE)"
+	case errors.As(err, &record):
+		return "the node does not speak TLS there; if it serves plain HTTP (--insecure), connect with http://"
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "nothing listens there; check that the node runs and that the URL names its --api-addr"
+	}
+	return ""
+}
 
 // Unwrap returns the cause.
 func (e *ConnectError) Unwrap() error { return e.Err }

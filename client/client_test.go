@@ -3,8 +3,13 @@ package client
 import (
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"errors"
+	"net"
 	"net/http"
+	"os"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -92,6 +97,7 @@ func TestAuthentication(t *testing.T) {
 		name    string
 		cfg     Config
 		wantErr error
+		hint    string
 	}{
 		{name: "client certificate", cfg: Config{TLS: e.auth.client.ClientConfig("", "")}},
 		{name: "token without a certificate", cfg: Config{TLS: e.auth.tokenOnly(), Token: "s3cret"}},
@@ -102,12 +108,16 @@ func TestAuthentication(t *testing.T) {
 			tc.RootCAs = e.auth.client.Pool // trusts the server, presents a foreign certificate
 			return tc
 		}()}},
-		{name: "server of another CA", cfg: Config{TLS: other.client.ClientConfig("", "")}},
+		{name: "server of another CA", cfg: Config{TLS: other.client.ClientConfig("", "")}, hint: "give the cluster's CA certificate (nspl --ca FILE)"},
+		{name: "host the certificate does not name", cfg: Config{TLS: e.auth.client.ClientConfig("elsewhere.example", "")}, hint: "does not name the URL's host"},
+		{name: "plain HTTP to a TLS node", cfg: Config{URLs: []string{"http://" + strings.TrimPrefix(e.url, "https://")}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := tt.cfg
-			cfg.URLs = []string{e.url}
+			if cfg.URLs == nil {
+				cfg.URLs = []string{e.url}
+			}
 			cfg.Logger = quietLogger()
 			c, err := Dial(ctxT(t), cfg)
 			if tt.name == "client certificate" || tt.name == "token without a certificate" {
@@ -122,8 +132,40 @@ func TestAuthentication(t *testing.T) {
 			if tt.wantErr != nil {
 				require.ErrorIs(t, err, tt.wantErr)
 			}
+			require.ErrorContains(t, err, tt.hint)
 		})
 	}
+}
+
+func TestConnectErrorSaysWhatToDo(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	closed := ln.Addr().String()
+	require.NoError(t, ln.Close()) // nothing listens there now
+	tests := []struct {
+		name string
+		err  error
+		hint string
+	}{
+		{name: "refused dial", err: &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)},
+			hint: "check that the node runs"},
+		{name: "unknown authority", err: &tls.CertificateVerificationError{Err: x509.UnknownAuthorityError{}}, hint: "nspl --ca FILE"},
+		{name: "wrong host", err: x509.HostnameError{Certificate: &x509.Certificate{}, Host: "h"}, hint: "--host HOST"},
+		{name: "not TLS", err: tls.RecordHeaderError{Msg: "first record does not look like a TLS handshake"}, hint: "connect with http://"},
+		{name: "refused credentials", err: ErrUnauthorized, hint: ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			msg := (&ConnectError{URL: "https://127.0.0.1:1", Err: tt.err}).Error()
+			if tt.hint == "" {
+				require.Equal(t, "connect to https://127.0.0.1:1: "+tt.err.Error(), msg)
+				return
+			}
+			require.Contains(t, msg, tt.hint)
+		})
+	}
+	_, err = Dial(ctxT(t), Config{URLs: []string{"https://" + closed}, Logger: quietLogger()})
+	require.ErrorContains(t, err, "nothing listens there", "a real refused dial")
 }
 
 func TestMetricsAndHealth(t *testing.T) {
