@@ -11,6 +11,7 @@ import (
 
 	"github.com/nspl-dev/nspl/grammar"
 	"github.com/nspl-dev/nspl/planner"
+	"github.com/nspl-dev/nspl/runtime"
 	"github.com/nspl-dev/nspl/runtime/clock"
 	"github.com/nspl-dev/nspl/runtime/timesource"
 	"github.com/nspl-dev/nspl/session"
@@ -89,6 +90,7 @@ func (m *Main) followClock(ctx context.Context, sess clockSession, src timesourc
 	}
 
 	var ticks uint64
+	var printed runtime.Tick // zero: no tick yet; tick ids start at 1
 	for {
 		f, err := sess.NextFrame(waitCtx)
 		if err != nil {
@@ -107,6 +109,15 @@ func (m *Main) followClock(ctx context.Context, sess clockSession, src timesourc
 		}
 		if f.Domain != domain {
 			continue // an attachment the -f/-c setup made; not followed here
+		}
+		if f.Kind == session.FrameTick {
+			if !tickAdvances(printed, f.Tick) {
+				// A clock attached again after a lost connection
+				// delivers the newest tick anew; a tick already printed
+				// is neither printed nor counted twice.
+				continue
+			}
+			printed = f.Tick
 		}
 		if err := writeLine(m.Stdout, clockFrameLine(f, opts.format)); err != nil {
 			detach(sess)
@@ -132,6 +143,12 @@ func (m *Main) followClock(ctx context.Context, sess clockSession, src timesourc
 			}
 		}
 	}
+}
+
+// tickAdvances reports whether t is newer than last, the tick printed
+// last: a later generation, or a higher id in the same one.
+func tickAdvances(last, t runtime.Tick) bool {
+	return t.Generation > last.Generation || t.Generation == last.Generation && t.ID > last.ID
 }
 
 // detach leaves the followed clock; its failure does not change the outcome

@@ -15,6 +15,9 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/nspl-dev/nspl/node"
+	"github.com/nspl-dev/nspl/planner"
+	"github.com/nspl-dev/nspl/runtime"
+	"github.com/nspl-dev/nspl/runtime/clock"
 	"github.com/nspl-dev/nspl/runtime/timesource"
 	"github.com/nspl-dev/nspl/session"
 )
@@ -214,4 +217,64 @@ func TestFollowClockRefusals(t *testing.T) {
 
 	err = waitResult(t, f.follow(f.node.TimeSource(), options{clockDomain: "a.b"}))
 	require.ErrorIs(t, err, ErrUsage)
+}
+
+// scriptedClock is a clockSession whose frames are a fixed script, as a
+// remote session delivers them around a lost connection.
+type scriptedClock struct {
+	frames []session.Frame
+	execs  []string
+}
+
+func (s *scriptedClock) Exec(_ context.Context, p planner.Plan) (session.Result, error) {
+	s.execs = append(s.execs, p.String())
+	if _, ok := p.(planner.Attach); ok {
+		c := s.frames[0].Clock
+		return session.Result{Domain: "prod", Attachment: 1, Clock: &c}, nil
+	}
+	return session.Result{Domain: "prod"}, nil
+}
+
+func (s *scriptedClock) NextFrame(ctx context.Context) (session.Frame, error) {
+	if len(s.frames) == 0 {
+		<-ctx.Done()
+		return session.Frame{}, ctx.Err()
+	}
+	f := s.frames[0]
+	s.frames = s.frames[1:]
+	return f, nil
+}
+
+func (s *scriptedClock) ActiveDomain() string { return "prod" }
+
+func TestFollowClockCountsATickRepeatedAfterAReconnectOnce(t *testing.T) {
+	paced := clock.Observed{Generation: 1, State: clock.Paced, Period: uint64(time.Second), Rate: 1}
+	next := paced
+	next.Generation = 2
+	tick := func(gen, id uint64) session.Frame {
+		return session.Frame{Domain: "prod", Attachment: 1, Kind: session.FrameTick, Tick: runtime.Tick{Generation: gen, ID: id}}
+	}
+	state := func(c clock.Observed) session.Frame {
+		return session.Frame{Domain: "prod", Attachment: 1, Kind: session.FrameState, Clock: c}
+	}
+	sess := &scriptedClock{frames: []session.Frame{
+		state(paced), // consumed as the attach reply's clock
+		tick(1, 7),
+		state(paced), // the clock attached again on a new session
+		tick(1, 7),   // the newest tick, delivered anew: not counted
+		tick(1, 8),
+		state(next),
+		tick(2, 1), // a new generation starts again from id 1
+	}}
+	out := newLineSink()
+	m := &Main{Stdout: out, Stderr: io.Discard}
+	err := m.followClock(context.Background(), sess, timesource.System(), options{untilTick: 3, format: "plain"})
+	require.NoError(t, err)
+	var ids []string
+	for _, l := range out.lines() {
+		if strings.HasPrefix(l, "tick ") {
+			ids = append(ids, strings.Join(strings.Fields(l)[1:6], " "))
+		}
+	}
+	require.Equal(t, []string{"prod generation 1 id 7", "prod generation 1 id 8", "prod generation 2 id 1"}, ids)
 }
