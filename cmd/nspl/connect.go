@@ -104,7 +104,7 @@ func (m *Main) clientConfig(o remoteOptions, verbose bool) (client.Config, error
 	cfg := client.Config{
 		URLs:   strings.Split(o.connect, ","),
 		Logger: m.logger(verbose),
-		Notify: func(n client.Notice) { fmt.Fprintf(m.Stderr, "nspl: %s\n", n) },
+		Notify: func(n client.Notice) { m.notice("nspl: " + n.String()) },
 	}
 	for i, u := range cfg.URLs {
 		cfg.URLs[i] = strings.TrimSpace(u)

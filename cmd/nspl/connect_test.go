@@ -218,3 +218,24 @@ func TestServeRefusesFlagsThatCannotStartAMember(t *testing.T) {
 	require.Equal(t, ExitUsage, ExitCode(err))
 	require.ErrorContains(t, err, "pass --bootstrap for the first node or --join")
 }
+
+// TestClientNoticesFollowTheShell routes the remote client's notices above
+// the shell's prompt while the shell runs, and to stderr otherwise.
+func TestClientNoticesFollowTheShell(t *testing.T) {
+	var stderr strings.Builder
+	m := &Main{Stderr: &stderr}
+	cfg, err := m.clientConfig(remoteOptions{connect: "http://127.0.0.1:1"}, false)
+	require.NoError(t, err)
+	cfg.Notify(client.Notice{Kind: client.Reconnected, Node: "n1"})
+	require.Equal(t, "nspl: reconnected to node 'n1'\n", stderr.String())
+
+	var above []string
+	restore := m.setNoticePrinter(func(line string) { above = append(above, line) })
+	cfg.Notify(client.Notice{Kind: client.Restored, Domain: "prod", Node: "n2"})
+	require.Equal(t, []string{"nspl: clock of domain 'prod' attached again"}, above, "printed above the prompt")
+	require.Equal(t, "nspl: reconnected to node 'n1'\n", stderr.String(), "not written under the line being edited")
+	restore()
+	cfg.Notify(client.Notice{Kind: client.Reconnected, Node: "n3"})
+	require.Len(t, above, 1)
+	require.Contains(t, stderr.String(), "reconnected to node 'n3'")
+}

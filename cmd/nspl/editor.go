@@ -109,12 +109,22 @@ func (e *readlineEditor) Output() io.Writer { return e.rl.Stdout() }
 // readline is reading; text written while it draws its prompt would land
 // after the prompt. So inside ReadLine it first yields until readline reads.
 func (e *readlineEditor) PrintAbove(line string) error {
+	return e.printAbove(e.rl.Stdout(), line)
+}
+
+// PrintNoticeAbove is PrintAbove on standard error, for the remote
+// client's notices (a lost connection, a reconnect, a restored clock).
+func (e *readlineEditor) PrintNoticeAbove(line string) {
+	_ = e.printAbove(e.rl.Stderr(), line)
+}
+
+func (e *readlineEditor) printAbove(w io.Writer, line string) error {
 	if e.inRead.Load() {
 		for i := 0; i < promptSettleSpins && !e.rl.Terminal.IsReading() && e.inRead.Load(); i++ {
 			runtime.Gosched()
 		}
 	}
-	_, err := e.rl.Stdout().Write([]byte(line + "\n"))
+	_, err := w.Write([]byte(line + "\n"))
 	return err
 }
 

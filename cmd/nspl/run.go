@@ -39,6 +39,38 @@ type Main struct {
 
 	intrMu sync.Mutex
 	onIntr func() // what Ctrl-C does now; nil ignores it
+
+	noticeMu sync.Mutex
+	noticeTo func(line string) // where notices go now; nil: Stderr
+}
+
+// notice prints one line the remote client reports on its own: above the
+// prompt while the shell edits a line, else on Stderr. It never waits for
+// the shell's output lock, since the client reports from inside a running
+// statement's request.
+func (m *Main) notice(line string) {
+	m.noticeMu.Lock()
+	to := m.noticeTo
+	m.noticeMu.Unlock()
+	if to != nil {
+		to(line)
+		return
+	}
+	fmt.Fprintln(m.Stderr, line)
+}
+
+// setNoticePrinter routes notices to print until the returned func
+// restores the previous route.
+func (m *Main) setNoticePrinter(print func(line string)) (restore func()) {
+	m.noticeMu.Lock()
+	prev := m.noticeTo
+	m.noticeTo = print
+	m.noticeMu.Unlock()
+	return func() {
+		m.noticeMu.Lock()
+		m.noticeTo = prev
+		m.noticeMu.Unlock()
+	}
 }
 
 // Run runs nspl with args (without the program name) on the process's
@@ -219,6 +251,7 @@ func (m *Main) runShell(ctx context.Context, r *runner, sess sessionBackend) err
 	defer ed.Close()
 	sh.editor = ed
 	r.stdout = ed.Output()
+	defer m.setNoticePrinter(ed.PrintNoticeAbove)()
 	defer m.setInterruptHandler(sh.interrupt)()
 	fmt.Fprintln(r.stdout, `nspl shell: statements end with ';'. Type help for help, exit or Ctrl-D to leave.`)
 	return sh.loop(ctx)
