@@ -39,13 +39,20 @@ func (a *attachment) stop() {
 	<-a.done
 }
 
+// installations is the node's installation counter as an attach sees it
+// (node.Node's Installed and WaitInstalled).
+type installations interface {
+	Installed() (count, revision uint64, changed <-chan struct{})
+	WaitInstalled(ctx context.Context) error
+}
+
 // waitInstalled waits until the node has installed the committed domains
 // since it started, or until the session ends. The wait belongs to the
 // session, not the request: when ctx ends first, the request returns ctx's
 // error and hands its place on the request lane to a goroutine that keeps
 // waiting and then releases it (handedOff).
 func (s *Session) waitInstalled(ctx context.Context) (handedOff bool, err error) {
-	if count, _, _ := s.node.Installed(); count > 0 {
+	if count, _, _ := s.installs.Installed(); count > 0 {
 		return false, nil
 	}
 	done := make(chan error, 1)
@@ -58,7 +65,7 @@ func (s *Session) waitInstalled(ctx context.Context) (handedOff bool, err error)
 	s.mu.Unlock()
 	go func() {
 		defer s.wg.Done()
-		done <- s.node.WaitInstalled(s.ctx)
+		done <- s.installs.WaitInstalled(s.ctx)
 	}()
 	select {
 	case err := <-done:

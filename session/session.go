@@ -51,6 +51,7 @@ type Options struct {
 // ends the session, stops every delivery task and waits for them.
 type Session struct {
 	node       *node.Node
+	installs   installations // n's installation counter, which an attach waits on
 	logger     *slog.Logger
 	frameLimit int
 	cluster    ClusterStatusSource
@@ -85,6 +86,7 @@ func New(n *node.Node, opts Options) *Session {
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Session{
 		node:        n,
+		installs:    n,
 		logger:      opts.Logger,
 		frameLimit:  opts.FrameLimit,
 		cluster:     opts.ClusterStatus,
