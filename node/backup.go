@@ -126,7 +126,8 @@ type RestoredDomain struct {
 //     authority selected here, before proposing, from this cluster's live
 //     voters (the archived authority is never reused).
 //
-// A target name that exists refuses the whole restore (a cluster restore
+// The command commits like every control-plane command (through the leader
+// via Config.Forward on a follower). A target name that exists refuses the whole restore (a cluster restore
 // restores every domain or none); the command is first applied to a copy
 // of the catalog, so a refusal is reported without proposing. With
 // p.DryRun Restore returns that plan and changes nothing.
@@ -192,7 +193,7 @@ func (n *Node) Restore(ctx context.Context, p planner.Restore) (RestorePlan, err
 	if p.DryRun {
 		plan.Revision = s.Revision()
 	} else {
-		res, err := n.catalog.Propose(ctx, command)
+		res, err := n.commit(ctx, command)
 		if err != nil {
 			return RestorePlan{}, err
 		}

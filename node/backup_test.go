@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -404,4 +405,32 @@ func TestRestoreWithoutVoterRefused(t *testing.T) {
 	// Without RESUME no authority is needed.
 	_, err = n.Restore(ctx, planner.Restore{Cluster: true, Path: path})
 	require.NoError(t, err)
+}
+
+// A restore commits through the control-plane handler's commit path, as
+// every other statement does: on a follower it reaches the leader through
+// Config.Forward, and Config.OnCommit sees its latency. A dry run commits
+// nothing.
+func TestRestoreCommitsThroughHandler(t *testing.T) {
+	src := timesource.NewFake(t0)
+	a := sourceCatalog(t, src)
+	path := backupPath(t)
+	_, err := a.Backup(context.Background(), BackupScope{Domain: "prod"}, path)
+	require.NoError(t, err)
+	require.NoError(t, a.Close())
+
+	var commits atomic.Int64
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	b, err := Open(ctx, Config{Logger: quietLogger(), RaftLogLevel: slog.LevelError, TimeSource: timesource.NewFake(t0),
+		OnCommit: func(time.Duration) { commits.Add(1) }})
+	require.NoError(t, err)
+	defer func() { require.NoError(t, b.Close()) }()
+
+	_, err = b.Restore(ctx, planner.Restore{Domain: "prod", Path: path, DryRun: true})
+	require.NoError(t, err)
+	require.Zero(t, commits.Load(), "a dry run commits nothing")
+	_, err = b.Restore(ctx, planner.Restore{Domain: "prod", Path: path})
+	require.NoError(t, err)
+	require.Equal(t, int64(1), commits.Load(), "the restore's commit is the handler's")
 }
