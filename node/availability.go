@@ -138,9 +138,10 @@ func (a *Availability) Available(s *lifecycle.State) []lifecycle.NodeIncarnation
 	return out
 }
 
-// StaleAfter returns how long until the freshest health observation
-// among names goes stale (zero when none is fresh): a caller that must
-// re-evaluate when a healthy observation lapses arms a timer for it.
+// StaleAfter returns how long until the first fresh health observation
+// goes stale, that is the oldest one still within the unavailability
+// interval (zero when none is fresh): a caller that must re-evaluate when
+// an observation lapses arms a timer for it.
 func (a *Availability) StaleAfter() time.Duration {
 	now := a.src.Monotonic()
 	a.mu.Lock()

@@ -19,8 +19,8 @@
 //     and waited for before its successor starts. Reports are applied to the
 //     local runtime through Registry.AcceptProgress and then handed to
 //     Config.OnProgress, the hook peer delivery attaches to.
-//   - Commands. CreateDomain, AlterPlacement, DropDomain, Start, Stop and
-//     CommitTransaction read the domain, sample UTC once from the time source,
+//   - Commands. CreateDomain, AlterPlacement, DropDomain, Start, Stop,
+//     CommitTransaction and Restore read the domain, sample UTC once from the time source,
 //     resolve (lifecycle.ResolveStart, ResolveTransaction), propose one
 //     catalog command and return after the local node installed the
 //     committed revision. Lifecycle refusals come back as *lifecycle.Error
