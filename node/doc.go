@@ -19,13 +19,15 @@
 //     and waited for before its successor starts. Reports are applied to the
 //     local runtime through Registry.AcceptProgress and then handed to
 //     Config.OnProgress, the hook peer delivery attaches to.
-//   - Commands. CreateDomain, AlterPlacement, DropDomain, Start, Stop,
-//     CommitTransaction and Restore read the domain, sample UTC once from the time source,
+//   - Commands. CreateDomain, AlterPlacement, DropDomain, Start, Stop and
+//     CommitTransaction read the domain, sample UTC once from the time source,
 //     resolve (lifecycle.ResolveStart, ResolveTransaction), propose one
 //     catalog command and return after the local node installed the
 //     committed revision. Lifecycle refusals come back as *lifecycle.Error
 //     values (errors.Is with lifecycle's sentinels), catalog failures as
-//     catalog's sentinels.
+//     catalog's sentinels. Restore commits its one command the same way,
+//     after verifying the archive and selecting a resumed domain's
+//     authority.
 //
 // A Node never reads the wall clock except through its timesource.Source,
 // and never applies anything that was not committed through the catalog.
