@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/nspl-dev/nspl/backup"
@@ -113,26 +114,13 @@ func (s *Session) restore(ctx context.Context, p planner.Restore) (Result, error
 	return Result{Domain: p.Target(), Set: set, Message: msg}, nil
 }
 
-// Columns of DESCRIBE BACKUP: one row per archived domain.
-var describeBackupColumns = []Column{
-	{Name: "name", Type: KindText},
-	{Name: "pace", Type: KindText},
-	{Name: "period", Type: KindDuration},
-	{Name: "skew", Type: KindDuration},
-	{Name: "placement", Type: KindText},
-	{Name: "status", Type: KindText},
-	{Name: "generation", Type: KindUint},
-	{Name: "start_mode", Type: KindText},
-	{Name: "start_point", Type: KindTimestamp},
-	{Name: "start_wall", Type: KindTimestamp},
-	{Name: "start_rate", Type: KindRate},
-	{Name: "mapping_logical_start", Type: KindTimestamp},
-	{Name: "mapping_wall_started_at", Type: KindTimestamp},
-	{Name: "mapping_time_rate", Type: KindRate},
-	{Name: "frontier_tick", Type: KindUint},
-	{Name: "frontier_boundary", Type: KindTimestamp},
-	{Name: "logical_now", Type: KindTimestamp},
-}
+// Columns of DESCRIBE BACKUP: one row per archived domain, its record
+// followed by its logical frontier and clock reading at capture.
+var describeBackupColumns = append(slices.Clip(domainColumns),
+	Column{Name: "frontier_tick", Type: KindUint},
+	Column{Name: "frontier_boundary", Type: KindTimestamp},
+	Column{Name: "logical_now", Type: KindTimestamp},
+)
 
 // describeBackup reads and verifies the archive. It never touches the
 // node or its catalog.
@@ -155,26 +143,13 @@ func (s *Session) describeBackup(p planner.DescribeBackup) (Result, error) {
 func DescribeBackupSet(a backup.Archive) *ResultSet {
 	set := &ResultSet{Columns: describeBackupColumns, Rows: make([][]Value, 0, len(a.Domains))}
 	for _, cd := range a.Domains {
-		d := cd.Record
-		row := make([]Value, len(describeBackupColumns))
-		row[0], row[1], row[4], row[5], row[6] = Text(d.Name), Text(d.Pace.String()), Text(d.Placement.String()), Text(d.Status.String()), Uint(d.Generation)
-		if d.Pace == lifecycle.Paced {
-			row[2], row[3] = Duration(d.Period), Duration(d.Skew)
-		}
-		if d.Generation > 0 {
-			row[7] = Text(d.LastStart.Mode.String())
-			row[8] = Timestamp(d.LastStart.LogicalStart)
-			row[9] = Timestamp(d.LastStart.WallStartedAt)
-			row[10] = Rate(d.LastStart.Rate)
-		}
-		if m := d.Mapping; m != nil {
-			row[11], row[12], row[13] = Timestamp(m.LogicalStart), Timestamp(m.WallStartedAt), Rate(m.Rate)
-		}
+		row := domainRow(cd.Record, len(describeBackupColumns))
+		n := len(domainColumns)
 		if f := cd.Frontier; f != nil {
-			row[14], row[15] = Uint(f.TickID), Timestamp(f.Boundary)
+			row[n], row[n+1] = Uint(f.TickID), Timestamp(f.Boundary)
 		}
 		if cd.LogicalNow != nil {
-			row[16] = Timestamp(*cd.LogicalNow)
+			row[n+2] = Timestamp(*cd.LogicalNow)
 		}
 		set.Rows = append(set.Rows, row)
 	}

@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/nspl-dev/nspl/lifecycle"
@@ -263,11 +264,11 @@ func (s *Session) listDomains() Result {
 	return Result{Message: plural(len(domains), "domain"), Set: set}
 }
 
-// Columns of DESCRIBE DOMAIN. The start columns describe the latest START
-// (null before the first); the mapping columns the active paced mapping
-// (null unless the domain is paced and running); authority is the clock
-// authority fence of a paced domain.
-var describeColumns = []Column{
+// domainColumns are the columns every per-domain record result shares
+// (DESCRIBE DOMAIN and DESCRIBE BACKUP). The start columns describe the
+// latest START (null before the first); the mapping columns the active
+// paced mapping (null unless the domain is paced and running).
+var domainColumns = []Column{
 	{Name: "name", Type: KindText},
 	{Name: "pace", Type: KindText},
 	{Name: "period", Type: KindDuration},
@@ -282,9 +283,34 @@ var describeColumns = []Column{
 	{Name: "mapping_logical_start", Type: KindTimestamp},
 	{Name: "mapping_wall_started_at", Type: KindTimestamp},
 	{Name: "mapping_time_rate", Type: KindRate},
-	{Name: "authority", Type: KindText},
-	{Name: "revision", Type: KindUint},
 }
+
+// domainRow returns a row of width columns whose first len(domainColumns)
+// values describe d; the rest are null for the caller to fill.
+func domainRow(d lifecycle.Domain, width int) []Value {
+	row := make([]Value, width)
+	row[0], row[1], row[4], row[5], row[6] = Text(d.Name), Text(d.Pace.String()), Text(d.Placement.String()), Text(d.Status.String()), Uint(d.Generation)
+	if d.Pace == lifecycle.Paced {
+		row[2], row[3] = Duration(d.Period), Duration(d.Skew)
+	}
+	if d.Generation > 0 {
+		row[7] = Text(d.LastStart.Mode.String())
+		row[8] = Timestamp(d.LastStart.LogicalStart)
+		row[9] = Timestamp(d.LastStart.WallStartedAt)
+		row[10] = Rate(d.LastStart.Rate)
+	}
+	if m := d.Mapping; m != nil {
+		row[11], row[12], row[13] = Timestamp(m.LogicalStart), Timestamp(m.WallStartedAt), Rate(m.Rate)
+	}
+	return row
+}
+
+// Columns of DESCRIBE DOMAIN: the domain record, then the clock authority
+// fence of a paced domain and the catalog revision of its last change.
+var describeColumns = append(slices.Clip(domainColumns),
+	Column{Name: "authority", Type: KindText},
+	Column{Name: "revision", Type: KindUint},
+)
 
 func (s *Session) describeDomain(p planner.DescribeDomain) (Result, error) {
 	if err := s.refuseInTransaction("DESCRIBE DOMAIN"); err != nil {
@@ -306,21 +332,10 @@ func (s *Session) describeDomain(p planner.DescribeDomain) (Result, error) {
 }
 
 func describeRow(d lifecycle.Domain) []Value {
-	row := []Value{Text(d.Name), Text(d.Pace.String()), Null(), Null(), Text(d.Placement.String()),
-		Text(d.Status.String()), Uint(d.Generation), Null(), Null(), Null(), Null(), Null(), Null(), Null(), Null(),
-		Uint(d.Revision)}
+	row := domainRow(d, len(describeColumns))
 	if d.Pace == lifecycle.Paced {
-		row[2], row[3] = Duration(d.Period), Duration(d.Skew)
-		row[14] = Text(d.Authority.String())
+		row[len(domainColumns)] = Text(d.Authority.String())
 	}
-	if d.Generation > 0 {
-		row[7] = Text(d.LastStart.Mode.String())
-		row[8] = Timestamp(d.LastStart.LogicalStart)
-		row[9] = Timestamp(d.LastStart.WallStartedAt)
-		row[10] = Rate(d.LastStart.Rate)
-	}
-	if m := d.Mapping; m != nil {
-		row[11], row[12], row[13] = Timestamp(m.LogicalStart), Timestamp(m.WallStartedAt), Rate(m.Rate)
-	}
+	row[len(domainColumns)+1] = Uint(d.Revision)
 	return row
 }
