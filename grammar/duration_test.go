@@ -59,6 +59,55 @@ var durationCases = []struct {
 	{"585y", 0, "add up past"},
 	{"99999999999999999999999ns", 0, "add up past"},
 	{"18446744073709551615s", 0, "add up past"},
+	// Spans are added exactly; only the sum is floored.
+	{"0.6ns0.6ns", 1, ""},
+	{"0.5ns0.5ns", 1, ""},
+	{"0.4ns0.5ns", 0, ""},
+	{"1.5ns1.5ns", 3, ""},
+	{"0.1ns0.1ns0.1ns0.1ns0.1ns0.1ns0.1ns0.1ns0.1ns", 0, ""},
+	{"0.1ns0.1ns0.1ns0.1ns0.1ns0.1ns0.1ns0.1ns0.1ns0.1ns", 1, ""},
+	{"0.1ns0.1ns0.1ns0.1ns0.1ns0.1ns0.1ns0.1ns0.1ns0.1ns0.1ns0.1ns0.1ns0.1ns0.1ns0.1ns0.1ns0.1ns0.1ns", 1, ""},
+	{"0.1ns0.1ns0.1ns0.1ns0.1ns0.1ns0.1ns0.1ns0.1ns0.1ns0.1ns0.1ns0.1ns0.1ns0.1ns0.1ns0.1ns0.1ns0.1ns0.1ns", 2, ""},
+	{"0.0000000005s0.5ns", 1, ""},
+	{"0.00000000015s0.00000000085s", 1, ""},
+	{"0.0000000000000001M0.0000000000000001M0.0000000000000001M", 0, ""}, // 3 × 0.2630016ns
+	{"0.0000000000000001M0.0000000000000001M0.0000000000000001M0.0000000000000001M", 1, ""},
+	{"0.3333333333333333333ns0.3333333333333333333ns0.3333333333333333333ns", 0, ""},
+	{"0.3333333333333333333ns0.3333333333333333333ns0.3333333333333333334ns", 1, ""},
+	{"0.3333333333333333333333333333ns0.6666666666666666666666666667ns", 1, ""},
+	{"0.6666666666666666666666666667ns0.3333333333333333333333333333ns", 1, ""},
+	{"0.25ns0.75ns", 1, ""},
+	{"0.1h0.9h", Hour, ""},
+	{"0.5y0.5y", Year, ""},
+	{"0.9999999999999999999999999999999999999999ns0.0000000000000000000000000000000000000001ns", 1, ""},
+	{"0.0000000000000000000000000000000000000001ns0.9999999999999999999999999999999999999999ns", 1, ""},
+	{"0.9999999999999999999999999999999999999999ns0.00000000000000000000000000000000000000009ns", 0, ""},
+	{"0.999999999999999999999999999999999999999ns0.0000000000000000000000000000000000000001ns0.0000000000000000000000000000000000000009ns", 1, ""},
+	{"0.5ns1s0.5ns", Second + 1, ""},
+	{"0.50000ns0.5000000000000ns", 1, ""},
+	// At the limit a fraction of a nanosecond in any span, anywhere, is past it.
+	{"18446744073709551615ns0ns", math.MaxUint64, ""},
+	{"18446744073709551615ns0.000ns", math.MaxUint64, ""},
+	{"18446744073709551615ns0.5ns", 0, "add up past"},
+	{"0.5ns18446744073709551615ns", 0, "add up past"},
+	{"18446744073709551615ns0.0000000000000000000000000000001ns", 0, "add up past"},
+	{"18446744073709551615.4ns", 0, "add up past"},
+	{"18446744073709551614ns0.5ns0.5ns", math.MaxUint64, ""},
+	{"0.5ns18446744073709551614ns0.5ns", math.MaxUint64, ""},
+	{"0.5ns0.5ns18446744073709551614ns", math.MaxUint64, ""},
+	{"18446744073709551614ns0.7ns0.7ns", 0, "add up past"}, // 18446744073709551615.4ns
+	{"0.7ns18446744073709551614ns0.7ns", 0, "add up past"},
+	{"18446744073709551614ns0.5ns0.6ns", 0, "add up past"},
+	{"18446744073709551614ns0.4ns0.6ns", math.MaxUint64, ""},
+	{"18446744073709551614ns0.4ns0.6000000000000000000000000001ns", 0, "add up past"},
+	{"18446744073.709551615s0.0000000001s", 0, "add up past"},
+	{"18446744073.7095516149s0.0000000001s", math.MaxUint64, ""},
+	{"0.0000000001s18446744073.7095516149s", math.MaxUint64, ""},
+	{"18446744073.7095516149s0.00000000011s", 0, "add up past"},
+	{"18446744073.70955161499s0.00000000001s", math.MaxUint64, ""}, // 614.99ns + 0.01ns
+	{"18446744073.70955161499s0.000000000011s", 0, "add up past"},  // 614.99ns + 0.011ns
+	{"5124095h34m33s709ms551us614.5ns0.5ns", math.MaxUint64, ""},
+	{"5124095h34m33s709ms551us614.5ns0.50000000000000000000001ns", 0, "add up past"},
 	{"", 0, "empty duration"},
 	{"5", 0, "missing unit after '5'"},
 	{"1h5", 0, "missing unit after '5'"},
@@ -108,28 +157,30 @@ func TestFormatDurationRoundTrip(t *testing.T) {
 	}
 }
 
-// refDuration is the math/big reference: each span's exact rational value
-// truncated toward zero, summed without bound.
+// refDuration is the math/big reference for text ParseDuration accepts.
 func refDuration(t testing.TB, text string) uint64 {
-	v, ok := refDurationBig(text)
+	floor, past, ok := refDurationBig(text)
 	require.True(t, ok, "reference rejects %q", text)
-	require.True(t, v.IsUint64(), "reference overflows for %q", text)
-	return v.Uint64()
+	require.False(t, past, "reference overflows for %q", text)
+	return floor
 }
 
-func refDurationBig(text string) (*big.Int, bool) {
+// refDurationBig sums the spans' exact rational values, unbounded, and
+// returns the floor of the sum and whether the sum exceeds MaxDuration; ok
+// is false for text that is not a duration.
+func refDurationBig(text string) (floor uint64, past, ok bool) {
 	if text == "0" {
-		return new(big.Int), true
+		return 0, false, true
 	}
-	total := new(big.Int)
+	total := new(big.Rat)
 	rest := text
 	if rest == "" {
-		return nil, false
+		return 0, false, false
 	}
 	for rest != "" {
 		i := strings.IndexFunc(rest, func(r rune) bool { return !(r >= '0' && r <= '9' || r == '.') })
 		if i <= 0 {
-			return nil, false
+			return 0, false, false
 		}
 		num := rest[:i]
 		j := strings.IndexFunc(rest[i:], func(r rune) bool { return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') })
@@ -138,17 +189,20 @@ func refDurationBig(text string) (*big.Int, bool) {
 		}
 		unit, ok := durationUnits[rest[i:i+j]]
 		if !ok || strings.Count(num, ".") > 1 || num == "." {
-			return nil, false
+			return 0, false, false
 		}
 		r, ok := new(big.Rat).SetString(num)
 		if !ok {
-			return nil, false
+			return 0, false, false
 		}
 		r.Mul(r, new(big.Rat).SetInt(new(big.Int).SetUint64(unit)))
-		total.Add(total, new(big.Int).Quo(r.Num(), r.Denom()))
+		total.Add(total, r)
 		rest = rest[i+j:]
 	}
-	return total, true
+	if total.Cmp(new(big.Rat).SetUint64(math.MaxUint64)) > 0 {
+		return 0, true, true
+	}
+	return new(big.Int).Quo(total.Num(), total.Denom()).Uint64(), false, true
 }
 
 // TestDurationMatchesBig compares random span sums with the math/big
@@ -175,21 +229,63 @@ func TestDurationMatchesBig(t *testing.T) {
 	}
 }
 
+// TestDurationFractionSumsMatchBig compares sums of many fractional spans,
+// whose remainders below a nanosecond add up across whole nanoseconds, with
+// the math/big reference, alone and beside a span just under the 64-bit
+// limit, in every order.
+func TestDurationFractionSumsMatchBig(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 17))
+	units := []string{"ns", "us", "ms", "s", "h", "M", "y"}
+	near := []string{"", "18446744073709551615ns", "18446744073709551614ns", "18446744073709551613ns", "18446744073.7095516ns", "18446744073.709551614s"}
+	for range 20000 {
+		spans := make([]string, 0, 8)
+		for range 1 + r.IntN(7) {
+			var b strings.Builder
+			if r.IntN(4) == 0 {
+				b.WriteString(strconv.Itoa(r.IntN(3)))
+			}
+			b.WriteByte('.')
+			n := 1 + r.IntN(40)
+			switch r.IntN(4) {
+			case 0: // 0.99…9: one step short of the next whole
+				b.WriteString(strings.Repeat("9", n))
+			case 1: // 0.00…01: the step
+				b.WriteString(strings.Repeat("0", n-1) + "1")
+			default:
+				for range n {
+					b.WriteByte(byte('0' + r.IntN(10)))
+				}
+			}
+			unit := "ns"
+			if r.IntN(2) == 0 {
+				unit = units[r.IntN(len(units))]
+			}
+			b.WriteString(unit)
+			spans = append(spans, b.String())
+		}
+		if big := near[r.IntN(len(near))]; big != "" {
+			i := r.IntN(len(spans) + 1)
+			spans = append(spans[:i], append([]string{big}, spans[i:]...)...)
+		}
+		checkAgainstBig(t, strings.Join(spans, ""))
+	}
+}
+
 func checkAgainstBig(t *testing.T, text string) {
 	t.Helper()
 	got, err := ParseDuration(text)
-	want, ok := refDurationBig(text)
+	want, past, ok := refDurationBig(text)
 	if !ok {
 		require.Error(t, err, text)
 		return
 	}
-	if !want.IsUint64() {
+	if past {
 		require.ErrorIs(t, err, ErrInvalidDuration, text)
 		require.ErrorContains(t, err, "add up past", text)
 		return
 	}
 	require.NoError(t, err, text)
-	require.Equal(t, want.Uint64(), got, text)
+	require.Equal(t, want, got, text)
 }
 
 func FuzzParseDuration(f *testing.F) {
@@ -226,6 +322,40 @@ func TestLongFractionsAreExactAndCheap(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, want, got, "%d nines", n)
 	}
+	// Spans are added exactly, however long their fractions: a fraction a
+	// step short of a whole nanosecond and the step make one, in either
+	// order, and at the limit the step alone is past it.
+	for _, n := range []int{1000, 200_000} {
+		nines := "0." + strings.Repeat("9", n) + "ns"
+		step := "0." + strings.Repeat("0", n-1) + "1ns"
+		for _, tc := range []struct {
+			text string
+			want uint64
+		}{
+			{nines, 0},
+			{nines + step, 1},
+			{step + nines, 1},
+			{nines + step + step, 1},
+			{"18446744073709551614ns" + nines + step, math.MaxUint64},
+			{step + "18446744073709551614ns" + nines, math.MaxUint64},
+		} {
+			got, err := ParseDuration(tc.text)
+			require.NoError(t, err, "%d digits", n)
+			require.Equal(t, tc.want, got, "%d digits", n)
+		}
+		for _, text := range []string{"18446744073709551615ns" + step, step + "18446744073709551615ns", "18446744073709551614ns" + nines + step + step} {
+			_, err := ParseDuration(text)
+			require.ErrorIs(t, err, ErrInvalidDuration, "%d digits", n)
+			require.ErrorContains(t, err, "add up past", "%d digits", n)
+		}
+	}
+	for _, text := range []string{
+		"0." + strings.Repeat("73", 30) + "y0." + strings.Repeat("8", 2_000) + "M0." + strings.Repeat("37", 1_000) + "s",
+		"1." + strings.Repeat("4", 3_000) + "ns2." + strings.Repeat("6", 2_999) + "7ns",
+	} {
+		checkAgainstBig(t, text)
+	}
+
 	long := "1." + strings.Repeat("123456789", 20_000) + "y"
 	allocs := testing.AllocsPerRun(3, func() {
 		if _, err := ParseDuration(long); err != nil {
@@ -233,4 +363,46 @@ func TestLongFractionsAreExactAndCheap(t *testing.T) {
 		}
 	})
 	require.Zero(t, allocs)
+	// Several fractional spans of a few dozen digits do not allocate
+	// either, and longer ones allocate once, not per digit or per span.
+	short := strings.Repeat("0."+strings.Repeat("7", 64)+"ns", 50)
+	allocs = testing.AllocsPerRun(3, func() {
+		if _, err := ParseDuration(short); err != nil {
+			t.Fatal(err)
+		}
+	})
+	require.Zero(t, allocs)
+	many := strings.Repeat("0."+strings.Repeat("123456789", 1_000)+"us", 50)
+	allocs = testing.AllocsPerRun(3, func() {
+		if _, err := ParseDuration(many); err != nil {
+			t.Fatal(err)
+		}
+	})
+	require.Equal(t, 1.0, allocs)
+}
+
+func BenchmarkParseDuration(b *testing.B) {
+	for _, text := range []string{
+		"250ms",
+		"1h30m",
+		"1.5s",
+		"5124095h34m33s709ms551us615ns",
+		"0.6ns0.6ns0.25s0.333333333333h",
+		"1." + strings.Repeat("123456789", 1000) + "y",
+		"0." + strings.Repeat("9", 4000) + "y0." + strings.Repeat("3", 4000) + "M",
+	} {
+		name := text
+		if len(name) > 32 {
+			name = name[:32] + "…"
+		}
+		b.Run(name, func(b *testing.B) {
+			b.SetBytes(int64(len(text)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := ParseDuration(text); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }
