@@ -123,6 +123,7 @@ type scripted struct {
 	mu       sync.Mutex
 	attaches int
 	refusals int // attaches after the first one to refuse
+	silent   int // the attach of this number is never answered; 0 none
 	drop     chan struct{}
 }
 
@@ -177,7 +178,11 @@ func (s *scripted) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				s.mu.Lock()
 				s.attaches++
 				refuse := s.attaches > 1 && s.attaches <= 1+s.refusals
+				silent := s.attaches == s.silent
 				s.mu.Unlock()
+				if silent {
+					continue
+				}
 				if refuse {
 					write(server.ServerMessage{Type: server.TypeError, ID: m.ID, Error: &server.WireError{Line: 1, Column: 1, Code: "clock_unavailable", Message: "not yet"}, State: &server.WireState{Active: active}})
 					continue
@@ -280,4 +285,104 @@ func TestDetachDuringPendingRestoration(t *testing.T) {
 	_, err = c.ExecText(ctxT(t), "DETACH DOMAIN CLOCK;")
 	require.ErrorIs(t, err, session.ErrNotAttached, "a second detach finds nothing followed")
 	require.Zero(t, c.Pending())
+}
+
+func (s *scripted) attachCount() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.attaches
+}
+
+// serveScripted serves sc over unencrypted HTTP/2 on loopback until the
+// test ends and returns its URL.
+func serveScripted(t *testing.T, sc *scripted) string {
+	t.Helper()
+	var protocols http.Protocols
+	protocols.SetUnencryptedHTTP2(true)
+	hs := &http.Server{Handler: sc, Protocols: &protocols}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		_ = hs.Serve(ln)
+	}()
+	t.Cleanup(func() {
+		require.NoError(t, hs.Close())
+		wg.Wait()
+	})
+	return "http://" + ln.Addr().String()
+}
+
+func TestRefusedRestorationBackoffStartsAgainOnEachSession(t *testing.T) {
+	sc := &scripted{refusals: 3, drop: make(chan struct{}, 1)}
+	url := serveScripted(t, sc)
+	ns := make(notices, 64)
+	cfake := timesource.NewFake(0)
+	c, err := Dial(ctxT(t), Config{URLs: []string{url}, TimeSource: cfake, Notify: ns.notify, Logger: quietLogger()})
+	require.NoError(t, err)
+	defer c.Close()
+	exec(t, c, "USE prod; ATTACH DOMAIN CLOCK;")
+	sc.drop <- struct{}{}
+	ns.next(t, Interrupted)
+	require.Equal(t, time.Second, ns.next(t, RestoreRefused).Retry)
+	require.Equal(t, time.Second, nextTimer(t, cfake))
+	cfake.Advance(time.Second)
+	require.Equal(t, 2*time.Second, ns.next(t, RestoreRefused).Retry, "the wait doubles on the same session")
+
+	// The session ends while the restoration waits: the next session
+	// starts again from one second.
+	sc.drop <- struct{}{}
+	ns.next(t, Interrupted)
+	ns.next(t, Reconnected)
+	require.Equal(t, time.Second, ns.next(t, RestoreRefused).Retry, "each new session starts again from one second")
+	require.Equal(t, time.Second, nextTimer(t, cfake))
+	cfake.Advance(time.Second)
+	require.Equal(t, "prod", ns.next(t, Restored).Domain)
+}
+
+func TestUnansweredRestorationEndsTheSession(t *testing.T) {
+	// The first restoration (the second attach) is never answered.
+	sc := &scripted{silent: 2, drop: make(chan struct{}, 1)}
+	url := serveScripted(t, sc)
+	ns := make(notices, 64)
+	cfake := timesource.NewFake(0)
+	const timeout = 7 * time.Second
+	c, err := Dial(ctxT(t), Config{URLs: []string{url}, TimeSource: cfake, Notify: ns.notify, Logger: quietLogger(), RequestTimeout: timeout})
+	require.NoError(t, err)
+	defer c.Close()
+	exec(t, c, "USE prod; ATTACH DOMAIN CLOCK;")
+	sc.drop <- struct{}{}
+	ns.next(t, Interrupted)
+	ns.next(t, Reconnected)
+	// Once the server holds the unanswered attach, its request's timer is
+	// the one armed.
+	ctx := ctxT(t)
+	for sc.attachCount() < 2 {
+		select {
+		case <-ctx.Done():
+			t.Fatal("the restoration's attach did not arrive")
+		case <-time.After(time.Millisecond):
+		}
+	}
+	require.Equal(t, timeout, nextTimer(t, cfake), "the restoration waits the request timeout for its answer")
+	cfake.Advance(timeout - 1)
+	select {
+	case n := <-ns:
+		t.Fatalf("notice %v before the request timeout passed", n)
+	default:
+	}
+	cfake.Advance(1)
+	// That session ends; the next one attaches the clock again.
+	ns.next(t, Interrupted)
+	for {
+		n := ns.next(t, Restored)
+		if n.Domain == "prod" {
+			break
+		}
+	}
+	f := nextFrame(t, c)
+	require.Equal(t, session.FrameState, f.Kind)
+	require.Equal(t, uint64(3), f.Attachment, "the clock is held by the third attach, on the third session")
 }
