@@ -53,7 +53,7 @@ var (
 	ErrProtocolVersion = errors.New("session protocol version mismatch")
 	// ErrConnectionLost: the stream ended; a request in flight has an
 	// unknown outcome. The client reconnects.
-	ErrConnectionLost = errors.New("connection to the node was lost; the statement's outcome is unknown, check before retrying")
+	ErrConnectionLost = errors.New("connection to the node was lost; a statement that was running may or may not have taken effect, so check before running it again")
 	// ErrClosed: the client was closed.
 	ErrClosed = errors.New("client is closed; connect again")
 )
