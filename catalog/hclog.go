@@ -26,11 +26,12 @@ type slogAdapter struct {
 	logger  *slog.Logger // base with the name attribute
 	name    string
 	implied []any
-	level   *atomic.Int32 // hclog.Level, shared with derived loggers
+	level   *atomic.Int32  // hclog.Level, shared with derived loggers
+	repeats *repeatLimiter // shared with derived loggers; nil collapses nothing
 }
 
 func (l *slogAdapter) derive(base *slog.Logger, name string, implied []any) *slogAdapter {
-	d := &slogAdapter{base: base, logger: base, name: name, implied: implied, level: l.level}
+	d := &slogAdapter{base: base, logger: base, name: name, implied: implied, level: l.level, repeats: l.repeats}
 	if name != "" {
 		d.logger = base.With("logger", name)
 	}
@@ -40,9 +41,10 @@ func (l *slogAdapter) derive(base *slog.Logger, name string, implied []any) *slo
 var _ hclog.Logger = (*slogAdapter)(nil)
 
 // newRaftLogger returns an hclog.Logger writing into logger. Nothing below
-// level is logged.
-func newRaftLogger(logger *slog.Logger, name string, level hclog.Level) hclog.Logger {
-	root := &slogAdapter{level: new(atomic.Int32)}
+// level is logged; repeats, when not nil, collapses raft's repeated warnings
+// and errors about one peer.
+func newRaftLogger(logger *slog.Logger, name string, level hclog.Level, repeats *repeatLimiter) hclog.Logger {
+	root := &slogAdapter{level: new(atomic.Int32), repeats: repeats}
 	root.level.Store(int32(level))
 	return root.derive(logger, name, nil)
 }
@@ -118,7 +120,15 @@ func (l *slogAdapter) Log(level hclog.Level, msg string, args ...any) {
 	if !l.enabled(level) {
 		return
 	}
-	l.logger.Log(context.Background(), slogLevel(level), msg, attrs(args)...)
+	ok, suppressed := l.repeats.allow(level, msg, args)
+	if !ok {
+		return
+	}
+	a := attrs(args)
+	if suppressed > 0 {
+		a = append(a, "repeated", suppressed)
+	}
+	l.logger.Log(context.Background(), slogLevel(level), msg, a...)
 }
 
 func (l *slogAdapter) Trace(msg string, args ...any) { l.Log(hclog.Trace, msg, args...) }

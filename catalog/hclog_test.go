@@ -9,6 +9,8 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/stretchr/testify/require"
+
+	"github.com/nspl-dev/nspl/runtime/timesource"
 )
 
 // captured returns an adapter over a JSON handler at handlerLevel and a
@@ -16,7 +18,7 @@ import (
 func captured(t *testing.T, handlerLevel slog.Level, level hclog.Level) (hclog.Logger, func() []map[string]any) {
 	var buf bytes.Buffer
 	h := slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: handlerLevel})
-	l := newRaftLogger(slog.New(h), "raft", level)
+	l := newRaftLogger(slog.New(h), "raft", level, nil)
 	return l, func() []map[string]any {
 		var out []map[string]any
 		for _, line := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
@@ -125,4 +127,77 @@ func TestHCLogLevelFromSlog(t *testing.T) {
 	for _, tt := range tests {
 		require.Equal(t, tt.want, hclogLevel(tt.in), "slog level %v", tt.in)
 	}
+}
+
+func TestRaftLoggerCollapsesRepeatsPerPeer(t *testing.T) {
+	var buf bytes.Buffer
+	clock := timesource.NewFake(0)
+	l := newRaftLogger(slog.New(slog.NewJSONHandler(&buf, nil)), "raft", hclog.Info, newRepeatLimiter(clock, repeatWindow))
+	lines := func() []map[string]any {
+		var out []map[string]any
+		for _, line := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
+			if line == "" {
+				continue
+			}
+			var m map[string]any
+			require.NoError(t, json.Unmarshal([]byte(line), &m))
+			out = append(out, m)
+		}
+		buf.Reset()
+		return out
+	}
+
+	// The first failure about a peer is logged; repeats inside the window
+	// are counted, not logged; another peer and another message are not
+	// collapsed with it; a line without a peer and a line below Warn never
+	// are.
+	l.Error("failed to heartbeat to", "peer", "n2:7000", "error", "refused")
+	for i := 0; i < 5; i++ {
+		clock.Advance(repeatWindow / 10)
+		l.Error("failed to heartbeat to", "peer", "n2:7000", "error", "refused")
+	}
+	l.Error("failed to heartbeat to", "peer", "n3:7000", "error", "refused")
+	l.Error("failed to appendEntries to", "peer", "n2:7000", "error", "refused")
+	l.Error("no peer here")
+	l.Error("no peer here")
+	l.Info("entering follower state", "peer", "n2:7000")
+	l.Info("entering follower state", "peer", "n2:7000")
+	got := lines()
+	require.Len(t, got, 7)
+	require.Equal(t, "n2:7000", got[0]["peer"])
+	require.NotContains(t, got[0], "repeated")
+
+	// Just inside the window since the last logged line: still collapsed.
+	clock.Advance(repeatWindow - 5*(repeatWindow/10) - 1)
+	l.Error("failed to heartbeat to", "peer", "n2:7000", "error", "refused")
+	require.Empty(t, lines())
+
+	// At the window: logged again with the count of what was collapsed.
+	clock.Advance(1)
+	l.Error("failed to heartbeat to", "peer", "n2:7000", "error", "refused")
+	got = lines()
+	require.Len(t, got, 1)
+	require.Equal(t, float64(6), got[0]["repeated"])
+
+	// The count starts again after a logged line.
+	clock.Advance(repeatWindow)
+	l.Error("failed to heartbeat to", "peer", "n2:7000", "error", "refused")
+	got = lines()
+	require.Len(t, got, 1)
+	require.NotContains(t, got[0], "repeated")
+}
+
+func TestRepeatLimiterIsBounded(t *testing.T) {
+	clock := timesource.NewFake(0)
+	r := newRepeatLimiter(clock, repeatWindow)
+	for i := 0; i < maxRepeatKeys+10; i++ {
+		ok, _ := r.allow(hclog.Error, "failed to heartbeat to", []any{"peer", i})
+		require.True(t, ok, "a first occurrence is always logged")
+	}
+	require.LessOrEqual(t, len(r.seen), maxRepeatKeys)
+	// Once the window passes, old entries make room for new ones.
+	clock.Advance(repeatWindow)
+	ok, _ := r.allow(hclog.Error, "failed to heartbeat to", []any{"peer", "new"})
+	require.True(t, ok)
+	require.Equal(t, 1, len(r.seen))
 }

@@ -73,7 +73,7 @@ func Open(ctx context.Context, cfg Config) (*Node, error) {
 		return nil, err
 	}
 	logger := cfg.Logger.With("node_name", cfg.NodeName)
-	st, err := openStores(cfg.DataDir, newRaftLogger(logger, "raft", hclogLevel(cfg.RaftLogLevel)))
+	st, err := openStores(cfg.DataDir, newRaftLogger(logger, "raft", hclogLevel(cfg.RaftLogLevel), nil))
 	if err != nil {
 		return nil, err
 	}
@@ -105,13 +105,14 @@ func start(cfg Config, logger *slog.Logger, st *stores) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	rc := cfg.raftConfig(id, newRaftLogger(logger, "raft", hclogLevel(cfg.RaftLogLevel)))
+	repeats := newRepeatLimiter(cfg.Clock, repeatWindow)
+	rc := cfg.raftConfig(id, newRaftLogger(logger, "raft", hclogLevel(cfg.RaftLogLevel), repeats))
 	// The address is derived from the persisted ID, so it stays the one in
 	// the bootstrapped configuration across restarts.
 	var addr raft.ServerAddress
 	var trans transport
 	if cfg.Cluster != nil {
-		nt, err := openClusterTransport(cfg.Cluster, newRaftLogger(logger, "raft-net", hclogLevel(cfg.RaftLogLevel)))
+		nt, err := openClusterTransport(cfg.Cluster, newRaftLogger(logger, "raft-net", hclogLevel(cfg.RaftLogLevel), repeats))
 		if err != nil {
 			return nil, err
 		}
