@@ -3,19 +3,37 @@ package main
 import (
 	"errors"
 	"flag"
+	"fmt"
+	"os"
 	"os/exec"
 	"strconv"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
+	"go.uber.org/goleak"
 )
 
 var updateScripts = flag.Bool("update", false, "rewrite the expected output in testdata/script from the actual output")
 
 // TestMain makes the test binary double as nspl: testscript installs it on
-// PATH under that name, and scripts run it as a separate process.
+// PATH under that name, and scripts run it as a separate process. The
+// package fails when its tests leave a goroutine running.
 func TestMain(m *testing.M) {
-	testscript.Main(m, map[string]func(){"nspl": main})
+	testscript.Main(leakCheckedM{m}, map[string]func(){"nspl": main})
+}
+
+// leakCheckedM runs the tests, then fails them if goroutines remain.
+type leakCheckedM struct{ m *testing.M }
+
+func (l leakCheckedM) Run() int {
+	code := l.m.Run()
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintf(os.Stderr, "goleak: errors on successful test run: %v\n", err)
+			return 1
+		}
+	}
+	return code
 }
 
 // TestScripts runs every testdata/script/*.txtar against the real binary.
