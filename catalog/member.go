@@ -273,6 +273,7 @@ func (n *Node) changeConfiguration(ctx context.Context, start func(time.Duration
 	}
 	var timeout time.Duration
 	if dl, ok := ctx.Deadline(); ok {
+		// A context deadline is a wall-clock instant by definition.
 		if timeout = time.Until(dl); timeout <= 0 {
 			return ErrTimeout
 		}
