@@ -94,6 +94,7 @@ type Server struct {
 	sessions      atomic.Int64
 	sessionsTotal atomic.Uint64
 	mu            sync.Mutex
+	closed        bool // set by Close; no session is admitted after it
 	live          map[*session.Session]context.CancelFunc
 }
 
@@ -190,6 +191,11 @@ func (s *Server) Serve(ln net.Listener) error {
 
 // Close stops listening, ends every session and waits for their goroutines.
 func (s *Server) Close() error {
+	// Marked under mu, which admits sessions, so that every wg.Add
+	// happens before this Wait and no session outlives Close.
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
 	s.cancel()
 	err := s.http.Close()
 	s.wg.Wait()

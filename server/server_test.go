@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -164,4 +165,24 @@ func TestSessionExecAndUnknownMessage(t *testing.T) {
 	_, err = lr.Next()
 	require.Error(t, err, "an unknown message type ends the session")
 	pw.Close()
+}
+
+// TestCloseTwiceAndAfterClose checks that Close is safe to repeat, that the
+// listener stops, and that a session reaching the handler after Close is
+// refused rather than run past the Wait that Close already returned from.
+func TestCloseTwiceAndAfterClose(t *testing.T) {
+	url, srv := insecureEnv(t, Config{})
+	require.NoError(t, srv.Close())
+	require.NoError(t, srv.Close())
+
+	_, err := h2c().Post(url+SessionPath, "application/x-ndjson", strings.NewReader(""))
+	require.Error(t, err, "the listener is closed")
+
+	req := httptest.NewRequest(http.MethodPost, SessionPath, strings.NewReader(""))
+	req.Proto, req.ProtoMajor, req.ProtoMinor = "HTTP/2.0", 2, 0
+	rec := httptest.NewRecorder()
+	srv.Handler().ServeHTTP(rec, req)
+	require.Equal(t, http.StatusServiceUnavailable, rec.Code, rec.Body.String())
+	require.Contains(t, rec.Body.String(), "shutting down")
+	require.Zero(t, srv.Sessions())
 }

@@ -54,9 +54,18 @@ func (s *Server) serveSession(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer s.sessions.Add(-1)
-	s.sessionsTotal.Add(1)
+	// Admitted under mu, as Close marks the server closed, so that Close's
+	// Wait sees every session it must wait for.
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		http.Error(w, "this server is shutting down; try another node or later", http.StatusServiceUnavailable)
+		return
+	}
 	s.wg.Add(1)
+	s.mu.Unlock()
 	defer s.wg.Done()
+	s.sessionsTotal.Add(1)
 
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
