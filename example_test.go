@@ -14,7 +14,11 @@ import (
 
 // An embedding server creates a paced domain, follows its clock and uses it
 // to choose event timestamps and waits. The fake time source makes the
-// output exact; a server leaves Options.TimeSource nil for the system clock.
+// output exact; a server leaves Options.TimeSource nil for the system clock
+// and passes time.Now().UnixNano() where this example passes utc.
+//
+// README.md shows this function's body as a complete program, and
+// TestREADMEEmbeddingMatchesExample keeps the two identical.
 func Example_followClock() {
 	ctx := context.Background()
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano()
@@ -34,6 +38,7 @@ func Example_followClock() {
 		fmt.Println(err)
 		return
 	}
+	defer sess.Close()
 
 	results, err := sess.Exec(ctx, `
 		CREATE PACED DOMAIN prod WITH PERIOD 1s SKEW 100ms;

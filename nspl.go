@@ -1,26 +1,3 @@
-// Package nspl embeds the NSPL domain-clock statement engine in a Go
-// program: Open starts a node on an embedded single-node catalog, sessions
-// run NSPL text against it, and a session that attaches a domain clock
-// follows it as typed Go values.
-//
-//	eng, err := nspl.Open(ctx, nspl.Options{DataDir: dir})
-//	defer eng.Close()
-//	sess, err := eng.NewSession()
-//	results, err := sess.Exec(ctx, "USE prod; ATTACH DOMAIN CLOCK;")
-//	c, _ := sess.Clock("prod")
-//	now, err := c.LogicalAt(utcNow)
-//	for ev := range sess.Events(ctx) { ... }
-//
-// Clock events are coalesced per domain, so a caller that reads none never
-// holds the session up: the newest state and tick of a domain replace older
-// unread ones, and an end replaces everything before it. A followed clock
-// (Session.Clock) always holds the newest state and tick the session
-// received, whether or not its events were read, and answers logical time,
-// physical waits and admission windows with the runtime/clock arithmetic a
-// node uses.
-//
-// The package owns no logic of its own beyond that folding: statements run
-// in package session, clocks are served by package node.
 package nspl
 
 import (

@@ -1,0 +1,48 @@
+package nspl_test
+
+import (
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestREADMEEmbeddingMatchesExample keeps README.md's embedding program
+// honest: its main body must be Example_followClock's body, whose output go
+// test checks, and the output README shows must be the example's Output
+// block. The README program therefore compiles and prints what it claims as
+// long as the example does.
+func TestREADMEEmbeddingMatchesExample(t *testing.T) {
+	readme := readFile(t, "README.md")
+	example := readFile(t, "example_test.go")
+
+	goBlocks := regexp.MustCompile("(?s)```go\n(.*?)```").FindAllStringSubmatch(readme, -1)
+	require.Len(t, goBlocks, 1, "README.md has one Go block, the embedding program; add an Example for any other")
+	program := goBlocks[0][1]
+
+	mainBody := regexp.MustCompile(`(?s)\nfunc main\(\) \{\n(.*)\n\}\n$`).FindStringSubmatch(program)
+	require.NotNil(t, mainBody, "README's Go block is a complete program ending in func main")
+
+	ex := regexp.MustCompile(`(?s)\nfunc Example_followClock\(\) \{\n(.*?)\n\t// Output:\n(.*?)\n\}\n`).FindStringSubmatch(example)
+	require.NotNil(t, ex, "example_test.go has Example_followClock with an Output block")
+	require.Equal(t, strings.TrimRight(ex[1], "\n\t "), mainBody[1],
+		"README's main body and Example_followClock's body differ; copy the example into README.md")
+
+	var want []string
+	for _, line := range strings.Split(ex[2], "\n") {
+		want = append(want, strings.TrimPrefix(line, "\t// "))
+	}
+	printed := regexp.MustCompile("(?s)It prints:\n\n```text\n(.*?)\n```").FindStringSubmatch(readme)
+	require.NotNil(t, printed, "README shows the embedding program's output after 'It prints:'")
+	require.Equal(t, strings.Join(want, "\n"), printed[1],
+		"README's shown output and Example_followClock's Output block differ")
+}
+
+func readFile(t *testing.T, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(name)
+	require.NoError(t, err)
+	return string(b)
+}
