@@ -1,10 +1,3 @@
-// Command nspl is the NSPL domain-clock shell and script runner.
-//
-// main hands the arguments and the process's I/O to Run, prints an error Run
-// has not already reported, and turns it into the exit code (see ExitCode
-// and --help). Flag parsing and everything else live in Run and the files
-// beside it, one per subcommand or concern: flags.go, script.go, shell.go,
-// clock.go.
 package main
 
 import (

@@ -1,0 +1,21 @@
+// Command nspl is the NSPL domain-clock shell and script runner, and the
+// command that serves, joins and operates a cluster node.
+//
+// main hands the arguments and the process's I/O to Run, prints an error Run
+// has not already reported, and turns it into the exit code (see ExitCode
+// and --help). Flag parsing and everything else live in Run and the files
+// beside it, one per subcommand or concern: run.go and flags.go (the
+// invocation and its flags), script.go and diagnostic.go (scripts and their
+// positioned errors), shell.go, editor.go and complete.go (the interactive
+// shell), render.go and frames.go (results and clock frames as tables, plain
+// text or JSON), clock.go, backup.go, restore.go, serve.go and cert.go (the
+// subcommands), connect.go (a session on a remote node through package
+// client), help.go and exit.go.
+//
+// The command owns only the operator's surface: arguments, terminal and
+// script text in, rendered replies and exit codes out. It never decides a
+// statement's meaning or outcome (package session does, on a node or through
+// the client), never reads the wall clock except through a timesource.Source
+// (the one it hands the node, or the one that dates a certificate), and only
+// main calls os.Exit.
+package main
