@@ -38,9 +38,14 @@ func (k EventKind) String() string {
 // its new observation, for a tick event the observation with that tick, for
 // an end event the last clock the attachment held.
 type ClockEvent struct {
+	// Domain is the followed domain the event is about.
 	Domain string
-	Kind   EventKind
-	Clock  Clock
+	// Kind says whether the clock changed, ticked or ended.
+	Kind EventKind
+	// Clock is the followed clock after this event.
+	Clock Clock
+	// Reason says why the attachment ended; it is session.ReasonNone
+	// unless Kind is EventEnd.
 	Reason session.EndReason
 }
 
