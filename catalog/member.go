@@ -265,6 +265,9 @@ func (n *Node) changeConfiguration(ctx context.Context, start func(time.Duration
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	if n.isClosed() {
+		return ErrShutdown
+	}
 	if n.raft.State() != raft.Leader {
 		return n.translate(raft.ErrNotLeader, false)
 	}

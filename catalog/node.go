@@ -388,6 +388,9 @@ func (n *Node) apply(ctx context.Context, data []byte, confirmed bool) (any, err
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	if n.isClosed() {
+		return nil, ErrShutdown // not "not the leader": no election will help
+	}
 	if h := n.fsm.halted(); h != nil {
 		return nil, h
 	}
@@ -538,6 +541,13 @@ func (n *Node) Snapshot() error {
 		return n.fsm.halted()
 	}
 	return n.translate(err, false)
+}
+
+// isClosed reports whether Close has begun.
+func (n *Node) isClosed() bool {
+	n.closeMu.RLock()
+	defer n.closeMu.RUnlock()
+	return n.closed
 }
 
 // Close stops admitting proposals, waits for the ones in flight to be

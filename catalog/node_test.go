@@ -155,12 +155,14 @@ func TestProposeErrors(t *testing.T) {
 		require.NoError(t, n.Close(), "Close is idempotent")
 		_, err := n.Propose(bg, createCmd("b", lifecycle.Unpaced))
 		require.Error(t, err)
-		require.True(t, errors.Is(err, ErrShutdown) || errors.Is(err, ErrNotLeader), "%v", err)
+		require.ErrorIs(t, err, ErrShutdown)
+		require.NotErrorIs(t, err, ErrNotLeader, "a closed node must not send the caller looking for a leader")
 		ctx, cancel := context.WithTimeout(bg, time.Minute)
 		defer cancel()
 		_, err = n.Propose(ctx, createCmd("b", lifecycle.Unpaced))
 		require.Error(t, err)
-		require.True(t, errors.Is(err, ErrShutdown) || errors.Is(err, ErrNotLeader), "%v", err)
+		require.ErrorIs(t, err, ErrShutdown)
+		require.NotErrorIs(t, err, ErrNotLeader, "a closed node must not send the caller looking for a leader")
 	})
 }
 
