@@ -13,6 +13,11 @@ import (
 // carries the values this node resolved (sampled UTC, chosen authority), so
 // the leader commits exactly what a local commit would have.
 func (n *Node) commit(ctx context.Context, cmd lifecycle.Command) (lifecycle.Result, error) {
+	if n.closed.Load() {
+		// Checked before proposing: a closed catalog is not the leader,
+		// and a closed node must not forward the write to one.
+		return lifecycle.Result{}, ErrClosed
+	}
 	start := n.src.Monotonic()
 	res, err := n.catalog.Propose(ctx, cmd)
 	if err != nil && n.cfg.Forward != nil && errors.Is(err, catalog.ErrNotLeader) {

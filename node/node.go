@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nspl-dev/nspl/catalog"
@@ -83,6 +84,7 @@ type Node struct {
 
 	producers *producerSet
 
+	closed    atomic.Bool // set first by Close; commit refuses from then on
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -143,6 +145,7 @@ func Open(ctx context.Context, cfg Config) (*Node, error) {
 // goroutine the node started. It is idempotent.
 func (n *Node) Close() error {
 	n.closeOnce.Do(func() {
+		n.closed.Store(true)
 		n.producers.close()
 		n.closeErr = n.catalog.Close()
 	})
