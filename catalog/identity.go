@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -48,7 +49,7 @@ func validServerID(id []byte) bool {
 // directory synced, so a crash leaves either no ID or the complete ID.
 func loadOrCreateServerID(dir string) (string, error) {
 	path := filepath.Join(dir, serverIDFile)
-	b, err := os.ReadFile(path)
+	b, err := readServerIDFile(path)
 	switch {
 	case err == nil:
 		id := bytes.TrimSuffix(b, []byte("\n"))
@@ -68,6 +69,20 @@ func loadOrCreateServerID(dir string) (string, error) {
 		return "", fmt.Errorf("%w: persist server id: %w", ErrDataDir, err)
 	}
 	return id, nil
+}
+
+// maxServerIDFile bounds the bytes read from the server id file: a valid
+// one is far shorter, so a longer file is refused without being read whole.
+const maxServerIDFile = 256
+
+// readServerIDFile reads at most maxServerIDFile bytes of path.
+func readServerIDFile(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(io.LimitReader(f, maxServerIDFile))
 }
 
 // writeFileAtomic writes data to path through a synced temporary file that

@@ -61,6 +61,18 @@ func TestServerIDFileValidation(t *testing.T) {
 	}
 }
 
+func TestServerIDFileReadIsBounded(t *testing.T) {
+	hex32 := strings.Repeat("0123456789abcdef", 2)
+	for _, size := range []int{maxServerIDFile - 1, maxServerIDFile, maxServerIDFile + 1, 1 << 20} {
+		dir := t.TempDir()
+		content := hex32 + strings.Repeat("0", size-len(hex32))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, serverIDFile), []byte(content), 0o600))
+		_, err := loadOrCreateServerID(dir)
+		require.ErrorIs(t, err, ErrDataDir)
+		require.Less(t, len(err.Error()), 2*maxServerIDFile+300, "the refusal quotes at most the bytes read")
+	}
+}
+
 func TestServerIDUnreadable(t *testing.T) {
 	dir := t.TempDir()
 	// A directory where the file should be cannot be read as one.
