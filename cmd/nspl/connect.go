@@ -7,7 +7,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/nspl-dev/nspl/client"
@@ -110,7 +109,7 @@ func (m *Main) clientConfig(o remoteOptions, verbose bool) (client.Config, error
 		cfg.URLs[i] = strings.TrimSpace(u)
 	}
 	if o.tokenFile != "" {
-		b, err := os.ReadFile(o.tokenFile)
+		b, err := readFileLimited(o.tokenFile, maxTokenBytes)
 		if err != nil {
 			return cfg, ioError(fmt.Errorf("read the token: %w", err))
 		}

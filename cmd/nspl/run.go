@@ -174,13 +174,13 @@ func (m *Main) readSources(sources []scriptSource) ([]script, error) {
 				return nil, usageErrorf("stdin (-f -) can be read only once")
 			}
 			stdinUsed = true
-			b, err := io.ReadAll(m.Stdin)
+			b, err := readLimited(m.Stdin, maxScriptBytes, "the script on stdin")
 			if err != nil {
 				return nil, ioError(fmt.Errorf("read stdin: %w", err))
 			}
 			out = append(out, script{name: src.name(), text: string(b)})
 		default:
-			b, err := os.ReadFile(src.arg)
+			b, err := readFileLimited(src.arg, maxScriptBytes)
 			if err != nil {
 				return nil, ioError(fmt.Errorf("read script: %w", err))
 			}
@@ -344,4 +344,34 @@ func (m *Main) setInterruptHandler(h func()) (restore func()) {
 		m.onIntr = prev
 		m.intrMu.Unlock()
 	}
+}
+
+// Bounds on the files and streams the command reads whole.
+const (
+	maxScriptBytes = 16 << 20 // a script given with -f or on stdin
+	maxTokenBytes  = 4 << 10  // a bearer token file
+)
+
+// readLimited reads r to its end, refusing it when it holds more than limit
+// bytes rather than reading an unbounded input into memory.
+func readLimited(r io.Reader, limit int64, what string) ([]byte, error) {
+	b, err := io.ReadAll(io.LimitReader(r, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > limit {
+		return nil, fmt.Errorf("%s is larger than %d bytes; split it or shorten it", what, limit)
+	}
+	return b, nil
+}
+
+// readFileLimited reads the file at path, refusing it when it holds more
+// than limit bytes.
+func readFileLimited(path string, limit int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return readLimited(f, limit, fmt.Sprintf("file %q", path))
 }

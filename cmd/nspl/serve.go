@@ -9,7 +9,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -127,7 +126,7 @@ func (s *serveOptions) token() (string, error) {
 	if s.tokenFile == "" {
 		return "", nil
 	}
-	b, err := os.ReadFile(s.tokenFile)
+	b, err := readFileLimited(s.tokenFile, maxTokenBytes)
 	if err != nil {
 		return "", ioError(fmt.Errorf("read the token: %w", err))
 	}
