@@ -53,7 +53,7 @@ func (m *Main) runCert(_ context.Context, args []string) error {
 		return usageErrorf("cert: say what to make: ca, node NAME or client NAME")
 	}
 	kind, rest := args[0], args[1:]
-	if kind == "-h" || kind == "--help" || kind == "help" {
+	if isHelpArg(kind) || ((kind == "node" || kind == "client") && len(rest) > 0 && isHelpArg(rest[0])) {
 		_, err := io.WriteString(m.Stdout, certUsage)
 		if err != nil {
 			return ioError(err)
@@ -148,4 +148,9 @@ func (m *Main) created(cert, key string) error {
 		return ioError(err)
 	}
 	return nil
+}
+
+// isHelpArg reports whether arg asks for help.
+func isHelpArg(arg string) bool {
+	return arg == "-h" || arg == "-help" || arg == "--help" || arg == "help"
 }
