@@ -202,25 +202,11 @@ func (s *scripted) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 func TestRefusedRestorationBackoff(t *testing.T) {
 	sc := &scripted{refusals: 7, drop: make(chan struct{}, 1)}
-	var protocols http.Protocols
-	protocols.SetUnencryptedHTTP2(true)
-	hs := &http.Server{Handler: sc, Protocols: &protocols}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		_ = hs.Serve(ln)
-	}()
-	defer func() {
-		require.NoError(t, hs.Close())
-		wg.Wait()
-	}()
+	url := serveScripted(t, sc)
 
 	ns := make(notices, 64)
 	cfake := timesource.NewFake(0)
-	c, err := Dial(ctxT(t), Config{URLs: []string{"http://" + ln.Addr().String()}, TimeSource: cfake, Notify: ns.notify, Logger: quietLogger()})
+	c, err := Dial(ctxT(t), Config{URLs: []string{url}, TimeSource: cfake, Notify: ns.notify, Logger: quietLogger()})
 	require.NoError(t, err)
 	defer c.Close()
 	exec(t, c, "USE prod; ATTACH DOMAIN CLOCK;")
@@ -256,24 +242,10 @@ func nextTimer(t testing.TB, f *timesource.Fake) time.Duration {
 
 func TestDetachDuringPendingRestoration(t *testing.T) {
 	sc := &scripted{refusals: 100, drop: make(chan struct{}, 1)}
-	var protocols http.Protocols
-	protocols.SetUnencryptedHTTP2(true)
-	hs := &http.Server{Handler: sc, Protocols: &protocols}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		_ = hs.Serve(ln)
-	}()
-	defer func() {
-		require.NoError(t, hs.Close())
-		wg.Wait()
-	}()
+	url := serveScripted(t, sc)
 	ns := make(notices, 64)
 	cfake := timesource.NewFake(0)
-	c, err := Dial(ctxT(t), Config{URLs: []string{"http://" + ln.Addr().String()}, TimeSource: cfake, Notify: ns.notify, Logger: quietLogger()})
+	c, err := Dial(ctxT(t), Config{URLs: []string{url}, TimeSource: cfake, Notify: ns.notify, Logger: quietLogger()})
 	require.NoError(t, err)
 	defer c.Close()
 	exec(t, c, "USE prod; ATTACH DOMAIN CLOCK;")
