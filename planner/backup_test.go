@@ -6,22 +6,6 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// placeless drops the position of a backup plan.
-func placeless(p Plan) Plan {
-	switch p := p.(type) {
-	case Backup:
-		p.Located = Located{}
-		return p
-	case Restore:
-		p.Located = Located{}
-		return p
-	case DescribeBackup:
-		p.Located = Located{}
-		return p
-	}
-	return p
-}
-
 var backupPlanCases = []struct {
 	src       string
 	want      Plan
@@ -45,11 +29,11 @@ func TestPlanBackupStatements(t *testing.T) {
 			plans, err := PlanScript(tc.src)
 			require.NoError(t, err)
 			require.Len(t, plans, 1)
-			require.Equal(t, tc.want, placeless(plans[0]))
+			require.Equal(t, tc.want, unplaced(plans[0]))
 			require.Equal(t, tc.canonical, plans[0].String())
 			again, err := PlanScript(plans[0].String())
 			require.NoError(t, err)
-			require.Equal(t, tc.want, placeless(again[0]))
+			require.Equal(t, tc.want, unplaced(again[0]))
 		})
 	}
 	require.Equal(t, "prod-2", Restore{Domain: "prod", As: "prod-2"}.Target())
@@ -76,7 +60,7 @@ func FuzzBackupRoundTrip(f *testing.F) {
 			again, err := PlanScript(text)
 			require.NoError(t, err, text)
 			require.Len(t, again, 1, text)
-			require.Equal(t, placeless(p), placeless(again[0]), text)
+			require.Equal(t, unplaced(p), unplaced(again[0]), text)
 			require.Equal(t, text, again[0].String())
 		}
 	})

@@ -48,8 +48,15 @@ func unplaced(p Plan) Plan {
 		return Rollback{}
 	case ShowClusterStatus:
 		return ShowClusterStatus{}
-	case Backup, Restore, DescribeBackup:
-		return placeless(v)
+	case Backup:
+		v.Located = Located{}
+		return v
+	case Restore:
+		v.Located = Located{}
+		return v
+	case DescribeBackup:
+		v.Located = Located{}
+		return v
 	}
 	panic("unknown plan type")
 }
