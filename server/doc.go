@@ -8,11 +8,13 @@
 // Nobody gets in unauthenticated. The listener requires TLS 1.2 or later
 // (pki's ServerConfig, which nspl serve uses, asks for 1.3) and verifies
 // client certificates against the cluster CA.
-// A request is admitted when it presents such a certificate, or, when the
-// server was given a token, the header "Authorization: Bearer TOKEN" with that
-// exact token (compared in constant time). The peer interconnect admits only
-// verified certificates; which node identity may do what is its own
-// business. /healthz answers without authentication and says nothing but
+// A session, leave, remove or metrics request is admitted when it presents
+// a client certificate (URI SAN nspl-client://NAME), or, when the server was
+// given a token, the header "Authorization: Bearer TOKEN" with that exact
+// token (compared in constant time; the scheme name in any case). A node
+// certificate is not a client identity and is refused there. The peer
+// interconnect admits only verified node certificates; which node may call
+// which peer route is its own business. /healthz answers without authentication and says nothing but
 // "ok". Plain HTTP (unencrypted HTTP/2, prior knowledge) is served only when
 // Config.Insecure asks for it, and then only on a loopback address.
 //

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/nspl-dev/nspl/node"
+	"github.com/nspl-dev/nspl/pki"
 	"github.com/nspl-dev/nspl/session"
 )
 
@@ -245,18 +246,26 @@ func CheckLoopback(addr string) error {
 	return nil
 }
 
-// authenticated admits a request with a client certificate the TLS layer
-// verified against the cluster CA, or with the configured bearer token; an
-// insecure server without a token admits everyone (it listens on loopback
-// only).
+// authenticated admits a request with a client certificate (URI SAN
+// nspl-client://NAME) the TLS layer verified against the cluster CA, or with
+// the configured bearer token; an insecure server without a token admits
+// everyone (it listens on loopback only). A node certificate is refused: a
+// node is not an operator, and the routes behind this check act with a
+// client's authority. The bearer scheme is matched case-insensitively, as
+// RFC 7235 says auth schemes are.
 func (s *Server) authenticated(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.TLS != nil && len(r.TLS.VerifiedChains) > 0 {
+			id, err := pki.PeerIdentity(*r.TLS)
+			if err != nil || id.Role != pki.RoleClient {
+				http.Error(w, "a node certificate is not a client identity: present a client certificate (nspl cert client NAME) or a bearer token", http.StatusForbidden)
+				return
+			}
 			h.ServeHTTP(w, r)
 			return
 		}
 		if s.cfg.Token != "" {
-			got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+			got, ok := bearerToken(r.Header.Get("Authorization"))
 			if ok && subtle.ConstantTimeCompare([]byte(got), []byte(s.cfg.Token)) == 1 {
 				h.ServeHTTP(w, r)
 				return
@@ -270,6 +279,18 @@ func (s *Server) authenticated(h http.Handler) http.Handler {
 		}
 		http.Error(w, "authentication required: present a client certificate signed by the cluster CA", http.StatusUnauthorized)
 	})
+}
+
+// bearerToken returns the credentials of an Authorization header value of
+// the Bearer scheme, matching the scheme name case-insensitively and
+// allowing the spaces RFC 7235 allows between scheme and credentials.
+func bearerToken(header string) (string, bool) {
+	scheme, token, ok := strings.Cut(header, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	token = strings.TrimLeft(token, " ")
+	return token, token != ""
 }
 
 // nodesOnly admits only verified certificates; which identity may do what is
