@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -273,4 +274,41 @@ func TestCorruptSnapshotRefused(t *testing.T) {
 
 	_, err = Open(bg, cfg)
 	require.ErrorIs(t, err, ErrDataDir)
+}
+
+// TestDataDirIsPrivate: the catalog directory, its snapshots and every file
+// in them are readable by the node's user alone, including a directory an
+// older build left group-readable.
+func TestDataDirIsPrivate(t *testing.T) {
+	dir := t.TempDir()
+	cat := filepath.Join(dir, catalogDir)
+	require.NoError(t, os.MkdirAll(filepath.Join(cat, snapshotsDir, "old"), 0o755))
+	require.NoError(t, os.Chmod(cat, 0o750))
+	require.NoError(t, os.WriteFile(filepath.Join(cat, snapshotsDir, "old", "stray"), nil, 0o644))
+
+	cfg := Config{NodeName: "local", DataDir: dir, Logger: quietLogger(t), TrailingLogs: 1}
+	n, err := Open(bg, cfg)
+	require.NoError(t, err)
+	_, err = n.Propose(bg, createCmd("prod", lifecycle.Paced))
+	require.NoError(t, err)
+	require.NoError(t, n.Snapshot())
+	require.NoError(t, n.Close())
+
+	states, err := filepath.Glob(filepath.Join(cat, snapshotsDir, "*", "state.bin"))
+	require.NoError(t, err)
+	require.Len(t, states, 1, "the snapshot was taken")
+	var seen int
+	require.NoError(t, filepath.WalkDir(cat, func(path string, d fs.DirEntry, err error) error {
+		require.NoError(t, err)
+		info, err := d.Info()
+		require.NoError(t, err)
+		want := privateFileMode
+		if d.IsDir() {
+			want = privateDirMode
+		}
+		require.Equal(t, want, info.Mode().Perm(), path)
+		seen++
+		return nil
+	}))
+	require.GreaterOrEqual(t, seen, 7, "catalog, snapshots, old, stray, the snapshot dir, its meta and state, raft.db, server-id")
 }

@@ -41,15 +41,21 @@ type stores struct {
 // openStores opens in-memory stores when dataDir is empty, and otherwise
 // raft-boltdb v2 (log and stable store, fsync on every write) plus file
 // snapshots under dataDir/catalog, creating the directory and the
-// persisted server ID on first use.
+// persisted server ID on first use. The catalog directory and all it holds
+// are private to the node's user (makePrivate, privateSnapshots).
 func openStores(dataDir string, logger hclog.Logger) (*stores, error) {
 	if dataDir == "" {
 		mem := raft.NewInmemStore()
 		return &stores{log: mem, stable: mem, snaps: raft.NewInmemSnapshotStore()}, nil
 	}
 	dir := filepath.Join(dataDir, catalogDir)
-	if err := os.MkdirAll(dir, 0o750); err != nil {
+	if err := os.MkdirAll(dir, privateDirMode); err != nil {
 		return nil, fmt.Errorf("%w: create %q: %w", ErrDataDir, dir, err)
+	}
+	// A directory made by an older build was 0750; narrow it and whatever
+	// it holds before anything is read or written.
+	if err := makePrivate(dir); err != nil {
+		return nil, err
 	}
 	id, err := loadOrCreateServerID(dir)
 	if err != nil {
@@ -71,12 +77,16 @@ func openStores(dataDir string, logger hclog.Logger) (*stores, error) {
 		_ = bolt.Close()
 		return nil, fmt.Errorf("%w: open snapshots in %q: %w", ErrDataDir, dir, err)
 	}
+	if err := os.Chmod(filepath.Join(dir, snapshotsDir), privateDirMode); err != nil {
+		_ = bolt.Close()
+		return nil, fmt.Errorf("%w: restrict %q: %w", ErrDataDir, dir, err)
+	}
 	cached, err := raft.NewLogCache(logCacheSize, bolt)
 	if err != nil {
 		_ = bolt.Close()
 		return nil, fmt.Errorf("catalog: log cache: %w", err)
 	}
-	return &stores{log: cached, stable: bolt, snaps: snaps, bolt: bolt, serverID: id}, nil
+	return &stores{log: cached, stable: bolt, snaps: &privateSnapshots{SnapshotStore: snaps, dir: filepath.Join(dir, snapshotsDir)}, bolt: bolt, serverID: id}, nil
 }
 
 // hasState reports whether the stores hold any raft state, in which case
