@@ -111,13 +111,20 @@ func parseServeArgs(o options, args []string) (options, error) {
 	return o, nil
 }
 
-// nodeTLS loads the node's TLS material.
+// material loads the node's TLS material, refusing a key file that is
+// not private to its owner.
 func (s *serveOptions) material() (*pki.Material, error) {
 	if s.insecure {
 		return nil, nil
 	}
 	if s.pkiDir != "" {
+		if err := checkPrivate("--pki", pki.NodeKeyPath(s.pkiDir, s.node)); err != nil {
+			return nil, err
+		}
 		return pki.LoadNode(s.pkiDir, s.node)
+	}
+	if err := checkPrivate("--key", s.key); err != nil {
+		return nil, err
 	}
 	return pki.LoadFiles(s.ca, s.cert, s.key)
 }
@@ -125,6 +132,9 @@ func (s *serveOptions) material() (*pki.Material, error) {
 func (s *serveOptions) token() (string, error) {
 	if s.tokenFile == "" {
 		return "", nil
+	}
+	if err := checkPrivate("--token-file", s.tokenFile); err != nil {
+		return "", err
 	}
 	b, err := readFileLimited(s.tokenFile, maxTokenBytes)
 	if err != nil {
@@ -142,6 +152,9 @@ func (s *serveOptions) token() (string, error) {
 func (m *Main) runServe(ctx context.Context, s *serveOptions) error {
 	mat, err := s.material()
 	if err != nil {
+		if errors.Is(err, ErrIO) {
+			return err
+		}
 		return ioError(fmt.Errorf("serve: load the node's TLS material: %w", err))
 	}
 	token, err := s.token()
