@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/nspl-dev/nspl/grammar"
 )
@@ -23,6 +24,12 @@ type diagnostic struct {
 	Msg    string
 }
 
+// maxDiagnosticLine is the most characters of a source line a diagnostic
+// prints: a longer line is cut to a window around the caret, marked with
+// "…" where it was cut, so an error in a line of a megabyte prints a line
+// a terminal can show.
+const maxDiagnosticLine = 120
+
 // write prints d. The caret line copies the tabs of the source line so the
 // caret lands under the offending character whatever the tab width.
 func (d diagnostic) write(w io.Writer) error {
@@ -34,6 +41,7 @@ func (d diagnostic) write(w io.Writer) error {
 	fmt.Fprintf(&b, "%d:%d: error: %s\n", d.Pos.Line, d.Pos.Column, d.Msg)
 	line, col := grammar.SourceLine(d.Source, d.Pos)
 	if line != "" || col > 0 {
+		line, col = lineWindow(line, col, maxDiagnosticLine)
 		b.WriteString(line)
 		b.WriteByte('\n')
 		n := 0
@@ -55,6 +63,43 @@ func (d diagnostic) write(w io.Writer) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// lineWindow returns at most width characters of line around the 1-based
+// character column col, with "…" standing for each cut end, and the column
+// of the same character in what it returns. A line of at most width
+// characters comes back whole.
+func lineWindow(line string, col, width int) (string, int) {
+	total := utf8.RuneCountInString(line)
+	if total <= width {
+		return line, col
+	}
+	// Keep the caret a third of the way in, so the text after it (what
+	// the parser expected to find) gets most of the room.
+	first := max(0, min(col-1-width/3, total-width))
+	last := first + width // exclusive, in characters
+	start, end := len(line), len(line)
+	i := 0
+	for off := range line {
+		if i == first {
+			start = off
+		}
+		if i == last {
+			end = off
+			break
+		}
+		i++
+	}
+	var b strings.Builder
+	if first > 0 {
+		b.WriteString("…")
+		col = col - first + 1
+	}
+	b.WriteString(line[start:end])
+	if last < total {
+		b.WriteString("…")
+	}
+	return b.String(), col
 }
 
 // shiftPosition maps pos, a position inside a statement's own text, to the
