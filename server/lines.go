@@ -54,6 +54,13 @@ func (l *LineReader) Next() ([]byte, error) {
 	}
 }
 
+// Pending reports whether the reader holds buffered bytes of a next line
+// other than blank space, which Next returns without waiting for them.
+func (l *LineReader) Pending() bool {
+	b, _ := l.r.Peek(l.r.Buffered())
+	return len(bytes.TrimSpace(b)) > 0
+}
+
 func (l *LineReader) tooLarge() error {
 	return fmt.Errorf("%w: a line is longer than %d bytes", ErrMessageTooLarge, l.limit)
 }

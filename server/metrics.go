@@ -95,7 +95,7 @@ func (s *Server) serverMetrics() []MetricFamily {
 }
 
 func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request) {
-	fams := s.serverMetrics()
+	fams := append(s.serverMetrics(), s.limitMetrics()...)
 	if s.cfg.Metrics != nil {
 		fams = append(fams, s.cfg.Metrics()...)
 	}

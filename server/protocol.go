@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"strconv"
 
@@ -54,6 +55,7 @@ const (
 	TypeExec    = "exec"    // run the one statement in Text
 	TypeCancel  = "cancel"  // cancel request ID if it is still running
 	TypeDomains = "domains" // list domain names (completion), outside the lane
+	TypePing    = "ping"    // keep an idle session open; answered by nothing
 )
 
 // Server message types.
@@ -71,6 +73,12 @@ var (
 	ErrMessageTooLarge = errors.New("protocol message exceeds its size limit")
 	// ErrProtocol: a message that does not decode or breaks the protocol.
 	ErrProtocol = errors.New("malformed session protocol message")
+	// ErrRequestOrder: a request id that does not exceed the one before.
+	ErrRequestOrder = errors.New("request ids must increase")
+	// ErrSessionIdle: the client sent nothing for the session idle timeout.
+	ErrSessionIdle = errors.New("session closed after sending nothing for too long; keep it alive with ping messages")
+	// ErrMessageTimeout: a started client message did not end in time.
+	ErrMessageTimeout = errors.New("a client message did not arrive whole within the message timeout; send each message at once")
 )
 
 // ClientMessage is one line a client sends.
@@ -88,6 +96,9 @@ type ServerMessage struct {
 	// Version and Node are set in the welcome message.
 	Version int    `json:"version,omitempty"`
 	Node    string `json:"node,omitempty"`
+	// IdleTimeout, in the welcome, is how long (nanoseconds) the server
+	// waits for a client message before it closes the session.
+	IdleTimeout int64 `json:"idle_timeout_ns,omitempty"`
 	// ID is the request a reply, error or names message answers.
 	ID     uint64          `json:"id,omitempty"`
 	Result *WireResult     `json:"result,omitempty"`
@@ -171,6 +182,11 @@ var errorCodes = []struct {
 	{"domain_stopped", runtime.ErrDomainStopped},
 	{"clock_unavailable", runtime.ErrClockUnavailable},
 	{"canceled", errCanceled},
+	{"protocol", ErrProtocol},
+	{"message_too_large", ErrMessageTooLarge},
+	{"request_order", ErrRequestOrder},
+	{"session_idle", ErrSessionIdle},
+	{"message_timeout", ErrMessageTimeout},
 }
 
 // errCanceled stands for context.Canceled and DeadlineExceeded on the wire.
@@ -459,15 +475,32 @@ func DecodeFrame(b []byte) (session.Frame, error) {
 }
 
 // strictUnmarshal decodes one JSON object, refusing unknown fields and
-// trailing data.
+// trailing data. Decoder.More alone would let a closing ']' or '}' after
+// the object through, so anything but the end of input is refused.
 func strictUnmarshal(b []byte, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
 		return fmt.Errorf("%w: %v", ErrProtocol, err)
 	}
-	if dec.More() {
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return fmt.Errorf("%w: trailing data after the object", ErrProtocol)
 	}
 	return nil
+}
+
+// DecodeClientMessage decodes one client message line: a JSON object of a
+// known type with no unknown fields and nothing after it. A failure is
+// ErrProtocol saying what is wrong. It does not check the order of ids,
+// which is the stream's business.
+func DecodeClientMessage(line []byte) (ClientMessage, error) {
+	var m ClientMessage
+	if err := strictUnmarshal(line, &m); err != nil {
+		return ClientMessage{}, err
+	}
+	switch m.Type {
+	case TypeExec, TypeCancel, TypeDomains, TypePing:
+		return m, nil
+	}
+	return ClientMessage{}, fmt.Errorf("%w: unknown message type %q; this server speaks exec, cancel, domains and ping", ErrProtocol, m.Type)
 }

@@ -12,10 +12,10 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/nspl-dev/nspl/node"
 	"github.com/nspl-dev/nspl/pki"
+	"github.com/nspl-dev/nspl/runtime/timesource"
 	"github.com/nspl-dev/nspl/session"
 )
 
@@ -73,6 +73,12 @@ type Config struct {
 	Session session.Options
 	// MaxSessions bounds concurrent sessions; zero means DefaultMaxSessions.
 	MaxSessions int
+	// Limits bounds connections, sessions and messages; zero fields take
+	// their defaults.
+	Limits Limits
+	// TimeSource arms the sessions' idle and message timers; nil means the
+	// system's. (Connection timeouts are net/http's own.)
+	TimeSource timesource.Source
 	// Logger receives the server's logs; nil means the node's logger.
 	Logger *slog.Logger
 }
@@ -94,6 +100,9 @@ type Server struct {
 
 	sessions      atomic.Int64
 	sessionsTotal atomic.Uint64
+	admission     admission
+	closes        sessionCloses
+	conns         connWatch
 	mu            sync.Mutex
 	closed        bool // set by Close; no session is admitted after it
 	live          map[*session.Session]context.CancelFunc
@@ -112,6 +121,14 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.MaxSessions <= 0 {
 		cfg.MaxSessions = DefaultMaxSessions
+	}
+	limits, err := cfg.Limits.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	cfg.Limits = limits
+	if cfg.TimeSource == nil {
+		cfg.TimeSource = timesource.System()
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = cfg.Node.Logger()
@@ -134,7 +151,12 @@ func New(cfg Config) (*Server, error) {
 	}
 	var protocols http.Protocols
 	protocols.SetHTTP1(true)
-	hs := &http.Server{Handler: s.mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelWarn)}
+	// The header-read timeout is also net/http's TLS handshake deadline;
+	// IdleTimeout closes an HTTP/2 connection without open streams (one
+	// that sent its preface and nothing more) and an idle HTTP/1.1 one.
+	hs := &http.Server{Handler: served(s.mux), ReadHeaderTimeout: cfg.Limits.HandshakeTimeout, IdleTimeout: cfg.Limits.IdleTimeout,
+		ConnState: s.conns.state, ConnContext: s.conns.context,
+		ErrorLog: slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelWarn)}
 	if cfg.Insecure {
 		protocols.SetUnencryptedHTTP2(true)
 	} else {

@@ -108,21 +108,37 @@ func TestSessionRefusals(t *testing.T) {
 	require.NoError(t, err)
 	var welcome ServerMessage
 	require.NoError(t, json.Unmarshal(line, &welcome))
-	require.Equal(t, ServerMessage{Type: TypeWelcome, Version: ProtocolVersion, Node: welcome.Node}, welcome)
+	require.Equal(t, ServerMessage{Type: TypeWelcome, Version: ProtocolVersion, Node: welcome.Node, IdleTimeout: int64(DefaultSessionIdleTimeout)}, welcome)
 
 	second, err := hc.Post(url+SessionPath, "application/x-ndjson", strings.NewReader(""))
 	require.NoError(t, err)
 	second.Body.Close()
 	require.Equal(t, http.StatusServiceUnavailable, second.StatusCode, "one session at most")
 
-	// A message over the limit ends the session.
+	// A message over the limit ends the session with an error saying so.
 	go func() {
 		_, _ = pw.Write([]byte(strings.Repeat("x", ClientMessageLimit+3) + "\n"))
 	}()
-	_, err = lr.Next()
-	require.Error(t, err)
+	requireClosedWith(t, lr, "message_too_large")
 	pw.Close()
 	first.Body.Close()
+}
+
+// requireClosedWith reads the session's closing error, which must carry
+// code and no request id, and then the end of the stream.
+func requireClosedWith(t *testing.T, lr *LineReader, code string) {
+	t.Helper()
+	line, err := lr.Next()
+	require.NoError(t, err, "the session sends its closing error before it ends")
+	var m ServerMessage
+	require.NoError(t, json.Unmarshal(line, &m))
+	require.Equal(t, TypeError, m.Type, string(line))
+	require.Zero(t, m.ID, "a session error answers no request")
+	require.NotNil(t, m.Error)
+	require.Equal(t, code, m.Error.Code, m.Error.Message)
+	require.NotEmpty(t, m.Error.Message)
+	_, err = lr.Next()
+	require.ErrorIs(t, err, io.EOF, "nothing follows the closing error")
 }
 
 func TestSessionExecAndUnknownMessage(t *testing.T) {
@@ -162,8 +178,7 @@ func TestSessionExecAndUnknownMessage(t *testing.T) {
 	require.Equal(t, []string{"a"}, m.Names)
 	require.Equal(t, 1, srv.Sessions())
 	send(`{"type":"shutdown","id":4}`)
-	_, err = lr.Next()
-	require.Error(t, err, "an unknown message type ends the session")
+	requireClosedWith(t, lr, "protocol")
 	pw.Close()
 }
 

@@ -8,9 +8,11 @@ import (
 	"io"
 	"net/http"
 	"sync"
+	"time"
 
 	"github.com/nspl-dev/nspl/grammar"
 	"github.com/nspl-dev/nspl/planner"
+	"github.com/nspl-dev/nspl/runtime/timesource"
 	"github.com/nspl-dev/nspl/session"
 )
 
@@ -48,12 +50,11 @@ func (s *Server) serveSession(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "the session protocol needs HTTP/2", http.StatusHTTPVersionNotSupported)
 		return
 	}
-	if n := s.sessions.Add(1); n > int64(s.cfg.MaxSessions) {
-		s.sessions.Add(-1)
-		http.Error(w, fmt.Sprintf("this node serves at most %d sessions; try another node or later", s.cfg.MaxSessions), http.StatusServiceUnavailable)
+	release, ok := s.admitSession(w, r)
+	if !ok {
 		return
 	}
-	defer s.sessions.Add(-1)
+	defer release()
 	// Admitted under mu, as Close marks the server closed, so that Close's
 	// Wait sees every session it must wait for.
 	s.mu.Lock()
@@ -84,22 +85,33 @@ func (s *Server) serveSession(w http.ResponseWriter, r *http.Request) {
 	}()
 
 	st := &stream{srv: s, sess: sess, w: w, rc: http.NewResponseController(w), live: make(map[string]uint64)}
+	// Armed before the welcome, so a client that reads the welcome knows
+	// the session's idle bound runs.
+	wd := newWatchdog(s.cfg.TimeSource, s.cfg.Limits)
+	defer wd.stop()
 	w.Header().Set("Content-Type", "application/x-ndjson")
 	w.WriteHeader(http.StatusOK)
 	st.writeMu.Lock()
-	st.writeLocked(ServerMessage{Type: TypeWelcome, Version: ProtocolVersion, Node: s.cfg.Node.Name()})
+	st.writeLocked(ServerMessage{Type: TypeWelcome, Version: ProtocolVersion, Node: s.cfg.Node.Name(), IdleTimeout: int64(s.cfg.Limits.SessionIdleTimeout)})
 	st.writeMu.Unlock()
 
-	reqs := make(chan ClientMessage, requestQueue)
+	reqs := make(chan request, requestQueue)
 	var wg sync.WaitGroup
-	wg.Add(2)
+	wg.Add(3)
 	go func() {
 		defer wg.Done()
-		st.read(ctx, r.Body, reqs)
+		st.read(ctx, NewLineReader(watchedBody{r: r.Body, w: wd}, ClientMessageLimit), wd, reqs)
 	}()
 	go func() {
 		defer wg.Done()
 		st.pump(ctx)
+	}()
+	go func() {
+		defer wg.Done()
+		if err := wd.run(ctx); err != nil {
+			st.expire(err)
+			cancel()
+		}
 	}()
 	st.execute(ctx, reqs)
 	cancel()
@@ -108,25 +120,48 @@ func (s *Server) serveSession(w http.ResponseWriter, r *http.Request) {
 	wg.Wait()
 }
 
+// request is one queued client request, or the protocol failure that ends
+// the session once the requests before it are answered.
+type request struct {
+	m    ClientMessage
+	fail error
+}
+
 // read decodes client messages until the body ends, queueing requests and
-// handling cancels at once. It closes reqs when it returns.
-func (st *stream) read(ctx context.Context, body io.Reader, reqs chan<- ClientMessage) {
+// handling cancels and pings at once. A message that does not decode, is
+// too large or carries an id not above the last one is queued as the
+// session's failure, and nothing after it is read. It closes reqs when it
+// returns.
+func (st *stream) read(ctx context.Context, lr *LineReader, wd *watchdog, reqs chan<- request) {
 	defer close(reqs)
-	lr := NewLineReader(body, ClientMessageLimit)
+	queue := func(q request) bool {
+		select {
+		case reqs <- q:
+			return true
+		case <-ctx.Done():
+			return false
+		}
+	}
+	var lastID uint64
 	for {
 		line, err := lr.Next()
 		if err != nil {
-			if !errors.Is(err, io.EOF) && ctx.Err() == nil {
+			if errors.Is(err, ErrMessageTooLarge) {
+				queue(request{fail: err})
+			} else if !errors.Is(err, io.EOF) && ctx.Err() == nil {
 				st.srv.logger.Debug("session stream ended", "err", err)
 			}
 			return
 		}
-		var m ClientMessage
-		if err := strictUnmarshal(line, &m); err != nil {
-			st.srv.logger.Warn("session stream: undecodable message; ending the session", "err", err)
+		wd.messageEnded(lr.Pending())
+		m, err := DecodeClientMessage(line)
+		if err != nil {
+			queue(request{fail: err})
 			return
 		}
 		switch m.Type {
+		case TypePing:
+			continue
 		case TypeCancel:
 			st.curMu.Lock()
 			if st.curID == m.ID && st.curCancel != nil {
@@ -134,33 +169,69 @@ func (st *stream) read(ctx context.Context, body io.Reader, reqs chan<- ClientMe
 			}
 			st.curMu.Unlock()
 			continue
-		case TypeExec, TypeDomains:
-		default:
-			st.srv.logger.Warn("session stream: unknown message type; ending the session", "type", m.Type)
+		}
+		if m.ID <= lastID {
+			queue(request{fail: fmt.Errorf("%w: request id %d does not exceed the previous id %d", ErrRequestOrder, m.ID, lastID)})
 			return
 		}
+		lastID = m.ID
+		if !queue(request{m: m}) {
+			return
+		}
+	}
+}
+
+// execute runs the queued requests in order until the reader stops or a
+// failure ends the session.
+func (st *stream) execute(ctx context.Context, reqs <-chan request) {
+	for {
 		select {
-		case reqs <- m:
+		case q, ok := <-reqs:
+			if !ok {
+				return
+			}
+			if q.fail != nil {
+				st.writeMu.Lock()
+				st.failLocked(q.fail)
+				st.writeMu.Unlock()
+				return
+			}
+			if !st.run(ctx, q.m) {
+				return
+			}
 		case <-ctx.Done():
 			return
 		}
 	}
 }
 
-// execute runs the queued requests in order until the reader stops.
-func (st *stream) execute(ctx context.Context, reqs <-chan ClientMessage) {
-	for {
-		select {
-		case m, ok := <-reqs:
-			if !ok {
-				return
-			}
-			if !st.run(ctx, m) {
-				return
-			}
-		case <-ctx.Done():
-			return
-		}
+// sessionCloseGrace bounds how long a session the server closes waits for
+// its client to take the closing error.
+const sessionCloseGrace = 5 * time.Second
+
+// expire ends the session for a bound the watchdog found broken. A client
+// that does not read may hold the writer in flow control, so the stream's
+// writes get a deadline first (net/http's timer, on the process clock).
+func (st *stream) expire(err error) {
+	_ = st.rc.SetWriteDeadline(time.Unix(0, timesource.System().Now()).Add(sessionCloseGrace))
+	st.writeMu.Lock()
+	defer st.writeMu.Unlock()
+	st.failLocked(err)
+}
+
+// errSessionFailed stops every write after a session's closing error.
+var errSessionFailed = errors.New("the session was closed with an error")
+
+// failLocked writes err as the session's closing error (id 0) and writes
+// nothing after it.
+func (st *stream) failLocked(err error) {
+	if st.writeErr == nil {
+		st.srv.closes.count(err)
+		st.srv.logger.Info("closing a session", "err", err)
+	}
+	st.writeLocked(ServerMessage{Type: TypeError, Error: EncodeError(err), State: st.state()})
+	if st.writeErr == nil {
+		st.writeErr = errSessionFailed
 	}
 }
 

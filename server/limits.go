@@ -1,0 +1,189 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Defaults of Limits, the bounds nspl serve documents for its flags.
+const (
+	// DefaultHandshakeTimeout bounds a connection's TLS handshake and the
+	// headers of each HTTP/1.1 request.
+	DefaultHandshakeTimeout = 10 * time.Second
+	// DefaultIdleTimeout closes a connection that carries no request for
+	// this long, from the end of its TLS handshake on.
+	DefaultIdleTimeout = 2 * time.Minute
+	// DefaultSessionIdleTimeout closes a session whose client sends no
+	// message for this long.
+	DefaultSessionIdleTimeout = 10 * time.Minute
+	// DefaultMessageTimeout bounds the arrival of one client message, from
+	// its first byte to its newline.
+	DefaultMessageTimeout = 30 * time.Second
+	// DefaultMaxSessionsPerIdentity bounds the sessions one identity holds.
+	DefaultMaxSessionsPerIdentity = 64
+)
+
+// Limits bounds what a client may hold on the listener and how long it may
+// take. A zero field takes its default; a negative one is ErrConfig.
+type Limits struct {
+	// HandshakeTimeout bounds the TLS handshake of a connection and the
+	// headers of each HTTP/1.1 request on it: net/http derives the
+	// handshake deadline from the header-read timeout, so they are one
+	// bound. (HTTP/2's connection preface has net/http's own 10 s bound.)
+	HandshakeTimeout time.Duration
+	// IdleTimeout closes a connection with no open request, such as one
+	// that completed TLS and the HTTP/2 preface and sent nothing more.
+	IdleTimeout time.Duration
+	// SessionIdleTimeout closes a session whose client sent no message
+	// (a ping counts) for this long, with a session_idle error.
+	SessionIdleTimeout time.Duration
+	// MessageTimeout closes a session whose client started a message and
+	// did not finish it within this long, with a message_timeout error.
+	MessageTimeout time.Duration
+	// MaxSessionsPerIdentity bounds the concurrent sessions of one
+	// identity (Server.Identity), so one certificate or token cannot take
+	// the whole of Config.MaxSessions.
+	MaxSessionsPerIdentity int
+}
+
+// withDefaults fills zero fields and refuses negative ones.
+func (l Limits) withDefaults() (Limits, error) {
+	for _, d := range []struct {
+		name string
+		v    *time.Duration
+		def  time.Duration
+	}{
+		{"handshake timeout", &l.HandshakeTimeout, DefaultHandshakeTimeout},
+		{"idle timeout", &l.IdleTimeout, DefaultIdleTimeout},
+		{"session idle timeout", &l.SessionIdleTimeout, DefaultSessionIdleTimeout},
+		{"message timeout", &l.MessageTimeout, DefaultMessageTimeout},
+	} {
+		if *d.v < 0 {
+			return l, fmt.Errorf("%w: the %s %s is negative; give a positive duration or zero for the default %s", ErrConfig, d.name, *d.v, d.def)
+		}
+		if *d.v == 0 {
+			*d.v = d.def
+		}
+	}
+	if l.MaxSessionsPerIdentity < 0 {
+		return l, fmt.Errorf("%w: the per-identity session cap %d is negative; give a positive number or zero for the default %d", ErrConfig, l.MaxSessionsPerIdentity, DefaultMaxSessionsPerIdentity)
+	}
+	if l.MaxSessionsPerIdentity == 0 {
+		l.MaxSessionsPerIdentity = DefaultMaxSessionsPerIdentity
+	}
+	return l, nil
+}
+
+// Reasons a session is refused or closed, as the labels of
+// nspl_session_refusals_total and nspl_sessions_closed_total.
+const (
+	refuseCapacity = "capacity" // Config.MaxSessions reached
+	refuseIdentity = "identity" // Limits.MaxSessionsPerIdentity reached
+)
+
+// admission counts the open sessions of each identity. It is bounded by
+// the session cap: an identity is kept only while it holds a session.
+type admission struct {
+	mu         sync.Mutex
+	byIdentity map[string]int
+
+	refusedCapacity atomic.Uint64
+	refusedIdentity atomic.Uint64
+}
+
+// admit takes one of identity's share, or reports false when identity
+// already holds max sessions.
+func (a *admission) admit(identity string, max int) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.byIdentity[identity] >= max {
+		return false
+	}
+	if a.byIdentity == nil {
+		a.byIdentity = make(map[string]int)
+	}
+	a.byIdentity[identity]++
+	return true
+}
+
+// release returns one of identity's share.
+func (a *admission) release(identity string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.byIdentity[identity] <= 1 {
+		delete(a.byIdentity, identity)
+		return
+	}
+	a.byIdentity[identity]--
+}
+
+// admitSession admits a session of r's identity within the session cap and
+// the identity's share, or answers the refusal and returns false. The
+// caller calls the returned release once the session ends.
+func (s *Server) admitSession(w http.ResponseWriter, r *http.Request) (release func(), ok bool) {
+	if n := s.sessions.Add(1); n > int64(s.cfg.MaxSessions) {
+		s.sessions.Add(-1)
+		s.admission.refusedCapacity.Add(1)
+		http.Error(w, fmt.Sprintf("this node serves at most %d sessions; try another node or later", s.cfg.MaxSessions), http.StatusServiceUnavailable)
+		return nil, false
+	}
+	id := s.Identity(r)
+	if !s.admission.admit(id, s.cfg.Limits.MaxSessionsPerIdentity) {
+		s.sessions.Add(-1)
+		s.admission.refusedIdentity.Add(1)
+		http.Error(w, fmt.Sprintf("%s already holds %d sessions, this node's share per identity; close one or try later", id, s.cfg.Limits.MaxSessionsPerIdentity), http.StatusTooManyRequests)
+		return nil, false
+	}
+	return func() {
+		s.admission.release(id)
+		s.sessions.Add(-1)
+	}, true
+}
+
+// sessionCloses counts the sessions the server closed for breaking a bound
+// or the protocol, by the code of the error it sent.
+type sessionCloses struct {
+	protocol, tooLarge, order, idle, message atomic.Uint64
+}
+
+// count notes a session closed for err.
+func (c *sessionCloses) count(err error) {
+	switch {
+	case errors.Is(err, ErrSessionIdle):
+		c.idle.Add(1)
+	case errors.Is(err, ErrMessageTimeout):
+		c.message.Add(1)
+	case errors.Is(err, ErrMessageTooLarge):
+		c.tooLarge.Add(1)
+	case errors.Is(err, ErrRequestOrder):
+		c.order.Add(1)
+	default:
+		c.protocol.Add(1)
+	}
+}
+
+// limitMetrics are the families of refused sessions and connections.
+func (s *Server) limitMetrics() []MetricFamily {
+	reason := func(r string, v uint64) Sample {
+		return Sample{Labels: []Label{{Name: "reason", Value: r}}, Value: float64(v)}
+	}
+	stage := func(st string, v uint64) Sample {
+		return Sample{Labels: []Label{{Name: "stage", Value: st}}, Value: float64(v)}
+	}
+	return []MetricFamily{
+		{Name: "nspl_session_refusals_total", Help: "Sessions refused at admission: the node's session cap (capacity) or the identity's share (identity).", Type: "counter",
+			Samples: []Sample{reason(refuseCapacity, s.admission.refusedCapacity.Load()), reason(refuseIdentity, s.admission.refusedIdentity.Load())}},
+		{Name: "nspl_sessions_closed_total", Help: "Sessions the server closed with an error: idle too long, a message too slow or too large, a request id out of order, or a malformed message.", Type: "counter",
+			Samples: []Sample{
+				reason("session_idle", s.closes.idle.Load()), reason("message_timeout", s.closes.message.Load()),
+				reason("message_too_large", s.closes.tooLarge.Load()), reason("request_order", s.closes.order.Load()),
+				reason("protocol", s.closes.protocol.Load()),
+			}},
+		{Name: "nspl_connections_unserved_total", Help: "Connections closed before serving a request: during the TLS handshake (failed or timed out), or after it without a request (header or idle timeout, or the client left).", Type: "counter",
+			Samples: []Sample{stage("handshake", s.conns.unservedHandshake.Load()), stage("request", s.conns.unservedRequest.Load())}},
+	}
+}

@@ -1,0 +1,363 @@
+package server
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/nspl-dev/nspl/node"
+	"github.com/nspl-dev/nspl/pki"
+	"github.com/nspl-dev/nspl/runtime/timesource"
+)
+
+// testSession is one session protocol stream a test drives line by line.
+type testSession struct {
+	t    *testing.T
+	pw   *io.PipeWriter
+	body io.ReadCloser
+	lr   *LineReader
+}
+
+// openSession opens a session with hc and reads its welcome.
+func openSession(t *testing.T, hc *http.Client, url string) *testSession {
+	t.Helper()
+	pr, pw := io.Pipe()
+	resp, err := hc.Post(url+SessionPath, "application/x-ndjson", pr)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	ts := &testSession{t: t, pw: pw, body: resp.Body, lr: NewLineReader(resp.Body, ServerMessageLimit)}
+	t.Cleanup(func() {
+		_ = pw.Close()
+		_ = resp.Body.Close()
+	})
+	require.Equal(t, TypeWelcome, ts.read().Type)
+	return ts
+}
+
+// write sends raw bytes, as they are.
+func (ts *testSession) write(s string) {
+	ts.t.Helper()
+	_, err := ts.pw.Write([]byte(s))
+	require.NoError(ts.t, err)
+}
+
+func (ts *testSession) read() ServerMessage {
+	ts.t.Helper()
+	line, err := ts.lr.Next()
+	require.NoError(ts.t, err)
+	var m ServerMessage
+	require.NoError(ts.t, json.Unmarshal(line, &m))
+	return m
+}
+
+func ctxT(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// metricsText returns the server's /metrics.
+func metricsText(t *testing.T, hc *http.Client, url string) string {
+	t.Helper()
+	resp, err := hc.Get(url + MetricsPath)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return string(b)
+}
+
+func TestMalformedInputGetsAnErrorFrame(t *testing.T) {
+	tests := []struct {
+		name string
+		in   []string // lines sent; every one before the last is answered
+		code string
+	}{
+		{"not json", []string{`exec USE a;`}, "protocol"},
+		{"trailing bracket", []string{`{"type":"domains","id":1}]`}, "protocol"},
+		{"trailing object", []string{`{"type":"domains","id":1} {}`}, "protocol"},
+		{"unknown field", []string{`{"type":"domains","id":1,"as":"root"}`}, "protocol"},
+		{"unknown type", []string{`{"type":"shutdown","id":1}`}, "protocol"},
+		{"not an object", []string{`[1]`}, "protocol"},
+		{"id zero", []string{`{"type":"domains","id":0}`}, "request_order"},
+		{"repeated id", []string{`{"type":"domains","id":4}`, `{"type":"domains","id":4}`}, "request_order"},
+		{"decreasing id", []string{`{"type":"domains","id":4}`, `{"type":"exec","id":3,"text":"LIST DOMAINS;"}`}, "request_order"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			url, _ := insecureEnv(t, Config{})
+			hc := h2c()
+			defer hc.CloseIdleConnections()
+			ts := openSession(t, hc, url)
+			for i, line := range tt.in {
+				ts.write(line + "\n")
+				if i < len(tt.in)-1 {
+					require.Equal(t, TypeNames, ts.read().Type)
+				}
+			}
+			requireClosedWith(t, ts.lr, tt.code)
+			require.Contains(t, metricsText(t, hc, url), `nspl_sessions_closed_total{reason="`+tt.code+`"} 1`)
+		})
+	}
+}
+
+func TestDecodeClientMessage(t *testing.T) {
+	for _, tt := range []struct {
+		in   string
+		want ClientMessage
+		ok   bool
+	}{
+		{`{"type":"exec","id":1,"text":"USE a;"}`, ClientMessage{Type: TypeExec, ID: 1, Text: "USE a;"}, true},
+		{` {"type":"ping"} `, ClientMessage{Type: TypePing}, true},
+		{`{"type":"cancel","id":9}`, ClientMessage{Type: TypeCancel, ID: 9}, true},
+		{`{"type":"exec","id":1}]`, ClientMessage{}, false},
+		{`{"type":"exec","id":1}}`, ClientMessage{}, false},
+		{`{"type":"exec","id":1}x`, ClientMessage{}, false},
+		{`{"type":"exec","id":-1}`, ClientMessage{}, false},
+		{`{"type":"exec","id":1.5}`, ClientMessage{}, false},
+		{`{"type":"reply","id":1}`, ClientMessage{}, false},
+		{`null`, ClientMessage{}, false},
+		{``, ClientMessage{}, false},
+	} {
+		got, err := DecodeClientMessage([]byte(tt.in))
+		if !tt.ok {
+			require.ErrorIs(t, err, ErrProtocol, tt.in)
+			continue
+		}
+		require.NoError(t, err, tt.in)
+		require.Equal(t, tt.want, got)
+	}
+}
+
+func FuzzDecodeClientMessage(f *testing.F) {
+	for _, s := range []string{
+		`{"type":"exec","id":1,"text":"USE a;"}`, `{"type":"ping"}`, `{"type":"cancel","id":2}`,
+		`{"type":"domains","id":3}`, `{"type":"exec","id":1}]`, `{"type":"x"}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		m, err := DecodeClientMessage(b)
+		if err != nil {
+			if !errors.Is(err, ErrProtocol) {
+				t.Fatalf("a refusal that is not ErrProtocol: %v", err)
+			}
+			return
+		}
+		enc, err := json.Marshal(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		again, err := DecodeClientMessage(enc)
+		if err != nil {
+			t.Fatalf("a decoded message does not decode again: %v", err)
+		}
+		if again != m {
+			t.Fatalf("round trip changed the message: %+v != %+v", again, m)
+		}
+	})
+}
+
+func TestIdleSessionClosedWithReason(t *testing.T) {
+	fake := timesource.NewFake(0)
+	const idle = 10 * time.Minute
+	url, _ := insecureEnv(t, Config{TimeSource: fake, Limits: Limits{SessionIdleTimeout: idle}})
+	hc := h2c()
+	defer hc.CloseIdleConnections()
+	ts := openSession(t, hc, url)
+	require.NoError(t, fake.BlockUntil(ctxT(t), 1))
+	fake.Advance(idle)
+	requireClosedWith(t, ts.lr, "session_idle")
+	require.Contains(t, metricsText(t, hc, url), `nspl_sessions_closed_total{reason="session_idle"} 1`)
+}
+
+func TestPingKeepsSessionOpen(t *testing.T) {
+	fake := timesource.NewFake(0)
+	const idle = 10 * time.Minute
+	url, _ := insecureEnv(t, Config{TimeSource: fake, Limits: Limits{SessionIdleTimeout: idle}})
+	hc := h2c()
+	defer hc.CloseIdleConnections()
+	ts := openSession(t, hc, url)
+	require.NoError(t, fake.BlockUntil(ctxT(t), 1))
+	for range 3 {
+		fake.Advance(idle - time.Second)
+		ts.write(`{"type":"ping"}` + "\n")
+		// The ping is read once the idle timer is armed a whole period
+		// ahead again.
+		ctx := ctxT(t)
+		for {
+			if d, ok := fake.Next(); ok && d == idle {
+				break
+			}
+			select {
+			case <-ctx.Done():
+				t.Fatal("the ping did not re-arm the idle timer")
+			case <-time.After(time.Millisecond):
+			}
+		}
+	}
+	ts.write(`{"type":"domains","id":1}` + "\n")
+	require.Equal(t, TypeNames, ts.read().Type, "pinged sessions stay open")
+}
+
+func TestSlowMessageIsCut(t *testing.T) {
+	fake := timesource.NewFake(0)
+	const bound = 30 * time.Second
+	url, _ := insecureEnv(t, Config{TimeSource: fake, Limits: Limits{MessageTimeout: bound}})
+	hc := h2c()
+	defer hc.CloseIdleConnections()
+	ts := openSession(t, hc, url)
+	msg := `{"type":"exec","id":1,"text":"LIST DOMAINS;"}`
+	ts.write(msg[:1])
+	// The first byte arms the message timer beside the idle timer.
+	require.NoError(t, fake.BlockUntil(ctxT(t), 2))
+	for i := 1; i <= int(bound/time.Second); i++ {
+		ts.write(msg[i : i+1]) // one byte a second never finishes in time
+		fake.Advance(time.Second)
+	}
+	requireClosedWith(t, ts.lr, "message_timeout")
+	require.Contains(t, metricsText(t, hc, url), `nspl_sessions_closed_total{reason="message_timeout"} 1`)
+}
+
+// tlsEnv serves one in-memory node over TLS on loopback; the returned
+// authority issues client certificates.
+type tlsEnv struct {
+	url string
+	srv *Server
+	ca  *pki.CA
+}
+
+func newTLSEnv(t *testing.T, cfg Config) *tlsEnv {
+	t.Helper()
+	now := time.Now() // certificates are verified against the real clock
+	ca, err := pki.NewCA(pki.Options{Now: now})
+	require.NoError(t, err)
+	nc, err := ca.IssueNode("n1", nil, pki.Options{Now: now})
+	require.NoError(t, err)
+	nm, err := pki.ParseMaterial(ca.CertPEM, nc.CertPEM, nc.KeyPEM)
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	n, err := node.Open(ctx, node.Config{Logger: quietLogger(), RaftLogLevel: slog.LevelError})
+	require.NoError(t, err)
+	cfg.Node, cfg.Logger = n, quietLogger()
+	cfg.TLS = nm.ServerConfig(pki.ServerOptions{AllowNoClientCert: cfg.Token != ""})
+	srv, err := New(cfg)
+	require.NoError(t, err)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		_ = srv.Serve(ln)
+	}()
+	t.Cleanup(func() {
+		require.NoError(t, srv.Close())
+		wg.Wait()
+		require.NoError(t, n.Close())
+	})
+	return &tlsEnv{url: "https://" + ln.Addr().String(), srv: srv, ca: ca}
+}
+
+// clientHTTP returns an HTTP/2 client presenting a client certificate of
+// name, or none when name is empty.
+func (e *tlsEnv) clientHTTP(t *testing.T, name string) *http.Client {
+	t.Helper()
+	now := time.Now()
+	var m *pki.Material
+	if name == "" {
+		m = &pki.Material{Pool: mustPool(t, e.ca)}
+	} else {
+		cc, err := e.ca.IssueClient(name, pki.Options{Now: now})
+		require.NoError(t, err)
+		m, err = pki.ParseMaterial(e.ca.CertPEM, cc.CertPEM, cc.KeyPEM)
+		require.NoError(t, err)
+	}
+	var p http.Protocols
+	p.SetHTTP2(true)
+	hc := &http.Client{Transport: &http.Transport{TLSClientConfig: m.ClientConfig("", ""), Protocols: &p}}
+	t.Cleanup(hc.CloseIdleConnections)
+	return hc
+}
+
+func mustPool(t *testing.T, ca *pki.CA) *x509.CertPool {
+	t.Helper()
+	pool := x509.NewCertPool()
+	require.True(t, pool.AppendCertsFromPEM(ca.CertPEM))
+	return pool
+}
+
+func TestPerIdentitySessionShare(t *testing.T) {
+	e := newTLSEnv(t, Config{Limits: Limits{MaxSessionsPerIdentity: 2}})
+	alice := e.clientHTTP(t, "alice")
+	for range 2 {
+		openSession(t, alice, e.url)
+	}
+	resp, err := alice.Post(e.url+SessionPath, "application/x-ndjson", strings.NewReader(""))
+	require.NoError(t, err)
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.Equal(t, http.StatusTooManyRequests, resp.StatusCode, "a third session of one identity is refused")
+	require.Contains(t, string(b), "nspl-client://alice")
+
+	bob := e.clientHTTP(t, "bob")
+	openSession(t, bob, e.url) // another identity still gets in
+	require.Equal(t, 3, e.srv.Sessions())
+	require.Contains(t, metricsText(t, bob, e.url), `nspl_session_refusals_total{reason="identity"} 1`)
+}
+
+// TestIdleConnectionClosed holds a connection that completed TLS without a
+// certificate and the HTTP/2 preface and then sends nothing: the server
+// closes it once the idle timeout passes.
+func TestIdleConnectionClosed(t *testing.T) {
+	e := newTLSEnv(t, Config{Token: "secret", Limits: Limits{IdleTimeout: 200 * time.Millisecond}})
+	c, err := tls.Dial("tcp", strings.TrimPrefix(e.url, "https://"), &tls.Config{RootCAs: mustPool(t, e.ca), NextProtos: []string{"h2"}, ServerName: "localhost"})
+	require.NoError(t, err)
+	defer c.Close()
+	require.Equal(t, "h2", c.ConnectionState().NegotiatedProtocol)
+	_, err = c.Write([]byte("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + "\x00\x00\x00\x04\x00\x00\x00\x00\x00")) // the preface and an empty SETTINGS frame
+	require.NoError(t, err)
+	// A generous test deadline: the server's own bound is far shorter.
+	require.NoError(t, c.SetReadDeadline(time.Now().Add(30*time.Second)))
+	_, err = io.Copy(io.Discard, c)
+	require.False(t, errors.Is(err, os.ErrDeadlineExceeded), "the server must close an idle connection: %v", err)
+}
+
+// TestHandshakeTimeout holds a TCP connection that never starts TLS: the
+// server closes it once the handshake timeout passes.
+func TestHandshakeTimeout(t *testing.T) {
+	e := newTLSEnv(t, Config{Limits: Limits{HandshakeTimeout: 200 * time.Millisecond}})
+	c, err := net.Dial("tcp", strings.TrimPrefix(e.url, "https://"))
+	require.NoError(t, err)
+	defer c.Close()
+	require.NoError(t, c.SetReadDeadline(time.Now().Add(30*time.Second)))
+	_, err = io.Copy(io.Discard, c)
+	require.False(t, errors.Is(err, os.ErrDeadlineExceeded), "the server must close a connection that does not shake hands: %v", err)
+}
+
+func TestLimitsRefuseNegative(t *testing.T) {
+	for _, l := range []Limits{
+		{HandshakeTimeout: -1}, {IdleTimeout: -1}, {SessionIdleTimeout: -1}, {MessageTimeout: -1}, {MaxSessionsPerIdentity: -1},
+	} {
+		_, err := l.withDefaults()
+		require.ErrorIs(t, err, ErrConfig)
+	}
+	l, err := Limits{}.withDefaults()
+	require.NoError(t, err)
+	require.Equal(t, Limits{HandshakeTimeout: DefaultHandshakeTimeout, IdleTimeout: DefaultIdleTimeout, SessionIdleTimeout: DefaultSessionIdleTimeout,
+		MessageTimeout: DefaultMessageTimeout, MaxSessionsPerIdentity: DefaultMaxSessionsPerIdentity}, l)
+}
