@@ -214,6 +214,13 @@ Serve flags (nspl serve):
   --insecure            plain HTTP, no TLS: loopback addresses and one node only
   --heartbeat-timeout D, --election-timeout D, --leader-lease-timeout D,
   --probe-interval D    raft and health-probe timers (0: the defaults)
+  --handshake-timeout D TLS handshake and request-header bound (default 10s)
+  --idle-timeout D      close a connection with no open request (default 2m)
+  --session-idle-timeout D
+                        close a session that sends nothing (default 10m)
+  --message-timeout D   bound on one client message's arrival (default 30s)
+  --max-sessions N, --max-sessions-per-identity N
+                        session cap, and one identity's share (default 1024, 64)
 
 Clock flags (nspl clock):
   --domain NAME         follow NAME (default: the active domain left by -f/-c setup)

@@ -42,13 +42,18 @@ type serveOptions struct {
 	electionTimeout    time.Duration
 	leaderLeaseTimeout time.Duration
 	probeInterval      time.Duration
+
+	limits      server.Limits
+	maxSessions int
 }
 
 // parseServeArgs parses
 //
 //	nspl serve --node NAME --data-dir DIR --raft-addr HOST:PORT --api-addr HOST:PORT
 //	           [--join API-ADDR] [--bootstrap] [--pki DIR | --ca F --cert F --key F]
-//	           [--token-file F] [--insecure]
+//	           [--token-file F] [--insecure] [--handshake-timeout D] [--idle-timeout D]
+//	           [--session-idle-timeout D] [--message-timeout D] [--max-sessions N]
+//	           [--max-sessions-per-identity N]
 func parseServeArgs(o options, args []string) (options, error) {
 	s := &serveOptions{}
 	fs := flag.NewFlagSet("nspl serve", flag.ContinueOnError)
@@ -70,11 +75,31 @@ func parseServeArgs(o options, args []string) (options, error) {
 	fs.DurationVar(&s.electionTimeout, "election-timeout", 0, "raft election timeout `D` (0: the default)")
 	fs.DurationVar(&s.leaderLeaseTimeout, "leader-lease-timeout", 0, "raft leader lease timeout `D` (0: the default)")
 	fs.DurationVar(&s.probeInterval, "probe-interval", 0, "application health probe interval `D` (0: the default)")
+	fs.DurationVar(&s.limits.HandshakeTimeout, "handshake-timeout", server.DefaultHandshakeTimeout, "close an API connection whose TLS handshake or request headers take longer than `D`")
+	fs.DurationVar(&s.limits.IdleTimeout, "idle-timeout", server.DefaultIdleTimeout, "close an API connection with no open request after `D`")
+	fs.DurationVar(&s.limits.SessionIdleTimeout, "session-idle-timeout", server.DefaultSessionIdleTimeout, "close a session whose client sends nothing for `D` (clients ping well within it)")
+	fs.DurationVar(&s.limits.MessageTimeout, "message-timeout", server.DefaultMessageTimeout, "close a session whose client takes longer than `D` to send one message")
+	fs.IntVar(&s.maxSessions, "max-sessions", server.DefaultMaxSessions, "serve at most `N` sessions at once")
+	fs.IntVar(&s.limits.MaxSessionsPerIdentity, "max-sessions-per-identity", server.DefaultMaxSessionsPerIdentity, "serve at most `N` sessions of one client certificate or token at once")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return o, err
 		}
 		return o, usageErrorf("serve: %v", err)
+	}
+	for _, d := range []struct {
+		flag string
+		v    time.Duration
+	}{
+		{"--handshake-timeout", s.limits.HandshakeTimeout}, {"--idle-timeout", s.limits.IdleTimeout},
+		{"--session-idle-timeout", s.limits.SessionIdleTimeout}, {"--message-timeout", s.limits.MessageTimeout},
+	} {
+		if d.v <= 0 {
+			return o, usageErrorf("serve: %s %s: give a positive duration such as 30s", d.flag, d.v)
+		}
+	}
+	if s.maxSessions <= 0 || s.limits.MaxSessionsPerIdentity <= 0 {
+		return o, usageErrorf("serve: --max-sessions and --max-sessions-per-identity must be positive")
 	}
 	if extra := fs.Args(); len(extra) > 0 {
 		return o, usageErrorf("serve: unexpected argument %q", extra[0])
@@ -195,6 +220,7 @@ func (m *Main) runServe(ctx context.Context, s *serveOptions) error {
 	srv, err := server.New(server.Config{
 		Node: member.node, TLS: tc, Insecure: s.insecure, Token: token,
 		Peer: member.peer, Cluster: member.cluster, Metrics: member.metrics, Logger: logger,
+		MaxSessions: s.maxSessions, Limits: s.limits,
 	})
 	if err != nil {
 		return usageErrorf("serve: %v", err)
