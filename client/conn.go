@@ -9,7 +9,9 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"time"
 
+	"github.com/nspl-dev/nspl/runtime/timesource"
 	"github.com/nspl-dev/nspl/server"
 	"github.com/nspl-dev/nspl/session"
 )
@@ -44,7 +46,17 @@ type conn struct {
 	calls   map[uint64]*call
 	lostErr error
 	lost    chan struct{} // closed when the stream ends
+
+	// pingMu guards the pinger's timer, which close stops before it
+	// reports the loss, so no ping timer outlives the stream.
+	pingMu      sync.Mutex
+	pingTimer   timesource.Timer
+	pingStopped bool
 }
+
+// pingDivisor sets the ping interval to a third of the idle bound the
+// server announces, so one lost or late ping does not close the session.
+const pingDivisor = 3
 
 // dial opens one stream to url and reads its welcome.
 func (c *Client) dial(ctx context.Context, url string) (*conn, error) {
@@ -104,7 +116,38 @@ func (c *Client) dial(ctx context.Context, url string) (*conn, error) {
 		defer c.wg.Done()
 		cn.read(lr)
 	}()
+	if welcome.IdleTimeout > 0 {
+		interval := max(time.Duration(welcome.IdleTimeout)/pingDivisor, 1)
+		c.wg.Add(1)
+		go func() {
+			defer c.wg.Done()
+			cn.ping(interval)
+		}()
+	}
 	return cn, nil
+}
+
+// ping sends a ping message every interval until the stream ends, so a
+// session that runs nothing stays inside the server's idle bound.
+func (cn *conn) ping(interval time.Duration) {
+	for {
+		cn.pingMu.Lock()
+		if cn.pingStopped {
+			cn.pingMu.Unlock()
+			return
+		}
+		t := cn.c.src.NewTimer(interval)
+		cn.pingTimer = t
+		cn.pingMu.Unlock()
+		select {
+		case <-t.C():
+		case <-cn.lost:
+			return
+		}
+		if err := cn.send(server.ClientMessage{Type: server.TypePing}); err != nil {
+			return
+		}
+	}
 }
 
 // send writes one client message.
@@ -159,7 +202,7 @@ func (cn *conn) read(lr *server.LineReader) {
 			break
 		}
 	}
-	cn.close(fmt.Errorf("%w: %v", ErrConnectionLost, err))
+	cn.close(fmt.Errorf("%w: %w", ErrConnectionLost, err))
 }
 
 func (cn *conn) dispatch(m server.ServerMessage) error {
@@ -171,7 +214,14 @@ func (cn *conn) dispatch(m server.ServerMessage) error {
 		}
 		cn.c.frameArrived(cn, f)
 		return nil
-	case server.TypeReply, server.TypeError, server.TypeNames:
+	case server.TypeError:
+		if m.ID == 0 && m.Error != nil {
+			// A session error: the server closes the stream after it,
+			// and its code says why (server.ErrSessionIdle, ErrProtocol,
+			// ...).
+			return server.DecodeError(m.Error)
+		}
+	case server.TypeReply, server.TypeNames:
 	default:
 		return fmt.Errorf("%w: unknown message type %q", server.ErrProtocol, m.Type)
 	}
@@ -210,6 +260,12 @@ func (cn *conn) close(err error) {
 	close(cn.lost)
 	cn.calls = map[uint64]*call{}
 	cn.mu.Unlock()
+	cn.pingMu.Lock()
+	cn.pingStopped = true
+	if cn.pingTimer != nil {
+		cn.pingTimer.Stop()
+	}
+	cn.pingMu.Unlock()
 	cn.cancel()
 	_ = cn.pw.CloseWithError(err)
 	_ = cn.body.Close()

@@ -27,6 +27,13 @@
 // order, one second apart doubling to thirty, while clocks are followed; with
 // none followed the next request connects.
 //
+// When the server announces an idle bound in its welcome, the client sends
+// a ping every third of it, so a session that runs nothing stays open. A
+// session error the server sends before it ends the stream (a malformed
+// message, an idle or slow session) is the reason a waiting request fails
+// with: ErrConnectionLost wrapping the server's sentinel (server.ErrProtocol,
+// server.ErrSessionIdle, ...).
+//
 // Every wait is bounded or cancellable, every read is capped
 // (server.ServerMessageLimit) and unread frames are coalesced per domain, so
 // memory does not grow with a slow reader. Time comes from an injected

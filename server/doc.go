@@ -27,22 +27,36 @@
 // The request body and the response body are streams of newline-delimited
 // JSON objects, one message per line. The server answers 200 at once and
 // flushes every message as it is written. A client message is at most
-// ClientMessageLimit bytes and a server message at most ServerMessageLimit;
-// a longer line ends the stream. The session lives as long as the stream:
-// closing either side ends it and discards its attachments.
+// ClientMessageLimit bytes and a server message at most ServerMessageLimit.
+// The session lives as long as the stream: closing either side ends it and
+// discards its attachments.
 //
 // Client messages:
 //
 //	{"type":"exec","id":N,"text":"USE prod;"}   run exactly one statement
 //	{"type":"cancel","id":N}                     cancel request N if it runs
 //	{"type":"domains","id":N}                    list domain names
+//	{"type":"ping"}                              keep the session open
 //
-// Request ids increase. Requests run one at a time in the order sent, on the
-// session's ordered lane; cancel is acted on as soon as it is read.
+// Each line is exactly one JSON object: unknown fields, unknown types and
+// anything after the object (a trailing "]") are refused. The ids of exec
+// and domains requests strictly increase, from 1. Requests run one at a time
+// in the order sent, on the session's ordered lane; cancel is acted on as
+// soon as it is read; ping is answered by nothing.
+//
+// A session ends with a session error, an error message with id 0 after
+// which the server writes nothing and ends the stream, when its client
+// breaks the protocol or a bound (Limits): code protocol (a malformed
+// message), message_too_large, request_order (an id not above the last),
+// session_idle (no message, pings included, for SessionIdleTimeout, which
+// the welcome announces as idle_timeout_ns; a client pings well within it)
+// or message_timeout (a message begun and not ended within
+// MessageTimeout, as one sent a byte at a time). The answers to requests
+// read before a malformed one are written first.
 //
 // Server messages:
 //
-//	{"type":"welcome","version":1,"node":"n1"}
+//	{"type":"welcome","version":1,"node":"n1","idle_timeout_ns":600000000000}
 //	{"type":"reply","id":N,"result":{...},"state":{...}}
 //	{"type":"error","id":N,"error":{...},"state":{...}}
 //	{"type":"frame","frame":{...}}
@@ -77,11 +91,24 @@
 // Both answer {"message":...} or {"error":...} (at most 4 KiB is read). A
 // node that left stops serving once its reply is sent.
 //
+// # Bounds
+//
+// Every connection has HandshakeTimeout to finish TLS (and, on HTTP/1.1,
+// each request's headers) and is closed after IdleTimeout without an open
+// request, so a client that completes TLS and the HTTP/2 preface and sends
+// nothing is let go. At most Config.MaxSessions sessions run at once, and
+// at most Limits.MaxSessionsPerIdentity of one identity (Server.Identity:
+// the client certificate's identity, or the bearer token); a refused
+// session is answered 503 or 429 before its stream starts.
+//
 // # Metrics
 //
 // /metrics writes the Prometheus text format: nspl_sessions,
-// nspl_sessions_opened_total and nspl_clock_attachments from this server,
-// and whatever families Config.Metrics adds (a cluster member's ticks
+// nspl_sessions_opened_total and nspl_clock_attachments from this server;
+// nspl_session_refusals_total{reason="capacity|identity"},
+// nspl_sessions_closed_total{reason=<session error code>} and
+// nspl_connections_unserved_total{stage="handshake|request"} for what the
+// bounds refused; and whatever families Config.Metrics adds (a cluster member's ticks
 // produced, progress sent, failed, accepted, ignored and refused, and the
 // commit latency histogram).
 //

@@ -1,0 +1,111 @@
+package client
+
+import (
+	"encoding/json"
+	"net"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/nspl-dev/nspl/runtime/timesource"
+	"github.com/nspl-dev/nspl/server"
+)
+
+// lineServer is a session protocol server that announces an idle bound,
+// hands every client line to lines and answers an exec with answer, then
+// ends the stream.
+type lineServer struct {
+	idle   time.Duration
+	lines  chan string
+	answer server.ServerMessage
+}
+
+func (s *lineServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	rc := http.NewResponseController(w)
+	w.WriteHeader(http.StatusOK)
+	enc := json.NewEncoder(w)
+	_ = enc.Encode(server.ServerMessage{Type: server.TypeWelcome, Version: server.ProtocolVersion, Node: "fake", IdleTimeout: int64(s.idle)})
+	_ = rc.Flush()
+	lr := server.NewLineReader(r.Body, server.ClientMessageLimit)
+	for {
+		l, err := lr.Next()
+		if err != nil {
+			return
+		}
+		select {
+		case s.lines <- string(l):
+		case <-r.Context().Done():
+			return
+		}
+		var m server.ClientMessage
+		if json.Unmarshal(l, &m) == nil && m.Type == server.TypeExec {
+			_ = enc.Encode(s.answer)
+			_ = rc.Flush()
+			return
+		}
+	}
+}
+
+// serveLines serves h over unencrypted HTTP/2 on loopback until the test
+// ends and returns its URL.
+func serveLines(t *testing.T, h http.Handler) string {
+	t.Helper()
+	var protocols http.Protocols
+	protocols.SetUnencryptedHTTP2(true)
+	hs := &http.Server{Handler: h, Protocols: &protocols}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		_ = hs.Serve(ln)
+	}()
+	t.Cleanup(func() {
+		require.NoError(t, hs.Close())
+		wg.Wait()
+	})
+	return "http://" + ln.Addr().String()
+}
+
+func (s *lineServer) next(t *testing.T) string {
+	t.Helper()
+	select {
+	case l := <-s.lines:
+		return l
+	case <-ctxT(t).Done():
+		t.Fatal("no line arrived")
+		return ""
+	}
+}
+
+func TestClientPingsWithinTheIdleBound(t *testing.T) {
+	const idle = 30 * time.Second
+	ls := &lineServer{idle: idle, lines: make(chan string, 16)}
+	url := serveLines(t, ls)
+	cfake := timesource.NewFake(0)
+	c, err := Dial(ctxT(t), Config{URLs: []string{url}, TimeSource: cfake, Logger: quietLogger()})
+	require.NoError(t, err)
+	defer c.Close()
+	for range 3 {
+		require.Equal(t, idle/3, nextTimer(t, cfake), "the client pings at a third of the server's idle bound")
+		cfake.Advance(idle / 3)
+		require.JSONEq(t, `{"type":"ping","id":0}`, ls.next(t))
+	}
+}
+
+func TestClientSurfacesSessionError(t *testing.T) {
+	ls := &lineServer{lines: make(chan string, 16), answer: server.ServerMessage{Type: server.TypeError,
+		Error: &server.WireError{Line: 1, Column: 1, Code: "protocol", Message: "malformed session protocol message: trailing data after the object"}}}
+	url := serveLines(t, ls)
+	c, err := Dial(ctxT(t), Config{URLs: []string{url}, TimeSource: timesource.NewFake(0), Logger: quietLogger()})
+	require.NoError(t, err)
+	defer c.Close()
+	_, err = c.ExecText(ctxT(t), "LIST DOMAINS;")
+	require.ErrorIs(t, err, server.ErrProtocol, "the server's reason reaches the caller")
+	require.ErrorIs(t, err, ErrConnectionLost)
+	require.Contains(t, err.Error(), "trailing data after the object")
+}
