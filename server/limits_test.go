@@ -335,6 +335,21 @@ func TestIdleConnectionClosed(t *testing.T) {
 	require.NoError(t, c.SetReadDeadline(time.Now().Add(30*time.Second)))
 	_, err = io.Copy(io.Discard, c)
 	require.False(t, errors.Is(err, os.ErrDeadlineExceeded), "the server must close an idle connection: %v", err)
+	waitMetric(t, e.clientHTTP(t, "alice"), e.url, `nspl_connections_unserved_total{stage="request"} 1`)
+}
+
+// waitMetric reads /metrics until it has line: net/http reports a closed
+// connection after the peer may already have seen it close.
+func waitMetric(t *testing.T, hc *http.Client, url, line string) {
+	t.Helper()
+	ctx := ctxT(t)
+	for !strings.Contains(metricsText(t, hc, url), line) {
+		select {
+		case <-ctx.Done():
+			t.Fatalf("/metrics never showed %s:\n%s", line, metricsText(t, hc, url))
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
 }
 
 // TestHandshakeTimeout holds a TCP connection that never starts TLS: the
@@ -347,6 +362,7 @@ func TestHandshakeTimeout(t *testing.T) {
 	require.NoError(t, c.SetReadDeadline(time.Now().Add(30*time.Second)))
 	_, err = io.Copy(io.Discard, c)
 	require.False(t, errors.Is(err, os.ErrDeadlineExceeded), "the server must close a connection that does not shake hands: %v", err)
+	waitMetric(t, e.clientHTTP(t, "alice"), e.url, `nspl_connections_unserved_total{stage="handshake"} 1`)
 }
 
 func TestLimitsRefuseNegative(t *testing.T) {

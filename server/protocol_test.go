@@ -55,6 +55,8 @@ func TestDecodeFrameRefusals(t *testing.T) {
 		`{"domain":"p","attachment":-1,"kind":"end","reason":"DomainRemoved"}`,
 		`{"domain":"p","attachment":1,"kind":"end","reason":"DomainRemoved","extra":1}`,
 		`{"domain":"p","attachment":1,"kind":"end","reason":"DomainRemoved"} {}`,
+		`{"domain":"p","attachment":1,"kind":"end","reason":"DomainRemoved"}]`,
+		`{"domain":"p","attachment":1,"kind":"end","reason":"DomainRemoved"}}`,
 	} {
 		_, err := DecodeFrame([]byte(tt))
 		require.ErrorIs(t, err, ErrProtocol, tt)
