@@ -67,6 +67,12 @@ type env struct {
 
 func newEnv(t testing.TB, token string) *env {
 	t.Helper()
+	return newEnvWith(t, token, nil)
+}
+
+// newEnvWith is newEnv with the server's configuration adjusted by adjust.
+func newEnvWith(t testing.TB, token string, adjust func(*server.Config)) *env {
+	t.Helper()
 	auth := newAuthority(t)
 	fake := timesource.NewFake(t0)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -74,7 +80,11 @@ func newEnv(t testing.TB, token string) *env {
 	n, err := node.Open(ctx, node.Config{Name: "n1", Logger: quietLogger(), RaftLogLevel: slog.LevelError, TimeSource: fake})
 	require.NoError(t, err)
 	require.NoError(t, n.WaitInstalled(ctx))
-	srv, err := server.New(server.Config{Node: n, TLS: auth.node.ServerConfig(pki.ServerOptions{AllowNoClientCert: token != ""}), Token: token, Logger: quietLogger()})
+	cfg := server.Config{Node: n, TLS: auth.node.ServerConfig(pki.ServerOptions{AllowNoClientCert: token != ""}), Token: token, Logger: quietLogger()}
+	if adjust != nil {
+		adjust(&cfg)
+	}
+	srv, err := server.New(cfg)
 	require.NoError(t, err)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)

@@ -109,3 +109,48 @@ func TestClientSurfacesSessionError(t *testing.T) {
 	require.ErrorIs(t, err, ErrConnectionLost)
 	require.Contains(t, err.Error(), "trailing data after the object")
 }
+
+// TestPingsKeepAnIdleSessionOpen runs a session that executes nothing for
+// longer than the server's idle bound: the client's pings keep it open.
+func TestPingsKeepAnIdleSessionOpen(t *testing.T) {
+	const idle = 30 * time.Second
+	sfake := timesource.NewFake(0)
+	e := newEnvWith(t, "", func(cfg *server.Config) {
+		cfg.TimeSource, cfg.Limits.SessionIdleTimeout = sfake, idle
+	})
+	cfake := timesource.NewFake(0)
+	c := e.dial(Config{TimeSource: cfake})
+	first := c.currentConn()
+	require.NotNil(t, first)
+	require.NoError(t, sfake.BlockUntil(ctxT(t), 1))
+	for i := range 5 {
+		require.Equal(t, idle/3, nextTimer(t, cfake))
+		cfake.Advance(idle / 3)
+		if i > 0 {
+			// The server has read the ping once its idle timer is a whole
+			// bound ahead again.
+			ctx := ctxT(t)
+			for {
+				if d, ok := sfake.Next(); ok && d == idle {
+					break
+				}
+				select {
+				case <-ctx.Done():
+					t.Fatal("the server did not read the ping")
+				case <-time.After(time.Millisecond):
+				}
+			}
+		}
+		sfake.Advance(idle / 3)
+	}
+	// The server's clock passed the idle bound more than once.
+	exec(t, c, "LIST DOMAINS;")
+	require.Same(t, first, c.currentConn(), "the first session still serves")
+	require.NoError(t, first.lostError())
+}
+
+func (c *Client) currentConn() *conn {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.conn
+}
