@@ -78,8 +78,8 @@ func (l Limits) withDefaults() (Limits, error) {
 	return l, nil
 }
 
-// Reasons a session is refused or closed, as the labels of
-// nspl_session_refusals_total and nspl_sessions_closed_total.
+// Reasons a session is refused at admission, the reason labels of
+// nspl_session_refusals_total.
 const (
 	refuseCapacity = "capacity" // Config.MaxSessions reached
 	refuseIdentity = "identity" // Limits.MaxSessionsPerIdentity reached
