@@ -109,8 +109,10 @@ func (s *Server) serveSession(w http.ResponseWriter, r *http.Request) {
 	go func() {
 		defer wg.Done()
 		if err := wd.run(ctx); err != nil {
-			st.expire(err)
+			// The request running is ended first: an ATTACH holds the
+			// writer while it waits for an installation.
 			cancel()
+			st.expire(err)
 		}
 	}()
 	st.execute(ctx, reqs)
