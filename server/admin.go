@@ -1,9 +1,13 @@
 package server
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
+	"sync"
+	"time"
 
 	"github.com/nspl-dev/nspl/pki"
 )
@@ -48,14 +52,17 @@ func (s *Server) serveRemove(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var req RemoveRequest
-	body := http.MaxBytesReader(w, r.Body, adminBodyLimit)
-	dec := json.NewDecoder(body)
+	b, err := s.readAdminBody(w, r)
+	if err != nil {
+		writeAdmin(w, http.StatusRequestTimeout, AdminReply{Error: err.Error()})
+		return
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&req); err != nil {
 		writeAdmin(w, http.StatusBadRequest, AdminReply{Error: "body must be {\"node\":\"NAME\"}: " + err.Error()})
 		return
 	}
-	_, _ = io.Copy(io.Discard, body)
 	if err := pki.ValidName(req.Node); err != nil {
 		writeAdmin(w, http.StatusBadRequest, AdminReply{Error: err.Error()})
 		return
@@ -69,6 +76,41 @@ func (s *Server) serveRemove(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeAdmin(w, http.StatusOK, AdminReply{Message: "removed node '" + req.Node + "' from the cluster"})
+}
+
+// readAdminBody reads a cluster request's body of at most adminBodyLimit
+// bytes, which must arrive whole within Limits.MessageTimeout, like a
+// session message: a client that trickles it loses the request instead of
+// holding a stream open.
+func (s *Server) readAdminBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	rc := http.NewResponseController(w)
+	timer := s.cfg.TimeSource.NewTimer(s.cfg.Limits.MessageTimeout)
+	defer timer.Stop()
+	done, expired := make(chan struct{}), make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { // owned: ends when the read ends or the timer fires
+		defer wg.Done()
+		select {
+		case <-timer.C():
+			close(expired)
+			// A deadline in the past fails the blocked read at once.
+			_ = rc.SetReadDeadline(time.Unix(1, 0))
+		case <-done:
+		}
+	}()
+	b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, adminBodyLimit))
+	close(done)
+	wg.Wait()
+	select {
+	case <-expired:
+		return nil, fmt.Errorf("%w: the request body did not arrive within %v; send it whole", ErrMessageTimeout, s.cfg.Limits.MessageTimeout)
+	default:
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read the request body (at most %d bytes): %w", adminBodyLimit, err)
+	}
+	return b, nil
 }
 
 func writeAdmin(w http.ResponseWriter, code int, rep AdminReply) {

@@ -377,3 +377,47 @@ func TestLimitsRefuseNegative(t *testing.T) {
 	require.Equal(t, Limits{HandshakeTimeout: DefaultHandshakeTimeout, IdleTimeout: DefaultIdleTimeout, SessionIdleTimeout: DefaultSessionIdleTimeout,
 		MessageTimeout: DefaultMessageTimeout, MaxSessionsPerIdentity: DefaultMaxSessionsPerIdentity}, l)
 }
+
+// TestSlowClusterRequestBodyIsCut: a remove request whose body trickles is
+// answered 408 once the message timeout passes, instead of holding its
+// stream; a body sent whole is read and answered.
+func TestSlowClusterRequestBodyIsCut(t *testing.T) {
+	fake := timesource.NewFake(0)
+	const bound = 30 * time.Second
+	url, _ := insecureEnv(t, Config{TimeSource: fake, Limits: Limits{MessageTimeout: bound}})
+	hc := h2c()
+	defer hc.CloseIdleConnections()
+
+	resp, err := hc.Post(url+RemovePath, "application/json", strings.NewReader(`{"node":"n2"}`))
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusConflict, resp.StatusCode, "read whole, then refused: not a cluster member")
+
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	go func() { _, _ = pw.Write([]byte(`{"node":`)) }()
+	type answer struct {
+		resp *http.Response
+		err  error
+	}
+	got := make(chan answer, 1)
+	go func() {
+		resp, err := hc.Post(url+RemovePath, "application/json", pr)
+		got <- answer{resp, err}
+	}()
+	require.NoError(t, fake.BlockUntil(ctxT(t), 1), "the body's timer is armed")
+	fake.Advance(bound - 1)
+	select {
+	case a := <-got:
+		t.Fatalf("answered before the bound: %v %v", a.resp, a.err)
+	default:
+	}
+	fake.Advance(1)
+	a := <-got
+	require.NoError(t, a.err)
+	defer a.resp.Body.Close()
+	require.Equal(t, http.StatusRequestTimeout, a.resp.StatusCode)
+	b, err := io.ReadAll(a.resp.Body)
+	require.NoError(t, err)
+	require.Contains(t, string(b), "did not arrive within 30s")
+}
