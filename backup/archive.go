@@ -115,6 +115,9 @@ var (
 	// ErrPath: the path cannot be used (empty, '~' without a home
 	// directory, a directory, or an I/O failure reading or writing it).
 	ErrPath = errors.New("backup path cannot be used")
+	// ErrNotArchive: the destination of a write exists and is not an nspl
+	// archive (CheckReplace), so it is not replaced without being told to.
+	ErrNotArchive = errors.New("backup destination is not an nspl archive")
 )
 
 // CheckError is a failed archive check. Section is the entry that failed

@@ -1,12 +1,14 @@
 package backup
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 )
 
 // ExpandPath resolves a path as the statements and the CLI take it: a
@@ -34,28 +36,58 @@ func ExpandPath(path string) (string, error) {
 	return abs, nil
 }
 
-// Write encodes a and writes it to path crash-safely: to a private 0600
-// temporary file in the destination's directory, fsynced, renamed over the
-// destination only once complete, then the directory fsynced. The
-// destination never holds a partial archive; on failure the temporary
-// file is removed and an existing destination is left as it was. It
-// returns the resolved path and the archive's size.
+// WriteOptions says what WriteFile may replace.
+type WriteOptions struct {
+	// Overwrite lets WriteFile replace an existing destination that is not
+	// an nspl archive. Without it only a missing file, an empty regular
+	// file or a file that already holds an nspl archive is replaced.
+	Overwrite bool
+}
+
+// Write encodes a and writes it to path crash-safely (WriteFile), replacing
+// whatever file the destination holds. It returns the resolved path and the
+// archive's size.
 func Write(path string, a Archive) (string, int64, error) {
 	dest, err := ExpandPath(path)
 	if err != nil {
 		return "", 0, err
 	}
-	if fi, err := os.Stat(dest); err == nil && fi.IsDir() {
-		return dest, 0, fmt.Errorf("%w: '%s' is a directory; name a file such as '%s'", ErrPath, dest, filepath.Join(dest, "backup.nsplbak"))
-	}
 	b, err := Encode(a)
 	if err != nil {
 		return dest, 0, err
 	}
+	dest, err = WriteFile(dest, b, WriteOptions{Overwrite: true})
+	if err != nil {
+		return dest, 0, err
+	}
+	return dest, int64(len(b)), nil
+}
+
+// WriteFile writes the encoded archive b to path (after ExpandPath)
+// crash-safely: to a private 0600 temporary file in the destination's
+// directory, fsynced, renamed over the destination only once complete, then
+// the directory fsynced. The destination never holds a partial archive; on
+// failure the temporary file is removed and an existing destination is left
+// as it was. A directory is never replaced, and without opts.Overwrite
+// neither is a file that is not an nspl archive (CheckReplace). It returns
+// the resolved path. WriteFile does not decode b: callers write only what
+// Encode returned or Decode accepted.
+func WriteFile(path string, b []byte, opts WriteOptions) (string, error) {
+	dest, err := ExpandPath(path)
+	if err != nil {
+		return "", err
+	}
+	if opts.Overwrite {
+		if fi, err := os.Stat(dest); err == nil && fi.IsDir() {
+			return dest, errIsDir(dest)
+		}
+	} else if err := CheckReplace(dest); err != nil {
+		return dest, err
+	}
 	dir := filepath.Dir(dest)
 	tmp, err := os.CreateTemp(dir, "."+filepath.Base(dest)+".tmp-*")
 	if err != nil {
-		return dest, 0, fmt.Errorf("%w: cannot create a file in '%s': %v; check the directory exists and is writable", ErrPath, dir, err)
+		return dest, fmt.Errorf("%w: cannot create a file in '%s': %v; check the directory exists and is writable", ErrPath, dir, err)
 	}
 	done := false
 	defer func() {
@@ -65,25 +97,74 @@ func Write(path string, a Archive) (string, int64, error) {
 		}
 	}()
 	if err := tmp.Chmod(0o600); err != nil {
-		return dest, 0, fmt.Errorf("%w: chmod '%s': %v", ErrPath, tmp.Name(), err)
+		return dest, fmt.Errorf("%w: chmod '%s': %v", ErrPath, tmp.Name(), err)
 	}
 	if _, err := tmp.Write(b); err != nil {
-		return dest, 0, fmt.Errorf("%w: write '%s': %v", ErrPath, tmp.Name(), err)
+		return dest, fmt.Errorf("%w: write '%s': %v", ErrPath, tmp.Name(), err)
 	}
 	if err := tmp.Sync(); err != nil {
-		return dest, 0, fmt.Errorf("%w: fsync '%s': %v", ErrPath, tmp.Name(), err)
+		return dest, fmt.Errorf("%w: fsync '%s': %v", ErrPath, tmp.Name(), err)
 	}
 	if err := tmp.Close(); err != nil {
-		return dest, 0, fmt.Errorf("%w: close '%s': %v", ErrPath, tmp.Name(), err)
+		return dest, fmt.Errorf("%w: close '%s': %v", ErrPath, tmp.Name(), err)
 	}
 	if err := os.Rename(tmp.Name(), dest); err != nil {
-		return dest, 0, fmt.Errorf("%w: rename to '%s': %v", ErrPath, dest, err)
+		return dest, fmt.Errorf("%w: rename to '%s': %v", ErrPath, dest, err)
 	}
 	done = true
 	if err := syncDir(dir); err != nil {
-		return dest, int64(len(b)), fmt.Errorf("%w: the archive '%s' is complete but fsync of its directory failed: %v", ErrPath, dest, err)
+		return dest, fmt.Errorf("%w: the archive '%s' is complete but fsync of its directory failed: %v", ErrPath, dest, err)
 	}
-	return dest, int64(len(b)), nil
+	return dest, nil
+}
+
+func errIsDir(dest string) error {
+	return fmt.Errorf("%w: '%s' is a directory; name a file such as '%s'", ErrPath, dest, filepath.Join(dest, "backup.nsplbak"))
+}
+
+// CheckReplace returns nil when an archive may be written at dest (an
+// expanded path) without losing anything but an older archive: dest does
+// not exist, is an empty regular file, or is a regular file whose first
+// tar entry is an nspl archive's manifest. A directory is an ErrPath
+// error; a symbolic link, a device, a FIFO or a regular file holding
+// anything else is ErrNotArchive. The check follows no symbolic link and
+// never blocks on a FIFO.
+func CheckReplace(dest string) error {
+	fi, err := os.Lstat(dest)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("%w: '%s': %v", ErrPath, dest, err)
+	}
+	switch {
+	case fi.IsDir():
+		return errIsDir(dest)
+	case !fi.Mode().IsRegular():
+		return fmt.Errorf("%w: '%s' exists and is not a regular file (%s); name another file, or remove it first", ErrNotArchive, dest, fi.Mode().Type())
+	case fi.Size() == 0:
+		return nil
+	}
+	f, err := os.OpenFile(dest, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return fmt.Errorf("%w: open '%s': %v", ErrPath, dest, err)
+	}
+	defer f.Close()
+	block := make([]byte, blockSize)
+	n, _ := io.ReadFull(f, block)
+	if !isArchiveHeader(block[:n]) {
+		return fmt.Errorf("%w: '%s' exists and holds something else; name another file, remove it first, or allow overwriting it", ErrNotArchive, dest)
+	}
+	return nil
+}
+
+// isArchiveHeader reports whether block is the ustar header of an
+// archive's first entry, its manifest.
+func isArchiveHeader(block []byte) bool {
+	const magicAt = 257
+	name := entryPrefix + manifestName
+	return len(block) == blockSize && bytes.HasPrefix(block, []byte(name+"\x00")) &&
+		bytes.HasPrefix(block[magicAt:], []byte("ustar"))
 }
 
 func syncDir(dir string) error {
@@ -95,45 +176,76 @@ func syncDir(dir string) error {
 	return d.Sync()
 }
 
-// Read reads and verifies the archive at path (after ExpandPath). A regular
-// file over MaxArchiveBytes is refused unread; otherwise it reads at most
-// MaxArchiveBytes+1 bytes, whatever the file claims, and returns
-// the resolved path with the archive. A failed check is a *CheckError
-// whose Path is set.
+// Read reads the archive at path (ReadFile) and verifies it (Decode). It
+// returns the resolved path with the archive. A failed check is a
+// *CheckError whose Path is set.
 func Read(path string) (string, Archive, error) {
-	p, err := ExpandPath(path)
+	p, b, err := ReadFile(path)
 	if err != nil {
-		return "", Archive{}, err
+		return p, Archive{}, err
 	}
-	f, err := os.Open(p)
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return p, Archive{}, fmt.Errorf("%w: backup '%s' does not exist; check the path", ErrPath, p)
-		}
-		return p, Archive{}, fmt.Errorf("%w: open '%s': %v", ErrPath, p, err)
-	}
-	defer f.Close()
-	if fi, err := f.Stat(); err == nil {
-		switch {
-		case fi.IsDir():
-			return p, Archive{}, fmt.Errorf("%w: '%s' is a directory, not a backup archive", ErrPath, p)
-		case fi.Mode().IsRegular() && fi.Size() > MaxArchiveBytes:
-			ce := fail(wholeSection, "length", ErrTooLarge, "%d bytes is over the %d-byte archive cap", fi.Size(), MaxArchiveBytes)
-			ce.Path = p
-			return p, Archive{}, ce
-		}
-	}
-	b, err := io.ReadAll(io.LimitReader(f, MaxArchiveBytes+1))
-	if err != nil {
-		return p, Archive{}, fmt.Errorf("%w: read '%s': %v", ErrPath, p, err)
-	}
+	a, err := DecodeNamed(p, b)
+	return p, a, err
+}
+
+// DecodeNamed is Decode for an archive that came from the file name: a
+// failed check is a *CheckError whose Path is name.
+func DecodeNamed(name string, b []byte) (Archive, error) {
 	a, err := Decode(b)
 	if err != nil {
 		var ce *CheckError
 		if errors.As(err, &ce) {
-			ce.Path = p
+			ce.Path = name
 		}
-		return p, Archive{}, err
+		return Archive{}, err
 	}
-	return p, a, nil
+	return a, nil
+}
+
+// ReadFile returns the bytes of the archive file at path (after
+// ExpandPath), unverified, with the resolved path. Only a regular file is
+// read: a directory, a device or a FIFO is an ErrPath error, and a FIFO is
+// opened without blocking to find that out. A file over MaxArchiveBytes is
+// refused (a *CheckError matching ErrTooLarge): unread when its size says
+// so, otherwise as soon as more than MaxArchiveBytes bytes were read.
+func ReadFile(path string) (string, []byte, error) {
+	p, err := ExpandPath(path)
+	if err != nil {
+		return "", nil, err
+	}
+	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return p, nil, fmt.Errorf("%w: backup '%s' does not exist; check the path", ErrPath, p)
+		}
+		return p, nil, fmt.Errorf("%w: open '%s': %v", ErrPath, p, err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return p, nil, fmt.Errorf("%w: stat '%s': %v", ErrPath, p, err)
+	}
+	switch {
+	case fi.IsDir():
+		return p, nil, fmt.Errorf("%w: '%s' is a directory, not a backup archive", ErrPath, p)
+	case !fi.Mode().IsRegular():
+		return p, nil, fmt.Errorf("%w: '%s' is not a regular file (%s); a backup archive is a file", ErrPath, p, fi.Mode().Type())
+	case fi.Size() > MaxArchiveBytes:
+		return p, nil, tooLarge(p, fmt.Sprintf("%d bytes", fi.Size()))
+	}
+	b, err := io.ReadAll(io.LimitReader(f, MaxArchiveBytes+1))
+	if err != nil {
+		return p, nil, fmt.Errorf("%w: read '%s': %v", ErrPath, p, err)
+	}
+	if len(b) > MaxArchiveBytes {
+		return p, nil, tooLarge(p, fmt.Sprintf("more than %d bytes", MaxArchiveBytes))
+	}
+	return p, b, nil
+}
+
+// tooLarge is the *CheckError of an archive of size (as text) over the cap.
+func tooLarge(name, size string) *CheckError {
+	ce := fail(wholeSection, "length", ErrTooLarge, "%s is over the %d-byte archive cap", size, MaxArchiveBytes)
+	ce.Path = name
+	return ce
 }
