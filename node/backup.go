@@ -17,16 +17,6 @@ type BackupScope struct {
 	Domain  string
 }
 
-// BackupReport is the outcome of a backup that was written.
-type BackupReport struct {
-	// Path is the archive's resolved path ("~/" expanded, absolute).
-	Path string
-	// Bytes is the archive's size.
-	Bytes int64
-	// Archive is what the archive holds.
-	Archive backup.Archive
-}
-
 // Capture reads one consistent catalog state and returns it as an archive:
 // the domains in scope with their committed records, one UTC sample as the
 // capture time, and per running domain its reading at that instant (the
@@ -66,28 +56,9 @@ func (n *Node) Capture(scope BackupScope) (backup.Archive, error) {
 	return a, nil
 }
 
-// Backup captures the domains in scope (Capture) and writes the archive to
-// path crash-safely (backup.Write): the destination holds either its
-// previous content or the complete archive. It changes nothing in the
-// catalog.
-func (n *Node) Backup(ctx context.Context, scope BackupScope, path string) (BackupReport, error) {
-	if err := ctx.Err(); err != nil {
-		return BackupReport{}, err
-	}
-	a, err := n.Capture(scope)
-	if err != nil {
-		return BackupReport{}, err
-	}
-	dest, size, err := backup.Write(path, a)
-	if err != nil {
-		return BackupReport{}, err
-	}
-	return BackupReport{Path: dest, Bytes: size, Archive: a}, nil
-}
-
 // RestorePlan is what a restore did, or for a dry run would do.
 type RestorePlan struct {
-	// Path is the archive's resolved path.
+	// Path is the archive's name, as the restore was given it.
 	Path string
 	// Archive is the verified archive.
 	Archive backup.Archive
@@ -110,10 +81,11 @@ type RestoredDomain struct {
 	Domain lifecycle.Domain
 }
 
-// Restore restores domains from the archive at p.Path as one catalog
-// command, all or nothing. It reads and verifies the whole archive first
-// (a damaged archive, or a paced running domain without its mapping, is
-// refused before anything changes), selects the domains (every one for
+// Restore restores domains from the archive a, named name in messages, as
+// one catalog command, all or nothing. It never opens a file: the caller
+// read a and verified it whole (backup.Decode refuses a damaged archive, or
+// a paced running domain without its mapping, before anything here runs);
+// p.Path is not used. Restore selects the domains (every one for
 // RESTORE CLUSTER, the named one otherwise, under p.As when given), and
 // resolves the command:
 //
@@ -131,11 +103,8 @@ type RestoredDomain struct {
 // restores every domain or none); the command is first applied to a copy
 // of the catalog, so a refusal is reported without proposing. With
 // p.DryRun Restore returns that plan and changes nothing.
-func (n *Node) Restore(ctx context.Context, p planner.Restore) (RestorePlan, error) {
-	path, a, err := backup.Read(p.Path)
-	if err != nil {
-		return RestorePlan{}, err
-	}
+func (n *Node) Restore(ctx context.Context, p planner.Restore, name string, a backup.Archive) (RestorePlan, error) {
+	path := name
 	plan := RestorePlan{Path: path, Archive: a, Resume: p.Resume, DryRun: p.DryRun}
 	type pick struct {
 		source backup.Domain

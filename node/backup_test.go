@@ -58,6 +58,33 @@ func sourceCatalog(t *testing.T, fake *timesource.Fake) *Node {
 
 func backupPath(t *testing.T) string { return filepath.Join(t.TempDir(), "cluster.nsplbak") }
 
+// written is an archive a test captured and the file it wrote it to.
+type written struct {
+	Path    string
+	Archive backup.Archive
+}
+
+// backupTo captures scope and writes it to path, as a session's BACKUP
+// does.
+func backupTo(_ context.Context, n *Node, scope BackupScope, path string) (written, error) {
+	a, err := n.Capture(scope)
+	if err != nil {
+		return written{}, err
+	}
+	dest, _, err := backup.Write(path, a)
+	return written{Path: dest, Archive: a}, err
+}
+
+// restoreFrom reads and verifies the archive at p.Path, then restores it,
+// as a session's RESTORE does.
+func restoreFrom(ctx context.Context, n *Node, p planner.Restore) (RestorePlan, error) {
+	path, a, err := backup.Read(p.Path)
+	if err != nil {
+		return RestorePlan{}, err
+	}
+	return n.Restore(ctx, p, path, a)
+}
+
 func TestBackupCapturesCatalog(t *testing.T) {
 	fake := timesource.NewFake(t0)
 	n := sourceCatalog(t, fake)
@@ -65,7 +92,7 @@ func TestBackupCapturesCatalog(t *testing.T) {
 	ctx := context.Background()
 	path := backupPath(t)
 
-	rep, err := n.Backup(ctx, BackupScope{Cluster: true}, path)
+	rep, err := backupTo(ctx, n, BackupScope{Cluster: true}, path)
 	require.NoError(t, err)
 	require.Equal(t, path, rep.Path)
 	require.Equal(t, []string{"batch", "idle", "prod", "web"}, rep.Archive.Names())
@@ -92,13 +119,13 @@ func TestBackupCapturesCatalog(t *testing.T) {
 	require.Nil(t, batch.LogicalNow)
 	require.Nil(t, batch.Frontier)
 
-	one, err := n.Backup(ctx, BackupScope{Domain: "web"}, path)
+	one, err := backupTo(ctx, n, BackupScope{Domain: "web"}, path)
 	require.NoError(t, err)
 	require.Equal(t, backup.ScopeDomain, one.Archive.Scope)
 	require.Equal(t, []string{"web"}, one.Archive.Names())
 
 	before := n.Catalog().State().Revision()
-	_, err = n.Backup(ctx, BackupScope{Domain: "nope"}, path)
+	_, err = backupTo(ctx, n, BackupScope{Domain: "nope"}, path)
 	require.ErrorIs(t, err, lifecycle.ErrDomainNotFound)
 	require.Equal(t, before, n.Catalog().State().Revision(), "a backup never changes the catalog")
 }
@@ -109,7 +136,7 @@ func TestRestoreResumeAfterDowntime(t *testing.T) {
 	src := timesource.NewFake(t0)
 	a := sourceCatalog(t, src)
 	path := backupPath(t)
-	rep, err := a.Backup(context.Background(), BackupScope{Cluster: true}, path)
+	rep, err := backupTo(context.Background(), a, BackupScope{Cluster: true}, path)
 	require.NoError(t, err)
 	archived := a.Identity()
 	require.NoError(t, a.Close())
@@ -126,7 +153,7 @@ func TestRestoreResumeAfterDowntime(t *testing.T) {
 	require.NoError(t, b.WaitInstalled(ctx))
 	revBefore := b.Catalog().State().Revision()
 
-	plan, err := b.Restore(ctx, planner.Restore{Cluster: true, Path: path, Resume: true})
+	plan, err := restoreFrom(ctx, b, planner.Restore{Cluster: true, Path: path, Resume: true})
 	require.NoError(t, err)
 	require.Equal(t, revBefore+1, plan.Revision, "one catalog command restores every domain")
 	require.Len(t, plan.Domains, 4)
@@ -195,7 +222,7 @@ func TestRestoreDefaultIsStopped(t *testing.T) {
 	src := timesource.NewFake(t0)
 	a := sourceCatalog(t, src)
 	path := backupPath(t)
-	_, err := a.Backup(context.Background(), BackupScope{Domain: "prod"}, path)
+	_, err := backupTo(context.Background(), a, BackupScope{Domain: "prod"}, path)
 	require.NoError(t, err)
 	require.NoError(t, a.Close())
 
@@ -204,7 +231,7 @@ func TestRestoreDefaultIsStopped(t *testing.T) {
 	defer func() { require.NoError(t, b.Close()) }()
 	ctx := context.Background()
 
-	plan, err := b.Restore(ctx, planner.Restore{Domain: "prod", Path: path})
+	plan, err := restoreFrom(ctx, b, planner.Restore{Domain: "prod", Path: path})
 	require.NoError(t, err)
 	require.Equal(t, "prod", plan.Domains[0].Source)
 	d, err := b.Domain("prod")
@@ -229,7 +256,7 @@ func TestRestoreNamesAndDryRun(t *testing.T) {
 	src := timesource.NewFake(t0)
 	a := sourceCatalog(t, src)
 	path := backupPath(t)
-	_, err := a.Backup(context.Background(), BackupScope{Cluster: true}, path)
+	_, err := backupTo(context.Background(), a, BackupScope{Cluster: true}, path)
 	require.NoError(t, err)
 	defer func() { require.NoError(t, a.Close()) }()
 	ctx := context.Background()
@@ -237,20 +264,20 @@ func TestRestoreNamesAndDryRun(t *testing.T) {
 
 	// Every name exists on the source: each restore is refused whole.
 	before := rev()
-	_, err = a.Restore(ctx, planner.Restore{Cluster: true, Path: path})
+	_, err = restoreFrom(ctx, a, planner.Restore{Cluster: true, Path: path})
 	require.ErrorIs(t, err, lifecycle.ErrDomainExists)
-	_, err = a.Restore(ctx, planner.Restore{Domain: "prod", Path: path, Resume: true})
+	_, err = restoreFrom(ctx, a, planner.Restore{Domain: "prod", Path: path, Resume: true})
 	require.ErrorIs(t, err, lifecycle.ErrDomainExists)
 	require.ErrorContains(t, err, "AS <new_name>")
-	_, err = a.Restore(ctx, planner.Restore{Domain: "prod", As: "web", Path: path})
+	_, err = restoreFrom(ctx, a, planner.Restore{Domain: "prod", As: "web", Path: path})
 	require.ErrorIs(t, err, lifecycle.ErrDomainExists)
-	_, err = a.Restore(ctx, planner.Restore{Domain: "ghost", Path: path})
+	_, err = restoreFrom(ctx, a, planner.Restore{Domain: "ghost", Path: path})
 	require.ErrorIs(t, err, ErrNotInArchive)
 	require.ErrorContains(t, err, "'batch', 'idle', 'prod', 'web'")
 	require.Equal(t, before, rev())
 
 	// A dry run plans and changes nothing.
-	plan, err := a.Restore(ctx, planner.Restore{Domain: "prod", As: "rehearsal", Path: path, Resume: true, DryRun: true})
+	plan, err := restoreFrom(ctx, a, planner.Restore{Domain: "prod", As: "rehearsal", Path: path, Resume: true, DryRun: true})
 	require.NoError(t, err)
 	require.True(t, plan.DryRun)
 	require.Equal(t, before, plan.Revision)
@@ -263,7 +290,7 @@ func TestRestoreNamesAndDryRun(t *testing.T) {
 
 	// AS gives a free name: the copy runs beside the original on the same
 	// mapping and generation.
-	plan, err = a.Restore(ctx, planner.Restore{Domain: "prod", As: "rehearsal", Path: path, Resume: true})
+	plan, err = restoreFrom(ctx, a, planner.Restore{Domain: "prod", As: "rehearsal", Path: path, Resume: true})
 	require.NoError(t, err)
 	require.Equal(t, before+1, plan.Revision)
 	orig, _ := a.Domain("prod")
@@ -369,7 +396,7 @@ func TestRestoreRefusesDamagedArchives(t *testing.T) {
 				{Domain: "prod", As: "copy", Path: tc.path},
 				{Domain: "prod", Path: tc.path, DryRun: true},
 			} {
-				_, err := n.Restore(ctx, p)
+				_, err := restoreFrom(ctx, n, p)
 				require.ErrorIs(t, err, tc.err, p.String())
 				var ce *backup.CheckError
 				require.ErrorAs(t, err, &ce)
@@ -383,7 +410,7 @@ func TestRestoreRefusesDamagedArchives(t *testing.T) {
 	}
 
 	// The intact forged archive restores, with this node as its authority.
-	plan, err := n.Restore(ctx, planner.Restore{Cluster: true, Path: good, Resume: true})
+	plan, err := restoreFrom(ctx, n, planner.Restore{Cluster: true, Path: good, Resume: true})
 	require.NoError(t, err)
 	require.Equal(t, n.Identity(), plan.Domains[0].Domain.Authority.Identity())
 	require.Equal(t, uint64(4), plan.Domains[0].Domain.Authority.Revision)
@@ -399,11 +426,11 @@ func TestRestoreWithoutVoterRefused(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "p")
 	forgeArchive(t, path, 1, pacedRunningSection(true))
 	before := n.Catalog().State().Revision()
-	_, err = n.Restore(ctx, planner.Restore{Cluster: true, Path: path, Resume: true})
+	_, err = restoreFrom(ctx, n, planner.Restore{Cluster: true, Path: path, Resume: true})
 	require.ErrorIs(t, err, lifecycle.ErrNoLiveVoter)
 	require.Equal(t, before, n.Catalog().State().Revision())
 	// Without RESUME no authority is needed.
-	_, err = n.Restore(ctx, planner.Restore{Cluster: true, Path: path})
+	_, err = restoreFrom(ctx, n, planner.Restore{Cluster: true, Path: path})
 	require.NoError(t, err)
 }
 
@@ -415,7 +442,7 @@ func TestRestoreCommitsThroughHandler(t *testing.T) {
 	src := timesource.NewFake(t0)
 	a := sourceCatalog(t, src)
 	path := backupPath(t)
-	_, err := a.Backup(context.Background(), BackupScope{Domain: "prod"}, path)
+	_, err := backupTo(context.Background(), a, BackupScope{Domain: "prod"}, path)
 	require.NoError(t, err)
 	require.NoError(t, a.Close())
 
@@ -427,10 +454,10 @@ func TestRestoreCommitsThroughHandler(t *testing.T) {
 	require.NoError(t, err)
 	defer func() { require.NoError(t, b.Close()) }()
 
-	_, err = b.Restore(ctx, planner.Restore{Domain: "prod", Path: path, DryRun: true})
+	_, err = restoreFrom(ctx, b, planner.Restore{Domain: "prod", Path: path, DryRun: true})
 	require.NoError(t, err)
 	require.Zero(t, commits.Load(), "a dry run commits nothing")
-	_, err = b.Restore(ctx, planner.Restore{Domain: "prod", Path: path})
+	_, err = restoreFrom(ctx, b, planner.Restore{Domain: "prod", Path: path})
 	require.NoError(t, err)
 	require.Equal(t, int64(1), commits.Load(), "the restore's commit is the handler's")
 }

@@ -34,12 +34,19 @@ func (s *Session) backup(ctx context.Context, p planner.Backup) (Result, error) 
 			return Result{}, err
 		}
 	}
-	rep, err := s.node.Backup(ctx, scope, p.Path)
+	a, err := s.node.Capture(scope)
 	if err != nil {
 		return Result{}, err
 	}
-	set := &ResultSet{Columns: backupColumns, Rows: make([][]Value, 0, len(rep.Archive.Domains))}
-	for _, d := range rep.Archive.Domains {
+	if err := ctx.Err(); err != nil {
+		return Result{}, err
+	}
+	dest, size, err := s.archives.WriteArchive(ctx, p.Path, a)
+	if err != nil {
+		return Result{}, err
+	}
+	set := &ResultSet{Columns: backupColumns, Rows: make([][]Value, 0, len(a.Domains))}
+	for _, d := range a.Domains {
 		r := d.Record
 		row := []Value{Text(r.Name), Text(r.Pace.String()), Text(r.Status.String()), Uint(r.Generation), Null(), Null()}
 		if d.LogicalNow != nil {
@@ -50,12 +57,12 @@ func (s *Session) backup(ctx context.Context, p planner.Backup) (Result, error) 
 		}
 		set.Rows = append(set.Rows, row)
 	}
-	what := "cluster (" + plural(len(rep.Archive.Domains), "domain") + ")"
+	what := "cluster (" + plural(len(a.Domains), "domain") + ")"
 	if !p.Cluster {
 		what = fmt.Sprintf("domain '%s'", scope.Domain)
 	}
 	return Result{Domain: scope.Domain, Set: set, Message: fmt.Sprintf("backed up %s to '%s' (%d bytes, captured at %s)",
-		what, rep.Path, rep.Bytes, grammar.FormatTimestamp(rep.Archive.CapturedAt))}, nil
+		what, dest, size, grammar.FormatTimestamp(a.CapturedAt))}, nil
 }
 
 // Columns of RESTORE: one row per restored domain, as it is after the
@@ -77,7 +84,11 @@ func (s *Session) restore(ctx context.Context, p planner.Restore) (Result, error
 	if err := s.refuseInTransaction("RESTORE"); err != nil {
 		return Result{}, err
 	}
-	plan, err := s.node.Restore(ctx, p)
+	name, a, err := s.archives.ReadArchive(ctx, p.Path)
+	if err != nil {
+		return Result{}, err
+	}
+	plan, err := s.node.Restore(ctx, p, name, a)
 	if err != nil {
 		return Result{}, err
 	}
@@ -124,11 +135,11 @@ var describeBackupColumns = append(slices.Clip(domainColumns),
 
 // describeBackup reads and verifies the archive. It never touches the
 // node or its catalog.
-func (s *Session) describeBackup(p planner.DescribeBackup) (Result, error) {
+func (s *Session) describeBackup(ctx context.Context, p planner.DescribeBackup) (Result, error) {
 	if err := s.refuseInTransaction("DESCRIBE BACKUP"); err != nil {
 		return Result{}, err
 	}
-	path, a, err := backup.Read(p.Path)
+	path, a, err := s.archives.ReadArchive(ctx, p.Path)
 	if err != nil {
 		return Result{}, err
 	}

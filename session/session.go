@@ -39,6 +39,11 @@ type Options struct {
 	// ClusterStatus answers SHOW CLUSTER STATUS on a cluster member. Nil
 	// shows the serving node alone, as an embedded node is.
 	ClusterStatus ClusterStatusSource
+	// Archives is where BACKUP, RESTORE and DESCRIBE BACKUP write and read
+	// their archives. Nil means LocalArchives: files on this machine, as an
+	// embedded session names them. A server gives its remote sessions one
+	// that streams archives to and from the client instead.
+	Archives Archives
 }
 
 // Session is one client's statement context: the active domain, an open
@@ -55,6 +60,7 @@ type Session struct {
 	logger     *slog.Logger
 	frameLimit int
 	cluster    ClusterStatusSource
+	archives   Archives
 
 	ctx    context.Context // ends when the session closes
 	cancel context.CancelFunc
@@ -83,6 +89,9 @@ func New(n *node.Node, opts Options) *Session {
 	if opts.LaneCapacity <= 0 {
 		opts.LaneCapacity = DefaultLaneCapacity
 	}
+	if opts.Archives == nil {
+		opts.Archives = LocalArchives{}
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Session{
 		node:        n,
@@ -90,6 +99,7 @@ func New(n *node.Node, opts Options) *Session {
 		logger:      opts.Logger,
 		frameLimit:  opts.FrameLimit,
 		cluster:     opts.ClusterStatus,
+		archives:    opts.Archives,
 		ctx:         ctx,
 		cancel:      cancel,
 		turn:        make(chan struct{}, 1),

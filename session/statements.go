@@ -52,7 +52,7 @@ func (s *Session) run(ctx context.Context, p planner.Plan) (r Result, handedOff 
 	case planner.Restore:
 		r, err = s.restore(ctx, p)
 	case planner.DescribeBackup:
-		r, err = s.describeBackup(p)
+		r, err = s.describeBackup(ctx, p)
 	case planner.ShowClusterStatus:
 		r, err = s.showClusterStatus(ctx)
 	default:
