@@ -168,6 +168,11 @@ type Config struct {
 	CancelGrace time.Duration
 	// Logger receives debug logs; nil means slog.Default().
 	Logger *slog.Logger
+	// OverwriteArchives lets a BACKUP replace an existing file at its path
+	// that is not an nspl archive; without it such a file is refused
+	// (backup.ErrNotArchive) and left as it was. A missing file, an empty
+	// one or an older archive is always replaced.
+	OverwriteArchives bool
 }
 
 // follow is one clock the client follows.
@@ -348,18 +353,33 @@ func (c *Client) Pending() int { return c.frames.len() }
 // Exec runs one planned statement on the serving node. A failure is a
 // *grammar.Error at the plan's position, whose Kind unwraps to the same
 // sentinel a local session's would (or is a *lifecycle.Error).
+//
+// The archive files of BACKUP, RESTORE and DESCRIBE BACKUP are on this
+// machine: a BACKUP's archive comes back with its reply and is written
+// here, and the archive a RESTORE or DESCRIBE BACKUP names is read here and
+// sent up for the node to verify.
 func (c *Client) Exec(ctx context.Context, p planner.Plan) (session.Result, error) {
 	if p == nil {
 		return session.Result{}, errors.New("client: nil plan")
 	}
 	kind := callPlain
+	req := server.ClientMessage{Type: server.TypeExec, Text: p.String()}
+	var upload []byte
 	switch p.(type) {
 	case planner.Attach:
 		kind = callAttach
 	case planner.Detach:
 		kind = callDetach
+	case planner.Backup, planner.Restore, planner.DescribeBackup:
+		var err error
+		if req.Archive, upload, err = c.prepareArchive(p); err != nil {
+			return session.Result{}, &grammar.Error{Pos: p.Pos(), Msg: err.Error(), Kind: err}
+		}
+		if _, ok := p.(planner.Backup); ok {
+			kind = callBackup
+		}
 	}
-	m, err := c.request(ctx, server.ClientMessage{Type: server.TypeExec, Text: p.String()}, kind, 0)
+	m, err := c.request(ctx, req, kind, 0, upload)
 	if err != nil {
 		return session.Result{}, &grammar.Error{Pos: p.Pos(), Msg: err.Error(), Kind: err}
 	}
@@ -374,6 +394,11 @@ func (c *Client) Exec(ctx context.Context, p planner.Plan) (session.Result, erro
 		// caller's statement starts at the plan's position.
 		ge.Pos = p.Pos()
 		return session.Result{}, ge
+	}
+	if kind == callBackup {
+		if err := c.saveArchive(req.Archive.Name, m); err != nil {
+			return session.Result{}, &grammar.Error{Pos: p.Pos(), Msg: err.Error(), Kind: err}
+		}
 	}
 	return result(m)
 }
@@ -417,7 +442,7 @@ func (c *Client) dropPendingRestoration(p planner.Plan) (session.Result, bool) {
 // DomainNames returns the names of the serving node's domains, for
 // completion.
 func (c *Client) DomainNames(ctx context.Context) ([]string, error) {
-	m, err := c.request(ctx, server.ClientMessage{Type: server.TypeDomains}, callDomains, 0)
+	m, err := c.request(ctx, server.ClientMessage{Type: server.TypeDomains}, callDomains, 0, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -453,8 +478,8 @@ func (c *Client) acquire(ctx context.Context) error {
 func (c *Client) release() { c.lane <- struct{}{} }
 
 // request runs one request on the lane, connecting first if no session is
-// open.
-func (c *Client) request(ctx context.Context, m server.ClientMessage, kind callKind, timeout time.Duration) (server.ServerMessage, error) {
+// open; upload is the archive sent ahead of it, if any.
+func (c *Client) request(ctx context.Context, m server.ClientMessage, kind callKind, timeout time.Duration, upload []byte) (server.ServerMessage, error) {
 	if c.ctx.Err() != nil {
 		return server.ServerMessage{}, ErrClosed
 	}
@@ -474,16 +499,22 @@ func (c *Client) request(ctx context.Context, m server.ClientMessage, kind callK
 			return server.ServerMessage{}, err
 		}
 	}
-	return c.roundTrip(ctx, cn, m, kind, timeout)
+	return c.roundTrip(ctx, cn, m, kind, timeout, upload)
 }
 
-// roundTrip sends m on cn and waits for its answer; the caller holds the
-// lane. A cancelled ctx sends a cancel and waits CancelGrace for the answer;
-// a timeout (restorations) ends the session instead.
-func (c *Client) roundTrip(ctx context.Context, cn *conn, m server.ClientMessage, kind callKind, timeout time.Duration) (server.ServerMessage, error) {
+// roundTrip sends upload, in archive pieces, and then m on cn and waits for
+// its answer; the caller holds the lane. A cancelled ctx sends a cancel and
+// waits CancelGrace for the answer; a timeout (restorations) ends the
+// session instead.
+func (c *Client) roundTrip(ctx context.Context, cn *conn, m server.ClientMessage, kind callKind, timeout time.Duration, upload []byte) (server.ServerMessage, error) {
 	m.ID = c.nextID.Add(1)
 	cl, err := cn.register(m.ID, kind)
 	if err != nil {
+		return server.ServerMessage{}, err
+	}
+	if err := cn.sendArchive(m.ID, upload); err != nil {
+		cn.forget(m.ID)
+		cn.close(err)
 		return server.ServerMessage{}, err
 	}
 	if err := cn.send(m); err != nil {
@@ -595,16 +626,16 @@ func (c *Client) restore(cn *conn, active string) {
 	current := c.state.Active
 	c.mu.Unlock()
 	if current != active {
-		_, _ = c.roundTrip(c.ctx, cn, server.ClientMessage{Type: server.TypeExec, Text: planner.Use{Name: active}.String()}, callPlain, c.cfg.RequestTimeout)
+		_, _ = c.roundTrip(c.ctx, cn, server.ClientMessage{Type: server.TypeExec, Text: planner.Use{Name: active}.String()}, callPlain, c.cfg.RequestTimeout, nil)
 	}
 }
 
 // restoreOne attaches domain's clock again on cn: USE it, then ATTACH.
 func (c *Client) restoreOne(cn *conn, domain string) {
 	use := planner.Use{Name: domain}.String()
-	m, err := c.roundTrip(c.ctx, cn, server.ClientMessage{Type: server.TypeExec, Text: use}, callPlain, c.cfg.RequestTimeout)
+	m, err := c.roundTrip(c.ctx, cn, server.ClientMessage{Type: server.TypeExec, Text: use}, callPlain, c.cfg.RequestTimeout, nil)
 	if err == nil && m.Type != server.TypeError {
-		m, err = c.roundTrip(c.ctx, cn, server.ClientMessage{Type: server.TypeExec, Text: planner.Attach{}.String()}, callAttach, c.cfg.RequestTimeout)
+		m, err = c.roundTrip(c.ctx, cn, server.ClientMessage{Type: server.TypeExec, Text: planner.Attach{}.String()}, callAttach, c.cfg.RequestTimeout, nil)
 	}
 	if err != nil {
 		return // the session ended; the next one tries again

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/nspl-dev/nspl/backup"
 	"github.com/nspl-dev/nspl/runtime/timesource"
 	"github.com/nspl-dev/nspl/server"
 	"github.com/nspl-dev/nspl/session"
@@ -24,12 +25,16 @@ const (
 	callAttach
 	callDetach
 	callDomains
+	callBackup // its reply follows the archive's pieces
 )
 
 // call is one request waiting for its answer.
 type call struct {
 	kind callKind
 	done chan server.ServerMessage // buffered 1
+	// archive gathers a BACKUP's pieces; only the reader touches it, and
+	// hands it over in the reply's Data.
+	archive []byte
 }
 
 // conn is one session protocol stream: one server session.
@@ -165,6 +170,19 @@ func (cn *conn) send(m server.ClientMessage) error {
 	return nil
 }
 
+// sendArchive sends b, the archive a request uploads, as archive messages
+// of at most server.ArchivePieceBytes each.
+func (cn *conn) sendArchive(id uint64, b []byte) error {
+	for len(b) > 0 {
+		n := min(len(b), server.ArchivePieceBytes)
+		if err := cn.send(server.ClientMessage{Type: server.TypeArchive, ID: id, Data: b[:n]}); err != nil {
+			return err
+		}
+		b = b[n:]
+	}
+	return nil
+}
+
 // register adds a call before its request is sent.
 func (cn *conn) register(id uint64, kind callKind) (*call, error) {
 	cn.mu.Lock()
@@ -221,6 +239,8 @@ func (cn *conn) dispatch(m server.ServerMessage) error {
 			// ...).
 			return server.DecodeError(m.Error)
 		}
+	case server.TypeArchive:
+		return cn.archivePiece(m)
 	case server.TypeReply, server.TypeNames:
 	default:
 		return fmt.Errorf("%w: unknown message type %q", server.ErrProtocol, m.Type)
@@ -245,7 +265,30 @@ func (cn *conn) dispatch(m server.ServerMessage) error {
 			cn.c.detached(cn, m.Result.Domain)
 		}
 	}
+	if cl.kind == callBackup {
+		m.Data = cl.archive
+	}
 	cl.done <- m
+	return nil
+}
+
+// archivePiece adds a piece of a BACKUP's archive to its call. A piece for
+// another kind of request, or one taking the archive over
+// backup.MaxArchiveBytes, ends the stream.
+func (cn *conn) archivePiece(m server.ServerMessage) error {
+	cn.mu.Lock()
+	cl := cn.calls[m.ID]
+	cn.mu.Unlock()
+	if cl == nil {
+		return nil // an abandoned request's
+	}
+	if cl.kind != callBackup {
+		return fmt.Errorf("%w: archive bytes for request %d, which is no BACKUP", server.ErrProtocol, m.ID)
+	}
+	if len(cl.archive)+len(m.Data) > backup.MaxArchiveBytes {
+		return fmt.Errorf("%w: the node sent an archive over the %d-byte archive cap", server.ErrProtocol, backup.MaxArchiveBytes)
+	}
+	cl.archive = append(cl.archive, m.Data...)
 	return nil
 }
 

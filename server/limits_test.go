@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -165,7 +166,7 @@ func FuzzDecodeClientMessage(f *testing.F) {
 		if err != nil {
 			t.Fatalf("a decoded message does not decode again: %v", err)
 		}
-		if again != m {
+		if !reflect.DeepEqual(again, m) {
 			t.Fatalf("round trip changed the message: %+v != %+v", again, m)
 		}
 	})

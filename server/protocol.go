@@ -9,6 +9,7 @@ import (
 	"math"
 	"strconv"
 
+	"github.com/nspl-dev/nspl/backup"
 	"github.com/nspl-dev/nspl/catalog"
 	"github.com/nspl-dev/nspl/grammar"
 	"github.com/nspl-dev/nspl/lifecycle"
@@ -56,7 +57,16 @@ const (
 	TypeCancel  = "cancel"  // cancel request ID if it is still running
 	TypeDomains = "domains" // list domain names (completion), outside the lane
 	TypePing    = "ping"    // keep an idle session open; answered by nothing
+	// TypeArchive, either way, is one piece of an archive: from a client,
+	// of the archive the exec with the same ID uploads; from a server, of
+	// the archive the BACKUP with the same ID captured.
+	TypeArchive = "archive"
 )
+
+// ArchivePieceBytes is the most archive bytes one archive message carries
+// (base64 in Data), so that every piece fits ClientMessageLimit. A whole
+// archive, the sum of its pieces, is at most backup.MaxArchiveBytes.
+const ArchivePieceBytes = 512 << 10
 
 // Server message types.
 const (
@@ -79,6 +89,13 @@ var (
 	ErrSessionIdle = errors.New("session closed after sending nothing for too long; keep it alive with ping messages")
 	// ErrMessageTimeout: a started client message did not end in time.
 	ErrMessageTimeout = errors.New("a client message did not arrive whole within the message timeout; send each message at once")
+	// ErrArchiveRequired: a BACKUP, RESTORE or DESCRIBE BACKUP arrived
+	// without its archive. Over the session protocol the archive file is
+	// the client's, and the server never opens a path a client names.
+	ErrArchiveRequired = errors.New("over a remote session the archive file is on the client, and this request did not carry it; use an nspl client of this version, which reads and writes the file itself")
+	// ErrArchiveBusy: the server holds as many uploaded archives as
+	// Config.MaxArchiveUploads allows.
+	ErrArchiveBusy = errors.New("this node is receiving as many archives as it allows at once; try again shortly")
 )
 
 // ClientMessage is one line a client sends.
@@ -88,6 +105,21 @@ type ClientMessage struct {
 	ID uint64 `json:"id"`
 	// Text is the statement of an exec request: exactly one statement.
 	Text string `json:"text,omitempty"`
+	// Archive is set on the exec of BACKUP, RESTORE and DESCRIBE BACKUP:
+	// the client reads or writes the archive file itself.
+	Archive *WireArchive `json:"archive,omitempty"`
+	// Data is an archive message's piece, at most ArchivePieceBytes.
+	Data []byte `json:"data,omitempty"`
+}
+
+// WireArchive describes an archive that travels with a request or reply.
+// Name is the file as the client resolved it, for messages only: the
+// server never opens it. Bytes is the archive's length: on a RESTORE or
+// DESCRIBE BACKUP exec, of the pieces sent before it; on a BACKUP reply,
+// of the pieces the server sent before the reply.
+type WireArchive struct {
+	Name  string `json:"name"`
+	Bytes int64  `json:"bytes"`
 }
 
 // ServerMessage is one line a server sends.
@@ -106,6 +138,10 @@ type ServerMessage struct {
 	State  *WireState      `json:"state,omitempty"`
 	Frame  json.RawMessage `json:"frame,omitempty"`
 	Names  []string        `json:"names,omitempty"`
+	// Archive is set on the reply of a BACKUP: the archive's name and
+	// length. Data is an archive message's piece.
+	Archive *WireArchive `json:"archive,omitempty"`
+	Data    []byte       `json:"data,omitempty"`
 }
 
 // WireState is the session state after a request: the active domain and the
@@ -187,6 +223,15 @@ var errorCodes = []struct {
 	{"request_order", ErrRequestOrder},
 	{"session_idle", ErrSessionIdle},
 	{"message_timeout", ErrMessageTimeout},
+	{"archive_required", ErrArchiveRequired},
+	{"archive_busy", ErrArchiveBusy},
+	{"archive_missing_mapping", backup.ErrMissingMapping},
+	{"archive_version", backup.ErrUnsupportedVersion},
+	{"archive_too_large", backup.ErrTooLarge},
+	{"archive_corrupt", backup.ErrCorrupt},
+	{"archive_invalid", backup.ErrInvalidArchive},
+	{"archive_not_archive", backup.ErrNotArchive},
+	{"archive_path", backup.ErrPath},
 }
 
 // errCanceled stands for context.Canceled and DeadlineExceeded on the wire.
@@ -499,8 +544,8 @@ func DecodeClientMessage(line []byte) (ClientMessage, error) {
 		return ClientMessage{}, err
 	}
 	switch m.Type {
-	case TypeExec, TypeCancel, TypeDomains, TypePing:
+	case TypeExec, TypeCancel, TypeDomains, TypePing, TypeArchive:
 		return m, nil
 	}
-	return ClientMessage{}, fmt.Errorf("%w: unknown message type %q; this server speaks exec, cancel, domains and ping", ErrProtocol, m.Type)
+	return ClientMessage{}, fmt.Errorf("%w: unknown message type %q; this server speaks exec, cancel, domains, ping and archive", ErrProtocol, m.Type)
 }

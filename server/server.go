@@ -79,6 +79,10 @@ type Config struct {
 	// TimeSource arms the sessions' idle and message timers; nil means the
 	// system's. (Connection timeouts are net/http's own.)
 	TimeSource timesource.Source
+	// MaxArchiveUploads bounds the archives (RESTORE, DESCRIBE BACKUP) the
+	// server receives at once over all sessions; one more is refused with
+	// ErrArchiveBusy. Zero means DefaultMaxArchiveUploads.
+	MaxArchiveUploads int
 	// Logger receives the server's logs; nil means the node's logger.
 	Logger *slog.Logger
 }
@@ -106,6 +110,7 @@ type Server struct {
 	mu            sync.Mutex
 	closed        bool // set by Close; no session is admitted after it
 	live          map[*session.Session]context.CancelFunc
+	uploads       chan struct{} // a slot per archive being received
 }
 
 // New returns a server for cfg. It listens nowhere until Serve.
@@ -130,6 +135,9 @@ func New(cfg Config) (*Server, error) {
 	if cfg.TimeSource == nil {
 		cfg.TimeSource = timesource.System()
 	}
+	if cfg.MaxArchiveUploads <= 0 {
+		cfg.MaxArchiveUploads = DefaultMaxArchiveUploads
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = cfg.Node.Logger()
 	}
@@ -140,7 +148,8 @@ func New(cfg Config) (*Server, error) {
 		cfg.Session.Logger = cfg.Logger
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &Server{cfg: cfg, logger: cfg.Logger, mux: http.NewServeMux(), ctx: ctx, cancel: cancel, live: make(map[*session.Session]context.CancelFunc)}
+	s := &Server{cfg: cfg, logger: cfg.Logger, mux: http.NewServeMux(), ctx: ctx, cancel: cancel, live: make(map[*session.Session]context.CancelFunc),
+		uploads: make(chan struct{}, cfg.MaxArchiveUploads)}
 	s.mux.HandleFunc(HealthPath, s.serveHealth)
 	s.mux.Handle(MetricsPath, s.authenticated(http.HandlerFunc(s.serveMetrics)))
 	s.mux.Handle(SessionPath, s.authenticated(http.HandlerFunc(s.serveSession)))

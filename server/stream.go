@@ -39,6 +39,12 @@ type stream struct {
 	curMu     sync.Mutex
 	curID     uint64
 	curCancel context.CancelFunc
+
+	// transfer is the running request's archive. It is set and cleared by
+	// run and read by the session's Archives calls (WriteArchive,
+	// ReadArchive), which the session makes inside Exec on run's
+	// goroutine.
+	transfer *transfer
 }
 
 func (s *Server) serveSession(w http.ResponseWriter, r *http.Request) {
@@ -73,7 +79,11 @@ func (s *Server) serveSession(w http.ResponseWriter, r *http.Request) {
 	stopOnClose := context.AfterFunc(s.ctx, cancel)
 	defer stopOnClose()
 
-	sess := session.New(s.cfg.Node, s.cfg.Session)
+	st := &stream{srv: s, w: w, rc: http.NewResponseController(w), live: make(map[string]uint64)}
+	opts := s.cfg.Session
+	opts.Archives = st
+	sess := session.New(s.cfg.Node, opts)
+	st.sess = sess
 	s.mu.Lock()
 	s.live[sess] = cancel
 	s.mu.Unlock()
@@ -84,7 +94,6 @@ func (s *Server) serveSession(w http.ResponseWriter, r *http.Request) {
 		_ = sess.Close()
 	}()
 
-	st := &stream{srv: s, sess: sess, w: w, rc: http.NewResponseController(w), live: make(map[string]uint64)}
 	// Armed before the welcome, so a client that reads the welcome knows
 	// the session's idle bound runs.
 	wd := newWatchdog(s.cfg.TimeSource, s.cfg.Limits)
@@ -120,27 +129,36 @@ func (s *Server) serveSession(w http.ResponseWriter, r *http.Request) {
 	_ = sess.Close()   // ends a NextFrame the pump waits in
 	_ = r.Body.Close() // ends a read the reader waits in
 	wg.Wait()
+	for q := range reqs { // queued and never run; the reader closed reqs
+		q.upload.release()
+	}
 }
 
-// request is one queued client request, or the protocol failure that ends
-// the session once the requests before it are answered.
+// request is one queued client request with the archive uploaded for it,
+// or the protocol failure that ends the session once the requests before it
+// are answered.
 type request struct {
-	m    ClientMessage
-	fail error
+	m      ClientMessage
+	upload *upload
+	fail   error
 }
 
 // read decodes client messages until the body ends, queueing requests and
-// handling cancels and pings at once. A message that does not decode, is
-// too large or carries an id not above the last one is queued as the
-// session's failure, and nothing after it is read. It closes reqs when it
-// returns.
+// handling cancels and pings at once. Archive pieces are gathered into the
+// upload of the exec with their id, which the exec carries. A message that
+// does not decode, is too large or carries an id not above the last one is
+// queued as the session's failure, and nothing after it is read. It closes
+// reqs when it returns.
 func (st *stream) read(ctx context.Context, lr *LineReader, wd *watchdog, reqs chan<- request) {
 	defer close(reqs)
+	var up *upload // the upload being received
+	defer func() { up.release() }()
 	queue := func(q request) bool {
 		select {
 		case reqs <- q:
 			return true
 		case <-ctx.Done():
+			q.upload.release()
 			return false
 		}
 	}
@@ -176,8 +194,25 @@ func (st *stream) read(ctx context.Context, lr *LineReader, wd *watchdog, reqs c
 			queue(request{fail: fmt.Errorf("%w: request id %d does not exceed the previous id %d", ErrRequestOrder, m.ID, lastID)})
 			return
 		}
+		if m.Type == TypeArchive { // a piece of the next exec's upload
+			if up == nil || up.id != m.ID {
+				up.release()
+				up = st.srv.beginUpload(m.ID)
+			}
+			up.add(m.Data)
+			continue
+		}
 		lastID = m.ID
-		if !queue(request{m: m}) {
+		q := request{m: m}
+		if up != nil {
+			if up.id == m.ID && m.Type == TypeExec {
+				q.upload = up
+			} else {
+				up.release() // pieces no exec claimed
+			}
+			up = nil
+		}
+		if !queue(q) {
 			return
 		}
 	}
@@ -193,12 +228,15 @@ func (st *stream) execute(ctx context.Context, reqs <-chan request) {
 				return
 			}
 			if q.fail != nil {
+				q.upload.release()
 				st.writeMu.Lock()
 				st.failLocked(q.fail)
 				st.writeMu.Unlock()
 				return
 			}
-			if !st.run(ctx, q.m) {
+			ok = st.run(ctx, q.m, q.upload)
+			q.upload.release()
+			if !ok {
 				return
 			}
 		case <-ctx.Done():
@@ -237,9 +275,9 @@ func (st *stream) failLocked(err error) {
 	}
 }
 
-// run serves one request; it returns false once the stream cannot be
-// written.
-func (st *stream) run(ctx context.Context, m ClientMessage) bool {
+// run serves one request with the archive uploaded for it, if any; it
+// returns false once the stream cannot be written.
+func (st *stream) run(ctx context.Context, m ClientMessage, up *upload) bool {
 	if m.Type == TypeDomains {
 		ds := st.srv.cfg.Node.Domains()
 		names := make([]string, len(ds))
@@ -254,6 +292,10 @@ func (st *stream) run(ctx context.Context, m ClientMessage) bool {
 	var plan planner.Plan
 	if err == nil {
 		plan, err = planner.PlanStatement(stmt)
+	}
+	var x *transfer
+	if err == nil {
+		x, err = prepareTransfer(plan, m, up)
 	}
 	if err != nil {
 		st.writeMu.Lock()
@@ -276,7 +318,9 @@ func (st *stream) run(ctx context.Context, m ClientMessage) bool {
 	if attach {
 		st.writeMu.Lock()
 	}
+	st.transfer = x
 	res, err := st.sess.Exec(reqCtx, plan)
+	st.transfer = nil
 	if !attach {
 		st.writeMu.Lock()
 	}
@@ -290,7 +334,14 @@ func (st *stream) run(ctx context.Context, m ClientMessage) bool {
 	case planner.Detach:
 		delete(st.live, res.Domain)
 	}
-	return st.writeLocked(ServerMessage{Type: TypeReply, ID: m.ID, Result: EncodeResult(res), State: st.state()})
+	reply := ServerMessage{Type: TypeReply, ID: m.ID, Result: EncodeResult(res), State: st.state()}
+	if x != nil && !x.read {
+		if !st.writeArchiveLocked(m.ID, x.data) {
+			return false
+		}
+		reply.Archive = &WireArchive{Name: x.name, Bytes: int64(len(x.data))}
+	}
+	return st.writeLocked(reply)
 }
 
 // pump writes the session's frames until the session or the stream ends.

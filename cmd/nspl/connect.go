@@ -24,6 +24,7 @@ type remoteOptions struct {
 	ca        string
 	cert      string
 	key       string
+	overwrite bool // BACKUP may replace a file that is not an archive
 }
 
 // addRemoteFlags registers --connect and its credentials. Values given
@@ -35,6 +36,7 @@ func addRemoteFlags(fs *flag.FlagSet, o *remoteOptions) {
 	fs.StringVar(&o.ca, "ca", o.ca, "trust the cluster CA certificate in `FILE`")
 	fs.StringVar(&o.cert, "cert", o.cert, "present the client certificate in `FILE` (with --key)")
 	fs.StringVar(&o.key, "key", o.key, "the client certificate's private key `FILE`")
+	fs.BoolVar(&o.overwrite, "overwrite", o.overwrite, "with --connect, let BACKUP replace an existing file that is not an nspl archive")
 }
 
 // sessionBackend is what the shell, the script runner and nspl clock run
@@ -104,6 +106,8 @@ func (m *Main) clientConfig(o remoteOptions, verbose bool) (client.Config, error
 		URLs:   strings.Split(o.connect, ","),
 		Logger: m.logger(verbose),
 		Notify: func(n client.Notice) { m.notice("nspl: " + n.String()) },
+
+		OverwriteArchives: o.overwrite,
 	}
 	for i, u := range cfg.URLs {
 		cfg.URLs[i] = strings.TrimSpace(u)

@@ -198,6 +198,8 @@ Flags:
   --cert FILE, --key FILE
                         authenticate with a client certificate (nspl cert client NAME)
   --token-file FILE     authenticate with the bearer token in FILE
+  --overwrite           with --connect, let BACKUP replace an existing file that is
+                        not an nspl archive (refused by default)
   -h, --help            print this help
 
 Serve flags (nspl serve):
@@ -232,7 +234,9 @@ Clock flags (nspl clock):
 Backup and restore (nspl backup, nspl restore) run BACKUP or RESTORE on the
 node (--data-dir DIR for a durable catalog) and report like a statement;
 --format json prints one JSON object. DESCRIBE BACKUP '<path>'; describes an
-archive without changing anything.
+archive without changing anything. With --connect the archive file is on this
+machine, never the node's: BACKUP writes it here (0600, crash-safe) and RESTORE
+and DESCRIBE BACKUP read it here and send it to the node, which verifies it.
 
 Exit codes:
   0  success
