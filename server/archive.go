@@ -19,6 +19,7 @@ const DefaultMaxArchiveUploads = 2
 // carries it releases its slot.
 type upload struct {
 	id   uint64
+	cap  int // the most bytes it may hold
 	data []byte
 	err  error // the upload was refused (too large, busy); data is dropped
 	once sync.Once
@@ -43,7 +44,7 @@ func (u *upload) release() {
 // upload slots; with none free the upload is refused with ErrArchiveBusy
 // and its pieces dropped.
 func (s *Server) beginUpload(id uint64) *upload {
-	u := &upload{id: id}
+	u := &upload{id: id, cap: s.uploadCap}
 	select {
 	case s.uploads <- struct{}{}:
 		u.free = func() { <-s.uploads }
@@ -53,8 +54,8 @@ func (s *Server) beginUpload(id uint64) *upload {
 	return u
 }
 
-// add appends one piece. Past backup.MaxArchiveBytes the upload is
-// refused and what it held is dropped at once.
+// add appends one piece. Past its cap (backup.MaxArchiveBytes) the upload
+// is refused and what it held is dropped at once.
 func (u *upload) add(piece []byte) {
 	if u.err != nil {
 		return
@@ -64,8 +65,8 @@ func (u *upload) add(piece []byte) {
 		u.data = nil
 		return
 	}
-	if len(u.data)+len(piece) > backup.MaxArchiveBytes {
-		u.err = fmt.Errorf("%w: the uploaded archive is over the %d-byte archive cap; nothing was read from it", backup.ErrTooLarge, backup.MaxArchiveBytes)
+	if len(u.data)+len(piece) > u.cap {
+		u.err = fmt.Errorf("%w: the uploaded archive is over the %d-byte archive cap; nothing was read from it", backup.ErrTooLarge, u.cap)
 		u.data = nil
 		return
 	}

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/nspl-dev/nspl/backup"
 	"github.com/nspl-dev/nspl/node"
 	"github.com/nspl-dev/nspl/pki"
 	"github.com/nspl-dev/nspl/runtime/timesource"
@@ -83,6 +84,9 @@ type Config struct {
 	// server receives at once over all sessions; one more is refused with
 	// ErrArchiveBusy. Zero means DefaultMaxArchiveUploads.
 	MaxArchiveUploads int
+	// uploadCap, when set (tests), lowers the largest archive a client may
+	// upload below backup.MaxArchiveBytes.
+	uploadCap int
 	// Logger receives the server's logs; nil means the node's logger.
 	Logger *slog.Logger
 }
@@ -111,6 +115,7 @@ type Server struct {
 	closed        bool // set by Close; no session is admitted after it
 	live          map[*session.Session]context.CancelFunc
 	uploads       chan struct{} // a slot per archive being received
+	uploadCap     int           // the largest upload, backup.MaxArchiveBytes
 }
 
 // New returns a server for cfg. It listens nowhere until Serve.
@@ -138,6 +143,9 @@ func New(cfg Config) (*Server, error) {
 	if cfg.MaxArchiveUploads <= 0 {
 		cfg.MaxArchiveUploads = DefaultMaxArchiveUploads
 	}
+	if cfg.uploadCap <= 0 || cfg.uploadCap > backup.MaxArchiveBytes {
+		cfg.uploadCap = backup.MaxArchiveBytes
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = cfg.Node.Logger()
 	}
@@ -149,7 +157,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Server{cfg: cfg, logger: cfg.Logger, mux: http.NewServeMux(), ctx: ctx, cancel: cancel, live: make(map[*session.Session]context.CancelFunc),
-		uploads: make(chan struct{}, cfg.MaxArchiveUploads)}
+		uploads: make(chan struct{}, cfg.MaxArchiveUploads), uploadCap: cfg.uploadCap}
 	s.mux.HandleFunc(HealthPath, s.serveHealth)
 	s.mux.Handle(MetricsPath, s.authenticated(http.HandlerFunc(s.serveMetrics)))
 	s.mux.Handle(SessionPath, s.authenticated(http.HandlerFunc(s.serveSession)))
