@@ -65,11 +65,17 @@
 // equal its start point). A failure is a *CheckError that names the
 // section and the check. Nothing is returned until every check passed.
 //
-// # Writing
+// # Writing and reading files
 //
-// Write encodes the whole archive in memory, writes it to a private 0600
+// Write encodes the whole archive in memory and WriteFile (which also
+// writes the bytes a remote client received) writes it to a private 0600
 // temporary file in the destination's directory, fsyncs it, renames it over
 // the destination only when complete and fsyncs the directory, so the
 // destination never holds a partial archive. A leading "~/" expands to the
-// home directory.
+// home directory. Write replaces any file; WriteFile without Overwrite
+// replaces only a missing file, an empty one or an older archive
+// (CheckReplace, which follows no symbolic link), refusing anything else
+// with ErrNotArchive. ReadFile reads regular files only, never a device or
+// a FIFO (opened without blocking to find out), and at most
+// MaxArchiveBytes.
 package backup

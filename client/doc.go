@@ -34,8 +34,17 @@
 // with: ErrConnectionLost wrapping the server's sentinel (server.ErrProtocol,
 // server.ErrSessionIdle, ...).
 //
+// Archive files are the client's: BACKUP's archive comes back with its
+// reply, is verified and written here crash-safely (backup.WriteFile,
+// refusing to replace a file that is not an archive unless
+// Config.OverwriteArchives), and the file a RESTORE or DESCRIBE BACKUP
+// names is read here (a regular file of at most backup.MaxArchiveBytes)
+// and uploaded for the node to verify. The node never opens a path a
+// client names.
+//
 // Every wait is bounded or cancellable, every read is capped
 // (server.ServerMessageLimit) and unread frames are coalesced per domain, so
 // memory does not grow with a slow reader. Time comes from an injected
-// timesource.Source. The client never persists anything.
+// timesource.Source. The client persists nothing but the archives BACKUP
+// writes.
 package client

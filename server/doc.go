@@ -37,6 +37,7 @@
 //	{"type":"cancel","id":N}                     cancel request N if it runs
 //	{"type":"domains","id":N}                    list domain names
 //	{"type":"ping"}                              keep the session open
+//	{"type":"archive","id":N,"data":"<base64>"}  a piece of exec N's archive
 //
 // Each line is exactly one JSON object: unknown fields, unknown types and
 // anything after the object (a trailing "]") are refused. The ids of exec
@@ -61,6 +62,7 @@
 //	{"type":"error","id":N,"error":{...},"state":{...}}
 //	{"type":"frame","frame":{...}}
 //	{"type":"names","id":N,"names":["prod",...]}
+//	{"type":"archive","id":N,"data":"<base64>"}
 //
 // The welcome is the first message. Every exec is answered by exactly one
 // reply or error. A result carries statement (canonical text), message,
@@ -82,6 +84,32 @@
 // reply that released it. Each attached domain keeps the session's bounded
 // delivery (one replaceable tick, newest state), and a client that does not
 // read holds the stream back through HTTP/2 flow control, never a queue.
+//
+// # Archives
+//
+// A remote client never names a server path: the archive of BACKUP,
+// RESTORE and DESCRIBE BACKUP is the client's file and streams over the
+// session. Their exec carries "archive":{"name":NAME,"bytes":N}, where NAME
+// is the client's resolved file, used in messages only; the server never
+// opens it, nor the statement's path literal. Without "archive" these
+// statements are refused with the code archive_required, the same answer
+// for every path, so nothing about the server's files is read or revealed.
+//
+// RESTORE and DESCRIBE BACKUP: the client sends the file's bytes first, as
+// archive messages with the exec's id, each at most ArchivePieceBytes of
+// data (base64, so every line stays under ClientMessageLimit), then the
+// exec with bytes set to their total. The server gathers at most
+// backup.MaxArchiveBytes (archive_too_large past it, and what arrived is
+// dropped at once), holds at most Config.MaxArchiveUploads uploads at once
+// over all sessions (archive_busy beyond), and verifies the whole archive
+// (backup.Decode) before anything of it is used. Pieces no exec claims are
+// dropped when the next request arrives.
+//
+// BACKUP: the exec carries "archive" with bytes 0 and no pieces. The server
+// captures the archive and writes it back as archive messages with the
+// exec's id, then the reply, which carries "archive":{"name":NAME,"bytes":N}.
+// The client verifies the bytes and writes NAME itself. An archive or
+// archive pieces on any other statement is an error.
 //
 // # Cluster requests
 //
