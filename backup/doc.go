@@ -2,8 +2,8 @@
 // captured set of domains and their clocks, decoding and verifying an
 // archive, and writing and reading archive files crash-safely.
 //
-// It never touches a catalog: a node captures an Archive and hands it here
-// (node.Backup), and a restore decodes an Archive here and turns it into one
+// It never touches a catalog: a node captures an Archive (node.Capture)
+// that a session encodes here, and a restore decodes an Archive here and turns it into one
 // catalog command (node.Restore). Reading never trusts a byte it has not
 // verified, and never allocates more than the fixed caps below on behalf of
 // a length read from a file.

@@ -26,8 +26,10 @@
 //     committed revision. Lifecycle refusals come back as *lifecycle.Error
 //     values (errors.Is with lifecycle's sentinels), catalog failures as
 //     catalog's sentinels. Restore commits its one command the same way,
-//     after verifying the archive and selecting a resumed domain's
-//     authority.
+//     for an archive its caller already verified, after selecting a resumed
+//     domain's authority. Capture reads a consistent catalog state for a
+//     backup. Neither opens a file: where archives live is the session's
+//     business.
 //
 // A Node never reads the wall clock except through its timesource.Source,
 // and never applies anything that was not committed through the catalog.

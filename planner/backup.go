@@ -8,7 +8,8 @@ import (
 
 // Backup writes an archive of the catalog (Cluster) or of one domain to
 // Path. Domain is "" for the active domain and always "" for Cluster. Path
-// is the literal as written; "~/" is expanded when the backup runs.
+// is the literal as written; "~/" is expanded when the backup runs, on the
+// machine whose file it is (the client's, over a remote session).
 type Backup struct {
 	Located
 	Cluster bool

@@ -20,8 +20,11 @@
 // command and ends the transaction whatever the outcome; REVERT (ROLLBACK)
 // discards them. CREATE DOMAIN, DROP DOMAIN, USE, DESCRIBE DOMAIN, ATTACH and
 // DETACH are refused inside, as is a nested BEGIN, and so are BACKUP,
-// RESTORE and DESCRIBE BACKUP (backup.go). DESCRIBE BACKUP reads the archive
-// file only and never touches the node.
+// RESTORE and DESCRIBE BACKUP (backup.go). Their archives are written and
+// read through Options.Archives (archives.go): files on this machine for an
+// embedded session, the client's own files for a remote one, so the node
+// never opens a path a remote client names. DESCRIBE BACKUP reads the
+// archive only and never touches the node.
 //
 // Attachments follow the delivery contract of the domain clock: an attach
 // waits for the node's first installation of the committed domains (a
