@@ -1,7 +1,9 @@
 package client
 
 import (
+	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -11,6 +13,7 @@ import (
 
 	"github.com/nspl-dev/nspl/backup"
 	"github.com/nspl-dev/nspl/lifecycle"
+	"github.com/nspl-dev/nspl/server"
 )
 
 // TestArchivesAreTheClientsFiles runs BACKUP, RESTORE and DESCRIBE BACKUP
@@ -90,3 +93,95 @@ func TestArchivesAreTheClientsFiles(t *testing.T) {
 }
 
 func mkfifo(path string) error { return syscall.Mkfifo(path, 0o600) }
+
+// answering is a session protocol server that answers each exec with what
+// answer returns.
+type answering func(m server.ClientMessage) []server.ServerMessage
+
+func (a answering) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	rc := http.NewResponseController(w)
+	w.WriteHeader(http.StatusOK)
+	enc := json.NewEncoder(w)
+	write := func(m server.ServerMessage) {
+		_ = enc.Encode(m)
+		_ = rc.Flush()
+	}
+	write(server.ServerMessage{Type: server.TypeWelcome, Version: server.ProtocolVersion, Node: "fake"})
+	lr := server.NewLineReader(r.Body, server.ClientMessageLimit)
+	for {
+		l, err := lr.Next()
+		if err != nil {
+			return
+		}
+		var m server.ClientMessage
+		if json.Unmarshal(l, &m) != nil || m.Type != server.TypeExec {
+			continue
+		}
+		for _, out := range a(m) {
+			write(out)
+		}
+	}
+}
+
+// TestMisbehavingNodeArchives checks the client writes nothing a node sent
+// that is not a whole, verified archive, and ends a stream that sends
+// archive bytes for a statement that is no BACKUP.
+func TestMisbehavingNodeArchives(t *testing.T) {
+	good, err := backup.Encode(backup.Archive{Version: backup.Version, CapturedAt: t0, Scope: backup.ScopeCluster, Node: "fake"})
+	require.NoError(t, err)
+	reply := func(m server.ClientMessage, data []byte, bytes int64) []server.ServerMessage {
+		return []server.ServerMessage{
+			{Type: server.TypeArchive, ID: m.ID, Data: data},
+			{Type: server.TypeReply, ID: m.ID, Result: &server.WireResult{Statement: m.Text, Message: "backed up"}, Archive: &server.WireArchive{Name: m.Archive.Name, Bytes: bytes}},
+		}
+	}
+	for _, tc := range []struct {
+		name   string
+		answer answering
+		err    error
+	}{
+		{"fewer bytes than the reply says", func(m server.ClientMessage) []server.ServerMessage {
+			return reply(m, good[:len(good)-512], int64(len(good)))
+		}, server.ErrProtocol},
+		{"bytes that are no archive", func(m server.ClientMessage) []server.ServerMessage {
+			return reply(m, []byte("not an archive"), 14)
+		}, backup.ErrCorrupt},
+		{"a reply without its archive", func(m server.ClientMessage) []server.ServerMessage {
+			return []server.ServerMessage{{Type: server.TypeReply, ID: m.ID, Result: &server.WireResult{Statement: m.Text}}}
+		}, server.ErrProtocol},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := Dial(ctxT(t), Config{URLs: []string{serveScripted(t, tc.answer)}, Logger: quietLogger()})
+			require.NoError(t, err)
+			defer c.Close()
+			dest := filepath.Join(t.TempDir(), "out.nsplbak")
+			_, err = c.ExecText(ctxT(t), "BACKUP CLUSTER TO '"+dest+"';")
+			require.ErrorIs(t, err, tc.err)
+			_, err = os.Lstat(dest)
+			require.ErrorIs(t, err, os.ErrNotExist, "nothing was written")
+			entries, err := os.ReadDir(filepath.Dir(dest))
+			require.NoError(t, err)
+			require.Empty(t, entries)
+		})
+	}
+
+	// The one good answer is written.
+	c, err := Dial(ctxT(t), Config{URLs: []string{serveScripted(t, answering(func(m server.ClientMessage) []server.ServerMessage {
+		if m.Archive == nil {
+			return []server.ServerMessage{{Type: server.TypeArchive, ID: m.ID, Data: good}}
+		}
+		return reply(m, good, int64(len(good)))
+	}))}, Logger: quietLogger()})
+	require.NoError(t, err)
+	defer c.Close()
+	dest := filepath.Join(t.TempDir(), "out.nsplbak")
+	exec(t, c, "BACKUP CLUSTER TO '"+dest+"';")
+	b, err := os.ReadFile(dest)
+	require.NoError(t, err)
+	require.Equal(t, good, b)
+
+	// Archive bytes for another statement end the stream.
+	_, err = c.ExecText(ctxT(t), "LIST DOMAINS;")
+	require.ErrorIs(t, err, ErrConnectionLost)
+	require.ErrorContains(t, err, "archive bytes for request")
+}

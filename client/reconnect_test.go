@@ -267,7 +267,7 @@ func (s *scripted) attachCount() int {
 
 // serveScripted serves sc over unencrypted HTTP/2 on loopback until the
 // test ends and returns its URL.
-func serveScripted(t *testing.T, sc *scripted) string {
+func serveScripted(t *testing.T, sc http.Handler) string {
 	t.Helper()
 	var protocols http.Protocols
 	protocols.SetUnencryptedHTTP2(true)
