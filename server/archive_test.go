@@ -206,10 +206,10 @@ func TestUploadedArchives(t *testing.T) {
 	}{
 		{"corrupt archive", "DESCRIBE BACKUP 'x';", &WireArchive{Name: "c", Bytes: int64(len(corrupt))}, corrupt, "archive_corrupt"},
 		{"empty upload", "DESCRIBE BACKUP 'x';", &WireArchive{Name: "e"}, nil, "archive_corrupt"},
-		{"fewer bytes than said", "DESCRIBE BACKUP 'x';", &WireArchive{Name: "s", Bytes: int64(len(small)) + 1}, small, "error"},
-		{"pieces for a statement without an archive", "LIST DOMAINS;", nil, small, "error"},
-		{"an archive field on a statement without one", "LIST DOMAINS;", &WireArchive{Name: "s"}, nil, "error"},
-		{"pieces for a BACKUP", "BACKUP CLUSTER TO 'x';", &WireArchive{Name: "s"}, small, "error"},
+		{"fewer bytes than said", "DESCRIBE BACKUP 'x';", &WireArchive{Name: "s", Bytes: int64(len(small)) + 1}, small, "protocol"},
+		{"pieces for a statement without an archive", "LIST DOMAINS;", nil, small, "protocol"},
+		{"an archive field on a statement without one", "LIST DOMAINS;", &WireArchive{Name: "s"}, nil, "protocol"},
+		{"pieces for a BACKUP", "BACKUP CLUSTER TO 'x';", &WireArchive{Name: "s"}, small, "protocol"},
 		{"pieces without the archive field", "DESCRIBE BACKUP 'x';", nil, small, "archive_required"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
