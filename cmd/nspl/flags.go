@@ -223,6 +223,9 @@ Serve flags (nspl serve):
   --message-timeout D   bound on one client message's arrival (default 30s)
   --max-sessions N, --max-sessions-per-identity N
                         session cap, and one identity's share (default 1024, 64)
+  --max-archive-uploads N
+                        archives received at once for RESTORE and DESCRIBE
+                        BACKUP, each at most 64 MiB (default 2)
 
 Clock flags (nspl clock):
   --domain NAME         follow NAME (default: the active domain left by -f/-c setup)

@@ -43,8 +43,9 @@ type serveOptions struct {
 	leaderLeaseTimeout time.Duration
 	probeInterval      time.Duration
 
-	limits      server.Limits
-	maxSessions int
+	limits            server.Limits
+	maxSessions       int
+	maxArchiveUploads int
 }
 
 // parseServeArgs parses
@@ -53,7 +54,7 @@ type serveOptions struct {
 //	           [--join API-ADDR] [--bootstrap] [--pki DIR | --ca F --cert F --key F]
 //	           [--token-file F] [--insecure] [--handshake-timeout D] [--idle-timeout D]
 //	           [--session-idle-timeout D] [--message-timeout D] [--max-sessions N]
-//	           [--max-sessions-per-identity N]
+//	           [--max-sessions-per-identity N] [--max-archive-uploads N]
 func parseServeArgs(o options, args []string) (options, error) {
 	s := &serveOptions{}
 	fs := flag.NewFlagSet("nspl serve", flag.ContinueOnError)
@@ -81,6 +82,7 @@ func parseServeArgs(o options, args []string) (options, error) {
 	fs.DurationVar(&s.limits.MessageTimeout, "message-timeout", server.DefaultMessageTimeout, "close a session whose client takes longer than `D` to send one message")
 	fs.IntVar(&s.maxSessions, "max-sessions", server.DefaultMaxSessions, "serve at most `N` sessions at once")
 	fs.IntVar(&s.limits.MaxSessionsPerIdentity, "max-sessions-per-identity", server.DefaultMaxSessionsPerIdentity, "serve at most `N` sessions of one client certificate or token at once")
+	fs.IntVar(&s.maxArchiveUploads, "max-archive-uploads", server.DefaultMaxArchiveUploads, "receive at most `N` archives (RESTORE, DESCRIBE BACKUP) at once")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return o, err
@@ -98,8 +100,8 @@ func parseServeArgs(o options, args []string) (options, error) {
 			return o, usageErrorf("serve: %s %s: give a positive duration such as 30s", d.flag, d.v)
 		}
 	}
-	if s.maxSessions <= 0 || s.limits.MaxSessionsPerIdentity <= 0 {
-		return o, usageErrorf("serve: --max-sessions and --max-sessions-per-identity must be positive")
+	if s.maxSessions <= 0 || s.limits.MaxSessionsPerIdentity <= 0 || s.maxArchiveUploads <= 0 {
+		return o, usageErrorf("serve: --max-sessions, --max-sessions-per-identity and --max-archive-uploads must be positive")
 	}
 	if extra := fs.Args(); len(extra) > 0 {
 		return o, usageErrorf("serve: unexpected argument %q", extra[0])
@@ -220,7 +222,7 @@ func (m *Main) runServe(ctx context.Context, s *serveOptions) error {
 	srv, err := server.New(server.Config{
 		Node: member.node, TLS: tc, Insecure: s.insecure, Token: token,
 		Peer: member.peer, Cluster: member.cluster, Metrics: member.metrics, Logger: logger,
-		MaxSessions: s.maxSessions, Limits: s.limits,
+		MaxSessions: s.maxSessions, Limits: s.limits, MaxArchiveUploads: s.maxArchiveUploads,
 	})
 	if err != nil {
 		return usageErrorf("serve: %v", err)
