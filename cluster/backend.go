@@ -40,9 +40,69 @@ func (b backend) Status() interconnect.Status {
 	}
 }
 
+// Standing reads the caller's standing from the committed node registry
+// and the raft configuration (see interconnect.Standing).
+func (b backend) Standing(name string) (interconnect.Standing, error) {
+	cat, err := b.m.catalog()
+	if err != nil {
+		return interconnect.Standing{}, err
+	}
+	nd, ok := cat.State().Node(name)
+	if !ok || nd.RaftID == "" {
+		return interconnect.Standing{}, nil
+	}
+	servers, err := cat.Servers()
+	if err != nil {
+		return interconnect.Standing{}, err
+	}
+	for _, s := range servers {
+		if s.ServerID == nd.RaftID {
+			return interconnect.Standing{Member: true, Voter: s.Voter}, nil
+		}
+	}
+	return interconnect.Standing{}, nil
+}
+
+// Registrable allows a node that joined (or rejoined with a new data
+// directory) to register its raft server: the server must be in the
+// configuration and claimed by no other registered node.
+func (b backend) Registrable(name, serverID string) error {
+	cat, err := b.m.catalog()
+	if err != nil {
+		return err
+	}
+	if err := unclaimed(cat, name, serverID); err != nil {
+		return err
+	}
+	servers, err := cat.Servers()
+	if err != nil {
+		return err
+	}
+	for _, s := range servers {
+		if s.ServerID == serverID {
+			return nil
+		}
+	}
+	return fmt.Errorf("raft server %q is not in the cluster's configuration; join the cluster first", serverID)
+}
+
+// unclaimed refuses a raft server id that another registered node holds,
+// so no node can take over another's vote or address.
+func unclaimed(cat *catalog.Node, name, serverID string) error {
+	if nd, ok := catalog.NodeByServerID(cat.State(), serverID); ok && nd.Name != name {
+		return fmt.Errorf("%w: raft server %q belongs to node %q", interconnect.ErrForbidden, serverID, nd.Name)
+	}
+	return nil
+}
+
+// Join runs a join the handler authorized: req.Name is the node that
+// asked, checked here or by the voter that forwarded it.
 func (b backend) Join(ctx context.Context, forwarded bool, req interconnect.JoinRequest) error {
 	cat, err := b.m.catalog()
 	if err != nil {
+		return err
+	}
+	if err := unclaimed(cat, req.Name, req.ServerID); err != nil {
 		return err
 	}
 	if cat.IsLeader() {

@@ -10,7 +10,12 @@
 // Handler serves them against a Backend; the reporting or calling node's
 // name always comes from the verified peer certificate (pki.PeerName),
 // never from a request body, and a caller without a node certificate is
-// refused. Every body is capped (MaxBodyBytes) and decoded strictly.
+// refused. Each route then authorizes that name against the committed
+// membership (authorize.go): a join only from the joining node itself or
+// forwarded by a current voter, everything else only from a current
+// member; the forwarding header is never trusted on its own. Refusals are
+// ErrForbidden, counted (Metrics.Forbidden) and logged. Every body is
+// capped (MaxBodyBytes) and decoded strictly.
 //
 // Delivery is the authority's side of progress: for each peer and domain at
 // most one request in flight and one replaceable pending report, a

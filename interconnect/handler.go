@@ -3,6 +3,7 @@ package interconnect
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -30,13 +31,22 @@ type Backend interface {
 	Remove(ctx context.Context, forwarded bool, name string) error
 	// Status answers the health probe; it must be cheap.
 	Status() Status
+	// Standing reports the committed membership's standing of the node
+	// name (see Standing). It must be cheap: every request asks it.
+	Standing(name string) (Standing, error)
+	// Registrable returns nil when the node name, not a member, may
+	// register the raft server serverID as itself: the server is in the
+	// raft configuration and no other registered node claims it.
+	Registrable(name, serverID string) error
 }
 
 // Handler serves /v1/peer/ for a Backend. Mount it on the node's API
 // listener under PathPrefix; the listener's TLS config must verify client
 // certificates against the cluster CA (pki.Material.ServerConfig), since
 // every request is refused unless r.TLS carries a verified node
-// certificate.
+// certificate. Each route then authorizes the certificate's node against
+// the committed membership (see Standing and the rules beside it) before
+// the Backend sees the request.
 type Handler struct {
 	backend Backend
 	metrics *Metrics
@@ -65,12 +75,12 @@ func NewHandler(b Backend, metrics *Metrics, logger *slog.Logger) *Handler {
 // ServeHTTP authenticates the calling node and routes the request.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.TLS == nil {
-		writeError(w, http.StatusForbidden, fmt.Errorf("%w: the request did not arrive over TLS", ErrForbidden))
+		h.forbid(w, r, "", fmt.Errorf("%w: the request did not arrive over TLS", ErrForbidden))
 		return
 	}
 	name, err := pki.PeerName(*r.TLS)
 	if err != nil {
-		writeError(w, http.StatusForbidden, fmt.Errorf("%w: %v", ErrForbidden, err))
+		h.forbid(w, r, "", fmt.Errorf("%w: %v", ErrForbidden, err))
 		return
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, MaxBodyBytes)
@@ -81,7 +91,60 @@ type peerKey struct{}
 
 func peerOf(r *http.Request) string { s, _ := r.Context().Value(peerKey{}).(string); return s }
 
+// forbid answers a refused caller with err (ErrForbidden), counts and logs
+// the refusal.
+func (h *Handler) forbid(w http.ResponseWriter, r *http.Request, caller string, err error) {
+	h.refused(r, caller, err)
+	writeError(w, http.StatusForbidden, err)
+}
+
+// countBackendRefusal counts and logs a refusal the Backend itself decided
+// (ErrForbidden that no other node answered with).
+func (h *Handler) countBackendRefusal(r *http.Request, caller string, err error) {
+	var re *RemoteError
+	if errors.Is(err, ErrForbidden) && !errors.As(err, &re) {
+		h.refused(r, caller, err)
+	}
+}
+
+// refused counts and logs one refused request.
+func (h *Handler) refused(r *http.Request, caller string, err error) {
+	h.metrics.Forbidden.Add(1)
+	h.logger.Warn("peer request refused", "path", r.URL.Path, "caller", caller, "remote", r.RemoteAddr, "err", err)
+}
+
+// standing reads the caller's standing; false when it could not be read
+// (the reply has been written).
+func (h *Handler) standing(w http.ResponseWriter, caller string) (Standing, bool) {
+	st, err := h.backend.Standing(caller)
+	if err != nil {
+		writeError(w, statusOf(err), err)
+		return Standing{}, false
+	}
+	return st, true
+}
+
+// member authorizes a route open to members only; false when refused (the
+// reply has been written).
+func (h *Handler) member(w http.ResponseWriter, r *http.Request) bool {
+	caller := peerOf(r)
+	st, ok := h.standing(w, caller)
+	if !ok {
+		return false
+	}
+	if err := authorizeMember(caller, st, r.URL.Path); err != nil {
+		h.forbid(w, r, caller, err)
+		return false
+	}
+	return true
+}
+
+// progress serves PathProgress. Caller: a member, and the report must
+// match the committed fence, which names the caller as the authority.
 func (h *Handler) progress(w http.ResponseWriter, r *http.Request) {
+	if !h.member(w, r) {
+		return
+	}
 	b, err := io.ReadAll(r.Body)
 	if err != nil {
 		writeError(w, http.StatusRequestEntityTooLarge, fmt.Errorf("%w: %v", ErrBadRequest, err))
@@ -110,6 +173,9 @@ func (h *Handler) progress(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, reply)
 }
 
+// join serves PathJoin. Caller: the joining node itself, or a current
+// voter forwarding a join whose caller it checked was the joining node.
+// The forwarding header counts only from a voter.
 func (h *Handler) join(w http.ResponseWriter, r *http.Request) {
 	var req JoinRequest
 	if err := decodeStrict(r.Body, &req); err != nil {
@@ -117,20 +183,31 @@ func (h *Handler) join(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	forwarded := r.Header.Get(forwardedHeader) != ""
-	// A node joins as itself; only a member forwarding a join it already
-	// authenticated may name another node.
-	if !forwarded && req.Name != peerOf(r) {
-		writeError(w, http.StatusForbidden, fmt.Errorf("%w: node %q cannot join as %q", ErrForbidden, peerOf(r), req.Name))
+	caller := peerOf(r)
+	var st Standing
+	if forwarded {
+		var ok bool
+		if st, ok = h.standing(w, caller); !ok {
+			return
+		}
+	}
+	if err := authorizeJoin(caller, st, forwarded, req); err != nil {
+		h.forbid(w, r, caller, err)
 		return
 	}
 	if err := h.backend.Join(r.Context(), forwarded, req); err != nil {
+		h.countBackendRefusal(r, caller, err)
 		writeError(w, statusOf(err), err)
 		return
 	}
 	writeJSON(w, http.StatusOK, struct{}{})
 }
 
+// remove serves PathRemove. Caller: a member.
 func (h *Handler) remove(w http.ResponseWriter, r *http.Request) {
+	if !h.member(w, r) {
+		return
+	}
 	var req RemoveRequest
 	if err := decodeStrict(r.Body, &req); err != nil {
 		writeError(w, http.StatusBadRequest, err)
@@ -143,7 +220,15 @@ func (h *Handler) remove(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, struct{}{})
 }
 
+// propose serves PathPropose. Caller: a member; a node that is not yet a
+// member only for its own registration (authorizePropose).
 func (h *Handler) propose(w http.ResponseWriter, r *http.Request) {
+	caller := peerOf(r)
+	st, err := h.backend.Standing(caller)
+	if err != nil {
+		writeJSON(w, statusOf(err), ProposeReply{Error: remoteErrorOf(err)})
+		return
+	}
 	var req ProposeRequest
 	if err := decodeStrict(r.Body, &req); err != nil {
 		writeJSON(w, http.StatusBadRequest, ProposeReply{Error: remoteErrorOf(err)})
@@ -154,6 +239,11 @@ func (h *Handler) propose(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusBadRequest, ProposeReply{Error: remoteErrorOf(err)})
 		return
 	}
+	if err := authorizePropose(caller, st, cmd, h.backend.Registrable); err != nil {
+		h.refused(r, caller, err)
+		writeJSON(w, http.StatusForbidden, ProposeReply{Error: remoteErrorOf(err)})
+		return
+	}
 	res, err := h.backend.Propose(r.Context(), r.Header.Get(forwardedHeader) != "", cmd)
 	if err != nil {
 		writeJSON(w, statusOf(err), ProposeReply{Error: remoteErrorOf(err)})
@@ -162,7 +252,11 @@ func (h *Handler) propose(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, ProposeReply{Result: &res})
 }
 
-func (h *Handler) status(w http.ResponseWriter, _ *http.Request) {
+// status serves PathStatus. Caller: a member.
+func (h *Handler) status(w http.ResponseWriter, r *http.Request) {
+	if !h.member(w, r) {
+		return
+	}
 	writeJSON(w, http.StatusOK, h.backend.Status())
 }
 

@@ -202,3 +202,79 @@ func FuzzDecodeProgress(f *testing.F) {
 		require.Equal(t, p, ProgressOf(p.Report()))
 	})
 }
+
+func TestPeerAuthorization(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t) })
+	p := newPKI(t)
+	rcv := newReceiver(t)
+	rcv.standings["n3"] = Standing{Member: true} // a member that does not vote
+	rcv.propose = func(lifecycle.Command) (lifecycle.Result, error) { return lifecycle.Result{Revision: 9}, nil }
+	var m Metrics
+	srv := serve(t, p, NewHandler(rcv, &m, nil))
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	stop := lifecycle.Command{Op: lifecycle.OpStop, Stop: &lifecycle.Stop{Domain: "d"}}
+	register := func(name, serverID string) lifecycle.Command {
+		return lifecycle.Command{Op: lifecycle.OpRegisterNode, RegisterNode: &lifecycle.RegisterNode{
+			Name: name, Incarnation: 1, RaftID: serverID, RaftAddr: "127.0.0.1:1", APIAddr: "127.0.0.1:2"}}
+	}
+	join := func(name string) JoinRequest {
+		return JoinRequest{Name: name, ServerID: "s-" + name, RaftAddr: "127.0.0.1:1"}
+	}
+	cases := []struct {
+		name      string
+		from      *pki.Material
+		call      func(c *Client) error
+		forbidden bool
+	}{
+		{"a non-member forwards a join of another node", p.outsider, func(c *Client) error { return c.Join(ctx, addrOf(srv), true, join("n7")) }, true},
+		{"a non-member forwards its own join", p.outsider, func(c *Client) error { return c.Join(ctx, addrOf(srv), true, join("n9")) }, true},
+		{"a non-member removes a member, forwarded", p.outsider, func(c *Client) error { return c.Remove(ctx, addrOf(srv), true, "n2") }, true},
+		{"a non-member removes a member", p.outsider, func(c *Client) error { return c.Remove(ctx, addrOf(srv), false, "n2") }, true},
+		{"a non-member proposes, forwarded", p.outsider, func(c *Client) error { _, err := c.Propose(ctx, addrOf(srv), true, stop); return err }, true},
+		{"a non-member proposes", p.outsider, func(c *Client) error { _, err := c.Propose(ctx, addrOf(srv), false, stop); return err }, true},
+		{"a non-member reports progress", p.outsider, func(c *Client) error { _, err := c.Progress(ctx, addrOf(srv), report(1)); return err }, true},
+		{"a non-member probes status", p.outsider, func(c *Client) error { _, err := c.Status(ctx, addrOf(srv)); return err }, true},
+		{"a non-member registers a server someone holds", p.outsider, func(c *Client) error {
+			_, err := c.Propose(ctx, addrOf(srv), true, register("n9", "s-n1"))
+			return err
+		}, true},
+		{"a member that does not vote forwards a join", p.n3, func(c *Client) error { return c.Join(ctx, addrOf(srv), true, join("n7")) }, true},
+		{"a voter joins another node unforwarded", p.n2, func(c *Client) error { return c.Join(ctx, addrOf(srv), false, join("n7")) }, true},
+		{"a member registers another node", p.n1, func(c *Client) error {
+			_, err := c.Propose(ctx, addrOf(srv), true, register("n2", "s-fresh"))
+			return err
+		}, true},
+
+		{"a node joins as itself", p.outsider, func(c *Client) error { return c.Join(ctx, addrOf(srv), false, join("n9")) }, false},
+		{"a voter forwards a join", p.n1, func(c *Client) error { return c.Join(ctx, addrOf(srv), true, join("n8")) }, false},
+		{"a joined node registers its server", p.outsider, func(c *Client) error {
+			_, err := c.Propose(ctx, addrOf(srv), true, register("n9", "s-fresh"))
+			return err
+		}, false},
+		{"a member proposes", p.n3, func(c *Client) error { _, err := c.Propose(ctx, addrOf(srv), true, stop); return err }, false},
+		{"a member removes a member", p.n3, func(c *Client) error { return c.Remove(ctx, addrOf(srv), true, "n2") }, false},
+		{"a member probes status", p.n3, func(c *Client) error { _, err := c.Status(ctx, addrOf(srv)); return err }, false},
+	}
+	forbidden := uint64(0)
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			err := c.call(clientFor(t, c.from))
+			if !c.forbidden {
+				require.NoError(t, err)
+				return
+			}
+			forbidden++
+			require.ErrorIs(t, err, ErrForbidden)
+			var re *RemoteError
+			require.ErrorAs(t, err, &re)
+			require.Equal(t, CodeForbidden, re.Code)
+		})
+	}
+	// Only the authorized requests reached the backend.
+	require.Equal(t, []JoinRequest{join("n9"), join("n8")}, rcv.joins)
+	require.Equal(t, []string{"n2"}, rcv.removes)
+	require.Equal(t, []lifecycle.Command{register("n9", "s-fresh"), stop}, rcv.proposed)
+	require.Empty(t, rcv.seen(), "no report of a non-member reached the runtime")
+	require.Equal(t, forbidden, m.Snapshot().Forbidden)
+}

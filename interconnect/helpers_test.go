@@ -2,6 +2,7 @@ package interconnect
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -24,6 +25,7 @@ var issued = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 type pkiSet struct {
 	ca                *pki.CA
 	n1, n2, n3, alice *pki.Material
+	outsider          *pki.Material // a node of the CA that is not a member
 	stranger          *pki.Material // a node of another CA
 }
 
@@ -44,7 +46,7 @@ func newPKI(t testing.TB) *pkiSet {
 	require.NoError(t, err)
 	other, err := pki.NewCA(pki.Options{Now: time.Now()})
 	require.NoError(t, err)
-	return &pkiSet{ca: ca, n1: node(ca, "n1"), n2: node(ca, "n2"), n3: node(ca, "n3"), alice: alice, stranger: node(other, "n1")}
+	return &pkiSet{ca: ca, n1: node(ca, "n1"), n2: node(ca, "n2"), n3: node(ca, "n3"), alice: alice, outsider: node(ca, "n9"), stranger: node(other, "n1")}
 }
 
 // authority is the fence the receiver's installed domain "d" expects.
@@ -59,8 +61,13 @@ type receiver struct {
 	reports  []runtime.ProgressReport
 	joins    []JoinRequest
 	removes  []string
+	proposed []lifecycle.Command
 	propose  func(lifecycle.Command) (lifecycle.Result, error)
 	advertRv uint64
+	// standings is the committed membership as the receiver knows it;
+	// free lists raft servers in its configuration that nobody claims.
+	standings map[string]Standing
+	free      map[string]bool
 }
 
 func newReceiver(t testing.TB) *receiver {
@@ -72,7 +79,24 @@ func newReceiver(t testing.TB) *receiver {
 		Period:  uint64(time.Second), Authority: authority, Revision: 5,
 	})
 	require.NoError(t, err)
-	return &receiver{reg: reg, advertRv: 5}
+	return &receiver{reg: reg, advertRv: 5,
+		standings: map[string]Standing{"n1": {Member: true, Voter: true}, "n2": {Member: true, Voter: true}, "n3": {Member: true, Voter: true}},
+		free:      map[string]bool{"s-fresh": true}}
+}
+
+func (r *receiver) Standing(name string) (Standing, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.standings[name], nil
+}
+
+func (r *receiver) Registrable(_, serverID string) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.free[serverID] {
+		return fmt.Errorf("raft server %q is not in the configuration", serverID)
+	}
+	return nil
 }
 
 func (r *receiver) AcceptProgress(from string, rep runtime.ProgressReport) (bool, error) {
@@ -100,6 +124,9 @@ func (r *receiver) Remove(_ context.Context, _ bool, name string) error {
 }
 
 func (r *receiver) Propose(_ context.Context, _ bool, cmd lifecycle.Command) (lifecycle.Result, error) {
+	r.mu.Lock()
+	r.proposed = append(r.proposed, cmd)
+	r.mu.Unlock()
 	if r.propose != nil {
 		return r.propose(cmd)
 	}

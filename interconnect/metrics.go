@@ -2,7 +2,7 @@ package interconnect
 
 import "sync/atomic"
 
-// Metrics counts the interconnect's progress traffic. The zero value is
+// Metrics counts the interconnect's progress traffic and its refusals. The zero value is
 // ready; every field is safe for concurrent use.
 type Metrics struct {
 	// Sender side (Delivery).
@@ -12,12 +12,16 @@ type Metrics struct {
 	ProgressAccepted atomic.Uint64 // published as the newest tick
 	ProgressIgnored  atomic.Uint64 // current but not newer
 	ProgressRefused  atomic.Uint64 // refused by the receiver's fence
+	// Forbidden counts requests refused because of who sent them: no
+	// verified node certificate, or a caller the route's rule refuses.
+	Forbidden atomic.Uint64
 }
 
 // MetricsSnapshot is a copy of Metrics at one moment.
 type MetricsSnapshot struct {
 	ProgressSent, ProgressFailed                       uint64
 	ProgressAccepted, ProgressIgnored, ProgressRefused uint64
+	Forbidden                                          uint64
 }
 
 // Snapshot copies the counters.
@@ -25,5 +29,6 @@ func (m *Metrics) Snapshot() MetricsSnapshot {
 	return MetricsSnapshot{
 		ProgressSent: m.ProgressSent.Load(), ProgressFailed: m.ProgressFailed.Load(),
 		ProgressAccepted: m.ProgressAccepted.Load(), ProgressIgnored: m.ProgressIgnored.Load(), ProgressRefused: m.ProgressRefused.Load(),
+		Forbidden: m.Forbidden.Load(),
 	}
 }

@@ -1,0 +1,91 @@
+package cluster
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/nspl-dev/nspl/interconnect"
+	"github.com/nspl-dev/nspl/lifecycle"
+)
+
+// peerClient is an interconnect client presenting the named node's
+// certificate of the harness CA.
+func (h *harness) peerClient(name string) *interconnect.Client {
+	tr := h.material(name).Transport()
+	h.t.Cleanup(tr.CloseIdleConnections)
+	return interconnect.NewClient(tr)
+}
+
+func TestPeerRoutesRefuseWhoMayNotCallThem(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t) })
+	h := newHarness(t, false)
+	h.startThree()
+	leader := h.leader()
+	var follower *Member
+	for _, m := range h.live() {
+		if m != leader {
+			follower = m
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	outsider := h.peerClient("evil") // a node certificate of the cluster's CA, never joined
+	member := h.peerClient(follower.cfg.Node)
+	fake := interconnect.JoinRequest{Name: "ghost", ServerID: "ghost-server", RaftAddr: "127.0.0.1:1"}
+	stop := lifecycle.Command{Op: lifecycle.OpStop, Stop: &lifecycle.Stop{Domain: "d"}}
+
+	cases := []struct {
+		name string
+		call func() error
+	}{
+		{"a non-member forwards a join of a fake voter", func() error { return outsider.Join(ctx, leader.APIAddr(), true, fake) }},
+		{"a non-member forwards its own join to a follower", func() error {
+			return outsider.Join(ctx, follower.APIAddr(), true, interconnect.JoinRequest{Name: "evil", ServerID: "evil-server", RaftAddr: "127.0.0.1:1"})
+		}},
+		{"a non-member removes a member, forwarded", func() error { return outsider.Remove(ctx, leader.APIAddr(), true, follower.cfg.Node) }},
+		{"a non-member removes a member", func() error { return outsider.Remove(ctx, follower.APIAddr(), false, follower.cfg.Node) }},
+		{"a non-member proposes, forwarded", func() error { _, err := outsider.Propose(ctx, leader.APIAddr(), true, stop); return err }},
+		{"a non-member registers as a member's server", func() error {
+			_, err := outsider.Propose(ctx, leader.APIAddr(), true, lifecycle.Command{Op: lifecycle.OpRegisterNode, RegisterNode: &lifecycle.RegisterNode{
+				Name: "evil", Incarnation: 1, RaftID: follower.Node().Catalog().ServerID(), RaftAddr: "127.0.0.1:1", APIAddr: "127.0.0.1:2"}})
+			return err
+		}},
+		{"a member joins another node unforwarded", func() error { return member.Join(ctx, leader.APIAddr(), false, fake) }},
+		{"a joiner takes over a member's raft server", func() error {
+			return outsider.Join(ctx, leader.APIAddr(), false, interconnect.JoinRequest{Name: "evil", ServerID: follower.Node().Catalog().ServerID(), RaftAddr: "127.0.0.1:1"})
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			before := leader.metrics.Snapshot().Forbidden + follower.metrics.Snapshot().Forbidden
+			require.ErrorIs(t, c.call(), interconnect.ErrForbidden)
+			require.Equal(t, before+1, leader.metrics.Snapshot().Forbidden+follower.metrics.Snapshot().Forbidden, "the refusal is counted")
+		})
+	}
+	servers, err := leader.Node().Catalog().Servers()
+	require.NoError(t, err)
+	require.Len(t, servers, 3, "no voter was added or removed")
+	for _, s := range servers {
+		require.NotEqual(t, "127.0.0.1:1", s.RaftAddr, "no member's raft address was replaced")
+	}
+	require.Len(t, leader.Status().Nodes, 3)
+	_, ok := leader.Node().Catalog().State().Node("evil")
+	require.False(t, ok, "the outsider registered nothing")
+
+	// A genuine join through a follower still works: the follower checks
+	// the joiner and forwards it as a voter.
+	n4 := h.start("n4", false, follower.APIAddr())
+	servers, err = leader.Node().Catalog().Servers()
+	require.NoError(t, err)
+	require.Len(t, servers, 4)
+	st, err := (backend{leader}).Standing("n4")
+	require.NoError(t, err)
+	require.Equal(t, interconnect.Standing{Member: true, Voter: true}, st)
+	// The new member may propose and is a member everywhere.
+	_, err = h.peerClient("n4").Propose(ctx, n4.APIAddr(), false, stop)
+	require.NotErrorIs(t, err, interconnect.ErrForbidden)
+}
