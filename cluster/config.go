@@ -83,6 +83,13 @@ type Config struct {
 	ProgressTimeout time.Duration
 	ProgressBackoff time.Duration
 
+	// MaxClockOffset bounds how far ahead of this member's UTC another
+	// member's clock may run: a received progress report whose tick or
+	// authority UTC is further ahead is refused as implausible
+	// (node.Config.MaxClockOffset). Zero means
+	// runtime.DefaultMaxClockOffset (500 ms); negative is ErrConfig.
+	MaxClockOffset time.Duration
+
 	// Logger nil means slog.Default(); RaftLogLevel filters raft's own
 	// output.
 	Logger       *slog.Logger
@@ -126,6 +133,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if !c.Bootstrap && len(c.Join) == 0 && !catalog.HasState(c.DataDir) {
 		return c, fmt.Errorf("%w: %w", ErrConfig, ErrNoJoinAddress)
+	}
+	if c.MaxClockOffset < 0 {
+		return c, fmt.Errorf("%w: max clock offset %s is negative; pass a duration such as 500ms", ErrConfig, c.MaxClockOffset)
 	}
 	if c.ProbeInterval <= 0 {
 		c.ProbeInterval = DefaultProbeInterval

@@ -77,3 +77,39 @@ func TestReceiversRefuseProgressOutsideTheCommittedFence(t *testing.T) {
 	require.Positive(t, m.ProgressAccepted)
 	require.Positive(t, h.member(out.Domain.Authority.Node).Metrics().TicksProduced)
 }
+
+func TestForgedAheadProgressDoesNotFreezeFollowers(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t) })
+	h := newHarness(t, false)
+	h.startThree()
+	d := h.startPaced(h.member("n1"), "forged", 20*time.Millisecond)
+	authority := h.member(d.Authority.Node)
+	var receiver *Member
+	for _, m := range h.live() {
+		if m != authority {
+			receiver = m
+		}
+	}
+	h.eventually(10*time.Second, "ticks on the receiver", func() bool {
+		_, ok := tickedBy(receiver, "forged", d.Authority)
+		return ok
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	// The authority's own certificate and fence, with a tick a billion
+	// periods ahead, boundary 0 and a UTC ten years in the future.
+	forged := runtime.ProgressReport{Domain: "forged", Generation: d.Generation, Authority: d.Authority,
+		ID: 1_000_000_000, Boundary: 0, AuthorityUTC: time.Now().Add(10 * 365 * 24 * time.Hour).UnixNano(), Period: d.Period}
+	reply, err := authority.client.Progress(ctx, receiver.APIAddr(), forged)
+	require.NoError(t, err)
+	require.Equal(t, interconnect.OutcomeRefused, reply.Outcome)
+	require.Contains(t, reply.Reason, runtime.ErrImplausibleProgress.Error())
+	require.Equal(t, uint64(1), receiver.Metrics().ProgressImplausible)
+	require.Less(t, receiver.Node().Runtime().Progress("forged").ID, uint64(1_000_000_000))
+
+	// Genuine ticks keep arriving.
+	after := receiver.Node().Runtime().Progress("forged").ID
+	h.eventually(10*time.Second, "a genuine tick after the forged one", func() bool {
+		return receiver.Node().Runtime().Progress("forged").ID > after+2
+	})
+}

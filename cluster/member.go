@@ -95,16 +95,17 @@ func Start(ctx context.Context, cfg Config) (*Member, error) {
 		m.serve()
 	}
 	n, err := node.Open(ctx, node.Config{
-		Name:         cfg.Node,
-		DataDir:      cfg.DataDir,
-		Logger:       cfg.Logger,
-		RaftLogLevel: cfg.RaftLogLevel,
-		TimeSource:   cfg.TimeSource,
-		Available:    m.avail.Available,
-		APIAddress:   cfg.APIAddr,
-		Forward:      m.forward,
-		OnCommit:     m.commits.observe,
-		OnProgress:   m.onProgress,
+		Name:           cfg.Node,
+		DataDir:        cfg.DataDir,
+		Logger:         cfg.Logger,
+		RaftLogLevel:   cfg.RaftLogLevel,
+		TimeSource:     cfg.TimeSource,
+		Available:      m.avail.Available,
+		APIAddress:     cfg.APIAddr,
+		Forward:        m.forward,
+		OnCommit:       m.commits.observe,
+		OnProgress:     m.onProgress,
+		MaxClockOffset: cfg.MaxClockOffset,
 		Cluster: &catalog.ClusterConfig{
 			RaftAddr:           cfg.RaftAddr,
 			Listener:           cfg.RaftListener,

@@ -118,6 +118,12 @@ type Metrics struct {
 	// evaluated them.
 	ProgressSent, ProgressFailed                       uint64
 	ProgressAccepted, ProgressIgnored, ProgressRefused uint64
+	// ProgressImplausible counts received reports that matched the fence
+	// but were refused as implausible (not in ProgressRefused).
+	ProgressImplausible uint64
+	// PeerForbidden counts interconnect requests refused because of who
+	// sent them.
+	PeerForbidden uint64
 	// CommitLatency is the latency of the commands this node's
 	// control-plane handler committed (locally or through the leader).
 	CommitLatency Histogram
@@ -140,6 +146,7 @@ func (m *Member) Metrics() Metrics {
 		TicksProduced: m.ticks.Load(),
 		ProgressSent:  s.ProgressSent, ProgressFailed: s.ProgressFailed,
 		ProgressAccepted: s.ProgressAccepted, ProgressIgnored: s.ProgressIgnored, ProgressRefused: s.ProgressRefused,
+		ProgressImplausible: s.ProgressImplausible, PeerForbidden: s.Forbidden,
 		CommitLatency: m.commits.snapshot(),
 	}
 }

@@ -160,6 +160,11 @@ func (h *Handler) progress(w http.ResponseWriter, r *http.Request) {
 	st := h.backend.Status()
 	reply := ProgressReply{Outcome: OutcomeAccepted, Incarnation: st.Incarnation, AdvertisedRevision: st.AdvertisedRevision}
 	switch {
+	case errors.Is(err, runtime.ErrImplausibleProgress):
+		// The authority's own certificate, but a report it could not
+		// have produced honestly; the backend logs these once per window.
+		reply.Outcome, reply.Reason = OutcomeRefused, err.Error()
+		h.metrics.ProgressImplausible.Add(1)
 	case err != nil:
 		reply.Outcome, reply.Reason = OutcomeRefused, err.Error()
 		h.metrics.ProgressRefused.Add(1)

@@ -49,6 +49,12 @@ func TestProgressFencing(t *testing.T) {
 		{"a previous incarnation of the authority", p.n1, foreign, OutcomeRefused},
 		{"tick zero", p.n1, report(0), OutcomeRefused},
 		{"a domain the receiver lacks", p.n1, func() runtime.ProgressReport { r := report(4); r.Domain = "nope"; return r }(), OutcomeRefused},
+		{"tick 1e9, boundary 0, UTC ten years ahead", p.n1, func() runtime.ProgressReport {
+			r := report(1_000_000_000)
+			r.Boundary, r.AuthorityUTC = 0, issued.Add(10*365*24*time.Hour).UnixNano()
+			return r
+		}(), OutcomeRefused},
+		{"a mis-aligned boundary", p.n1, func() runtime.ProgressReport { r := report(4); r.Boundary++; return r }(), OutcomeRefused},
 		{"the next tick", p.n1, report(4), OutcomeAccepted},
 	}
 	for _, c := range cases {
@@ -65,6 +71,7 @@ func TestProgressFencing(t *testing.T) {
 	require.Equal(t, uint64(2), s.ProgressAccepted)
 	require.Equal(t, uint64(2), s.ProgressIgnored)
 	require.Equal(t, uint64(6), s.ProgressRefused)
+	require.Equal(t, uint64(2), s.ProgressImplausible)
 }
 
 func TestHandlerRefusesWhatItCannotTrust(t *testing.T) {

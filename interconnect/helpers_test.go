@@ -72,7 +72,9 @@ type receiver struct {
 
 func newReceiver(t testing.TB) *receiver {
 	t.Helper()
-	reg := runtime.NewRegistry(timesource.NewFake(issued.UnixNano()))
+	// The receiver's clock is an hour past the origin, so the reports of
+	// the first ticks are plausible.
+	reg := runtime.NewRegistry(timesource.NewFake(issued.Add(time.Hour).UnixNano()))
 	_, err := reg.Install("d", runtime.Lifecycle{
 		State: runtime.StatePaced, Generation: 2, StartPoint: issued.UnixNano(),
 		Mapping: clock.Mapping{WallStartedAt: issued.UnixNano(), LogicalStart: issued.UnixNano(), Rate: 1},

@@ -12,6 +12,10 @@ type Metrics struct {
 	ProgressAccepted atomic.Uint64 // published as the newest tick
 	ProgressIgnored  atomic.Uint64 // current but not newer
 	ProgressRefused  atomic.Uint64 // refused by the receiver's fence
+	// ProgressImplausible counts reports that matched the fence but were
+	// refused as implausible (runtime.ErrImplausibleProgress); they are
+	// not in ProgressRefused.
+	ProgressImplausible atomic.Uint64
 	// Forbidden counts requests refused because of who sent them: no
 	// verified node certificate, or a caller the route's rule refuses.
 	Forbidden atomic.Uint64
@@ -21,7 +25,7 @@ type Metrics struct {
 type MetricsSnapshot struct {
 	ProgressSent, ProgressFailed                       uint64
 	ProgressAccepted, ProgressIgnored, ProgressRefused uint64
-	Forbidden                                          uint64
+	ProgressImplausible, Forbidden                     uint64
 }
 
 // Snapshot copies the counters.
@@ -29,6 +33,6 @@ func (m *Metrics) Snapshot() MetricsSnapshot {
 	return MetricsSnapshot{
 		ProgressSent: m.ProgressSent.Load(), ProgressFailed: m.ProgressFailed.Load(),
 		ProgressAccepted: m.ProgressAccepted.Load(), ProgressIgnored: m.ProgressIgnored.Load(), ProgressRefused: m.ProgressRefused.Load(),
-		Forbidden: m.Forbidden.Load(),
+		ProgressImplausible: m.ProgressImplausible.Load(), Forbidden: m.Forbidden.Load(),
 	}
 }

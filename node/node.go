@@ -56,6 +56,11 @@ type Config struct {
 	// control-plane handler committed (locally or through Forward), measured
 	// on TimeSource's monotonic clock. It must not block.
 	OnCommit func(time.Duration)
+	// MaxClockOffset bounds how far ahead of this node's UTC a clock
+	// authority's may be: a received report whose tick or authority UTC is
+	// further ahead is refused (runtime.Registry.SetMaxClockOffset). Zero
+	// means runtime.DefaultMaxClockOffset; negative is ErrConfig.
+	MaxClockOffset time.Duration
 	// OnProgress, when set, receives every report this node's producers
 	// emit, after it was applied locally, on the producer's goroutine. It is
 	// where peer delivery attaches; it must not block.
@@ -83,6 +88,7 @@ type Node struct {
 	countChange chan struct{}
 
 	producers *producerSet
+	refused   *refusedProgress
 
 	closed    atomic.Bool // set first by Close; commit refuses from then on
 	closeOnce sync.Once
@@ -105,6 +111,12 @@ func Open(ctx context.Context, cfg Config) (*Node, error) {
 	if cfg.TimeSource == nil {
 		cfg.TimeSource = timesource.System()
 	}
+	switch {
+	case cfg.MaxClockOffset < 0:
+		return nil, fmt.Errorf("%w: max clock offset %s is negative; pass a duration such as 500ms", ErrConfig, cfg.MaxClockOffset)
+	case cfg.MaxClockOffset == 0:
+		cfg.MaxClockOffset = runtime.DefaultMaxClockOffset
+	}
 	n := &Node{
 		cfg:         cfg,
 		logger:      cfg.Logger.With("node_name", cfg.Name),
@@ -112,6 +124,8 @@ func Open(ctx context.Context, cfg Config) (*Node, error) {
 		registry:    runtime.NewRegistry(cfg.TimeSource),
 		countChange: make(chan struct{}),
 	}
+	n.registry.SetMaxClockOffset(cfg.MaxClockOffset)
+	n.refused = newRefusedProgress(cfg.TimeSource, n.logger)
 	cat, err := catalog.Open(ctx, catalog.Config{
 		NodeName:     cfg.Name,
 		DataDir:      cfg.DataDir,
@@ -180,10 +194,20 @@ func (n *Node) Observe(domain string) (*runtime.Observer, error) {
 }
 
 // AcceptProgress applies a progress report received from the authenticated
-// peer from; see runtime.Registry.AcceptProgress.
+// peer from; see runtime.Registry.AcceptProgress. A report refused as
+// implausible (runtime.ErrImplausibleProgress) is counted
+// (ImplausibleProgress) and logged at most once per ten seconds per domain.
 func (n *Node) AcceptProgress(from string, rep runtime.ProgressReport) (bool, error) {
-	return n.registry.AcceptProgress(from, rep)
+	ok, err := n.registry.AcceptProgress(from, rep)
+	if errors.Is(err, runtime.ErrImplausibleProgress) {
+		n.refused.record(rep.Domain, from, err)
+	}
+	return ok, err
 }
+
+// ImplausibleProgress returns how many received reports this node refused
+// as implausible.
+func (n *Node) ImplausibleProgress() uint64 { return n.refused.count() }
 
 // Installed returns the installation counter, the catalog revision the
 // latest counted installation put in place, and a channel closed when the

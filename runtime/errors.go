@@ -51,6 +51,11 @@ var (
 	ErrProgressFence = errors.New("progress report does not match the installed clock authority; it is ignored")
 	// ErrInvalidProgress: a progress report is malformed (tick id zero).
 	ErrInvalidProgress = errors.New("progress report is malformed; tick ids are one-based")
+	// ErrImplausibleProgress: a progress report matches the installed fence
+	// but not the installed mapping, or claims a tick or UTC further ahead
+	// of this node's clock than the max clock offset allows; it is ignored.
+	// Check the authority's clock (or raise the max clock offset).
+	ErrImplausibleProgress = errors.New("progress report is implausible for the installed mapping and this node's clock; it is ignored")
 )
 
 // ClockError is the error type of package runtime. It names the domain and,

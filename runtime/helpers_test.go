@@ -3,6 +3,7 @@ package runtime
 import (
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/nspl-dev/nspl/lifecycle"
 	"github.com/nspl-dev/nspl/runtime/clock"
@@ -45,6 +46,16 @@ func newFakeRegistry(t *testing.T) (*Registry, *timesource.Fake) {
 	t.Helper()
 	f := timesource.NewFake(base)
 	return NewRegistry(f), f
+}
+
+// newAheadRegistry is newFakeRegistry admitting progress up to an hour
+// ahead of its fake clock: the progress and observer tests report ticks
+// that the fake clock, which stays at base, has not reached.
+func newAheadRegistry(t *testing.T) (*Registry, *timesource.Fake) {
+	t.Helper()
+	r, f := newFakeRegistry(t)
+	r.SetMaxClockOffset(time.Hour)
+	return r, f
 }
 
 func install(t *testing.T, r *Registry, domain string, lc Lifecycle) {

@@ -35,7 +35,7 @@ func TestInstallationObserved(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			r, _ := newFakeRegistry(t)
+			r, _ := newAheadRegistry(t)
 			install(t, r, "d", tc.lc)
 			got, ok := r.Current("d").Observed()
 			require.True(t, ok)
@@ -53,7 +53,7 @@ func woken(o *Observer) bool {
 }
 
 func TestObserverWakes(t *testing.T) {
-	r, _ := newFakeRegistry(t)
+	r, _ := newAheadRegistry(t)
 	install(t, r, "d", paced(1, 1, 1))
 	o, err := r.Observe("d")
 	require.NoError(t, err)
@@ -111,7 +111,7 @@ func TestObserverWakes(t *testing.T) {
 }
 
 func TestObserverTickOnlyWhilePacedOfItsGeneration(t *testing.T) {
-	r, _ := newFakeRegistry(t)
+	r, _ := newAheadRegistry(t)
 	install(t, r, "d", paced(1, 1, 1))
 	o, err := r.Observe("d")
 	require.NoError(t, err)
@@ -130,7 +130,7 @@ func TestObserverTickOnlyWhilePacedOfItsGeneration(t *testing.T) {
 }
 
 func TestObserverLateSubscriberSeesCurrentTick(t *testing.T) {
-	r, _ := newFakeRegistry(t)
+	r, _ := newAheadRegistry(t)
 	install(t, r, "d", paced(1, 1, 1))
 	_, err := r.AcceptProgress("a", report(1, 9, base))
 	require.NoError(t, err)
@@ -140,7 +140,7 @@ func TestObserverLateSubscriberSeesCurrentTick(t *testing.T) {
 }
 
 func TestObserverWait(t *testing.T) {
-	r, _ := newFakeRegistry(t)
+	r, _ := newAheadRegistry(t)
 	install(t, r, "d", paced(1, 1, 1))
 	o, err := r.Observe("d")
 	require.NoError(t, err)
@@ -176,13 +176,13 @@ func TestObserverWait(t *testing.T) {
 }
 
 func TestObserveMissing(t *testing.T) {
-	r, _ := newFakeRegistry(t)
+	r, _ := newAheadRegistry(t)
 	_, err := r.Observe("nope")
 	requireClockErr(t, err, ErrDomainMissing, "nope")
 }
 
 func TestObserverReading(t *testing.T) {
-	r, f := newFakeRegistry(t)
+	r, f := newAheadRegistry(t)
 	install(t, r, "d", paced(1, 2, 1))
 	o, err := r.Observe("d")
 	require.NoError(t, err)

@@ -119,10 +119,16 @@ func (r *Registry) Progress(domain string) Tick {
 // zero (ErrInvalidProgress), and when it does not match the installed paced
 // clock's generation, authority revision, authority node name and
 // incarnation, or when from is not the authority's node (ErrProgressFence).
-// A matching report is newer only when its tick id advances past the
-// retained one and its authority UTC does not precede the retained one;
-// duplicate, reordered, delayed and superseded reports are ignored with
-// (false, nil).
+// A report matching the fence is refused as implausible
+// (ErrImplausibleProgress) when its boundary is not its tick's boundary
+// under the installed mapping, or its tick id or authority UTC is further
+// ahead of this node's UTC than the max clock offset allows
+// (SetMaxClockOffset; see checkPlausible for the exact tolerance): a
+// forged far-future report can then never be retained and hold back the
+// genuine ticks after it. A report that passes both is newer only when its
+// tick id advances past the retained one and its authority UTC does not
+// precede the retained one; duplicate, reordered, delayed and superseded
+// reports are ignored with (false, nil).
 //
 // Progress never creates a domain and never changes an installation: the
 // mapping, period and time stay those the catalog committed.
@@ -136,6 +142,9 @@ func (r *Registry) AcceptProgress(from string, rep ProgressReport) (bool, error)
 	defer w.mu.Unlock()
 	in := a.cur.Load()
 	if err := checkProgress(in, from, rep); err != nil {
+		return false, err
+	}
+	if err := checkPlausible(in.lc, rep, r.src.Now(), r.MaxClockOffset()); err != nil {
 		return false, err
 	}
 	if cur := w.tick; cur.ID != 0 && cur.Generation == rep.Generation {

@@ -45,7 +45,7 @@ func TestAcceptProgressRefusals(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			r, _ := newFakeRegistry(t)
+			r, _ := newAheadRegistry(t)
 			if tc.install != nil {
 				tc.install(r)
 			} else {
@@ -87,7 +87,7 @@ func TestAcceptProgressNewerOnly(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			r, _ := newFakeRegistry(t)
+			r, _ := newAheadRegistry(t)
 			install(t, r, "d", paced(1, 1, 1))
 			first := report(1, 5, base)
 			ok, err := r.AcceptProgress("a", first)
@@ -106,11 +106,11 @@ func TestAcceptProgressNewerOnly(t *testing.T) {
 }
 
 func TestProgressNeverChangesInstallation(t *testing.T) {
-	r, _ := newFakeRegistry(t)
+	r, _ := newAheadRegistry(t)
 	install(t, r, "d", paced(1, 1, 1))
 	before := r.Current("d")
 	rep := report(1, 3, base)
-	rep.Boundary, rep.Period = 42, 7 // a receiver takes neither
+	rep.Period = 7 // a receiver never takes the period from a report
 	ok, err := r.AcceptProgress("a", rep)
 	require.NoError(t, err)
 	require.True(t, ok)
@@ -135,7 +135,7 @@ func TestProgressWatchClearing(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			r, _ := newFakeRegistry(t)
+			r, _ := newAheadRegistry(t)
 			install(t, r, "d", paced(1, 1, 1))
 			_, err := r.AcceptProgress("a", report(1, 2, base))
 			require.NoError(t, err)
@@ -155,7 +155,7 @@ func TestProgressWatchClearing(t *testing.T) {
 }
 
 func TestProgressAfterGenerationChangeStartsOver(t *testing.T) {
-	r, _ := newFakeRegistry(t)
+	r, _ := newAheadRegistry(t)
 	install(t, r, "d", paced(1, 1, 1))
 	_, err := r.AcceptProgress("a", report(1, 50, base+5*second))
 	require.NoError(t, err)
@@ -169,7 +169,7 @@ func TestProgressAfterGenerationChangeStartsOver(t *testing.T) {
 }
 
 func TestAcceptProgressConcurrentKeepsNewest(t *testing.T) {
-	r, _ := newFakeRegistry(t)
+	r, _ := newAheadRegistry(t)
 	install(t, r, "d", paced(1, 1, 1))
 	const writers, per = 8, 200
 	var wg sync.WaitGroup
@@ -215,7 +215,7 @@ func TestAcceptProgressRacingInstall(t *testing.T) {
 	// installed either lands before the clear or is refused: the watch
 	// never holds a tick of a generation that is not installed.
 	for range 200 {
-		r, _ := newFakeRegistry(t)
+		r, _ := newAheadRegistry(t)
 		install(t, r, "d", paced(1, 1, 1))
 		var wg sync.WaitGroup
 		wg.Add(2)
@@ -227,7 +227,7 @@ func TestAcceptProgressRacingInstall(t *testing.T) {
 }
 
 func TestProgressOfUnknownDomain(t *testing.T) {
-	r, _ := newFakeRegistry(t)
+	r, _ := newAheadRegistry(t)
 	require.Equal(t, Tick{}, r.Progress("nope"))
 	_, err := r.AcceptProgress("a", ProgressReport{Domain: "nope", ID: 1, Authority: lifecycle.AuthorityFence{Node: "a"}})
 	requireClockErr(t, err, ErrDomainMissing, "nope")

@@ -17,8 +17,9 @@ import (
 // Handles and observers keep the *Allocation itself, so their reads never
 // consult the registry again and take no lock.
 type Registry struct {
-	src      timesource.Source
-	physical *PhysicalClock
+	src       timesource.Source
+	physical  *PhysicalClock
+	maxOffset atomic.Int64 // time.Duration: the max clock offset (plausibility.go)
 
 	mu      sync.RWMutex
 	domains map[string]*Allocation
@@ -28,12 +29,14 @@ type Registry struct {
 
 // NewRegistry returns an empty registry whose clocks read src.
 func NewRegistry(src timesource.Source) *Registry {
-	return &Registry{
+	r := &Registry{
 		src:      src,
 		physical: NewPhysicalClock(src),
 		domains:  make(map[string]*Allocation),
 		syncCh:   make(chan struct{}),
 	}
+	r.maxOffset.Store(int64(DefaultMaxClockOffset))
+	return r
 }
 
 // Source returns the registry's time source.
