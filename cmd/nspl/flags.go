@@ -226,6 +226,8 @@ Serve flags (nspl serve):
   --max-archive-uploads N
                         archives received at once for RESTORE and DESCRIBE
                         BACKUP, each at most 64 MiB (default 2)
+  --max-clock-offset D  refuse clock progress whose tick or UTC is more than D
+                        ahead of this node's clock (default 500ms)
 
 Clock flags (nspl clock):
   --domain NAME         follow NAME (default: the active domain left by -f/-c setup)

@@ -18,6 +18,7 @@ import (
 	"github.com/nspl-dev/nspl/lifecycle"
 	"github.com/nspl-dev/nspl/node"
 	"github.com/nspl-dev/nspl/pki"
+	"github.com/nspl-dev/nspl/runtime"
 	"github.com/nspl-dev/nspl/server"
 	"github.com/nspl-dev/nspl/session"
 )
@@ -42,6 +43,7 @@ type serveOptions struct {
 	electionTimeout    time.Duration
 	leaderLeaseTimeout time.Duration
 	probeInterval      time.Duration
+	maxClockOffset     time.Duration
 
 	limits            server.Limits
 	maxSessions       int
@@ -76,6 +78,7 @@ func parseServeArgs(o options, args []string) (options, error) {
 	fs.DurationVar(&s.electionTimeout, "election-timeout", 0, "raft election timeout `D` (0: the default)")
 	fs.DurationVar(&s.leaderLeaseTimeout, "leader-lease-timeout", 0, "raft leader lease timeout `D` (0: the default)")
 	fs.DurationVar(&s.probeInterval, "probe-interval", 0, "application health probe interval `D` (0: the default)")
+	fs.DurationVar(&s.maxClockOffset, "max-clock-offset", runtime.DefaultMaxClockOffset, "refuse clock progress whose tick or UTC is more than `D` ahead of this node's clock")
 	fs.DurationVar(&s.limits.HandshakeTimeout, "handshake-timeout", server.DefaultHandshakeTimeout, "close an API connection whose TLS handshake or request headers take longer than `D`")
 	fs.DurationVar(&s.limits.IdleTimeout, "idle-timeout", server.DefaultIdleTimeout, "close an API connection with no open request after `D`")
 	fs.DurationVar(&s.limits.SessionIdleTimeout, "session-idle-timeout", server.DefaultSessionIdleTimeout, "close a session whose client sends nothing for `D` (clients ping well within it)")
@@ -119,6 +122,8 @@ func parseServeArgs(o options, args []string) (options, error) {
 		return o, usageErrorf("serve: --pki and --ca/--cert/--key exclude each other")
 	case s.cert != "" && (s.ca == "" || s.key == ""):
 		return o, usageErrorf("serve: --cert needs --ca and --key")
+	case s.maxClockOffset < 0:
+		return o, usageErrorf("serve: --max-clock-offset %s is negative; pass a duration such as 500ms", s.maxClockOffset)
 	case s.bootstrap && s.join != "":
 		return o, usageErrorf("serve: --bootstrap starts a new cluster and --join joins one; give one")
 	case s.insecure && (s.join != "" || s.raftAddr != "" || s.bootstrap):
@@ -285,7 +290,7 @@ func (m *Main) startMember(ctx context.Context, s *serveOptions, mat *pki.Materi
 		Join: join, Bootstrap: s.bootstrap, Material: mat,
 		HeartbeatTimeout: s.heartbeatTimeout, ElectionTimeout: s.electionTimeout,
 		LeaderLeaseTimeout: s.leaderLeaseTimeout, ProbeInterval: s.probeInterval,
-		Logger: logger, RaftLogLevel: m.raftLevel(s.verbose),
+		MaxClockOffset: s.maxClockOffset, Logger: logger, RaftLogLevel: m.raftLevel(s.verbose),
 	})
 	if err != nil {
 		return nil, err
@@ -354,11 +359,13 @@ func (c clusterMember) metrics() []server.MetricFamily {
 		{Labels: []server.Label{{Name: "outcome", Value: "accepted"}}, Value: float64(mt.ProgressAccepted)},
 		{Labels: []server.Label{{Name: "outcome", Value: "ignored"}}, Value: float64(mt.ProgressIgnored)},
 		{Labels: []server.Label{{Name: "outcome", Value: "refused"}}, Value: float64(mt.ProgressRefused)},
+		{Labels: []server.Label{{Name: "outcome", Value: "implausible"}}, Value: float64(mt.ProgressImplausible)},
 	}}
 	return []server.MetricFamily{
 		counter("nspl_ticks_produced_total", "Ticks this node's clock authorities produced.", mt.TicksProduced),
 		counter("nspl_progress_sent_total", "Progress requests this node delivered to peers that replied.", mt.ProgressSent),
 		counter("nspl_progress_send_failures_total", "Progress requests to peers that failed.", mt.ProgressFailed),
+		counter("nspl_peer_requests_forbidden_total", "Interconnect requests refused because of who sent them.", mt.PeerForbidden),
 		received, lat,
 	}
 }

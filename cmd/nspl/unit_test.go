@@ -310,3 +310,28 @@ func FuzzDiagnostic(f *testing.F) {
 		require.True(t, strings.HasPrefix(b.String(), "f:"))
 	})
 }
+
+func TestServeMaxClockOffset(t *testing.T) {
+	base := []string{"--node", "n1", "--api-addr", "127.0.0.1:7000", "--insecure"}
+	cases := []struct {
+		name string
+		args []string
+		want time.Duration
+		err  string
+	}{
+		{"the default", nil, 500 * time.Millisecond, ""},
+		{"set", []string{"--max-clock-offset", "2s"}, 2 * time.Second, ""},
+		{"negative", []string{"--max-clock-offset", "-1s"}, 0, "--max-clock-offset -1s is negative"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			o, err := parseServeArgs(options{}, append(append([]string(nil), base...), c.args...))
+			if c.err != "" {
+				require.ErrorContains(t, err, c.err)
+				return
+			}
+			require.NoError(t, err)
+			require.Equal(t, c.want, o.serve.maxClockOffset)
+		})
+	}
+}
