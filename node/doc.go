@@ -19,6 +19,10 @@
 //     and waited for before its successor starts. Reports are applied to the
 //     local runtime through Registry.AcceptProgress and then handed to
 //     Config.OnProgress, the hook peer delivery attaches to.
+//   - Received progress. AcceptProgress applies a peer's report under the
+//     runtime's fence and plausibility checks (Config.MaxClockOffset); a
+//     report refused as implausible is counted and logged at most once per
+//     ten seconds per domain (refusals.go).
 //   - Commands. CreateDomain, AlterPlacement, DropDomain, Start, Stop and
 //     CommitTransaction read the domain, sample UTC once from the time source,
 //     resolve (lifecycle.ResolveStart, ResolveTransaction), propose one
