@@ -2,6 +2,8 @@ package cluster
 
 import (
 	"context"
+	"crypto/tls"
+	"sync"
 	"testing"
 	"time"
 
@@ -55,6 +57,9 @@ func TestPeerRoutesRefuseWhoMayNotCallThem(t *testing.T) {
 			return err
 		}},
 		{"a member joins another node unforwarded", func() error { return member.Join(ctx, leader.APIAddr(), false, fake) }},
+		{"a joiner names another node's raft address", func() error {
+			return outsider.Join(ctx, leader.APIAddr(), false, interconnect.JoinRequest{Name: "evil", ServerID: "evil-server", RaftAddr: follower.Node().Catalog().RaftAddress()})
+		}},
 		{"a joiner takes over a member's raft server", func() error {
 			return outsider.Join(ctx, leader.APIAddr(), false, interconnect.JoinRequest{Name: "evil", ServerID: follower.Node().Catalog().ServerID(), RaftAddr: "127.0.0.1:1"})
 		}},
@@ -88,4 +93,56 @@ func TestPeerRoutesRefuseWhoMayNotCallThem(t *testing.T) {
 	// The new member may propose and is a member everywhere.
 	_, err = h.peerClient("n4").Propose(ctx, n4.APIAddr(), false, stop)
 	require.NotErrorIs(t, err, interconnect.ErrForbidden)
+}
+
+// fakeRaftListener accepts TLS connections as the named node and does
+// nothing else: a raft server that presents the node's certificate but
+// never answers raft.
+func (h *harness) fakeRaftListener(name string) string {
+	ln, err := tls.Listen("tcp", "127.0.0.1:0", h.material(name).PeerServerConfig())
+	require.NoError(h.t, err)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			_ = c.(*tls.Conn).Handshake()
+			_ = c.Close()
+		}
+	}()
+	h.t.Cleanup(func() { _ = ln.Close(); wg.Wait() })
+	return ln.Addr().String()
+}
+
+func TestOnlyTheJoinerRegistersItsServer(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t) })
+	h := newHarness(t, false)
+	h.startThree()
+	leader := h.leader()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	// "evil" joins as itself with a raft server that presents its
+	// certificate: a genuine join, not yet registered.
+	addr := h.fakeRaftListener("evil")
+	require.NoError(t, h.peerClient("evil").Join(ctx, leader.APIAddr(), false, interconnect.JoinRequest{Name: "evil", ServerID: "evil-server", RaftAddr: addr}))
+	register := func(name string) lifecycle.Command {
+		return lifecycle.Command{Op: lifecycle.OpRegisterNode, RegisterNode: &lifecycle.RegisterNode{
+			Name: name, Incarnation: 1, RaftID: "evil-server", RaftAddr: addr, APIAddr: "127.0.0.1:1"}}
+	}
+	// Another node that saw the server id cannot register it as its own.
+	_, err := h.peerClient("mallory").Propose(ctx, leader.APIAddr(), true, register("mallory"))
+	require.ErrorIs(t, err, interconnect.ErrForbidden)
+	_, ok := leader.Node().Catalog().State().Node("mallory")
+	require.False(t, ok)
+	// The joiner itself can.
+	res, err := h.peerClient("evil").Propose(ctx, leader.APIAddr(), true, register("evil"))
+	require.NoError(t, err)
+	require.NoError(t, res.Err())
+	st, err := (backend{leader}).Standing("evil")
+	require.NoError(t, err)
+	require.Equal(t, interconnect.Standing{Member: true, Voter: true}, st)
 }

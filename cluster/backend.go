@@ -2,8 +2,10 @@ package cluster
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
+	"net"
 	"time"
 
 	"github.com/nspl-dev/nspl/catalog"
@@ -65,8 +67,10 @@ func (b backend) Standing(name string) (interconnect.Standing, error) {
 
 // Registrable allows a node that joined (or rejoined with a new data
 // directory) to register its raft server: the server must be in the
-// configuration and claimed by no other registered node.
-func (b backend) Registrable(name, serverID string) error {
+// configuration, claimed by no other registered node, and answer at its
+// configured raft address with the certificate of the node registering
+// it, so no other node can register a server whose id it has seen.
+func (b backend) Registrable(ctx context.Context, name, serverID string) error {
 	cat, err := b.m.catalog()
 	if err != nil {
 		return err
@@ -80,10 +84,24 @@ func (b backend) Registrable(name, serverID string) error {
 	}
 	for _, s := range servers {
 		if s.ServerID == serverID {
-			return nil
+			return b.m.proveRaftServer(ctx, name, s.RaftAddr)
 		}
 	}
 	return fmt.Errorf("raft server %q is not in the cluster's configuration; join the cluster first", serverID)
+}
+
+// proveRaftServer completes a TLS handshake with the raft listener at
+// addr and refuses unless it presents the certificate of node name: the
+// raft server a node joins or registers must be its own.
+func (m *Member) proveRaftServer(ctx context.Context, name, addr string) error {
+	ctx, cancel := context.WithTimeout(ctx, raftProofTimeout)
+	defer cancel()
+	d := &tls.Dialer{NetDialer: &net.Dialer{Timeout: raftProofTimeout}, Config: m.cfg.Material.ClientConfig("", name)}
+	c, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return fmt.Errorf("%w: the raft server at %s does not answer as node %q: %v", interconnect.ErrForbidden, addr, name, err)
+	}
+	return c.Close()
 }
 
 // unclaimed refuses a raft server id that another registered node holds,
@@ -106,6 +124,9 @@ func (b backend) Join(ctx context.Context, forwarded bool, req interconnect.Join
 		return err
 	}
 	if cat.IsLeader() {
+		if err := b.m.proveRaftServer(ctx, req.Name, req.RaftAddr); err != nil {
+			return err
+		}
 		// A node whose data directory was replaced comes back under its
 		// name with a new raft server: the old server goes first, so one
 		// name never holds two votes.

@@ -28,6 +28,9 @@ const (
 	forwardAttempts = 30
 	// peerCallTimeout bounds one join or remove call to another member.
 	peerCallTimeout = 5 * time.Second
+	// raftProofTimeout bounds the TLS handshake that checks a joining or
+	// registering node's raft listener presents its certificate.
+	raftProofTimeout = 2 * time.Second
 )
 
 // Config configures one cluster member.

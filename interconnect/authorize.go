@@ -32,11 +32,15 @@ type Standing struct {
 //	progress  a member; the report must also match the committed fence,
 //	          whose authority is the caller (Backend.AcceptProgress)
 //	join      the joining node itself (JoinRequest.Name is the caller), or,
-//	          forwarded, a current voter that checked exactly that
+//	          forwarded, a current voter that checked exactly that; the
+//	          leader also requires the joiner's raft address to present
+//	          the joiner's certificate and its server id to be nobody
+//	          else's (Backend.Join)
 //	propose   a member; a RegisterNode names the caller, and a node that is
 //	          not (or no longer) a member may propose only its own
 //	          registration of a raft server in the configuration that no
-//	          other node claims (Backend.Registrable)
+//	          other node claims and that presents its certificate
+//	          (Backend.Registrable)
 //	remove    a member
 //	status    a member
 //

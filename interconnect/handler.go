@@ -36,8 +36,9 @@ type Backend interface {
 	Standing(name string) (Standing, error)
 	// Registrable returns nil when the node name, not a member, may
 	// register the raft server serverID as itself: the server is in the
-	// raft configuration and no other registered node claims it.
-	Registrable(name, serverID string) error
+	// raft configuration, no other registered node claims it, and it is
+	// the node's own.
+	Registrable(ctx context.Context, name, serverID string) error
 }
 
 // Handler serves /v1/peer/ for a Backend. Mount it on the node's API
@@ -244,7 +245,8 @@ func (h *Handler) propose(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusBadRequest, ProposeReply{Error: remoteErrorOf(err)})
 		return
 	}
-	if err := authorizePropose(caller, st, cmd, h.backend.Registrable); err != nil {
+	registrable := func(name, serverID string) error { return h.backend.Registrable(r.Context(), name, serverID) }
+	if err := authorizePropose(caller, st, cmd, registrable); err != nil {
 		h.refused(r, caller, err)
 		writeJSON(w, http.StatusForbidden, ProposeReply{Error: remoteErrorOf(err)})
 		return

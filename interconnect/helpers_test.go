@@ -92,7 +92,7 @@ func (r *receiver) Standing(name string) (Standing, error) {
 	return r.standings[name], nil
 }
 
-func (r *receiver) Registrable(_, serverID string) error {
+func (r *receiver) Registrable(_ context.Context, _, serverID string) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if !r.free[serverID] {
