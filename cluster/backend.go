@@ -99,7 +99,7 @@ func (m *Member) proveRaftServer(ctx context.Context, name, addr string) error {
 	d := &tls.Dialer{NetDialer: &net.Dialer{Timeout: raftProofTimeout}, Config: m.cfg.Material.ClientConfig("", name)}
 	c, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
-		return fmt.Errorf("%w: the raft server at %s does not answer as node %q: %v", interconnect.ErrForbidden, addr, name, err)
+		return fmt.Errorf("%w: the raft server at %s does not answer as node %q (%v); give the node's own raft address", interconnect.ErrForbidden, addr, name, err)
 	}
 	return c.Close()
 }

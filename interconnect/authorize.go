@@ -1,6 +1,7 @@
 package interconnect
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/nspl-dev/nspl/lifecycle"
@@ -79,6 +80,9 @@ func authorizePropose(caller string, st Standing, cmd lifecycle.Command, registr
 		}
 		if !st.Member {
 			if err := registrable(caller, reg.RaftID); err != nil {
+				if errors.Is(err, ErrForbidden) {
+					return err
+				}
 				return fmt.Errorf("%w: node %q cannot register raft server %q: %w", ErrForbidden, caller, reg.RaftID, err)
 			}
 		}

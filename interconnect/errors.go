@@ -10,9 +10,10 @@ import (
 
 // Sentinel errors of the interconnect.
 var (
-	// ErrForbidden: the caller presented no verified node certificate, or
-	// asked to act as a node it is not.
-	ErrForbidden = errors.New("peer request refused: a verified cluster node certificate is required")
+	// ErrForbidden: the caller presented no verified node certificate,
+	// asked to act as a node it is not, or is not who the route admits (a
+	// member, a voter forwarding a join); the message says which.
+	ErrForbidden = errors.New("peer request refused")
 	// ErrBadRequest: a request or response body is malformed, too large or
 	// of the wrong type.
 	ErrBadRequest = errors.New("malformed interconnect message")
