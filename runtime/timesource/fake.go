@@ -131,6 +131,32 @@ func (f *Fake) BlockUntil(ctx context.Context, n int) error {
 	}
 }
 
+// BlockUntilDue waits until a timer is armed that falls due exactly d after
+// the current monotonic reading, or ctx ends. It returns ctx's error in the
+// latter case. Where other code may arm timers of its own meanwhile (a
+// retry timer, say), a count of armed timers cannot tell whose timer is
+// armed; a test that knows when the code under test will next wake waits
+// for that deadline instead.
+func (f *Fake) BlockUntilDue(ctx context.Context, d time.Duration) error {
+	for {
+		f.mu.Lock()
+		when := satAdd(f.mono, max(d, 0))
+		for _, t := range f.armed {
+			if t.when == when {
+				f.mu.Unlock()
+				return nil
+			}
+		}
+		changed := f.changed
+		f.mu.Unlock()
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
 // moveLocked advances the monotonic clock to mono and UTC by the same amount.
 func (f *Fake) moveLocked(mono time.Duration) {
 	if mono <= f.mono {

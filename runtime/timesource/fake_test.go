@@ -175,6 +175,36 @@ func TestFakeBlockUntil(t *testing.T) {
 	require.ErrorIs(t, f.BlockUntil(short, 1), context.Canceled)
 }
 
+func TestFakeBlockUntilDue(t *testing.T) {
+	f := NewFake(base)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+
+	other := f.NewTimer(200 * time.Millisecond) // armed by someone else
+	defer other.Stop()
+	armed := make(chan struct{})
+	done := make(chan time.Time)
+	go func() {
+		<-armed
+		tm := f.NewTimer(time.Second)
+		done <- <-tm.C()
+	}()
+	short, stop := context.WithTimeout(ctx, 10*time.Millisecond)
+	defer stop()
+	require.ErrorIs(t, f.BlockUntilDue(short, time.Second), context.DeadlineExceeded,
+		"another timer armed for a different deadline does not count")
+	close(armed)
+	require.NoError(t, f.BlockUntilDue(ctx, time.Second))
+	f.Advance(time.Second)
+	require.Equal(t, base+int64(time.Second), (<-done).UnixNano())
+
+	// The deadline is relative to the clock's reading when it is asked.
+	tm := f.NewTimer(3 * time.Second)
+	defer tm.Stop()
+	f.Advance(time.Second)
+	require.NoError(t, f.BlockUntilDue(ctx, 2*time.Second))
+}
+
 func TestSystemSource(t *testing.T) {
 	s := System()
 	require.Same(t, s, System())
