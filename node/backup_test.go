@@ -190,6 +190,11 @@ func TestRestoreResumeAfterDowntime(t *testing.T) {
 	obs := waitTick(t, b, "prod", id)
 	require.Equal(t, runtime.Tick{Generation: prod.Generation, ID: id, Boundary: boundary, AuthorityUTC: fake.Now()}, obs.Tick)
 	require.Greater(t, id, prodArchived.Frontier.TickID)
+	// At rate 60 the next tick is due one period of domain time, a
+	// sixtieth of a second, after the one just emitted.
+	spacing, err := prod.Mapping.WaitDelta(prod.Period)
+	require.NoError(t, err)
+	parked(t, fake, time.Duration(spacing))
 	fake.Advance(time.Second)
 	waitTick(t, b, "prod", id+60)
 	reps := log.all()

@@ -57,6 +57,19 @@ func waitTick(t *testing.T, n *Node, domain string, id uint64) runtime.Observati
 	}
 }
 
+// parked waits until the domain's producer, after emitting its latest
+// tick, has armed its timer for the next one, due d from now. An Advance
+// before that would land between the emission and the arming, and the
+// timer, armed past the advanced time, would never fire. The wait names the
+// deadline rather than counting timers because the catalog arms a retry
+// timer of its own on the same clock now and then.
+func parked(t *testing.T, fake *timesource.Fake, d time.Duration) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	require.NoError(t, fake.BlockUntilDue(ctx, d), "waiting for the producer to arm its timer")
+}
+
 func TestLifecycleThroughHandler(t *testing.T) {
 	fake := timesource.NewFake(t0)
 	n := openNode(t, fake, "")
@@ -141,6 +154,7 @@ func TestReopenKeepsMappingAndResumesTicks(t *testing.T) {
 	first := n.Identity()
 	require.Equal(t, first, before.Authority.Identity())
 	waitTick(t, n, "prod", 1)
+	parked(t, fake, time.Second)
 	fake.Advance(5 * time.Second)
 	require.Equal(t, uint64(6), waitTick(t, n, "prod", 6).Tick.ID)
 	require.NoError(t, n.Close())
@@ -220,6 +234,7 @@ func TestProducerRetiredBeforeSuccessor(t *testing.T) {
 	_, err = n.Start(ctx, "prod", planner.Start{Mode: planner.StartAtNow, Rate: 1})
 	require.NoError(t, err)
 	waitTick(t, n, "prod", 1)
+	parked(t, fake, time.Second)
 	fake.Advance(time.Second)
 	waitTick(t, n, "prod", 2)
 
@@ -247,6 +262,7 @@ func TestProducerRetiredBeforeSuccessor(t *testing.T) {
 	waitProducer(t, n, "prod", "the authority to be reassigned", func(f runtime.ProducerFence, ok bool) bool {
 		return ok && f.Authority.Revision >= d.Authority.Revision+2
 	})
+	parked(t, fake, time.Second)
 	fake.Advance(time.Second)
 	waitTick(t, n, "prod", 2)
 
