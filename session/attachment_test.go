@@ -118,6 +118,12 @@ func TestUntakenTickWithdrawnOnChange(t *testing.T) {
 	// twice and only then read.
 	e.exec("STOP; START AT NOW; STOP; START AT NOW;")
 	e.waitTick("prod", 1)
+	// Until delivery has seen the restart, the client may still take the
+	// tick: it was queued. Once the state frame of generation 3 is queued,
+	// every untaken tick before it has been withdrawn.
+	e.waitQueued("the state frame of generation 3", func(f Frame) bool {
+		return f.Kind == FrameState && f.Clock.Generation == 3
+	})
 	var frames []Frame
 	for {
 		f := read(t, e, c)

@@ -119,6 +119,32 @@ func (e *env) advance(d time.Duration, domain string, id uint64) {
 	e.parked()
 }
 
+// waitQueued waits, on the lane's own wake-ups, until an unread state or end
+// frame on the session's control lane matches match.
+func (e *env) waitQueued(what string, match func(Frame) bool) {
+	e.t.Helper()
+	l := e.sess.lane
+	for {
+		l.mu.Lock()
+		for _, en := range l.entries {
+			if !en.tick && match(en.frame) {
+				l.mu.Unlock()
+				return
+			}
+		}
+		if l.ready == nil {
+			l.ready = make(chan struct{})
+		}
+		ready := l.ready
+		l.mu.Unlock()
+		select {
+		case <-ready:
+		case <-e.ctx.Done():
+			e.t.Fatalf("timed out waiting for %s on the control lane", what)
+		}
+	}
+}
+
 // orderChecker checks the per-attachment delivery order a client may rely
 // on, frame by frame, starting from the attach reply.
 type orderChecker struct {
