@@ -10,10 +10,11 @@ import (
 	"github.com/nspl-dev/nspl/lifecycle"
 )
 
-// takeoverBound is what the normal (race-instrumented, two-core) tests
-// allow for a replacement authority; the nspl_bench measurement reports
+// takeoverBound bounds the wait for a replacement authority so that a
+// broken takeover fails instead of hanging; it is no figure to meet, since
+// a busy machine stretches any duration. The nspl_bench measurement reports
 // the real distribution against the 1.5 s target.
-const takeoverBound = 5 * time.Second
+const takeoverBound = 30 * time.Second
 
 // takeoverResult is one runTakeover: how long after the kill a
 // replacement was committed on every survivor, and how long until every
