@@ -1,8 +1,9 @@
 GO ?= go
 PKGS ?= ./...
 FUZZTIME ?= 30s
+STRESS_N ?= 5
 
-.PHONY: build test vet fmt-check bench fuzz run
+.PHONY: build test stress vet fmt-check bench fuzz run
 
 build:
 	$(GO) build $(PKGS)
@@ -10,6 +11,18 @@ build:
 ## test: what CI runs: formatting, vet, and the whole suite under the race detector.
 test: fmt-check vet
 	$(GO) test -race -count=1 -timeout 15m $(PKGS)
+
+## stress: the whole suite STRESS_N times while a busy loop per core saturates
+## the machine, stopping at the first failure. The loops end with the target.
+stress:
+	@cores=$$(nproc 2>/dev/null || echo 2); hogs=""; \
+	trap 'kill $$hogs 2>/dev/null' EXIT INT TERM; \
+	for i in $$(seq $$cores); do sh -c 'while :; do :; done' & hogs="$$hogs $$!"; done; \
+	for i in $$(seq $(STRESS_N)); do \
+	  echo "== stress run $$i of $(STRESS_N), $$cores busy loops"; \
+	  $(GO) test -race -count=1 -timeout 15m $(PKGS) || { echo "stress: run $$i of $(STRESS_N) failed"; exit 1; }; \
+	done; \
+	echo "stress: $(STRESS_N) of $(STRESS_N) runs passed under $$cores busy loops"
 
 vet:
 	$(GO) vet $(PKGS)
