@@ -40,7 +40,7 @@ type Config struct {
 	// and must not call Propose or Close (they wait for the apply
 	// goroutine). Use Node.Subscribe for anything slow.
 	OnChange func(Change)
-	// Clock is the time source for retry timers. Nil means
+	// Clock is the time source for retry timers and Close's bound. Nil means
 	// timesource.System().
 	Clock timesource.Source
 	// Available returns the effectively available node incarnations that
@@ -65,9 +65,23 @@ type Config struct {
 	// snapshot; 0 means 10240.
 	TrailingLogs uint64
 	// SnapshotInterval is how often raft checks SnapshotThreshold; 0 means
-	// two minutes.
+	// DefaultSnapshotInterval. Log growth is seen only at these checks, so
+	// the interval bounds how far past the threshold the log can grow.
 	SnapshotInterval time.Duration
+	// CloseTimeout bounds each of Close's two waits for raft futures in
+	// flight; 0 means DefaultCloseTimeout.
+	CloseTimeout time.Duration
 }
+
+// Defaults of Config.
+const (
+	// DefaultSnapshotInterval is how often raft checks the log's growth
+	// against SnapshotThreshold (raft randomizes each wait between one
+	// and two intervals).
+	DefaultSnapshotInterval = 10 * time.Second
+	// DefaultCloseTimeout bounds each of Close's waits for raft futures.
+	DefaultCloseTimeout = 5 * time.Second
+)
 
 // Timing of the embedded single-node catalog. A lone voter has no peer to
 // hear from, so the heartbeat timeout only sets how long it waits before
@@ -112,7 +126,10 @@ func (c Config) withDefaults() (Config, error) {
 		c.TrailingLogs = 10240
 	}
 	if c.SnapshotInterval == 0 {
-		c.SnapshotInterval = 2 * time.Minute
+		c.SnapshotInterval = DefaultSnapshotInterval
+	}
+	if c.CloseTimeout <= 0 {
+		c.CloseTimeout = DefaultCloseTimeout
 	}
 	if c.Cluster != nil {
 		cc, err := c.Cluster.withDefaults()

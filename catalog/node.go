@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -543,6 +544,39 @@ func (n *Node) Snapshot() error {
 	return n.translate(err, false)
 }
 
+// appliedSinceSnapshot reports whether raft has applied entries that its
+// latest snapshot does not hold.
+func (n *Node) appliedSinceSnapshot() bool {
+	last, err := strconv.ParseUint(n.raft.Stats()["last_snapshot_index"], 10, 64)
+	return err != nil || n.raft.AppliedIndex() > last
+}
+
+// waitFutures waits up to Config.CloseTimeout for every goroutine waiting
+// on a raft future to be answered, and reports whether all were. Those
+// still waiting are abandoned: they end if raft ever answers.
+func (n *Node) waitFutures(when string) bool {
+	done := make(chan struct{})
+	go func() {
+		n.waiters.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return true
+	default:
+	}
+	timer := n.clock.NewTimer(n.cfg.CloseTimeout)
+	defer timer.Stop()
+	select {
+	case <-done:
+		return true
+	case <-timer.C():
+		n.logger.Warn("catalog: abandoning raft futures still unanswered on close; a membership change or write in flight did not complete and its outcome is unknown",
+			"waited", n.cfg.CloseTimeout, "when", when)
+		return false
+	}
+}
+
 // isClosed reports whether Close has begun.
 func (n *Node) isClosed() bool {
 	n.closeMu.RLock()
@@ -551,10 +585,19 @@ func (n *Node) isClosed() bool {
 }
 
 // Close stops admitting proposals, waits for the ones in flight to be
-// answered (raft is still running, so each commits or fails), shuts raft
-// down, closes the stores and every subscription, and waits for every
-// goroutine the node started. Close is idempotent; it must not be called
-// from Config.OnChange.
+// answered (raft is still running, so each commits or fails), takes a
+// snapshot so that the next Open replays little log, shuts raft down,
+// closes the stores and every subscription, and waits for every goroutine
+// the node started. Close is idempotent; it must not be called from
+// Config.OnChange.
+//
+// Close returns within about twice Config.CloseTimeout whatever raft does.
+// A future that is still unanswered after CloseTimeout (a membership
+// change that cannot commit, say: hashicorp/raft answers such a future
+// only when it shuts down, and a configuration change still queued not
+// even then) is abandoned with a logged warning, raft is shut down
+// regardless, and Close waits at most another CloseTimeout for the
+// futures' waiters before it abandons them too.
 func (n *Node) Close() error {
 	n.closeOnce.Do(func() {
 		n.closeMu.Lock()
@@ -562,8 +605,19 @@ func (n *Node) Close() error {
 		n.closeMu.Unlock()
 		n.cancel()
 		n.loop.Wait()
-		n.waiters.Wait()
+		drained := n.waitFutures("before shutting raft down")
+		if drained && n.cfg.DataDir != "" && n.appliedSinceSnapshot() {
+			// A graceful close snapshots the catalog, so a restart
+			// restores it instead of replaying the log since the last
+			// snapshot. A failure costs only that replay.
+			if err := n.Snapshot(); err != nil {
+				n.logger.Warn("catalog: no snapshot on close; the next open replays the log since the last one", "err", err)
+			}
+		}
 		errShutdown := n.raft.Shutdown().Error()
+		if !drained {
+			n.waitFutures("after shutting raft down")
+		}
 		n.fsm.close()
 		if n.observer != nil {
 			n.raft.DeregisterObserver(n.observer)

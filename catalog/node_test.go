@@ -518,3 +518,42 @@ func (h *recordingHandler) WithAttrs(as []slog.Attr) slog.Handler {
 }
 
 func (h *recordingHandler) WithGroup(string) slog.Handler { return h }
+
+// stuckFuture is a raft future that never completes until release is
+// closed, as hashicorp/raft v1.7.3 leaves a configuration change it has not
+// taken from its queue when the configuration in force has not committed.
+type stuckFuture struct{ release chan struct{} }
+
+func (f stuckFuture) Error() error  { <-f.release; return raft.ErrRaftShutdown }
+func (f stuckFuture) Index() uint64 { return 0 }
+
+// TestCloseBoundedWithMembershipChangeInFlight holds Close to its bound
+// while a membership change waits on a raft future that never completes.
+func TestCloseBoundedWithMembershipChangeInFlight(t *testing.T) {
+	for _, store := range []string{"memory", "data-dir"} {
+		t.Run(store, func(t *testing.T) {
+			cfg := Config{NodeName: "local", Logger: quietLogger(t), CloseTimeout: 100 * time.Millisecond}
+			if store == "data-dir" {
+				cfg.DataDir = t.TempDir()
+			}
+			n, err := Open(bg, cfg)
+			require.NoError(t, err)
+			stuck := stuckFuture{release: make(chan struct{})}
+			defer close(stuck.release) // lets the abandoned waiter end, for goleak
+			ctx, cancel := context.WithTimeout(bg, 100*time.Millisecond)
+			defer cancel()
+			err = n.changeConfiguration(ctx, func(time.Duration) raft.IndexFuture { return stuck })
+			require.ErrorIs(t, err, ErrOutcomeUnknown)
+
+			closed := make(chan error, 1)
+			go func() { closed <- n.Close() }()
+			select {
+			case err := <-closed:
+				require.NoError(t, err)
+			case <-time.After(time.Minute): // generous: the bound is two CloseTimeouts
+				t.Fatal("Close did not return while a membership change was in flight")
+			}
+			require.ErrorIs(t, n.AddVoter(bg, "other", "other:1"), ErrShutdown)
+		})
+	}
+}
