@@ -739,7 +739,11 @@ func (c *Client) frameArrived(cn *conn, fr session.Frame) {
 	case session.FrameState:
 		f.clock = fr.Clock
 	case session.FrameEnd:
-		delete(c.followed, fr.Domain)
+		// A node shutting down ends its session next; the clock is still
+		// followed and is attached again on the next session.
+		if fr.Reason != session.NodeShutdown {
+			delete(c.followed, fr.Domain)
+		}
 	}
 	c.mu.Unlock()
 	c.frames.push(fr)

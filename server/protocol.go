@@ -509,10 +509,15 @@ func DecodeFrame(b []byte) (session.Frame, error) {
 		f.Tick = runtime.Tick{Generation: w.Generation, ID: w.Tick, Boundary: w.Boundary, AuthorityUTC: w.AuthorityUTC}
 		f.Reading = w.Reading
 	case session.FrameEnd.String():
-		if w.Reason != session.DomainRemoved.String() {
+		switch w.Reason {
+		case session.DomainRemoved.String():
+			f.Reason = session.DomainRemoved
+		case session.NodeShutdown.String():
+			f.Reason = session.NodeShutdown
+		default:
 			return session.Frame{}, fmt.Errorf("%w: unknown end reason %q", ErrProtocol, w.Reason)
 		}
-		f.Kind, f.Reason = session.FrameEnd, session.DomainRemoved
+		f.Kind = session.FrameEnd
 	default:
 		return session.Frame{}, fmt.Errorf("%w: unknown frame kind %q", ErrProtocol, w.Kind)
 	}

@@ -112,7 +112,8 @@ type Server struct {
 	closes        sessionCloses
 	conns         connWatch
 	mu            sync.Mutex
-	closed        bool // set by Close; no session is admitted after it
+	closed        bool          // set by Close; no session is admitted after it
+	draining      chan struct{} // closed by Drain
 	live          map[*session.Session]context.CancelFunc
 	uploads       chan struct{} // a slot per archive being received
 	uploadCap     int           // the largest upload, backup.MaxArchiveBytes
@@ -157,7 +158,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Server{cfg: cfg, logger: cfg.Logger, mux: http.NewServeMux(), ctx: ctx, cancel: cancel, live: make(map[*session.Session]context.CancelFunc),
-		uploads: make(chan struct{}, cfg.MaxArchiveUploads), uploadCap: cfg.uploadCap}
+		uploads: make(chan struct{}, cfg.MaxArchiveUploads), uploadCap: cfg.uploadCap, draining: make(chan struct{})}
 	s.mux.HandleFunc(HealthPath, s.serveHealth)
 	s.mux.Handle(MetricsPath, s.authenticated(http.HandlerFunc(s.serveMetrics)))
 	s.mux.Handle(SessionPath, s.authenticated(http.HandlerFunc(s.serveSession)))
@@ -240,6 +241,35 @@ func (s *Server) Close() error {
 	err := s.http.Close()
 	s.wg.Wait()
 	return err
+}
+
+// Drain is the first phase of a graceful shutdown. It refuses new sessions
+// and asks every open one to finish: a session completes the statement it
+// is running, sends each clock attachment it holds an end frame with
+// reason NodeShutdown, and ends its stream. Drain waits until every session
+// has ended or ctx ends, and returns ctx's error in the latter case. The
+// listener keeps serving everything else (the interconnect, health and
+// metrics), so the node's clocks keep running while sessions drain; Close
+// then ends what is left. Drain is safe to call more than once.
+func (s *Server) Drain(ctx context.Context) error {
+	s.mu.Lock()
+	select {
+	case <-s.draining:
+	default:
+		close(s.draining)
+	}
+	s.mu.Unlock()
+	done := make(chan struct{})
+	go func() {
+		s.wg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // CloseSessions ends every open session's stream, as a lost transport

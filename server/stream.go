@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
@@ -64,7 +65,13 @@ func (s *Server) serveSession(w http.ResponseWriter, r *http.Request) {
 	// Admitted under mu, as Close marks the server closed, so that Close's
 	// Wait sees every session it must wait for.
 	s.mu.Lock()
-	if s.closed {
+	draining := false
+	select {
+	case <-s.draining:
+		draining = true
+	default:
+	}
+	if s.closed || draining {
 		s.mu.Unlock()
 		http.Error(w, "this server is shutting down; try another node or later", http.StatusServiceUnavailable)
 		return
@@ -124,7 +131,9 @@ func (s *Server) serveSession(w http.ResponseWriter, r *http.Request) {
 			st.expire(err)
 		}
 	}()
-	st.execute(ctx, reqs)
+	if st.execute(ctx, reqs) {
+		st.endAttachments(session.NodeShutdown)
+	}
 	cancel()
 	_ = sess.Close()   // ends a NextFrame the pump waits in
 	_ = r.Body.Close() // ends a read the reader waits in
@@ -219,27 +228,56 @@ func (st *stream) read(ctx context.Context, lr *LineReader, wd *watchdog, reqs c
 }
 
 // execute runs the queued requests in order until the reader stops or a
-// failure ends the session.
-func (st *stream) execute(ctx context.Context, reqs <-chan request) {
+// failure ends the session, and reports whether it stopped because the
+// server drains. A drain lets the running statement finish and runs no
+// queued one after it.
+func (st *stream) execute(ctx context.Context, reqs <-chan request) (drained bool) {
 	for {
+		select {
+		case <-st.srv.draining:
+			return true
+		default:
+		}
 		select {
 		case q, ok := <-reqs:
 			if !ok {
-				return
+				return false
 			}
 			if q.fail != nil {
 				q.upload.release()
 				st.writeMu.Lock()
 				st.failLocked(q.fail)
 				st.writeMu.Unlock()
-				return
+				return false
 			}
 			ok = st.run(ctx, q.m, q.upload)
 			q.upload.release()
 			if !ok {
-				return
+				return false
 			}
+		case <-st.srv.draining:
+			return true
 		case <-ctx.Done():
+			return false
+		}
+	}
+}
+
+// endAttachments writes an end frame with reason for every attachment the
+// client holds, in domain order, and forgets them, so the pump writes
+// nothing more about them.
+func (st *stream) endAttachments(reason session.EndReason) {
+	st.writeMu.Lock()
+	defer st.writeMu.Unlock()
+	domains := make([]string, 0, len(st.live))
+	for d := range st.live {
+		domains = append(domains, d)
+	}
+	slices.Sort(domains)
+	for _, d := range domains {
+		f := session.Frame{Domain: d, Attachment: st.live[d], Kind: session.FrameEnd, Reason: reason}
+		delete(st.live, d)
+		if !st.writeLocked(ServerMessage{Type: TypeFrame, Frame: f.AppendJSON(nil)}) {
 			return
 		}
 	}

@@ -46,6 +46,10 @@ const (
 	// DomainRemoved: the domain was dropped from the catalog and the serving
 	// node removed it.
 	DomainRemoved
+	// NodeShutdown: the serving node is shutting down gracefully and ends
+	// the session after this frame. The domain is unaffected; a client
+	// attaches to it again on its next session.
+	NodeShutdown
 )
 
 // String returns the reason's name as the protocol spells it.
@@ -55,6 +59,8 @@ func (r EndReason) String() string {
 		return "none"
 	case DomainRemoved:
 		return "DomainRemoved"
+	case NodeShutdown:
+		return "NodeShutdown"
 	default:
 		return "reason(" + strconv.Itoa(int(r)) + ")"
 	}
