@@ -86,5 +86,8 @@ func withClusterCmds(cmds map[string]func(ts *testscript.TestScript, neg bool, a
 	for k, v := range clusterCmds {
 		cmds[k] = v
 	}
+	for k, v := range daemonCmds {
+		cmds[k] = v
+	}
 	return cmds
 }

@@ -4,10 +4,16 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/signal"
+	"syscall"
 )
 
 func main() {
-	err := Run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	// SIGTERM, what systemd and Kubernetes send, ends the run as Ctrl-C
+	// does: nspl serve shuts down gracefully, a shell or script stops.
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
+	err := Run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	stop()
 	if err != nil && !reported(err) {
 		fmt.Fprintf(os.Stderr, "nspl: %v\n", err)
 		if ExitCode(err) == ExitUsage {

@@ -6,7 +6,9 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/nspl-dev/nspl/runtime/timesource"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"strconv"
@@ -43,12 +45,17 @@ type serveOptions struct {
 	electionTimeout    time.Duration
 	leaderLeaseTimeout time.Duration
 	probeInterval      time.Duration
+	drainTimeout       time.Duration
 	maxClockOffset     time.Duration
 
 	limits            server.Limits
 	maxSessions       int
 	maxArchiveUploads int
 }
+
+// defaultDrainTimeout bounds how long nspl serve lets its sessions drain on
+// SIGTERM or SIGINT before it ends the rest.
+const defaultDrainTimeout = 10 * time.Second
 
 // parseServeArgs parses
 //
@@ -86,6 +93,7 @@ func parseServeArgs(o options, args []string) (options, error) {
 	fs.IntVar(&s.maxSessions, "max-sessions", server.DefaultMaxSessions, "serve at most `N` sessions at once")
 	fs.IntVar(&s.limits.MaxSessionsPerIdentity, "max-sessions-per-identity", server.DefaultMaxSessionsPerIdentity, "serve at most `N` sessions of one client certificate or token at once")
 	fs.IntVar(&s.maxArchiveUploads, "max-archive-uploads", server.DefaultMaxArchiveUploads, "receive at most `N` archives (RESTORE, DESCRIBE BACKUP) at once")
+	fs.DurationVar(&s.drainTimeout, "drain-timeout", defaultDrainTimeout, "on SIGTERM or SIGINT, let sessions drain for at most `D` before stopping")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return o, err
@@ -108,6 +116,9 @@ func parseServeArgs(o options, args []string) (options, error) {
 	}
 	if extra := fs.Args(); len(extra) > 0 {
 		return o, usageErrorf("serve: unexpected argument %q", extra[0])
+	}
+	if s.drainTimeout < 0 {
+		return o, usageErrorf("serve: --drain-timeout %s is negative; give 0 to end sessions at once", s.drainTimeout)
 	}
 	switch {
 	case s.node == "":
@@ -180,7 +191,12 @@ func (s *serveOptions) token() (string, error) {
 }
 
 // runServe is nspl serve: it runs the node and its API listener until
-// Ctrl-C or the process is stopped.
+// Ctrl-C, SIGTERM (ctx ends) or a leave. Both signals start the same
+// graceful shutdown: new sessions are refused, open sessions finish their
+// running statement, get an end frame for each attached clock and end,
+// for at most --drain-timeout; only then do the listener and the member
+// stop, so clock authority, progress production and delivery and local
+// installation keep running while sessions drain.
 func (m *Main) runServe(ctx context.Context, s *serveOptions) error {
 	mat, err := s.material()
 	if err != nil {
@@ -247,6 +263,7 @@ func (m *Main) runServe(ctx context.Context, s *serveOptions) error {
 	select {
 	case <-ctx.Done():
 		err = nil
+		m.drain(srv, s.drainTimeout, logger)
 	case err = <-errc:
 	}
 	_ = srv.Close()
@@ -255,6 +272,29 @@ func (m *Main) runServe(ctx context.Context, s *serveOptions) error {
 		return ioError(fmt.Errorf("serve: %w", err))
 	}
 	return nil
+}
+
+// drain lets srv's sessions drain for at most timeout.
+func (m *Main) drain(srv *server.Server, timeout time.Duration, logger *slog.Logger) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	src := m.TimeSource
+	if src == nil {
+		src = timesource.System()
+	}
+	t := src.NewTimer(timeout)
+	defer t.Stop()
+	go func() {
+		select {
+		case <-t.C():
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	logger.Info("nspl serve: shutting down; sessions drain", "drain_timeout", timeout)
+	if err := srv.Drain(ctx); err != nil {
+		logger.Warn("nspl serve: sessions still open after the drain timeout are ended", "drain_timeout", timeout)
+	}
 }
 
 // member is what nspl serve runs behind its API listener.
