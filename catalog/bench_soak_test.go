@@ -3,11 +3,15 @@
 package catalog
 
 import (
+	"context"
 	"fmt"
+	"log/slog"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/nspl-dev/nspl/lifecycle"
 )
 
 // runCommits commits total writes from writers goroutines and returns the
@@ -74,4 +78,65 @@ func BenchmarkThroughputRatio(b *testing.B) {
 			})
 		}
 	}
+}
+
+// BenchmarkRestartToFirstAnswer commits 100,000 writes to a catalog on disk
+// (creating and dropping domains, so the state stays small and the log is
+// what grows), closes it gracefully, and measures each reopen until its
+// first write is answered: the figure that snapshotting by log growth and
+// on close bounds (target: under 500 ms).
+func BenchmarkRestartToFirstAnswer(b *testing.B) {
+	const writes, writers = 100_000, 64
+	dir := b.TempDir()
+	cfg := Config{NodeName: "bench", DataDir: dir, Logger: slog.New(slog.DiscardHandler), RaftLogLevel: slog.LevelWarn}
+	n, err := Open(context.Background(), cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	errs := make(chan error, writers)
+	for range writers {
+		wg.Go(func() {
+			for {
+				i := next.Add(1) - 1
+				if i >= writes {
+					return
+				}
+				name := fmt.Sprintf("d%d", i/2)
+				cmd := createCmd(name, lifecycle.Unpaced)
+				if i%2 == 1 {
+					cmd = lifecycle.Command{Op: lifecycle.OpDropDomain, DropDomain: &lifecycle.DropDomain{Name: name, IfExists: true}}
+				}
+				if _, err := n.Propose(context.Background(), cmd); err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	if err := <-errs; err != nil {
+		b.Fatal(err)
+	}
+	if err := n.Close(); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for i := range b.N {
+		n, err := Open(context.Background(), cfg)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := n.Propose(context.Background(), createCmd(fmt.Sprintf("r%d", i), lifecycle.Unpaced)); err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		if err := n.Close(); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N), "ms/restart")
 }
