@@ -21,7 +21,9 @@
 // restored clock as a state frame; a restoration the new session refuses is
 // retried after one second, doubling to thirty, and starts again from one
 // second on each new session; one refused as not found ends the attachment
-// with a DomainRemoved end frame; one left unanswered past RequestTimeout
+// with a DomainRemoved end frame; an end frame with reason NodeShutdown (a
+// node draining for shutdown) ends that attachment but not the following,
+// which the next session restores; one left unanswered past RequestTimeout
 // ends that session, and the next attaches again. An open transaction does
 // not survive its session (TransactionLost). Reconnecting tries the URLs in
 // order, one second apart doubling to thirty, while clocks are followed; with

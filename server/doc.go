@@ -85,6 +85,12 @@
 // delivery (one replaceable tick, newest state), and a client that does not
 // read holds the stream back through HTTP/2 flow control, never a queue.
 //
+// A server that drains for a graceful shutdown (Drain) admits no new
+// session; an open one finishes the statement it runs, runs no queued one,
+// writes an end frame with reason NodeShutdown for each attachment it holds
+// and ends the stream. The client attaches those clocks again on its next
+// session, through another node.
+//
 // # Archives
 //
 // A remote client never names a server path: the archive of BACKUP,

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -18,6 +19,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/nspl-dev/nspl/node"
+	"github.com/nspl-dev/nspl/session"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -200,4 +202,67 @@ func TestCloseTwiceAndAfterClose(t *testing.T) {
 	require.Equal(t, http.StatusServiceUnavailable, rec.Code, rec.Body.String())
 	require.Contains(t, rec.Body.String(), "shutting down")
 	require.Zero(t, srv.Sessions())
+}
+
+// TestDrainEndsAttachmentsThenSessions checks the first phase of a graceful
+// shutdown: the session's attached clocks each get a NodeShutdown end frame,
+// the stream ends after them, a new session is refused, and the listener
+// keeps answering everything else until Close.
+func TestDrainEndsAttachmentsThenSessions(t *testing.T) {
+	url, srv := insecureEnv(t, Config{})
+	hc := h2c()
+	defer hc.CloseIdleConnections()
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	resp, err := hc.Post(url+SessionPath, "application/x-ndjson", pr)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	lr := NewLineReader(resp.Body, ServerMessageLimit)
+	read := func() ServerMessage {
+		line, err := lr.Next()
+		require.NoError(t, err)
+		var m ServerMessage
+		require.NoError(t, json.Unmarshal(line, &m))
+		return m
+	}
+	require.Equal(t, TypeWelcome, read().Type)
+	for i, text := range []string{"CREATE DOMAIN b;", "CREATE DOMAIN a;", "USE b;", "ATTACH DOMAIN CLOCK;", "USE a;", "ATTACH DOMAIN CLOCK;"} {
+		_, err := pw.Write([]byte(`{"type":"exec","id":` + strconv.Itoa(i+1) + `,"text":"` + text + `"}` + "\n"))
+		require.NoError(t, err)
+		m := read()
+		require.Equal(t, TypeReply, m.Type, "%s: %+v", text, m)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	drained := make(chan error, 1)
+	go func() { drained <- srv.Drain(ctx) }()
+	var ends []string
+	for {
+		line, err := lr.Next()
+		if err != nil {
+			require.ErrorIs(t, err, io.EOF, "the stream ends after the end frames")
+			break
+		}
+		var m ServerMessage
+		require.NoError(t, json.Unmarshal(line, &m))
+		require.Equal(t, TypeFrame, m.Type)
+		f, err := DecodeFrame(m.Frame)
+		require.NoError(t, err)
+		if f.Kind == session.FrameEnd {
+			ends = append(ends, f.Domain+" "+f.Reason.String())
+		}
+	}
+	require.Equal(t, []string{"a NodeShutdown", "b NodeShutdown"}, ends)
+	require.NoError(t, <-drained)
+	require.Zero(t, srv.Sessions())
+
+	r2, err := hc.Post(url+SessionPath, "application/x-ndjson", strings.NewReader(""))
+	require.NoError(t, err)
+	defer r2.Body.Close()
+	require.Equal(t, http.StatusServiceUnavailable, r2.StatusCode, "a draining server admits no session")
+	h, err := hc.Get(url + HealthPath)
+	require.NoError(t, err)
+	defer h.Body.Close()
+	require.Equal(t, http.StatusOK, h.StatusCode, "the listener serves the rest while sessions drain")
 }
