@@ -358,3 +358,25 @@ func TestUnansweredRestorationEndsTheSession(t *testing.T) {
 	require.Equal(t, session.FrameState, f.Kind)
 	require.Equal(t, uint64(3), f.Attachment, "the clock is held by the third attach, on the third session")
 }
+
+// TestNodeShutdownEndsAttachmentNotFollowing: a node draining for a
+// graceful shutdown ends each attachment with a NodeShutdown end frame and
+// then the session; the client reports the frame, keeps following the
+// clock and reports the session's end as an interruption.
+func TestNodeShutdownEndsAttachmentNotFollowing(t *testing.T) {
+	e := newEnv(t, "")
+	ns := make(notices, 64)
+	cfake := timesource.NewFake(0)
+	c := e.dial(Config{TimeSource: cfake, Notify: ns.notify})
+	exec(t, c, "CREATE DOMAIN prod; USE prod; ATTACH DOMAIN CLOCK;")
+
+	drained := make(chan error, 1)
+	go func() { drained <- e.srv.Drain(ctxT(t)) }()
+	f := nextFrame(t, c)
+	require.Equal(t, session.FrameEnd, f.Kind)
+	require.Equal(t, session.NodeShutdown, f.Reason)
+	require.Equal(t, []string{"prod"}, c.Followed(), "the clock is still followed")
+	ns.next(t, Interrupted)
+	require.NoError(t, <-drained)
+	require.Equal(t, []string{"prod"}, c.Followed())
+}
