@@ -47,7 +47,7 @@ func BenchmarkTickDelivery(b *testing.B) {
 			b.ResetTimer()
 			start := time.Now()
 			for range b.N {
-				e.parked()
+				e.parked(time.Second)
 				e.fake.Advance(time.Second)
 				for range n {
 					<-got

@@ -28,7 +28,6 @@ type env struct {
 	fake *timesource.Fake
 	node *node.Node
 	sess *Session
-	base int // timers armed before any producer runs
 	ctx  context.Context
 }
 
@@ -43,7 +42,7 @@ func newEnv(t testing.TB, opts Options) *env {
 	if opts.Logger == nil {
 		opts.Logger = quietLogger()
 	}
-	e := &env{t: t, fake: fake, node: n, sess: New(n, opts), base: fake.Armed(), ctx: ctxT(t)}
+	e := &env{t: t, fake: fake, node: n, sess: New(n, opts), ctx: ctxT(t)}
 	t.Cleanup(func() {
 		require.NoError(t, e.sess.Close())
 		require.NoError(t, n.Close())
@@ -102,21 +101,24 @@ func (e *env) waitTick(domain string, id uint64) {
 	}
 }
 
-// parked waits until the producer has armed its timer, so an Advance lands
-// after its last emission was recorded.
-func (e *env) parked() {
+// parked waits until the producer has armed its timer for the next tick,
+// due d from now, so an Advance lands after its last emission was recorded.
+// It names the deadline rather than counting timers because the catalog
+// arms a retry timer of its own on the same clock now and then.
+func (e *env) parked(d time.Duration) {
 	e.t.Helper()
-	require.NoError(e.t, e.fake.BlockUntil(e.ctx, e.base+1))
+	require.NoError(e.t, e.fake.BlockUntilDue(e.ctx, d))
 }
 
-// advance moves the fake clock by d and waits until tick id is accepted
-// and the producer is parked again.
+// advance moves the fake clock by d, one period of a rate-1 domain whose
+// ticks fall on its boundaries, and waits until tick id is accepted and the
+// producer is parked again.
 func (e *env) advance(d time.Duration, domain string, id uint64) {
 	e.t.Helper()
-	e.parked()
+	e.parked(d)
 	e.fake.Advance(d)
 	e.waitTick(domain, id)
-	e.parked()
+	e.parked(d)
 }
 
 // waitQueued waits, on the lane's own wake-ups, until an unread state or end
