@@ -77,8 +77,10 @@ type Config struct {
 const (
 	// DefaultSnapshotInterval is how often raft checks the log's growth
 	// against SnapshotThreshold (raft randomizes each wait between one
-	// and two intervals).
-	DefaultSnapshotInterval = 10 * time.Second
+	// and two intervals). The check is cheap, and the log a crashed node
+	// replays on restart is at most the threshold plus what was written
+	// between two checks.
+	DefaultSnapshotInterval = time.Second
 	// DefaultCloseTimeout bounds each of Close's waits for raft futures.
 	DefaultCloseTimeout = 5 * time.Second
 )
