@@ -34,7 +34,8 @@ type Main struct {
 	// nil means it is when Stdin is a terminal *os.File.
 	StdinIsTerminal func() bool
 
-	// TimeSource arms the nspl clock --timeout timer; nil means the node's.
+	// TimeSource arms the nspl clock --timeout timer (nil means the node's)
+	// and nspl serve's --drain-timeout timer (nil means the system clock).
 	TimeSource timesource.Source
 
 	intrMu sync.Mutex

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/nspl-dev/nspl/runtime/timesource"
 	"io"
 	"log/slog"
 	"net"
@@ -21,6 +20,7 @@ import (
 	"github.com/nspl-dev/nspl/node"
 	"github.com/nspl-dev/nspl/pki"
 	"github.com/nspl-dev/nspl/runtime"
+	"github.com/nspl-dev/nspl/runtime/timesource"
 	"github.com/nspl-dev/nspl/server"
 	"github.com/nspl-dev/nspl/session"
 )
@@ -277,19 +277,24 @@ func (m *Main) runServe(ctx context.Context, s *serveOptions) error {
 // drain lets srv's sessions drain for at most timeout.
 func (m *Main) drain(srv *server.Server, timeout time.Duration, logger *slog.Logger) {
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
 	src := m.TimeSource
 	if src == nil {
 		src = timesource.System()
 	}
 	t := src.NewTimer(timeout)
-	defer t.Stop()
+	done := make(chan struct{})
 	go func() {
+		defer close(done)
 		select {
 		case <-t.C():
 			cancel()
 		case <-ctx.Done():
 		}
+	}()
+	defer func() {
+		cancel()
+		<-done
+		t.Stop()
 	}()
 	logger.Info("nspl serve: shutting down; sessions drain", "drain_timeout", timeout)
 	if err := srv.Drain(ctx); err != nil {
