@@ -36,6 +36,7 @@ func TestREADMELimitsMatchServeDefaults(t *testing.T) {
 		"--max-sessions-per-identity": fmt.Sprint(s.limits.MaxSessionsPerIdentity),
 		"--max-archive-uploads":       fmt.Sprint(s.maxArchiveUploads),
 		"--max-clock-offset":          dur(s.maxClockOffset),
+		"--drain-timeout":             dur(s.drainTimeout),
 	}
 	row := regexp.MustCompile("(?m)^\\| [^|]+ \\| `(--[a-z-]+)` \\| ([^|]+) \\|")
 	seen := map[string]bool{}
