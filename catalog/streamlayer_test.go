@@ -63,7 +63,9 @@ func TestStreamLayerBoundsSilentPeerHandshake(t *testing.T) {
 }
 
 func TestStreamLayerCarriesDataAfterHandshake(t *testing.T) {
-	l := newTestLayer(t, time.Second)
+	// The bound is not what this test holds: generous, so a handshake
+	// slowed by a busy machine and the race detector still completes.
+	l := newTestLayer(t, time.Minute)
 
 	// The accepting side reads at once, as raft's per-connection goroutine
 	// does, and answers.
