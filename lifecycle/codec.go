@@ -14,7 +14,12 @@ import (
 // The committed command formats. The first byte of an encoded command says
 // which one it is:
 //
-//   - formatBinaryV1 (0x01): the compact binary form EncodeCommand writes.
+//   - formatBinaryV1 (0x01): the compact binary form of a command without
+//     a request id. Entries committed before request ids existed are all
+//     in this form, and EncodeCommand still writes it for such a command.
+//   - formatBinaryV2 (0x02): the same form with the command's request id
+//     between the format byte and the op code, as a string. The id is never
+//     empty in this form (a command without one has its v1 encoding only).
 //   - '{' or JSON white space: the JSON form that earlier builds wrote
 //     (json.Marshal of Command with its field tags). DecodeCommand keeps
 //     reading it so that logs written by those builds still replay; nothing
@@ -44,6 +49,7 @@ import (
 // binary encoding and EncodeCommand(DecodeCommand(b)) == b.
 const (
 	formatBinaryV1 byte = 0x01
+	formatBinaryV2 byte = 0x02
 )
 
 // opCodes are the binary op codes; they are part of the committed log
@@ -95,8 +101,14 @@ func EncodeCommand(c Command) ([]byte, error) {
 		return nil, err
 	}
 	code, _ := opCode(c.Op) // validate accepted the op
-	e := encoder{buf: make([]byte, 0, 64)}
-	e.buf = append(e.buf, formatBinaryV1, code)
+	e := encoder{buf: make([]byte, 0, 64+len(c.RequestID))}
+	if c.RequestID == "" {
+		e.buf = append(e.buf, formatBinaryV1)
+	} else {
+		e.buf = append(e.buf, formatBinaryV2)
+		e.str(c.RequestID)
+	}
+	e.byte(code)
 	switch c.Op {
 	case OpCreateDomain:
 		p := c.CreateDomain
@@ -188,7 +200,7 @@ func DecodeCommand(b []byte) (Command, error) {
 	}
 	var c Command
 	switch b[0] {
-	case formatBinaryV1:
+	case formatBinaryV1, formatBinaryV2:
 		var err *Error
 		if c, err = decodeBinary(b); err != nil {
 			return Command{}, err
@@ -268,7 +280,7 @@ func (e *encoder) resolved(r ResolvedStart) {
 	e.identity(r.Authority)
 }
 
-// decoder reads binary version 1. The first failure sticks: later reads
+// decoder reads the binary versions. The first failure sticks: later reads
 // return zero values, and err reports the first failure with its offset.
 type decoder struct {
 	b    []byte // the whole command, for offsets
@@ -411,9 +423,15 @@ func (d *decoder) identity(into *Identity) *Identity {
 	return into
 }
 
-// decodeBinary decodes binary version 1; the format byte is b[0].
+// decodeBinary decodes binary version 1 or 2; the format byte is b[0].
 func decodeBinary(b []byte) (Command, *Error) {
 	d := &decoder{b: b, text: string(b), off: 1}
+	var requestID string
+	if b[0] == formatBinaryV2 {
+		if requestID = d.str(); d.err == nil && requestID == "" {
+			return Command{}, errInvalid("", "command does not decode: format 0x%02x carries an empty request id; a command without one is written in format 0x%02x", formatBinaryV2, formatBinaryV1)
+		}
+	}
 	at := d.off
 	code := d.byte()
 	if d.err != nil {
@@ -422,7 +440,7 @@ func decodeBinary(b []byte) (Command, *Error) {
 	if int(code) >= len(opCodes) || code == 0 {
 		return Command{}, errInvalid("", "command does not decode: op code %d at byte %d is unknown", code, at)
 	}
-	c := Command{Op: opCodes[code]}
+	c := Command{Op: opCodes[code], RequestID: requestID}
 	switch c.Op {
 	case OpCreateDomain:
 		c.CreateDomain = &CreateDomain{Name: d.str(), Pace: Pace(d.byte()), Period: d.uvarint(), Skew: d.uvarint(),

@@ -2,8 +2,12 @@ package lifecycle
 
 import (
 	"bytes"
+	"encoding/hex"
 	"encoding/json"
+	"flag"
+	"fmt"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -46,7 +50,12 @@ func TestDecodeBinaryRefuses(t *testing.T) {
 		in   []byte
 	}{
 		{"format byte only", []byte{formatBinaryV1}},
-		{"unknown format", []byte{0x02, 5, 1, 'x'}},
+		{"unknown format", []byte{0x03, 5, 1, 'x'}},
+		{"v2 without a request id", []byte{formatBinaryV2, 0, 5, 1, 'x'}},
+		{"v2 request id past the end", []byte{formatBinaryV2, 9, 'r', 5, 1, 'x'}},
+		{"v2 request id not UTF-8", []byte{formatBinaryV2, 1, 0xff, 5, 1, 'x'}},
+		{"v2 request id only", []byte{formatBinaryV2, 1, 'r'}},
+		{"v2 trailing byte", []byte{formatBinaryV2, 1, 'r', 5, 1, 'x', 0}},
 		{"zero format", []byte{0x00, 5, 1, 'x'}},
 		{"op code 0", []byte{formatBinaryV1, 0, 1, 'x'}},
 		{"op code past the last", []byte{formatBinaryV1, byte(len(opCodes)), 1, 'x'}},
@@ -112,5 +121,83 @@ func TestEncodeCommandRefusesInvalidUTF8(t *testing.T) {
 	_, err := EncodeCommand(stopCmd("bad\xff"))
 	require.ErrorIs(t, err, ErrInvalidCommand)
 	_, err = EncodeCommand(Command{Op: OpRegisterNode, RegisterNode: &RegisterNode{Name: "n", Incarnation: 1, APIAddr: "\xc3"}})
+	require.ErrorIs(t, err, ErrInvalidCommand)
+}
+
+var update = flag.Bool("update", false, "rewrite the binary command golden file")
+
+// withRequestIDs returns the commands of cs with a request id each.
+func withRequestIDs(cs []Command) []Command {
+	out := make([]Command, len(cs))
+	for i, c := range cs {
+		c.RequestID = fmt.Sprintf("n1-5eed-%d", i+1)
+		out[i] = c
+	}
+	return out
+}
+
+// TestBinaryCommandsGolden freezes both binary formats: every valid
+// command without a request id (format 1, what every entry committed
+// before request ids is) and with one (format 2), one hex line each in
+// testdata/commands-binary.golden. A change to the encoding fails here;
+// regenerate with -update only for a new command, never for an old one.
+func TestBinaryCommandsGolden(t *testing.T) {
+	all := append(validCommands(), restoreCommands()...)
+	cmds := append(all, withRequestIDs(all)...)
+	var got strings.Builder
+	for _, c := range cmds {
+		b, err := EncodeCommand(c)
+		require.NoError(t, err)
+		fmt.Fprintf(&got, "%s\n", hex.EncodeToString(b))
+	}
+	const path = "testdata/commands-binary.golden"
+	if *update {
+		require.NoError(t, os.WriteFile(path, []byte(got.String()), 0o644))
+	}
+	raw, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.Equal(t, string(raw), got.String())
+	lines := strings.Split(strings.TrimSuffix(string(raw), "\n"), "\n")
+	require.Len(t, lines, len(cmds))
+	for i, line := range lines {
+		b, err := hex.DecodeString(line)
+		require.NoError(t, err)
+		c, err := DecodeCommand(b)
+		require.NoError(t, err, "line %d", i+1)
+		require.Equal(t, normalized(cmds[i]), normalized(c), "line %d", i+1)
+		want := formatBinaryV1
+		if cmds[i].RequestID != "" {
+			want = formatBinaryV2
+		}
+		require.Equal(t, want, b[0], "line %d", i+1)
+	}
+}
+
+// TestRequestIDEncoding covers the request id's place in the formats:
+// format 2 is format 1 with the id spliced in after the format byte, and
+// an over-long id is refused before anything is encoded.
+func TestRequestIDEncoding(t *testing.T) {
+	for _, c := range append(validCommands(), restoreCommands()...) {
+		v1, err := EncodeCommand(c)
+		require.NoError(t, err)
+		c.RequestID = "n2-ab-7"
+		v2, err := EncodeCommand(c)
+		require.NoError(t, err)
+		want := append([]byte{formatBinaryV2, 7}, "n2-ab-7"...)
+		require.Equal(t, append(want, v1[1:]...), v2, "%s", c.Op)
+		back, err := DecodeCommand(v2)
+		require.NoError(t, err)
+		require.Equal(t, "n2-ab-7", back.RequestID)
+	}
+	long := stopCmd("x")
+	long.RequestID = strings.Repeat("r", MaxRequestIDLen)
+	_, err := EncodeCommand(long)
+	require.NoError(t, err)
+	long.RequestID += "r"
+	_, err = EncodeCommand(long)
+	require.ErrorIs(t, err, ErrInvalidCommand)
+	bad := stopCmd("x")
+	bad.RequestID = "\xff"
+	_, err = EncodeCommand(bad)
 	require.ErrorIs(t, err, ErrInvalidCommand)
 }

@@ -25,7 +25,14 @@ const (
 // sampled UTC anchor, the chosen authority, the resolved start), so every
 // replica applies it identically.
 type Command struct {
-	Op                Op                 `json:"op"`
+	Op Op `json:"op"`
+	// RequestID, when not empty, names this proposal: the proposer picks
+	// it before proposing (it is never derived on a replica), keeps it
+	// across every retry of the same write, and the catalog applies a
+	// command whose RequestID it applied recently only once, answering the
+	// retry with the first result. It is at most MaxRequestIDLen bytes of
+	// UTF-8. Entries committed before request ids existed carry none.
+	RequestID         string             `json:"request_id,omitempty"`
 	CreateDomain      *CreateDomain      `json:"create_domain,omitempty"`
 	AlterPlacement    *AlterPlacement    `json:"alter_placement,omitempty"`
 	DropDomain        *DropDomain        `json:"drop_domain,omitempty"`
@@ -37,6 +44,10 @@ type Command struct {
 	ReassignAuthority *ReassignAuthority `json:"reassign_authority,omitempty"`
 	Restore           *Restore           `json:"restore,omitempty"`
 }
+
+// MaxRequestIDLen bounds Command.RequestID, so the catalog's window of
+// remembered requests stays small.
+const MaxRequestIDLen = 128
 
 // CreateDomain creates a stopped domain. A paced domain needs Period > 0; an
 // unpaced domain takes neither Period nor Skew. With IfNotExists, an existing
@@ -154,6 +165,9 @@ func (c Command) Validate() error {
 }
 
 func (c Command) validate() *Error {
+	if len(c.RequestID) > MaxRequestIDLen {
+		return errInvalid("", "command %q request id is %d bytes; at most %d are allowed", c.Op, len(c.RequestID), MaxRequestIDLen)
+	}
 	payloads := 0
 	for _, set := range []bool{
 		c.CreateDomain != nil, c.AlterPlacement != nil, c.DropDomain != nil,

@@ -210,8 +210,16 @@ func FuzzDecodeCommand(f *testing.F) {
 	f.Add([]byte(`{"op":"stop","stop":{"domain":"x"}} {}`))
 	f.Add([]byte(`{"OP":"stop","Stop":{"Domain":"x"}}`))
 	f.Add([]byte(`{"op":"stop","stop":{"domain":"x"},"stop":{"domain":"y"}}`))
+	for _, c := range withRequestIDs(validCommands()) {
+		b, err := EncodeCommand(c)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
 	f.Add([]byte{formatBinaryV1, 5, 1, 'x', 0})
 	f.Add([]byte{formatBinaryV1, 6, 1, 'x', 0xff, 0xff, 0xff, 0xff, 0x0f})
+	f.Add([]byte{formatBinaryV2, 0, 5, 1, 'x'})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		checkDecoded(t, b)
 	})
@@ -240,7 +248,7 @@ func checkDecoded(t *testing.T, b []byte) {
 	}
 	enc, err := EncodeCommand(c)
 	require.NoError(t, err)
-	if b[0] == formatBinaryV1 {
+	if b[0] == formatBinaryV1 || b[0] == formatBinaryV2 {
 		require.Equal(t, b, enc, "binary decoding is canonical")
 	}
 	back, err := DecodeCommand(enc)
