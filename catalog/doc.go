@@ -40,6 +40,12 @@
 // never waits for them. Leader names the leader with its registered API
 // address, for forwarding.
 //
+// Every proposal carries a request id (Propose picks one with
+// NewRequestID unless the caller did), and the FSM remembers the last
+// RequestWindow ids with their results, replicated and in every snapshot:
+// a caller that retries after ErrOutcomeUnknown or a leader change, with
+// the same id, commits the write at most once and gets the first result.
+//
 // Callers never see raft types or errors: they are translated at this
 // boundary (ErrNotLeader, ErrLeadershipUnconfirmed, ErrOutcomeUnknown and
 // the rest of the sentinel block in errors.go). The FSM is deterministic:

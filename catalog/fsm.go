@@ -32,6 +32,12 @@ import (
 // inspection. (Panicking, the other choice raft's contract allows, would
 // take the host process down with it.)
 //
+// A command that carries a request id is applied at most once while the
+// id is in the FSM's window of recent requests (RequestWindow, evicted in
+// apply order, part of every snapshot): a later entry with the same id,
+// a retry after a leader change, does not apply again and answers with the
+// first entry's result.
+//
 // Reads are lock-free: after every batch that changed the state the FSM
 // publishes an immutable clone through an atomic pointer (State). Restore
 // replaces the whole state with the snapshot's, never merging.
@@ -42,8 +48,9 @@ import (
 type FSM struct {
 	logger *slog.Logger
 
-	mu    sync.Mutex
-	state *lifecycle.State // working state, guarded by mu
+	mu       sync.Mutex
+	state    *lifecycle.State // working state, guarded by mu
+	requests *requestWindow   // recent request ids and results, guarded by mu
 
 	published atomic.Pointer[lifecycle.State]
 	// configEpoch advances whenever raft's committed configuration may
@@ -79,7 +86,7 @@ func NewFSM(logger *slog.Logger, onChange func(Change)) *FSM {
 	if logger == nil {
 		logger = slog.Default()
 	}
-	f := &FSM{logger: logger, state: lifecycle.NewState(), haltedCh: make(chan struct{})}
+	f := &FSM{logger: logger, state: lifecycle.NewState(), requests: newRequestWindow(RequestWindow), haltedCh: make(chan struct{})}
 	initial := f.state.Clone()
 	f.published.Store(initial)
 	f.changes = newChangeFeed(onChange, Change{Revision: initial.Revision(), State: initial})
@@ -130,12 +137,26 @@ func (f *FSM) ApplyBatch(logs []*raft.Log) []any {
 			out[i] = f.haltLocked(l.Index, err)
 			continue
 		}
-		out[i] = f.state.Apply(cmd)
+		out[i] = f.applyLocked(cmd)
 	}
 	if f.state.Revision() != before {
 		f.publishLocked(false)
 	}
 	return out
+}
+
+// applyLocked applies one decoded command, or answers a request id in the
+// window with its first result.
+func (f *FSM) applyLocked(cmd lifecycle.Command) lifecycle.Result {
+	if cmd.RequestID == "" {
+		return f.state.Apply(cmd)
+	}
+	if first, ok := f.requests.lookup(cmd.RequestID); ok {
+		return first
+	}
+	res := f.state.Apply(cmd)
+	f.requests.remember(cmd.RequestID, res)
+	return res
 }
 
 // haltLocked records the first undecodable entry and signals Halted.
@@ -157,37 +178,40 @@ func (f *FSM) publishLocked(restored bool) {
 	f.changes.publish(Change{Revision: s.Revision(), State: s, Restored: restored})
 }
 
-// Snapshot returns a snapshot of the published state. It implements
-// raft.FSM; it is cheap because the published state is already an
-// immutable clone. A halted FSM refuses to snapshot.
+// Snapshot returns a snapshot of the published state and the request
+// window. It implements raft.FSM; it is cheap because the published state
+// is already an immutable clone (and equals the working state between
+// batches: an entry that changes nothing leaves it as it was) and the window
+// is a copy of at most RequestWindow small entries. A halted FSM refuses to
+// snapshot.
 func (f *FSM) Snapshot() (raft.FSMSnapshot, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if h := f.halt.Load(); h != nil {
 		return nil, h
 	}
-	return &fsmSnapshot{state: f.published.Load()}, nil
+	return &fsmSnapshot{state: f.published.Load(), requests: f.requests.entries()}, nil
 }
 
-// Restore replaces the whole state with the snapshot read from rc. It
-// implements raft.FSM. Nothing of the previous state survives; subscribers
-// see a Change with Restored set.
+// Restore replaces the whole state, request window included, with the
+// snapshot read from rc. It implements raft.FSM. Nothing of the previous
+// state survives; subscribers see a Change with Restored set.
 func (f *FSM) Restore(rc io.ReadCloser) error {
 	defer rc.Close()
-	payload, err := readSnapshot(rc)
+	version, payload, err := readSnapshot(rc)
 	if err != nil {
 		return err
-	}
-	s, err := lifecycle.RestoreSnapshot(payload)
-	if err != nil {
-		return fmt.Errorf("%w: %w", ErrSnapshot, err)
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if h := f.halt.Load(); h != nil {
 		return h
 	}
-	f.state = s
+	s, requests, err := decodeSnapshot(version, payload, f.requests.size)
+	if err != nil {
+		return err
+	}
+	f.state, f.requests = s, requests
 	f.configEpoch.Add(1)
 	f.publishLocked(true)
 	return nil
@@ -196,15 +220,17 @@ func (f *FSM) Restore(rc io.ReadCloser) error {
 // close ends every subscription.
 func (f *FSM) close() { f.changes.close() }
 
-// fsmSnapshot persists one immutable published state.
+// fsmSnapshot persists one immutable published state and the request
+// window of the same point in the log.
 type fsmSnapshot struct {
-	state *lifecycle.State
+	state    *lifecycle.State
+	requests []rememberedRequest
 }
 
 // Persist writes the versioned snapshot bytes. It implements
 // raft.FSMSnapshot.
 func (s *fsmSnapshot) Persist(sink raft.SnapshotSink) error {
-	payload, err := s.state.MarshalSnapshot()
+	payload, err := encodeSnapshot(s.state, s.requests)
 	if err == nil {
 		err = writeSnapshot(sink, payload)
 	}

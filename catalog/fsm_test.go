@@ -221,6 +221,8 @@ func FuzzFSMRestore(f *testing.F) {
 	f.Add(good[:len(good)-1])
 	f.Add(append(append([]byte(nil), good...), 0))
 	f.Add([]byte(snapshotMagic))
+	src.ApplyBatch(logs(f, 100, withID(createCmd("retried", lifecycle.Unpaced), "n1-1-1"), withID(stopCmd("gone"), "n1-1-2")))
+	f.Add(snapshotBytes(f, src))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		fsm := NewFSM(quietLogger(t), nil)
 		if err := fsm.Restore(io.NopCloser(bytes.NewReader(data))); err != nil {
@@ -231,6 +233,7 @@ func FuzzFSMRestore(f *testing.F) {
 		again := NewFSM(quietLogger(t), nil)
 		require.NoError(t, again.Restore(io.NopCloser(bytes.NewReader(snapshotBytes(t, fsm)))))
 		requireSameState(t, fsm.State(), again.State())
+		require.Equal(t, fsm.requests.entries(), again.requests.entries())
 	})
 }
 

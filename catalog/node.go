@@ -46,6 +46,7 @@ type Node struct {
 	confirmedTerm atomic.Uint64
 	registered    chan struct{} // closed once this incarnation is committed
 	registerOnce  sync.Once
+	requestSeq    atomic.Uint64 // the sequence part of NewRequestID
 
 	cancel context.CancelFunc
 	loop   sync.WaitGroup // the leadership loop
@@ -277,7 +278,9 @@ func (n *Node) leaderWork(ctx context.Context, voters *voterCache) bool {
 // entry. Registering the current incarnation again is a no-op, so every
 // later term confirms with the same command.
 func (n *Node) confirm(ctx context.Context, term uint64) bool {
-	data, err := lifecycle.EncodeCommand(n.registration())
+	cmd := n.registration()
+	cmd.RequestID = n.NewRequestID()
+	data, err := lifecycle.EncodeCommand(cmd)
 	if err != nil {
 		// Config validation keeps this from happening; retrying cannot help.
 		n.logger.Error("catalog: registration does not encode", "err", err)
@@ -348,6 +351,19 @@ func (n *Node) reconcile(ctx context.Context, voters *voterCache) bool {
 	return ok
 }
 
+// NewRequestID returns a request id no other proposal of any node has:
+// this node's name and incarnation (random, fresh on every Open) and a
+// sequence number. A writer that may retry picks one before its first
+// attempt and keeps it on every retry (see lifecycle.Command.RequestID).
+func (n *Node) NewRequestID() string {
+	seq := n.requestSeq.Add(1)
+	name := n.cfg.NodeName
+	if len(name) > lifecycle.MaxRequestIDLen-48 {
+		name = "" // the incarnation alone keeps it unique
+	}
+	return name + "-" + strconv.FormatUint(n.incarnation, 16) + "-" + strconv.FormatUint(seq, 10)
+}
+
 // Propose commits cmd through raft and returns its lifecycle.Result once
 // the local FSM has applied it (and Config.OnChange has run). A refused
 // command is not an error here: its typed domain error is in
@@ -360,7 +376,15 @@ func (n *Node) reconcile(ctx context.Context, voters *voterCache) bool {
 // ctx bounds both the hand-off to raft and the wait for the commit; a
 // cancellation after the hand-off returns an error wrapping both
 // ErrOutcomeUnknown and ctx's error.
+//
+// A command without a RequestID gets a fresh one (NewRequestID). Proposing
+// a command again with the RequestID of an earlier proposal, after an
+// ErrOutcomeUnknown or on another node, commits it at most once: the
+// retry answers with the first result (see RequestWindow).
 func (n *Node) Propose(ctx context.Context, cmd lifecycle.Command) (lifecycle.Result, error) {
+	if cmd.RequestID == "" {
+		cmd.RequestID = n.NewRequestID()
+	}
 	data, err := lifecycle.EncodeCommand(cmd)
 	if err != nil {
 		return lifecycle.Result{}, err

@@ -47,7 +47,8 @@ func TestSnapshotFraming(t *testing.T) {
 		{"checksum cut one byte short", good[:len(good)-1], "checksum: unexpected EOF"},
 		{"trailing byte", append(append([]byte(nil), good...), 0), "unexpected bytes after the checksum"},
 		{"bad magic", flip(0), `magic "osplcat" is not "nsplcat"`},
-		{"future version", flip(len(snapshotMagic)), "format version 0 is not supported"},
+		{"future version", flip(len(snapshotMagic)), "format version 3 is not supported"},
+		{"version 0", func() []byte { b := append([]byte(nil), good...); b[len(snapshotMagic)] = 0; return b }(), "format version 0 is not supported"},
 		{"corrupt payload", flip(headerLen), "checksum"},
 		{"corrupt checksum", flip(len(good) - 1), "does not match"},
 		{"length at the limit", withLength(MaxSnapshotBytes), "unexpected EOF"},
@@ -56,9 +57,10 @@ func TestSnapshotFraming(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := readSnapshot(bytes.NewReader(tt.data))
+			version, got, err := readSnapshot(bytes.NewReader(tt.data))
 			if tt.want == "" {
 				require.NoError(t, err)
+				require.Equal(t, byte(snapshotVersion), version)
 				require.Equal(t, tt.data[headerLen:len(tt.data)-4], got)
 				return
 			}
@@ -92,13 +94,18 @@ func FuzzReadSnapshot(f *testing.F) {
 	f.Add(framed(f, nil))
 	f.Add([]byte(snapshotMagic + "\x01"))
 	f.Add(framed(f, []byte("x"))[:headerLen+1])
+	var v1 bytes.Buffer
+	require.NoError(f, writeFrame(&v1, snapshotV1, []byte(`{"version":1}`)))
+	f.Add(v1.Bytes())
 	f.Fuzz(func(t *testing.T, data []byte) {
-		payload, err := readSnapshot(bytes.NewReader(data))
+		version, payload, err := readSnapshot(bytes.NewReader(data))
 		if err != nil {
 			require.ErrorIs(t, err, ErrSnapshot)
 			return
 		}
-		require.Equal(t, data, framed(t, payload))
+		var again bytes.Buffer
+		require.NoError(t, writeFrame(&again, version, payload))
+		require.Equal(t, data, again.Bytes())
 	})
 }
 
