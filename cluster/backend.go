@@ -207,20 +207,12 @@ func (m *Member) forwardTo(ctx context.Context, leader catalog.Leader, cmd lifec
 	return m.client.Propose(ctx, leader.APIAddr, true, cmd)
 }
 
-// forward is the node's Forward hook for statements on a follower: commit
-// through the leader, waiting out an election in progress (up to
-// forwardAttempts tries, forwardRetry apart) while nothing was proposed.
+// forward is the node's Forward hook for statements on a follower: one
+// attempt to commit through the leader. The node's commit path retries it
+// through elections (under the command's request id), so it does not wait
+// here. A leader that answers that it is shutting down is, to the
+// forwarder, a node that stopped leading: nothing was proposed.
 func (m *Member) forward(ctx context.Context, cmd lifecycle.Command) (lifecycle.Result, error) {
-	for attempt := 1; ; attempt++ {
-		res, err := m.forwardOnce(ctx, cmd)
-		retry := errors.Is(err, catalog.ErrNotLeader) || errors.Is(err, catalog.ErrLeadershipUnconfirmed)
-		if !retry || attempt >= forwardAttempts || !m.waitCtx(ctx, forwardRetry) {
-			return res, err
-		}
-	}
-}
-
-func (m *Member) forwardOnce(ctx context.Context, cmd lifecycle.Command) (lifecycle.Result, error) {
 	cat, err := m.catalog()
 	if err != nil {
 		return lifecycle.Result{}, err
@@ -232,7 +224,11 @@ func (m *Member) forwardOnce(ctx context.Context, cmd lifecycle.Command) (lifecy
 	case !ok || leader.APIAddr == "":
 		return lifecycle.Result{}, &catalog.NotLeaderError{Leader: leader.ServerID, LeaderAddress: leader.RaftAddr}
 	}
-	return m.client.Propose(ctx, leader.APIAddr, true, cmd)
+	res, err := m.client.Propose(ctx, leader.APIAddr, true, cmd)
+	if errors.Is(err, catalog.ErrShutdown) && !errors.Is(err, catalog.ErrOutcomeUnknown) {
+		return res, fmt.Errorf("%w: the leader %s is shutting down (%v)", catalog.ErrNotLeader, leader.Name, err)
+	}
+	return res, err
 }
 
 // waitCtx waits d on the member's clock; false when ctx or the member ends
@@ -259,7 +255,34 @@ func (m *Member) Remove(ctx context.Context, name string) error {
 	return m.remove(ctx, false, name)
 }
 
+// remove removes the named node, retrying (forwardRetry apart, for at
+// most removeRetryFor or until ctx ends) while no leader is known, the
+// leader is unconfirmed or unreachable, or leadership moved mid-way. A
+// request forwarded by another member is tried once: its sender retries.
 func (m *Member) remove(ctx context.Context, forwarded bool, name string) error {
+	if forwarded {
+		return m.removeOnce(ctx, true, name)
+	}
+	start := m.src.Monotonic()
+	var unknown error // an attempt that may have removed the node
+	for {
+		err := m.removeOnce(ctx, false, name)
+		if errors.Is(err, ErrUnknownNode) && unknown != nil {
+			return fmt.Errorf("node %q is no longer registered, and an earlier attempt to remove it may have been cut short (%w); check SHOW CLUSTER STATUS", name, unknown)
+		}
+		if errors.Is(err, catalog.ErrOutcomeUnknown) {
+			unknown = err
+		}
+		retry := errors.Is(err, catalog.ErrNotLeader) || errors.Is(err, catalog.ErrLeadershipUnconfirmed) ||
+			errors.Is(err, catalog.ErrOutcomeUnknown) || errors.Is(err, catalog.ErrTimeout) || errors.Is(err, interconnect.ErrUnreachable)
+		if !retry || ctx.Err() != nil || m.src.Monotonic()-start > removeRetryFor || !m.waitCtx(ctx, forwardRetry) {
+			return err
+		}
+		m.logger.Debug("remove did not complete; retrying", "node", name, "err", err)
+	}
+}
+
+func (m *Member) removeOnce(ctx context.Context, forwarded bool, name string) error {
 	cat, err := m.catalog()
 	if err != nil {
 		return err

@@ -22,10 +22,11 @@ const (
 	DefaultProbeTimeout = 250 * time.Millisecond
 	// probeRetryGap is the wait between two attempts of one probe.
 	probeRetryGap = 50 * time.Millisecond
-	// forwardRetry is the wait between attempts to reach a leader while an
-	// election is in progress, and forwardAttempts bounds them.
-	forwardRetry    = 100 * time.Millisecond
-	forwardAttempts = 30
+	// forwardRetry is the wait between attempts of a remove while an
+	// election is in progress, and removeRetryFor bounds how long it keeps
+	// trying when its context has no deadline.
+	forwardRetry   = 100 * time.Millisecond
+	removeRetryFor = 10 * time.Second
 	// peerCallTimeout bounds one join or remove call to another member.
 	peerCallTimeout = 5 * time.Second
 	// raftProofTimeout bounds the TLS handshake that checks a joining or

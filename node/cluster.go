@@ -3,30 +3,187 @@ package node
 import (
 	"context"
 	"errors"
+	"fmt"
+	"time"
 
 	"github.com/nspl-dev/nspl/catalog"
 	"github.com/nspl-dev/nspl/lifecycle"
 )
 
+// Timing of the write path.
+const (
+	// DefaultWriteTimeout bounds a statement's write whose context has no
+	// deadline of its own: the write retries through elections until then
+	// (see commit).
+	DefaultWriteTimeout = 10 * time.Second
+	// writeBackoffMin and writeBackoffMax bound the wait between two
+	// attempts of one write; it doubles from the first to the second.
+	writeBackoffMin = 10 * time.Millisecond
+	writeBackoffMax = 250 * time.Millisecond
+)
+
+// WriteDeadlineError is a write that had not committed when its deadline
+// expired (or its context was cancelled) while it was retrying through a
+// leadership change. It matches the context's error and, when an attempt
+// may have reached raft, catalog.ErrOutcomeUnknown; otherwise
+// catalog.ErrTimeout (nothing was committed).
+type WriteDeadlineError struct {
+	// Attempts is how many times the write was tried.
+	Attempts int
+	// Elapsed is how long it was tried for, on the node's time source.
+	Elapsed time.Duration
+	// Unknown is set when an attempt may have committed.
+	Unknown bool
+	// Cause is the context's cause: context.DeadlineExceeded or
+	// context.Canceled.
+	Cause error
+	// Last is the last attempt's error.
+	Last error
+}
+
+// Error says what happened and what to check.
+func (e *WriteDeadlineError) Error() string {
+	why := "its deadline expired"
+	if errors.Is(e.Cause, context.Canceled) {
+		why = "it was cancelled"
+	}
+	if e.Unknown {
+		return fmt.Sprintf("catalog write outcome is unknown: %s after %d attempts over %s while the cluster changed leader (last: %v); it may have committed, so check the catalog (LIST DOMAINS, DESCRIBE DOMAIN) before running it again",
+			why, e.Attempts, e.Elapsed.Round(time.Millisecond), e.Last)
+	}
+	return fmt.Sprintf("catalog write was not committed: %s after %d attempts over %s without a leader accepting it (last: %v); check SHOW CLUSTER STATUS for a leader and a quorum, then run it again",
+		why, e.Attempts, e.Elapsed.Round(time.Millisecond), e.Last)
+}
+
+// Unwrap returns the context's cause and catalog.ErrOutcomeUnknown or
+// catalog.ErrTimeout.
+func (e *WriteDeadlineError) Unwrap() []error {
+	if e.Unknown {
+		return []error{e.Cause, catalog.ErrOutcomeUnknown}
+	}
+	return []error{e.Cause, catalog.ErrTimeout}
+}
+
 // commit commits cmd through the local catalog, or through the leader
 // (Config.Forward) when this node is not the leader. A forwarded command
 // carries the values this node resolved (sampled UTC, chosen authority), so
 // the leader commits exactly what a local commit would have.
+//
+// The write survives leadership changes: cmd gets one request id before
+// the first attempt, and an attempt that failed because there was no
+// confirmed leader, leadership moved, or the outcome is unknown (a lost
+// leadership, a forwarding transport failure) is tried again with backoff,
+// through whichever node leads by then, under the same id, so the catalog
+// applies it at most once and a retry answers with the first result. It
+// gives up when ctx ends or, for a ctx without a deadline, after
+// Config.WriteTimeout from the first failure's start, with a
+// *WriteDeadlineError; every other error returns at once.
 func (n *Node) commit(ctx context.Context, cmd lifecycle.Command) (lifecycle.Result, error) {
 	if n.closed.Load() {
 		// Checked before proposing: a closed catalog is not the leader,
 		// and a closed node must not forward the write to one.
 		return lifecycle.Result{}, ErrClosed
 	}
+	if cmd.RequestID == "" {
+		cmd.RequestID = n.catalog.NewRequestID()
+	}
 	start := n.src.Monotonic()
+	backoff := writeBackoffMin
+	unknown := false
+	for attempt := 1; ; attempt++ {
+		res, err := n.commitOnce(ctx, cmd)
+		if err == nil {
+			if n.cfg.OnCommit != nil {
+				n.cfg.OnCommit(n.src.Monotonic() - start)
+			}
+			return res, nil
+		}
+		unknown = unknown || errors.Is(err, catalog.ErrOutcomeUnknown)
+		if ctx.Err() != nil {
+			return lifecycle.Result{}, &WriteDeadlineError{Attempts: attempt, Elapsed: n.src.Monotonic() - start,
+				Unknown: unknown, Cause: context.Cause(ctx), Last: err}
+		}
+		if !retryable(err) || n.closed.Load() {
+			return res, err
+		}
+		if attempt == 1 {
+			if _, ok := ctx.Deadline(); !ok {
+				var stop func()
+				ctx, stop = n.writeDeadline(ctx, n.cfg.WriteTimeout-(n.src.Monotonic()-start))
+				defer stop()
+			}
+		}
+		n.logger.Debug("catalog write did not commit; retrying", "attempt", attempt, "backoff", backoff, "err", err)
+		if !n.wait(ctx, backoff) {
+			if n.closed.Load() {
+				return res, err
+			}
+			return lifecycle.Result{}, &WriteDeadlineError{Attempts: attempt, Elapsed: n.src.Monotonic() - start,
+				Unknown: unknown, Cause: context.Cause(ctx), Last: err}
+		}
+		backoff = min(2*backoff, writeBackoffMax)
+	}
+}
+
+// commitOnce is one attempt of commit.
+func (n *Node) commitOnce(ctx context.Context, cmd lifecycle.Command) (lifecycle.Result, error) {
 	res, err := n.catalog.Propose(ctx, cmd)
 	if err != nil && n.cfg.Forward != nil && errors.Is(err, catalog.ErrNotLeader) {
 		res, err = n.cfg.Forward(ctx, cmd)
 	}
-	if err == nil && n.cfg.OnCommit != nil {
-		n.cfg.OnCommit(n.src.Monotonic() - start)
-	}
 	return res, err
+}
+
+// retryable reports whether a write that failed with err may succeed when
+// tried again under the same request id: nothing was proposed for want of
+// a confirmed leader, or the outcome is unknown (which the request id makes
+// safe to retry). A halted catalog, a refused command and a closed node are
+// final.
+func retryable(err error) bool {
+	switch {
+	case errors.Is(err, catalog.ErrHalted), errors.Is(err, lifecycle.ErrInvalidCommand):
+		return false
+	case errors.Is(err, catalog.ErrNotLeader), errors.Is(err, catalog.ErrLeadershipUnconfirmed),
+		errors.Is(err, catalog.ErrOutcomeUnknown), errors.Is(err, catalog.ErrTimeout):
+		return true
+	}
+	return false
+}
+
+// writeDeadline returns ctx cancelled, with cause context.DeadlineExceeded,
+// after d on the node's time source, and the function that releases it.
+func (n *Node) writeDeadline(ctx context.Context, d time.Duration) (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	t := n.src.NewTimer(max(d, 0))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		select {
+		case <-t.C():
+			cancel(context.DeadlineExceeded)
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, func() {
+		t.Stop()
+		cancel(context.Canceled)
+		<-done
+	}
+}
+
+// wait waits d on the node's time source; false when ctx ends or the node
+// closes first.
+func (n *Node) wait(ctx context.Context, d time.Duration) bool {
+	t := n.src.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C():
+		return true
+	case <-ctx.Done():
+		return false
+	case <-n.done:
+		return false
+	}
 }
 
 // AdvertisedRevision returns the runtime revision this node advertises to

@@ -65,6 +65,10 @@ type Config struct {
 	// emit, after it was applied locally, on the producer's goroutine. It is
 	// where peer delivery attaches; it must not block.
 	OnProgress func(runtime.ProgressReport)
+	// WriteTimeout bounds how long a statement's write whose context has
+	// no deadline keeps retrying through a leadership change. Zero means
+	// DefaultWriteTimeout.
+	WriteTimeout time.Duration
 }
 
 // Node is one running nspl node. All methods are safe for concurrent use.
@@ -90,7 +94,8 @@ type Node struct {
 	producers *producerSet
 	refused   *refusedProgress
 
-	closed    atomic.Bool // set first by Close; commit refuses from then on
+	closed    atomic.Bool   // set first by Close; commit refuses from then on
+	done      chan struct{} // closed by Close; ends a write's retry wait
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -117,7 +122,11 @@ func Open(ctx context.Context, cfg Config) (*Node, error) {
 	case cfg.MaxClockOffset == 0:
 		cfg.MaxClockOffset = runtime.DefaultMaxClockOffset
 	}
+	if cfg.WriteTimeout <= 0 {
+		cfg.WriteTimeout = DefaultWriteTimeout
+	}
 	n := &Node{
+		done:        make(chan struct{}),
 		cfg:         cfg,
 		logger:      cfg.Logger.With("node_name", cfg.Name),
 		src:         cfg.TimeSource,
@@ -160,6 +169,7 @@ func Open(ctx context.Context, cfg Config) (*Node, error) {
 func (n *Node) Close() error {
 	n.closeOnce.Do(func() {
 		n.closed.Store(true)
+		close(n.done)
 		n.producers.close()
 		n.closeErr = n.catalog.Close()
 	})
