@@ -26,9 +26,10 @@
 // Two shapes share this code. The embedded single node is one voter on
 // raft's in-memory transport. A cluster member (Config.Cluster) runs raft
 // over TCP with mutually authenticated TLS (a stream layer that closes every
-// connection it made or accepted when the node closes), with 200 ms
-// heartbeat and election timeouts by default so an election takes about
-// 0.3–0.5 s. A member whose stores are empty either bootstraps a new
+// connection it made or accepted when the node closes), with 500 ms
+// heartbeat, election and lease timeouts by default, so the cluster keeps
+// one leader on a saturated machine and a dead leader is replaced within
+// about 0.5–1.5 s (see DefaultHeartbeatTimeout for the trade-off). A member whose stores are empty either bootstraps a new
 // cluster or, while its raft configuration does not name it, asks an
 // existing member to add it (ClusterConfig.Join, which ends in the leader's
 // AddVoter); a follower registers its incarnation through the leader

@@ -27,8 +27,8 @@ func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond)
 // 3-node cluster per trial (the domain name decides whether the authority
 // also leads, so both cases occur) and reports, over 20 trials, how long
 // after the kill a replacement was committed on every survivor and every
-// survivor accepted a tick produced after the kill. Default timers: 200 ms
-// raft heartbeat and election timeouts, 200 ms probes of 3 attempts.
+// survivor accepted a tick produced after the kill. Default timers (see
+// catalog.DefaultHeartbeatTimeout), 200 ms probes of 3 attempts.
 func BenchmarkAuthorityTakeover(b *testing.B) {
 	const trials = 20
 	for i := 0; i < b.N; i++ {

@@ -68,8 +68,9 @@ type Config struct {
 	Material *pki.Material
 	PKIDir   string
 
-	// Raft timing; zero means catalog's cluster defaults (200 ms
-	// heartbeat and election timeouts).
+	// Raft timing; zero means catalog's cluster defaults (500 ms
+	// heartbeat, election and lease timeouts; see
+	// catalog.DefaultHeartbeatTimeout for the trade-off).
 	HeartbeatTimeout   time.Duration
 	ElectionTimeout    time.Duration
 	LeaderLeaseTimeout time.Duration
