@@ -75,9 +75,10 @@ func (e *WriteDeadlineError) Unwrap() []error {
 // leadership, a forwarding transport failure) is tried again with backoff,
 // through whichever node leads by then, under the same id, so the catalog
 // applies it at most once and a retry answers with the first result. It
-// gives up when ctx ends or, for a ctx without a deadline, after
-// Config.WriteTimeout from the first failure's start, with a
-// *WriteDeadlineError; every other error returns at once.
+// gives up when ctx ends or, for a ctx without a deadline, once
+// Config.WriteTimeout has passed since the first attempt began (that
+// deadline is armed on the node's time source only when a first attempt
+// fails), with a *WriteDeadlineError; every other error returns at once.
 func (n *Node) commit(ctx context.Context, cmd lifecycle.Command) (lifecycle.Result, error) {
 	if n.closed.Load() {
 		// Checked before proposing: a closed catalog is not the leader,
