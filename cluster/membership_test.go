@@ -94,9 +94,16 @@ func TestWholeClusterRestartRecoversTheMapping(t *testing.T) {
 	for _, m := range h.live() {
 		require.NotEqual(t, before[m.cfg.Node], m.Node().Identity().Incarnation, "every start registers a fresh incarnation")
 	}
+	// Under load the availability probes may move the authority again
+	// (to another new incarnation); the ticks to wait for are the current
+	// authority's.
 	h.eventually(10*time.Second, "ticks of the new authority on every member", func() bool {
+		cur := domainOn(t, h.member("n1"), "survivor").Authority
+		if m := h.member(cur.Node); m == nil || cur.Incarnation != m.Node().Identity().Incarnation {
+			return false
+		}
 		for _, m := range h.live() {
-			if _, ok := tickedBy(m, "survivor", after.Authority); !ok {
+			if _, ok := tickedBy(m, "survivor", cur); !ok {
 				return false
 			}
 		}
@@ -155,7 +162,10 @@ func TestRemoveAndLeave(t *testing.T) {
 			other = m
 		}
 	}
-	// The authority leaves; its clock moves to a remaining voter.
+	// The authority leaves; its clock moves to a remaining voter. The
+	// member watched for it has the domain first: under load a follower
+	// may not have applied the CREATE yet.
+	require.NoError(t, other.Node().WaitInstalledRevision(ctx, d.Revision))
 	authority := h.member(d.Authority.Node)
 	require.NoError(t, authority.Leave(ctx))
 	h.mu.Lock()
