@@ -270,8 +270,8 @@ func (m *Member) remove(ctx context.Context, forwarded bool, name string) error 
 		if errors.Is(err, ErrUnknownNode) && unknown != nil {
 			return fmt.Errorf("node %q is no longer registered, and an earlier attempt to remove it may have been cut short (%w); check SHOW CLUSTER STATUS", name, unknown)
 		}
-		if errors.Is(err, catalog.ErrOutcomeUnknown) {
-			unknown = err
+		if errors.Is(err, catalog.ErrOutcomeUnknown) || errors.Is(err, interconnect.ErrUnreachable) {
+			unknown = err // the leader may have acted before the answer was lost
 		}
 		retry := errors.Is(err, catalog.ErrNotLeader) || errors.Is(err, catalog.ErrLeadershipUnconfirmed) ||
 			errors.Is(err, catalog.ErrOutcomeUnknown) || errors.Is(err, catalog.ErrTimeout) || errors.Is(err, interconnect.ErrUnreachable)
