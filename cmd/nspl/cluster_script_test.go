@@ -1,9 +1,11 @@
 package main
 
 import (
+	"math/rand/v2"
 	"net"
 	"regexp"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -13,6 +15,7 @@ import (
 // background nspl serve processes:
 //
 //	freeport VAR...                      set each VAR to a free loopback port
+//	                                     below the ephemeral range
 //	waitfor TIMEOUT REGEXP cmd args...   rerun cmd until it succeeds with
 //	                                     stdout matching REGEXP
 //	capture VAR REGEXP                   set VAR to REGEXP's first group in
@@ -23,21 +26,52 @@ var clusterCmds = map[string]func(ts *testscript.TestScript, neg bool, args []st
 	"capture":  cmdCapture,
 }
 
+// Ports freeport hands out lie below Linux's ephemeral range (32768 and
+// up by default): a port the kernel picked for a listener and freed is soon
+// reused as the source port of some outgoing connection, and the process
+// meant to bind it then fails with "address already in use".
+const (
+	freePortLow  = 20000
+	freePortHigh = 32000
+)
+
+var (
+	freePortMu   sync.Mutex
+	freePortNext = freePortLow + rand.IntN(freePortHigh-freePortLow)
+	// freePortGiven keeps scripts running in parallel from being handed
+	// the same port.
+	freePortGiven = map[int]bool{}
+)
+
 func cmdFreePort(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) == 0 {
 		ts.Fatalf("usage: freeport VAR...")
 	}
-	var held []net.Listener
-	defer func() {
-		for _, l := range held {
-			_ = l.Close()
-		}
-	}()
+	freePortMu.Lock()
+	defer freePortMu.Unlock()
 	for _, v := range args {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		ts.Check(err)
-		held = append(held, l) // held until all are chosen, so they differ
-		ts.Setenv(v, strconv.Itoa(l.Addr().(*net.TCPAddr).Port))
+		port := 0
+		for tries := 0; tries < freePortHigh-freePortLow && port == 0; tries++ {
+			p := freePortNext
+			freePortNext++
+			if freePortNext == freePortHigh {
+				freePortNext = freePortLow
+			}
+			if freePortGiven[p] {
+				continue
+			}
+			l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p))
+			if err != nil {
+				continue // taken by something else
+			}
+			_ = l.Close()
+			freePortGiven[p] = true
+			port = p
+		}
+		if port == 0 {
+			ts.Fatalf("freeport: no free loopback port in %d-%d", freePortLow, freePortHigh)
+		}
+		ts.Setenv(v, strconv.Itoa(port))
 	}
 }
 
