@@ -227,11 +227,18 @@ func (n *Node) run(ctx context.Context) {
 			n.logger.Error("catalog: the FSM halted; this node refuses writes until it is repaired", "err", n.fsm.halted())
 			return
 		case leader := <-n.raft.LeaderCh():
-			n.confirmedTerm.Store(0)
 			voters.valid = false
 			if !leader {
+				n.confirmedTerm.Store(0)
 				n.logger.Info("catalog: lost leadership")
 				continue
+			}
+			// The notice can arrive after this loop, woken by a change,
+			// already confirmed the term it announces: raft elects a
+			// leader once per term, so that confirmation still holds.
+			// Only a confirmation of an earlier term is stale.
+			if n.confirmedTerm.Load() != n.raft.CurrentTerm() {
+				n.confirmedTerm.Store(0)
 			}
 		case _, ok := <-changes:
 			if !ok {
