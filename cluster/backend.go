@@ -12,6 +12,7 @@ import (
 	"github.com/nspl-dev/nspl/interconnect"
 	"github.com/nspl-dev/nspl/lifecycle"
 	"github.com/nspl-dev/nspl/runtime"
+	"github.com/nspl-dev/nspl/runtime/timesource"
 )
 
 // backend serves the peer handler from the member.
@@ -234,16 +235,7 @@ func (m *Member) forward(ctx context.Context, cmd lifecycle.Command) (lifecycle.
 // waitCtx waits d on the member's clock; false when ctx or the member ends
 // first.
 func (m *Member) waitCtx(ctx context.Context, d time.Duration) bool {
-	t := m.src.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C():
-		return true
-	case <-ctx.Done():
-		return false
-	case <-m.ctx.Done():
-		return false
-	}
+	return timesource.Sleep(ctx, m.src, d, m.ctx.Done())
 }
 
 // Remove removes the named node from the cluster: the leader deregisters

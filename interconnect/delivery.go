@@ -395,12 +395,5 @@ func (d *Delivery) send(ctx context.Context, p Peer, rep runtime.ProgressReport)
 
 // backoff waits the physical backoff, or until ctx ends (false).
 func (d *Delivery) backoff(ctx context.Context) bool {
-	t := d.cfg.Source.NewTimer(d.cfg.Backoff)
-	defer t.Stop()
-	select {
-	case <-t.C():
-		return true
-	case <-ctx.Done():
-		return false
-	}
+	return timesource.Sleep(ctx, d.cfg.Source, d.cfg.Backoff, nil)
 }

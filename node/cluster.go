@@ -8,6 +8,7 @@ import (
 
 	"github.com/nspl-dev/nspl/catalog"
 	"github.com/nspl-dev/nspl/lifecycle"
+	"github.com/nspl-dev/nspl/runtime/timesource"
 )
 
 // Timing of the write path.
@@ -175,16 +176,7 @@ func (n *Node) writeDeadline(ctx context.Context, d time.Duration) (context.Cont
 // wait waits d on the node's time source; false when ctx ends or the node
 // closes first.
 func (n *Node) wait(ctx context.Context, d time.Duration) bool {
-	t := n.src.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C():
-		return true
-	case <-ctx.Done():
-		return false
-	case <-n.done:
-		return false
-	}
+	return timesource.Sleep(ctx, n.src, d, n.done)
 }
 
 // AdvertisedRevision returns the runtime revision this node advertises to

@@ -1,0 +1,45 @@
+package timesource
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestSleep(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for _, tc := range []struct {
+		name string
+		end  func(f *Fake, cancel context.CancelFunc, stop chan struct{})
+		want bool
+	}{
+		{"the time passes", func(f *Fake, _ context.CancelFunc, _ chan struct{}) { f.Advance(time.Second) }, true},
+		{"the context ends", func(_ *Fake, cancel context.CancelFunc, _ chan struct{}) { cancel() }, false},
+		{"stop closes", func(_ *Fake, _ context.CancelFunc, stop chan struct{}) { close(stop) }, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := NewFake(0)
+			sctx, scancel := context.WithCancel(ctx)
+			defer scancel()
+			stop := make(chan struct{})
+			got := make(chan bool, 1)
+			go func() { got <- Sleep(sctx, f, time.Second, stop) }()
+			require.NoError(t, f.BlockUntil(ctx, 1))
+			f.Advance(time.Second - 1)
+			select {
+			case v := <-got:
+				t.Fatalf("Sleep returned %v before its time", v)
+			default:
+			}
+			tc.end(f, scancel, stop)
+			require.Equal(t, tc.want, <-got)
+			require.Zero(t, f.Armed(), "the timer is stopped")
+		})
+	}
+	require.False(t, Sleep(ctx, NewFake(0), time.Second, closedChan()), "a closed stop returns at once")
+}
+
+func closedChan() chan struct{} { c := make(chan struct{}); close(c); return c }
