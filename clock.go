@@ -1,8 +1,8 @@
 package nspl
 
 import (
+	"github.com/nspl-dev/nspl/clock"
 	"github.com/nspl-dev/nspl/runtime"
-	"github.com/nspl-dev/nspl/runtime/clock"
 )
 
 // Tick is an accepted tick: generation, one-based id, logical boundary and
@@ -13,7 +13,7 @@ type Tick = runtime.Tick
 // observed clock of the attach reply or the newest state frame, and the
 // newest tick of that clock's generation.
 //
-// Its methods are the client-side arithmetic of package runtime/clock,
+// Its methods are the client-side arithmetic of package clock,
 // exactly what a node projects: logical time rounds down, waits round up.
 // They use the caller's UTC, so a host whose UTC is offset from the
 // cluster's projects shifted instants (the offset times the rate); Reading

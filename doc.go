@@ -16,8 +16,8 @@
 // unread ones, and an end replaces everything before it. A followed clock
 // (Session.Clock) always holds the newest state and tick the session
 // received, whether or not its events were read, and answers logical time,
-// physical waits and admission windows with the runtime/clock arithmetic a
-// node uses.
+// physical waits and admission windows with the arithmetic of package clock
+// that a node uses.
 //
 // The package owns no logic of its own beyond that folding: statements run
 // in package session, clocks are served by package node. It never reads the

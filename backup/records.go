@@ -6,9 +6,9 @@ import (
 	"math"
 	"time"
 
+	"github.com/nspl-dev/nspl/clock"
 	"github.com/nspl-dev/nspl/grammar"
 	"github.com/nspl-dev/nspl/lifecycle"
-	"github.com/nspl-dev/nspl/runtime/clock"
 )
 
 // Entry names inside the tar stream.

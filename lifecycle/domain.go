@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/nspl-dev/nspl/runtime/clock"
+	"github.com/nspl-dev/nspl/clock"
 )
 
 // StartMode is the form of START that produced a start point.

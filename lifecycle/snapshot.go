@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/nspl-dev/nspl/runtime/clock"
+	"github.com/nspl-dev/nspl/clock"
 )
 
 // SnapshotVersion is the snapshot format MarshalSnapshot writes and the only

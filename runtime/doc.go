@@ -26,7 +26,7 @@
 //
 // Nothing in this package reads wall time or arms a timer except through the
 // timesource.Source it is given, so tests drive it with timesource.Fake. The
-// pure clock arithmetic lives in runtime/clock; do not use this package for
-// arithmetic on mappings a node has not installed (clients use runtime/clock
+// pure clock arithmetic lives in package clock; do not use this package for
+// arithmetic on mappings a node has not installed (clients use package clock
 // directly).
 package runtime

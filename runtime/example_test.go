@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/nspl-dev/nspl/clock"
 	"github.com/nspl-dev/nspl/lifecycle"
 	"github.com/nspl-dev/nspl/runtime"
-	"github.com/nspl-dev/nspl/runtime/clock"
 	"github.com/nspl-dev/nspl/runtime/timesource"
 )
 

@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nspl-dev/nspl/clock"
 	"github.com/nspl-dev/nspl/lifecycle"
-	"github.com/nspl-dev/nspl/runtime/clock"
 	"github.com/nspl-dev/nspl/runtime/timesource"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"

@@ -5,8 +5,8 @@ import (
 	"math"
 	"sync/atomic"
 
+	"github.com/nspl-dev/nspl/clock"
 	"github.com/nspl-dev/nspl/lifecycle"
-	"github.com/nspl-dev/nspl/runtime/clock"
 )
 
 // State is the meaning of a domain's local installation.

@@ -3,7 +3,7 @@ package runtime
 import (
 	"context"
 
-	"github.com/nspl-dev/nspl/runtime/clock"
+	"github.com/nspl-dev/nspl/clock"
 )
 
 // Observed maps the installation to the public observed clock, and reports

@@ -7,7 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/nspl-dev/nspl/runtime/clock"
+	"github.com/nspl-dev/nspl/clock"
 )
 
 func observedPaced(gen uint64, rate float64) clock.Observed {

@@ -6,7 +6,7 @@ import (
 	"math"
 	"time"
 
-	"github.com/nspl-dev/nspl/runtime/clock"
+	"github.com/nspl-dev/nspl/clock"
 )
 
 // DefaultMaxClockOffset is the default bound on how far an authority's

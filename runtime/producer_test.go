@@ -10,7 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/nspl-dev/nspl/runtime/clock"
+	"github.com/nspl-dev/nspl/clock"
 	"github.com/nspl-dev/nspl/runtime/timesource"
 )
 

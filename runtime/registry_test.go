@@ -4,8 +4,8 @@ import (
 	"math"
 	"testing"
 
+	"github.com/nspl-dev/nspl/clock"
 	"github.com/nspl-dev/nspl/lifecycle"
-	"github.com/nspl-dev/nspl/runtime/clock"
 	"github.com/stretchr/testify/require"
 )
 

@@ -11,11 +11,11 @@ import (
 
 	"github.com/nspl-dev/nspl/backup"
 	"github.com/nspl-dev/nspl/catalog"
+	"github.com/nspl-dev/nspl/clock"
 	"github.com/nspl-dev/nspl/grammar"
 	"github.com/nspl-dev/nspl/lifecycle"
 	"github.com/nspl-dev/nspl/planner"
 	"github.com/nspl-dev/nspl/runtime"
-	"github.com/nspl-dev/nspl/runtime/clock"
 	"github.com/nspl-dev/nspl/session"
 )
 

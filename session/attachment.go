@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"sync/atomic"
 
+	"github.com/nspl-dev/nspl/clock"
 	"github.com/nspl-dev/nspl/runtime"
-	"github.com/nspl-dev/nspl/runtime/clock"
 )
 
 // attachment is one followed domain clock: its observer, the observation

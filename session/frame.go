@@ -4,9 +4,9 @@ import (
 	"math"
 	"strconv"
 
+	"github.com/nspl-dev/nspl/clock"
 	"github.com/nspl-dev/nspl/grammar"
 	"github.com/nspl-dev/nspl/runtime"
-	"github.com/nspl-dev/nspl/runtime/clock"
 )
 
 // FrameKind says what a control-lane frame reports.

@@ -10,8 +10,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/nspl-dev/nspl/clock"
 	"github.com/nspl-dev/nspl/node"
-	"github.com/nspl-dev/nspl/runtime/clock"
 	"github.com/nspl-dev/nspl/runtime/timesource"
 )
 

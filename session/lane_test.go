@@ -7,8 +7,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/nspl-dev/nspl/clock"
 	"github.com/nspl-dev/nspl/runtime"
-	"github.com/nspl-dev/nspl/runtime/clock"
 )
 
 func stateFrame(att *attachment, gen uint64) Frame {

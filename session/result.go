@@ -4,8 +4,8 @@ import (
 	"math"
 	"strconv"
 
+	"github.com/nspl-dev/nspl/clock"
 	"github.com/nspl-dev/nspl/grammar"
-	"github.com/nspl-dev/nspl/runtime/clock"
 )
 
 // Result is the reply to one statement.

@@ -23,8 +23,10 @@
 //     with the period reduction prepared once per window.
 //
 // The package performs no I/O and never reads the wall clock; callers pass
-// every instant in. It is shared by the node runtime and the embedded client
-// API, so a client projects exactly what a node projects. Do not use it to
+// every instant in. It is a leaf: it imports no package of this module, so
+// the node runtime, the replicated lifecycle vocabulary, the embedded API and
+// the remote client share it and a client projects exactly what a node
+// projects. Do not use it to
 // read a domain's time: a read must go through a generation-bound handle of
 // the runtime, which validates the installation and keeps reads monotonic
 // with its watermark; this package knows nothing of generations.
