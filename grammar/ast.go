@@ -1,7 +1,5 @@
 package grammar
 
-import "github.com/nspl-dev/nspl/lifecycle"
-
 // Statement is one parsed NSPL statement. Its Node spans the statement from
 // its first keyword to its last token; the terminating ';' is not part of
 // it. Literals in it are already converted and checked.
@@ -40,10 +38,38 @@ type Rate struct {
 	Value float64
 }
 
+// Pace is the pacing keyword of a CREATE DOMAIN statement. The zero value is
+// Unpaced, which is also what the short spelling CREATE DOMAIN means. The
+// planner converts it to the replicated vocabulary; the grammar keeps its
+// own so that it imports nothing of this module.
+type Pace uint8
+
+const (
+	// Unpaced is UNPACED (or the short spelling CREATE DOMAIN).
+	Unpaced Pace = iota
+	// Paced is PACED.
+	Paced
+)
+
+// Placement is a placement policy keyword written after PLACEMENT. The zero
+// value is Neutral, which is also what an omitted PLACEMENT clause means.
+type Placement uint8
+
+const (
+	// Neutral is NEUTRAL.
+	Neutral Placement = iota
+	// RequireColocation is REQUIRE COLOCATION.
+	RequireColocation
+	// PreferColocation is PREFER COLOCATION.
+	PreferColocation
+	// SuggestSeparation is SUGGEST SEPARATION.
+	SuggestSeparation
+)
+
 // PlacementPolicy is a placement policy written after PLACEMENT.
 type PlacementPolicy struct {
 	Node
-	Policy lifecycle.Placement
+	Policy Placement
 }
 
 // CreateDomain is CREATE [IF NOT EXISTS] {PACED|UNPACED|} DOMAIN. Period and
@@ -52,7 +78,7 @@ type PlacementPolicy struct {
 type CreateDomain struct {
 	Node
 	IfNotExists bool
-	Pace        lifecycle.Pace
+	Pace        Pace
 	// Short is true for the spelling CREATE DOMAIN (short for UNPACED).
 	Short     bool
 	Name      Name

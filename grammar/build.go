@@ -4,7 +4,6 @@ import (
 	"strings"
 
 	"github.com/alecthomas/participle/v2/lexer"
-	"github.com/nspl-dev/nspl/lifecycle"
 )
 
 // nodeOf returns the extent of a run of tokens.
@@ -100,7 +99,7 @@ func buildCreate(n Node, p *pCreate) (Statement, *Error) {
 	var err *Error
 	switch {
 	case p.Paced != nil:
-		st.Pace = lifecycle.Paced
+		st.Pace = Paced
 		if st.Name, err = buildName(p.Paced.Name); err != nil {
 			return nil, err
 		}
@@ -111,12 +110,12 @@ func buildCreate(n Node, p *pCreate) (Statement, *Error) {
 			return nil, err
 		}
 	case p.Unpaced != nil:
-		st.Pace = lifecycle.Unpaced
+		st.Pace = Unpaced
 		if st.Name, err = buildName(p.Unpaced); err != nil {
 			return nil, err
 		}
 	default:
-		st.Pace, st.Short = lifecycle.Unpaced, true
+		st.Pace, st.Short = Unpaced, true
 		if st.Name, err = buildName(p.Short); err != nil {
 			return nil, err
 		}
@@ -183,16 +182,16 @@ func buildDuration(p *pDuration) (*Duration, *Error) {
 
 func buildPlacement(p *pPlacement) (*PlacementPolicy, *Error) {
 	n := nodeOf(p.Tokens)
-	var pol lifecycle.Placement
+	var pol Placement
 	switch p.Policy {
 	case "NEUTRAL":
-		pol = lifecycle.Neutral
+		pol = Neutral
 	case "REQUIRECOLOCATION":
-		pol = lifecycle.RequireColocation
+		pol = RequireColocation
 	case "PREFERCOLOCATION":
-		pol = lifecycle.PreferColocation
+		pol = PreferColocation
 	case "SUGGESTSEPARATION":
-		pol = lifecycle.SuggestSeparation
+		pol = SuggestSeparation
 	default:
 		return nil, &Error{Pos: n.Start, Kind: ErrSyntax, Msg: "unknown placement policy " + quote(p.Policy)}
 	}

@@ -24,5 +24,7 @@
 // rules in parser.go, ast.go and build.go.
 //
 // The package must never print, log or read the clock: it is pure text to
-// values.
+// values. It imports no package of this module: the keywords a statement
+// carries as values (Pace, Placement) are its own enums, which the planner
+// converts to the replicated vocabulary.
 package grammar

@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nspl-dev/nspl/lifecycle"
 	"github.com/stretchr/testify/require"
 )
 
@@ -39,8 +38,8 @@ func parseOne(t *testing.T, src string) Statement {
 	return st
 }
 
-func dur(ns uint64) *Duration                    { return &Duration{Nanos: ns} }
-func pol(p lifecycle.Placement) *PlacementPolicy { return &PlacementPolicy{Policy: p} }
+func dur(ns uint64) *Duration          { return &Duration{Nanos: ns} }
+func pol(p Placement) *PlacementPolicy { return &PlacementPolicy{Policy: p} }
 
 func TestParseStatementForms(t *testing.T) {
 	for _, tc := range []struct {
@@ -48,21 +47,21 @@ func TestParseStatementForms(t *testing.T) {
 		want Statement
 	}{
 		{"CREATE PACED DOMAIN prod WITH PERIOD 1s SKEW 100ms;",
-			&CreateDomain{Pace: lifecycle.Paced, Name: Name{Value: "prod"}, Period: dur(Second), Skew: dur(100 * Millisecond)}},
+			&CreateDomain{Pace: Paced, Name: Name{Value: "prod"}, Period: dur(Second), Skew: dur(100 * Millisecond)}},
 		{"create paced domain Prod with period 1s skew 0 placement require colocation",
-			&CreateDomain{Pace: lifecycle.Paced, Name: Name{Value: "prod"}, Period: dur(Second), Skew: dur(0), Placement: pol(lifecycle.RequireColocation)}},
+			&CreateDomain{Pace: Paced, Name: Name{Value: "prod"}, Period: dur(Second), Skew: dur(0), Placement: pol(RequireColocation)}},
 		{"CREATE IF NOT EXISTS PACED DOMAIN `p-1` WITH PERIOD 1h30m SKEW 1.5s PLACEMENT PREFER COLOCATION;",
-			&CreateDomain{IfNotExists: true, Pace: lifecycle.Paced, Name: Name{Value: "p-1"}, Period: dur(Hour + 30*Minute), Skew: dur(1500 * Millisecond), Placement: pol(lifecycle.PreferColocation)}},
+			&CreateDomain{IfNotExists: true, Pace: Paced, Name: Name{Value: "p-1"}, Period: dur(Hour + 30*Minute), Skew: dur(1500 * Millisecond), Placement: pol(PreferColocation)}},
 		{"CREATE UNPACED DOMAIN archive PLACEMENT SUGGEST SEPARATION;",
-			&CreateDomain{Pace: lifecycle.Unpaced, Name: Name{Value: "archive"}, Placement: pol(lifecycle.SuggestSeparation)}},
+			&CreateDomain{Pace: Unpaced, Name: Name{Value: "archive"}, Placement: pol(SuggestSeparation)}},
 		{"CREATE IF NOT EXISTS UNPACED DOMAIN a",
-			&CreateDomain{IfNotExists: true, Pace: lifecycle.Unpaced, Name: Name{Value: "a"}}},
+			&CreateDomain{IfNotExists: true, Pace: Unpaced, Name: Name{Value: "a"}}},
 		{"CREATE DOMAIN a PLACEMENT NEUTRAL",
-			&CreateDomain{Pace: lifecycle.Unpaced, Short: true, Name: Name{Value: "a"}, Placement: pol(lifecycle.Neutral)}},
+			&CreateDomain{Pace: Unpaced, Short: true, Name: Name{Value: "a"}, Placement: pol(Neutral)}},
 		{"CREATE IF NOT EXISTS DOMAIN a",
-			&CreateDomain{IfNotExists: true, Pace: lifecycle.Unpaced, Short: true, Name: Name{Value: "a"}}},
-		{"ALTER DOMAIN SET PLACEMENT PREFER COLOCATION;", &AlterPlacement{Placement: PlacementPolicy{Policy: lifecycle.PreferColocation}}},
-		{"ALTER DOMAIN SET PLACEMENT NEUTRAL", &AlterPlacement{Placement: PlacementPolicy{Policy: lifecycle.Neutral}}},
+			&CreateDomain{IfNotExists: true, Pace: Unpaced, Short: true, Name: Name{Value: "a"}}},
+		{"ALTER DOMAIN SET PLACEMENT PREFER COLOCATION;", &AlterPlacement{Placement: PlacementPolicy{Policy: PreferColocation}}},
+		{"ALTER DOMAIN SET PLACEMENT NEUTRAL", &AlterPlacement{Placement: PlacementPolicy{Policy: Neutral}}},
 		{"START;", &Start{}},
 		{"START AT NOW;", &Start{Now: true}},
 		{"START AT NOW TIME RATE 60;", &Start{Now: true, Rate: &Rate{Value: 60}}},
@@ -86,9 +85,9 @@ func TestParseStatementForms(t *testing.T) {
 		{"REVERT;", &Rollback{Keyword: "REVERT"}},
 		{"rollback", &Rollback{Keyword: "ROLLBACK"}},
 		{"START AT '2016-12-31T23:59:60Z'", &Start{At: &Timestamp{UnixNanos: 1483228800e9}}},
-		{"CREATE PACED DOMAIN m WITH PERIOD 1M SKEW 1m", &CreateDomain{Pace: lifecycle.Paced, Name: Name{Value: "m"}, Period: dur(Month), Skew: dur(Minute)}},
+		{"CREATE PACED DOMAIN m WITH PERIOD 1M SKEW 1m", &CreateDomain{Pace: Paced, Name: Name{Value: "m"}, Period: dur(Month), Skew: dur(Minute)}},
 		{"CREATE PACED DOMAIN x WITH PERIOD 18446744073709551615ns SKEW 18446744073709551615ns",
-			&CreateDomain{Pace: lifecycle.Paced, Name: Name{Value: "x"}, Period: dur(math.MaxUint64), Skew: dur(math.MaxUint64)}},
+			&CreateDomain{Pace: Paced, Name: Name{Value: "x"}, Period: dur(math.MaxUint64), Skew: dur(math.MaxUint64)}},
 		{"START AT '" + MinTimestampText + "'", &Start{At: &Timestamp{UnixNanos: math.MinInt64}}},
 		{"START AT '" + MaxTimestampText + "'", &Start{At: &Timestamp{UnixNanos: math.MaxInt64}}},
 		{"/* lead */ STOP -- trailing\n", &Stop{}},

@@ -10,5 +10,7 @@
 // the position of its statement in its embedded Located; positions are not
 // part of a plan's meaning.
 //
-// The package never touches state, the clock or I/O.
+// The grammar's keyword enums (grammar.Pace, grammar.Placement) become
+// lifecycle's here, in vocab.go, and nowhere else. The package never touches
+// state, the clock or I/O.
 package planner

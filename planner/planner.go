@@ -17,7 +17,11 @@ func PlanStatement(stmt grammar.Statement) (Plan, error) {
 	at := Located{Position: stmt.Pos()}
 	switch s := stmt.(type) {
 	case *grammar.CreateDomain:
-		p := CreateDomain{Located: at, Name: s.Name.Value, Pace: s.Pace, IfNotExists: s.IfNotExists}
+		pc, err := pace(s.Pace)
+		if err != nil {
+			return nil, err
+		}
+		p := CreateDomain{Located: at, Name: s.Name.Value, Pace: pc, IfNotExists: s.IfNotExists}
 		if s.Period != nil {
 			if s.Period.Nanos == 0 {
 				return nil, &grammar.Error{Pos: s.Period.Start, Kind: ErrNonPositivePeriod,
@@ -29,11 +33,17 @@ func PlanStatement(stmt grammar.Statement) (Plan, error) {
 			p.Skew = s.Skew.Nanos
 		}
 		if s.Placement != nil {
-			p.Placement = s.Placement.Policy
+			if p.Placement, err = placement(s.Placement.Policy); err != nil {
+				return nil, err
+			}
 		}
 		return p, nil
 	case *grammar.AlterPlacement:
-		return AlterPlacement{Located: at, Placement: s.Placement.Policy}, nil
+		pl, err := placement(s.Placement.Policy)
+		if err != nil {
+			return nil, err
+		}
+		return AlterPlacement{Located: at, Placement: pl}, nil
 	case *grammar.Start:
 		p := Start{Located: at, Mode: StartResume, Rate: DefaultRate}
 		switch {

@@ -1,0 +1,40 @@
+package planner
+
+import (
+	"fmt"
+
+	"github.com/nspl-dev/nspl/grammar"
+	"github.com/nspl-dev/nspl/lifecycle"
+)
+
+// pace converts the grammar's pacing keyword to the replicated vocabulary.
+// The grammar keeps its own enum so that it imports nothing of this module;
+// this is the one place the two meet. A value the grammar does not define
+// is ErrUnknownStatement, a bug in whoever built the statement.
+func pace(p grammar.Pace) (lifecycle.Pace, error) {
+	switch p {
+	case grammar.Unpaced:
+		return lifecycle.Unpaced, nil
+	case grammar.Paced:
+		return lifecycle.Paced, nil
+	default:
+		return 0, fmt.Errorf("%w: pace %d", ErrUnknownStatement, uint8(p))
+	}
+}
+
+// placement converts the grammar's placement keyword to the replicated
+// vocabulary. A value the grammar does not define is ErrUnknownStatement.
+func placement(p grammar.Placement) (lifecycle.Placement, error) {
+	switch p {
+	case grammar.Neutral:
+		return lifecycle.Neutral, nil
+	case grammar.RequireColocation:
+		return lifecycle.RequireColocation, nil
+	case grammar.PreferColocation:
+		return lifecycle.PreferColocation, nil
+	case grammar.SuggestSeparation:
+		return lifecycle.SuggestSeparation, nil
+	default:
+		return 0, fmt.Errorf("%w: placement %d", ErrUnknownStatement, uint8(p))
+	}
+}
