@@ -1,7 +1,7 @@
 // Package runtime holds what one node keeps locally for its domains.
 //
 // A Registry keeps one shared lifecycle Allocation per domain. Control-plane
-// synchronisation (Install, Remove, Sync) serialises on the registry's mutex
+// synchronisation (Install, Remove) serialises on the registry's mutex
 // and publishes each change by atomically replacing the allocation's
 // complete, immutable Installation, then closing the replaced installation's
 // Replaced channel: that channel is the one notification source for logical

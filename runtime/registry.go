@@ -23,8 +23,6 @@ type Registry struct {
 
 	mu      sync.RWMutex
 	domains map[string]*Allocation
-	synced  SyncState
-	syncCh  chan struct{} // closed and replaced by each Sync
 }
 
 // NewRegistry returns an empty registry whose clocks read src.
@@ -33,7 +31,6 @@ func NewRegistry(src timesource.Source) *Registry {
 		src:      src,
 		physical: NewPhysicalClock(src),
 		domains:  make(map[string]*Allocation),
-		syncCh:   make(chan struct{}),
 	}
 	r.maxOffset.Store(int64(DefaultMaxClockOffset))
 	return r
