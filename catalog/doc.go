@@ -5,18 +5,15 @@
 //
 // Using it:
 //
-//	n, err := catalog.Open(ctx, catalog.Config{NodeName: "local", DataDir: dir})
+//	n, err := catalog.Open(ctx, catalog.Config{NodeName: "local", DataDir: dir, OnChange: install})
 //	res, err := n.Propose(ctx, cmd) // commit one lifecycle.Command; res.Err() is the domain error
 //	s := n.State()                  // lock-free read of the latest applied state
-//	sub := n.Subscribe()            // coalescing feed of changes, restores included
 //	err = n.Close()
 //
-// Config.OnChange is the ordered, synchronous alternative to Subscribe: it
-// runs on the apply goroutine for every change in commit order, before the
-// Propose that caused it returns, so the runtime can install domain
-// lifecycles before anything else uses the revision. WaitRevision waits for
-// a revision to be applied locally; AuthorityInputs gives a command handler
-// what lifecycle.ResolveStart needs to pick a paced domain's authority.
+// Config.OnChange runs on the apply goroutine for every change in commit
+// order, restores included, before the Propose that caused it returns, so
+// the runtime can install domain lifecycles before anything else uses the
+// revision.
 //
 // The leader runs one background loop: it confirms each new term's
 // leadership by committing its own (idempotent) registration, then
