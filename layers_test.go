@@ -1,0 +1,88 @@
+package nspl_test
+
+import (
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestLeafPackagesImportNothingOfOurs holds the bottom of the layering:
+// clock and grammar import no package of this module, and lifecycle imports
+// only clock. It reads the import clauses of every non-test Go file in the
+// package's directory, whatever its build constraints, so a file built only
+// on another platform cannot slip an import past it.
+func TestLeafPackagesImportNothingOfOurs(t *testing.T) {
+	module := modulePath(t)
+	for _, tc := range []struct {
+		dir     string
+		allowed []string // packages of this module the package may import
+	}{
+		{"clock", nil},
+		{"grammar", nil},
+		{"lifecycle", []string{module + "/clock"}},
+	} {
+		t.Run(tc.dir, func(t *testing.T) {
+			may := "nothing"
+			if len(tc.allowed) > 0 {
+				may = "only " + strings.Join(tc.allowed, ", ")
+			}
+			for path, file := range ourImports(t, module, tc.dir) {
+				require.Truef(t, slices.Contains(tc.allowed, path),
+					"%s imports %s; package %s may import %s of this module", file, path, tc.dir, may)
+			}
+		})
+	}
+}
+
+// modulePath returns the module path go.mod declares.
+func modulePath(t *testing.T) string {
+	t.Helper()
+	data, err := os.ReadFile("go.mod")
+	require.NoError(t, err)
+	for line := range strings.Lines(string(data)) {
+		if rest, ok := strings.CutPrefix(strings.TrimSpace(line), "module "); ok {
+			if path, err := strconv.Unquote(strings.TrimSpace(rest)); err == nil {
+				return path
+			}
+			return strings.TrimSpace(rest)
+		}
+	}
+	require.FailNow(t, "go.mod declares no module")
+	return ""
+}
+
+// ourImports returns the packages of module that the non-test Go files in
+// dir import, each with one file that imports it. It fails the test when
+// dir holds no such file, so a renamed package cannot pass unchecked.
+func ourImports(t *testing.T, module, dir string) map[string]string {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	require.NoError(t, err)
+	imports := map[string]string{}
+	parsed := 0
+	fset := token.NewFileSet()
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, name, nil, parser.ImportsOnly)
+		require.NoError(t, err)
+		parsed++
+		for _, spec := range f.Imports {
+			path, err := strconv.Unquote(spec.Path.Value)
+			require.NoError(t, err)
+			if path == module || strings.HasPrefix(path, module+"/") {
+				imports[path] = name
+			}
+		}
+	}
+	require.NotZerof(t, parsed, "no non-test Go files in %s", dir)
+	return imports
+}
