@@ -53,15 +53,15 @@ func TestPeerRoutesRefuseWhoMayNotCallThem(t *testing.T) {
 		{"a non-member proposes, forwarded", func() error { _, err := outsider.Propose(ctx, leader.APIAddr(), true, stop); return err }},
 		{"a non-member registers as a member's server", func() error {
 			_, err := outsider.Propose(ctx, leader.APIAddr(), true, lifecycle.Command{Op: lifecycle.OpRegisterNode, RegisterNode: &lifecycle.RegisterNode{
-				Name: "evil", Incarnation: 1, RaftID: follower.Node().Catalog().ServerID(), RaftAddr: "127.0.0.1:1", APIAddr: "127.0.0.1:2"}})
+				Name: "evil", Incarnation: 1, RaftID: follower.Node().ServerID(), RaftAddr: "127.0.0.1:1", APIAddr: "127.0.0.1:2"}})
 			return err
 		}},
 		{"a member joins another node unforwarded", func() error { return member.Join(ctx, leader.APIAddr(), false, fake) }},
 		{"a joiner names another node's raft address", func() error {
-			return outsider.Join(ctx, leader.APIAddr(), false, interconnect.JoinRequest{Name: "evil", ServerID: "evil-server", RaftAddr: follower.Node().Catalog().RaftAddress()})
+			return outsider.Join(ctx, leader.APIAddr(), false, interconnect.JoinRequest{Name: "evil", ServerID: "evil-server", RaftAddr: follower.Node().RaftAddress()})
 		}},
 		{"a joiner takes over a member's raft server", func() error {
-			return outsider.Join(ctx, leader.APIAddr(), false, interconnect.JoinRequest{Name: "evil", ServerID: follower.Node().Catalog().ServerID(), RaftAddr: "127.0.0.1:1"})
+			return outsider.Join(ctx, leader.APIAddr(), false, interconnect.JoinRequest{Name: "evil", ServerID: follower.Node().ServerID(), RaftAddr: "127.0.0.1:1"})
 		}},
 	}
 	for _, c := range cases {
@@ -71,20 +71,20 @@ func TestPeerRoutesRefuseWhoMayNotCallThem(t *testing.T) {
 			require.Equal(t, before+1, leader.metrics.Snapshot().Forbidden+follower.metrics.Snapshot().Forbidden, "the refusal is counted")
 		})
 	}
-	servers, err := leader.Node().Catalog().Servers()
+	servers, err := leader.Node().Servers()
 	require.NoError(t, err)
 	require.Len(t, servers, 3, "no voter was added or removed")
 	for _, s := range servers {
 		require.NotEqual(t, "127.0.0.1:1", s.RaftAddr, "no member's raft address was replaced")
 	}
 	require.Len(t, leader.Status().Nodes, 3)
-	_, ok := leader.Node().Catalog().State().Node("evil")
+	_, ok := leader.Node().CatalogState().Node("evil")
 	require.False(t, ok, "the outsider registered nothing")
 
 	// A genuine join through a follower still works: the follower checks
 	// the joiner and forwards it as a voter.
 	n4 := h.start("n4", false, follower.APIAddr())
-	servers, err = leader.Node().Catalog().Servers()
+	servers, err = leader.Node().Servers()
 	require.NoError(t, err)
 	require.Len(t, servers, 4)
 	st, err := (backend{leader}).Standing("n4")
@@ -136,7 +136,7 @@ func TestOnlyTheJoinerRegistersItsServer(t *testing.T) {
 	// Another node that saw the server id cannot register it as its own.
 	_, err := h.peerClient("mallory").Propose(ctx, leader.APIAddr(), true, register("mallory"))
 	require.ErrorIs(t, err, interconnect.ErrForbidden)
-	_, ok := leader.Node().Catalog().State().Node("mallory")
+	_, ok := leader.Node().CatalogState().Node("mallory")
 	require.False(t, ok)
 	// The joiner itself can.
 	res, err := h.peerClient("evil").Propose(ctx, leader.APIAddr(), true, register("evil"))

@@ -11,6 +11,7 @@ import (
 	"github.com/nspl-dev/nspl/catalog"
 	"github.com/nspl-dev/nspl/interconnect"
 	"github.com/nspl-dev/nspl/lifecycle"
+	"github.com/nspl-dev/nspl/node"
 	"github.com/nspl-dev/nspl/runtime"
 	"github.com/nspl-dev/nspl/runtime/timesource"
 )
@@ -37,8 +38,8 @@ func (b backend) Status() interconnect.Status {
 		Node:               b.m.cfg.Node,
 		Incarnation:        n.Identity().Incarnation,
 		AdvertisedRevision: n.AdvertisedRevision(),
-		CatalogRevision:    n.Catalog().Revision(),
-		Leader:             n.Catalog().IsLeader(),
+		CatalogRevision:    n.CatalogRevision(),
+		Leader:             n.IsLeader(),
 		Healthy:            b.m.ctx.Err() == nil,
 	}
 }
@@ -46,15 +47,15 @@ func (b backend) Status() interconnect.Status {
 // Standing reads the caller's standing from the committed node registry
 // and the raft configuration (see interconnect.Standing).
 func (b backend) Standing(name string) (interconnect.Standing, error) {
-	cat, err := b.m.catalog()
+	n, err := b.m.opened()
 	if err != nil {
 		return interconnect.Standing{}, err
 	}
-	nd, ok := cat.State().Node(name)
+	nd, ok := n.CatalogState().Node(name)
 	if !ok || nd.RaftID == "" {
 		return interconnect.Standing{}, nil
 	}
-	servers, err := cat.Servers()
+	servers, err := n.Servers()
 	if err != nil {
 		return interconnect.Standing{}, err
 	}
@@ -72,14 +73,14 @@ func (b backend) Standing(name string) (interconnect.Standing, error) {
 // configured raft address with the certificate of the node registering
 // it, so no other node can register a server whose id it has seen.
 func (b backend) Registrable(ctx context.Context, name, serverID string) error {
-	cat, err := b.m.catalog()
+	n, err := b.m.opened()
 	if err != nil {
 		return err
 	}
-	if err := unclaimed(cat, name, serverID); err != nil {
+	if err := unclaimed(n, name, serverID); err != nil {
 		return err
 	}
-	servers, err := cat.Servers()
+	servers, err := n.Servers()
 	if err != nil {
 		return err
 	}
@@ -107,8 +108,8 @@ func (m *Member) proveRaftServer(ctx context.Context, name, addr string) error {
 
 // unclaimed refuses a raft server id that another registered node holds,
 // so no node can take over another's vote or address.
-func unclaimed(cat *catalog.Node, name, serverID string) error {
-	if nd, ok := catalog.NodeByServerID(cat.State(), serverID); ok && nd.Name != name {
+func unclaimed(n *node.Node, name, serverID string) error {
+	if nd, ok := catalog.NodeByServerID(n.CatalogState(), serverID); ok && nd.Name != name {
 		return fmt.Errorf("%w: raft server %q belongs to node %q", interconnect.ErrForbidden, serverID, nd.Name)
 	}
 	return nil
@@ -117,28 +118,28 @@ func unclaimed(cat *catalog.Node, name, serverID string) error {
 // Join runs a join the handler authorized: req.Name is the node that
 // asked, checked here or by the voter that forwarded it.
 func (b backend) Join(ctx context.Context, forwarded bool, req interconnect.JoinRequest) error {
-	cat, err := b.m.catalog()
+	n, err := b.m.opened()
 	if err != nil {
 		return err
 	}
-	if err := unclaimed(cat, req.Name, req.ServerID); err != nil {
+	if err := unclaimed(n, req.Name, req.ServerID); err != nil {
 		return err
 	}
-	if cat.IsLeader() {
+	if n.IsLeader() {
 		if err := b.m.proveRaftServer(ctx, req.Name, req.RaftAddr); err != nil {
 			return err
 		}
 		// A node whose data directory was replaced comes back under its
 		// name with a new raft server: the old server goes first, so one
 		// name never holds two votes.
-		if old, ok := cat.State().Node(req.Name); ok && old.RaftID != "" && old.RaftID != req.ServerID {
-			if err := cat.RemoveServer(ctx, old.RaftID); err != nil {
+		if old, ok := n.CatalogState().Node(req.Name); ok && old.RaftID != "" && old.RaftID != req.ServerID {
+			if err := n.RemoveServer(ctx, old.RaftID); err != nil {
 				return err
 			}
 		}
-		return cat.AddVoter(ctx, req.ServerID, req.RaftAddr)
+		return n.AddVoter(ctx, req.ServerID, req.RaftAddr)
 	}
-	leader, err := b.m.leaderAPI(cat, forwarded)
+	leader, err := b.m.leaderAPI(n, forwarded)
 	if err != nil {
 		return err
 	}
@@ -146,15 +147,15 @@ func (b backend) Join(ctx context.Context, forwarded bool, req interconnect.Join
 }
 
 func (b backend) Propose(ctx context.Context, forwarded bool, cmd lifecycle.Command) (lifecycle.Result, error) {
-	cat, err := b.m.catalog()
+	n, err := b.m.opened()
 	if err != nil {
 		return lifecycle.Result{}, err
 	}
-	res, err := cat.Propose(ctx, cmd)
+	res, err := n.Propose(ctx, cmd)
 	if err == nil || forwarded || !errors.Is(err, catalog.ErrNotLeader) {
 		return res, err
 	}
-	leader, err := b.m.leaderAPI(cat, false)
+	leader, err := b.m.leaderAPI(n, false)
 	if err != nil {
 		return lifecycle.Result{}, err
 	}
@@ -165,20 +166,21 @@ func (b backend) Remove(ctx context.Context, forwarded bool, name string) error 
 	return b.m.remove(ctx, forwarded, name)
 }
 
-func (m *Member) catalog() (*catalog.Node, error) {
+// opened returns the member's node, ErrNotReady while it is opening.
+func (m *Member) opened() (*node.Node, error) {
 	n := m.node.Load()
 	if n == nil {
 		return nil, ErrNotReady
 	}
-	return n.Catalog(), nil
+	return n, nil
 }
 
 // leaderAPI returns the leader to forward to, refusing when this request
 // was already forwarded once (it reached a node that is not the leader: the
 // sender's view is stale, and forwarding again could loop).
-func (m *Member) leaderAPI(cat *catalog.Node, forwarded bool) (catalog.Leader, error) {
-	leader, ok := cat.Leader()
-	if forwarded || !ok || leader.APIAddr == "" || leader.ServerID == cat.ServerID() {
+func (m *Member) leaderAPI(n *node.Node, forwarded bool) (catalog.Leader, error) {
+	leader, ok := n.Leader()
+	if forwarded || !ok || leader.APIAddr == "" || leader.ServerID == n.ServerID() {
 		return catalog.Leader{}, &catalog.NotLeaderError{Leader: leader.ServerID, LeaderAddress: leader.RaftAddr}
 	}
 	return leader, nil
@@ -214,14 +216,14 @@ func (m *Member) forwardTo(ctx context.Context, leader catalog.Leader, cmd lifec
 // here. A leader that answers that it is shutting down is, to the
 // forwarder, a node that stopped leading: nothing was proposed.
 func (m *Member) forward(ctx context.Context, cmd lifecycle.Command) (lifecycle.Result, error) {
-	cat, err := m.catalog()
+	n, err := m.opened()
 	if err != nil {
 		return lifecycle.Result{}, err
 	}
-	leader, ok := cat.Leader()
+	leader, ok := n.Leader()
 	switch {
-	case ok && leader.ServerID == cat.ServerID():
-		return cat.Propose(ctx, cmd)
+	case ok && leader.ServerID == n.ServerID():
+		return n.Propose(ctx, cmd)
 	case !ok || leader.APIAddr == "":
 		return lifecycle.Result{}, &catalog.NotLeaderError{Leader: leader.ServerID, LeaderAddress: leader.RaftAddr}
 	}
@@ -275,12 +277,12 @@ func (m *Member) remove(ctx context.Context, forwarded bool, name string) error 
 }
 
 func (m *Member) removeOnce(ctx context.Context, forwarded bool, name string) error {
-	cat, err := m.catalog()
+	n, err := m.opened()
 	if err != nil {
 		return err
 	}
-	if !cat.IsLeader() {
-		leader, err := m.leaderAPI(cat, forwarded)
+	if !n.IsLeader() {
+		leader, err := m.leaderAPI(n, forwarded)
 		if err != nil {
 			return err
 		}
@@ -288,11 +290,11 @@ func (m *Member) removeOnce(ctx context.Context, forwarded bool, name string) er
 		defer cancel()
 		return m.client.Remove(cctx, leader.APIAddr, true, name)
 	}
-	nd, ok := cat.State().Node(name)
+	nd, ok := n.CatalogState().Node(name)
 	if !ok {
 		return fmt.Errorf("%w: %q is not a member of this cluster; run SHOW CLUSTER STATUS to see the members", ErrUnknownNode, name)
 	}
-	res, err := cat.Propose(ctx, lifecycle.Command{Op: lifecycle.OpDeregisterNode,
+	res, err := n.Propose(ctx, lifecycle.Command{Op: lifecycle.OpDeregisterNode,
 		DeregisterNode: &lifecycle.DeregisterNode{Name: nd.Name, Incarnation: nd.Incarnation}})
 	if err == nil {
 		err = res.Err()
@@ -300,7 +302,7 @@ func (m *Member) removeOnce(ctx context.Context, forwarded bool, name string) er
 	if err != nil {
 		return fmt.Errorf("deregister node %q: %w", name, err)
 	}
-	if err := cat.RemoveServer(ctx, nd.RaftID); err != nil {
+	if err := n.RemoveServer(ctx, nd.RaftID); err != nil {
 		return fmt.Errorf("remove raft server of node %q: %w", name, err)
 	}
 	m.avail.Forget(name)

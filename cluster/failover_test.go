@@ -72,7 +72,7 @@ func runTakeover(h *harness, domain string, pick func(authority, leader string) 
 	}
 	h.eventually(takeoverBound, "ticks produced after the kill on every survivor", func() bool {
 		for _, m := range survivors {
-			tk := m.Node().Runtime().Progress(domain)
+			tk := m.Node().Progress(domain)
 			if tk.ID == 0 || tk.AuthorityUTC <= killedAt.UnixNano() {
 				return false
 			}

@@ -36,7 +36,7 @@ func TestReceiversRefuseProgressOutsideTheCommittedFence(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	far := func(edit func(*runtime.ProgressReport)) runtime.ProgressReport {
-		tk := receiver.Node().Runtime().Progress("fenced")
+		tk := receiver.Node().Progress("fenced")
 		rep := runtime.ProgressReport{Domain: "fenced", Generation: d.Generation, Authority: d.Authority,
 			ID: tk.ID + 1_000_000, Boundary: tk.Boundary, AuthorityUTC: tk.AuthorityUTC + int64(time.Hour), Period: d.Period}
 		edit(&rep)
@@ -60,7 +60,7 @@ func TestReceiversRefuseProgressOutsideTheCommittedFence(t *testing.T) {
 			require.Equal(t, interconnect.OutcomeRefused, reply.Outcome, reply.Reason)
 		})
 	}
-	require.Less(t, receiver.Node().Runtime().Progress("fenced").ID, uint64(1_000_000))
+	require.Less(t, receiver.Node().Progress("fenced").ID, uint64(1_000_000))
 	require.Equal(t, refusedBefore+uint64(len(cases)), receiver.Metrics().ProgressRefused)
 
 	// After STOP and START the previous generation's authority cannot
@@ -105,11 +105,11 @@ func TestForgedAheadProgressDoesNotFreezeFollowers(t *testing.T) {
 	require.Equal(t, interconnect.OutcomeRefused, reply.Outcome)
 	require.Contains(t, reply.Reason, runtime.ErrImplausibleProgress.Error())
 	require.Equal(t, uint64(1), receiver.Metrics().ProgressImplausible)
-	require.Less(t, receiver.Node().Runtime().Progress("forged").ID, uint64(1_000_000_000))
+	require.Less(t, receiver.Node().Progress("forged").ID, uint64(1_000_000_000))
 
 	// Genuine ticks keep arriving.
-	after := receiver.Node().Runtime().Progress("forged").ID
+	after := receiver.Node().Progress("forged").ID
 	h.eventually(10*time.Second, "a genuine tick after the forged one", func() bool {
-		return receiver.Node().Runtime().Progress("forged").ID > after+2
+		return receiver.Node().Progress("forged").ID > after+2
 	})
 }

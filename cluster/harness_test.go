@@ -171,7 +171,7 @@ func (h *harness) leader() *Member {
 	var out *Member
 	h.eventually(10*time.Second, "a confirmed leader", func() bool {
 		for _, m := range h.live() {
-			if m.Node().Catalog().IsLeader() {
+			if m.Node().IsLeader() {
 				out = m
 				return true
 			}
@@ -224,10 +224,10 @@ func domainOn(t testing.TB, m *Member, name string) lifecycle.Domain {
 // tickedBy reports whether m accepted a tick of domain produced under the
 // authority identity id.
 func tickedBy(m *Member, domain string, fence lifecycle.AuthorityFence) (runtime.Tick, bool) {
-	in := m.Node().Runtime().Current(domain)
+	in := m.Node().Installation(domain)
 	if in.Authority() != fence {
 		return runtime.Tick{}, false
 	}
-	tk := m.Node().Runtime().Progress(domain)
+	tk := m.Node().Progress(domain)
 	return tk, tk.ID > 0 && tk.Generation == in.Generation()
 }

@@ -123,11 +123,11 @@ func TestStatementsSurviveLeaderKill(t *testing.T) {
 	// The survivors agree on the catalog, which is the model.
 	var final []lifecycle.Domain
 	h.eventually(10*time.Second, "the survivors on one revision", func() bool {
-		a, b := followers[0].Node().Catalog(), followers[1].Node().Catalog()
-		final = a.State().Domains()
-		return a.Revision() == b.Revision() && a.Revision() == newLeader.Node().Catalog().Revision()
+		a, b := followers[0].Node(), followers[1].Node()
+		final = a.CatalogState().Domains()
+		return a.CatalogRevision() == b.CatalogRevision() && a.CatalogRevision() == newLeader.Node().CatalogRevision()
 	})
-	require.Equal(t, final, followers[1].Node().Catalog().State().Domains())
+	require.Equal(t, final, followers[1].Node().CatalogState().Domains())
 	byName := make(map[string]lifecycle.Domain, len(final))
 	for _, d := range final {
 		byName[d.Name] = d

@@ -134,7 +134,7 @@ func Start(ctx context.Context, cfg Config) (*Member, error) {
 	go m.probeLoop()
 	go m.installLoop(n)
 	m.logger.Info("cluster member started", "incarnation", n.Identity().Incarnation,
-		"raft_addr", n.Catalog().RaftAddress(), "api_addr", cfg.APIAddr)
+		"raft_addr", n.RaftAddress(), "api_addr", cfg.APIAddr)
 	return m, nil
 }
 
@@ -212,7 +212,7 @@ func (m *Member) required(rep runtime.ProgressReport) (uint64, bool) {
 	if n == nil {
 		return 0, false
 	}
-	in := n.Runtime().Current(rep.Domain)
+	in := n.Installation(rep.Domain)
 	f, ok := runtime.FenceOf(in)
 	if !ok || f.Generation != rep.Generation || f.Authority != rep.Authority {
 		return 0, false
@@ -227,7 +227,7 @@ func (m *Member) peers() []interconnect.Peer {
 	if n == nil {
 		return nil
 	}
-	nodes := n.Catalog().State().Nodes()
+	nodes := n.CatalogState().Nodes()
 	m.statusMu.Lock()
 	defer m.statusMu.Unlock()
 	out := make([]interconnect.Peer, 0, len(nodes))
@@ -247,7 +247,7 @@ func (m *Member) peers() []interconnect.Peer {
 // availabilityChanged runs after every change of an availability verdict.
 func (m *Member) availabilityChanged() {
 	if n := m.node.Load(); n != nil {
-		n.Catalog().AvailabilityChanged()
+		n.AvailabilityChanged()
 	}
 	m.delivery.PeersChanged()
 }
@@ -261,11 +261,11 @@ func (m *Member) observe(o catalog.Observation) {
 	}
 	switch o.Kind {
 	case catalog.HeartbeatFailed, catalog.HeartbeatResumed:
-		if nd, ok := catalog.NodeByServerID(n.Catalog().State(), o.ServerID); ok {
+		if nd, ok := catalog.NodeByServerID(n.CatalogState(), o.ServerID); ok {
 			m.avail.ObserveGossip(nd.Name, o.Kind == catalog.HeartbeatResumed)
 		}
 	case catalog.LeaderChanged, catalog.PeerChanged:
-		n.Catalog().AvailabilityChanged()
+		n.AvailabilityChanged()
 		m.delivery.PeersChanged()
 	}
 }
@@ -300,7 +300,7 @@ func (m *Member) probeLoop() {
 		}
 		n := m.node.Load()
 		m.checkVerdicts(n)
-		for _, nd := range n.Catalog().State().Nodes() {
+		for _, nd := range n.CatalogState().Nodes() {
 			if nd.Name == m.cfg.Node {
 				continue
 			}
@@ -323,7 +323,7 @@ func (m *Member) probeLoop() {
 // verdict back to gossip with nothing new observed.
 func (m *Member) checkVerdicts(n *node.Node) {
 	var b strings.Builder
-	for _, ni := range m.avail.Available(n.Catalog().State()) {
+	for _, ni := range m.avail.Available(n.CatalogState()) {
 		fmt.Fprintf(&b, "%s#%d,", ni.Node, ni.Incarnation)
 	}
 	if key := b.String(); key != m.lastVerdicts {

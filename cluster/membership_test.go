@@ -32,7 +32,7 @@ func TestLateJoinerInstallsTheExistingMapping(t *testing.T) {
 
 	joinedAt := time.Now().UnixNano()
 	n3 := h.start("n3", false, h.member("n2").APIAddr()) // through a follower
-	in := n3.Node().Runtime().Current("late")
+	in := n3.Node().Installation("late")
 	mapping, ok := in.Mapping()
 	require.True(t, ok, "the joiner installed the paced mapping before Start returned")
 	require.Equal(t, *d.Mapping, mapping, "origin, anchor and rate are the committed ones")
@@ -185,7 +185,7 @@ func TestRemoveAndLeave(t *testing.T) {
 	// Removing a member through a follower goes to the leader.
 	var follower, target *Member
 	for _, m := range h.live() {
-		if m.Node().Catalog().IsLeader() {
+		if m.Node().IsLeader() {
 			target = m
 		} else {
 			follower = m
@@ -194,9 +194,9 @@ func TestRemoveAndLeave(t *testing.T) {
 	require.NotNil(t, follower)
 	require.NoError(t, follower.Remove(ctx, target.cfg.Node))
 	h.eventually(10*time.Second, "the removed leader's successor", func() bool {
-		return follower.Node().Catalog().IsLeader()
+		return follower.Node().IsLeader()
 	})
-	servers, err := follower.Node().Catalog().Servers()
+	servers, err := follower.Node().Servers()
 	require.NoError(t, err)
 	require.Len(t, servers, 1)
 }

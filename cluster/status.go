@@ -65,11 +65,10 @@ func (m *Member) Status() ClusterStatus {
 	if n == nil {
 		return ClusterStatus{Self: m.cfg.Node}
 	}
-	cat := n.Catalog()
-	s := cat.State()
+	s := n.CatalogState()
 	st := ClusterStatus{Self: m.cfg.Node, CatalogRevision: s.Revision(), AdvertisedRevision: n.AdvertisedRevision()}
-	leader, _ := cat.Leader()
-	servers, _ := cat.Servers()
+	leader, _ := n.Leader()
+	servers, _ := n.Servers()
 	byID := make(map[string]catalog.Server, len(servers))
 	for _, sv := range servers {
 		byID[sv.ServerID] = sv

@@ -97,7 +97,7 @@ func TestBackupCapturesCatalog(t *testing.T) {
 	require.Equal(t, path, rep.Path)
 	require.Equal(t, []string{"batch", "idle", "prod", "web"}, rep.Archive.Names())
 	require.Equal(t, t0, rep.Archive.CapturedAt)
-	require.Equal(t, n.Catalog().State().Revision(), rep.Archive.CatalogRevision)
+	require.Equal(t, n.catalog.State().Revision(), rep.Archive.CatalogRevision)
 	_, read, err := backup.Read(path)
 	require.NoError(t, err)
 	require.Equal(t, rep.Archive, read)
@@ -110,7 +110,7 @@ func TestBackupCapturesCatalog(t *testing.T) {
 	want, err := live.Mapping.Project(t0)
 	require.NoError(t, err)
 	require.Equal(t, &want, prod.LogicalNow, "the reading at capture is the mapping's projection of the capture time")
-	tick := n.Runtime().Progress("prod")
+	tick := n.registry.Progress("prod")
 	require.Equal(t, &backup.Frontier{Generation: 2, TickID: tick.ID, Boundary: tick.Boundary, AuthorityUTC: tick.AuthorityUTC}, prod.Frontier)
 	web, _ := read.Find("web")
 	require.Equal(t, ptrTo(t0), web.LogicalNow)
@@ -124,10 +124,10 @@ func TestBackupCapturesCatalog(t *testing.T) {
 	require.Equal(t, backup.ScopeDomain, one.Archive.Scope)
 	require.Equal(t, []string{"web"}, one.Archive.Names())
 
-	before := n.Catalog().State().Revision()
+	before := n.catalog.State().Revision()
 	_, err = backupTo(ctx, n, BackupScope{Domain: "nope"}, path)
 	require.ErrorIs(t, err, lifecycle.ErrDomainNotFound)
-	require.Equal(t, before, n.Catalog().State().Revision(), "a backup never changes the catalog")
+	require.Equal(t, before, n.catalog.State().Revision(), "a backup never changes the catalog")
 }
 
 func ptrTo[T any](v T) *T { return &v }
@@ -151,7 +151,7 @@ func TestRestoreResumeAfterDowntime(t *testing.T) {
 	require.NoError(t, err)
 	defer func() { require.NoError(t, b.Close()) }()
 	require.NoError(t, b.WaitInstalled(ctx))
-	revBefore := b.Catalog().State().Revision()
+	revBefore := b.catalog.State().Revision()
 
 	plan, err := restoreFrom(ctx, b, planner.Restore{Cluster: true, Path: path, Resume: true})
 	require.NoError(t, err)
@@ -173,7 +173,7 @@ func TestRestoreResumeAfterDowntime(t *testing.T) {
 
 	// The clock reads the archived mapping's projection of now: the
 	// downtime advanced it.
-	h, err := b.Runtime().Bind("prod")
+	h, err := b.registry.Bind("prod")
 	require.NoError(t, err)
 	require.Equal(t, prod.Generation, h.Generation())
 	now, err := h.Now()
@@ -208,7 +208,7 @@ func TestRestoreResumeAfterDowntime(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, lifecycle.Running, web.Status)
 	require.Equal(t, uint64(1), web.Generation)
-	wh, err := b.Runtime().Bind("web")
+	wh, err := b.registry.Bind("web")
 	require.NoError(t, err)
 	webNow, err := wh.Now()
 	require.NoError(t, err)
@@ -245,8 +245,8 @@ func TestRestoreDefaultIsStopped(t *testing.T) {
 	require.Nil(t, d.Mapping, "a default restore installs no mapping")
 	require.False(t, d.Authority.Assigned())
 	require.Equal(t, uint64(2), d.Generation)
-	require.Equal(t, runtime.StateStopped, b.Runtime().Current("prod").State())
-	_, err = b.Runtime().Bind("prod")
+	require.Equal(t, runtime.StateStopped, b.registry.Current("prod").State())
+	_, err = b.registry.Bind("prod")
 	require.Error(t, err, "a stopped clock cannot be read")
 
 	out, err := b.Start(ctx, "prod", planner.Start{Mode: planner.StartAtNow, Rate: 1})
@@ -254,7 +254,7 @@ func TestRestoreDefaultIsStopped(t *testing.T) {
 	require.Equal(t, uint64(3), out.Domain.Generation, "START makes generation + 1")
 	require.Equal(t, fake.Now(), out.Domain.Mapping.WallStartedAt)
 	waitTick(t, b, "prod", 1)
-	require.Equal(t, uint64(3), b.Runtime().Progress("prod").Generation)
+	require.Equal(t, uint64(3), b.registry.Progress("prod").Generation)
 }
 
 func TestRestoreNamesAndDryRun(t *testing.T) {
@@ -265,7 +265,7 @@ func TestRestoreNamesAndDryRun(t *testing.T) {
 	require.NoError(t, err)
 	defer func() { require.NoError(t, a.Close()) }()
 	ctx := context.Background()
-	rev := func() uint64 { return a.Catalog().State().Revision() }
+	rev := func() uint64 { return a.catalog.State().Revision() }
 
 	// Every name exists on the source: each restore is refused whole.
 	before := rev()
@@ -395,7 +395,7 @@ func TestRestoreRefusesDamagedArchives(t *testing.T) {
 		{"future format version", future, backup.ErrUnsupportedVersion, "version"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			before := n.Catalog().State()
+			before := n.catalog.State()
 			for _, p := range []planner.Restore{
 				{Cluster: true, Path: tc.path, Resume: true},
 				{Domain: "prod", As: "copy", Path: tc.path},
@@ -408,7 +408,7 @@ func TestRestoreRefusesDamagedArchives(t *testing.T) {
 				require.Equal(t, tc.check, ce.Check, "%v", err)
 				require.Equal(t, tc.path, ce.Path)
 			}
-			after := n.Catalog().State()
+			after := n.catalog.State()
 			require.Equal(t, before.Revision(), after.Revision(), "nothing changed")
 			require.Equal(t, before.Domains(), after.Domains())
 		})
@@ -430,10 +430,10 @@ func TestRestoreWithoutVoterRefused(t *testing.T) {
 	defer func() { require.NoError(t, n.Close()) }()
 	path := filepath.Join(t.TempDir(), "p")
 	forgeArchive(t, path, 1, pacedRunningSection(true))
-	before := n.Catalog().State().Revision()
+	before := n.catalog.State().Revision()
 	_, err = restoreFrom(ctx, n, planner.Restore{Cluster: true, Path: path, Resume: true})
 	require.ErrorIs(t, err, lifecycle.ErrNoLiveVoter)
-	require.Equal(t, before, n.Catalog().State().Revision())
+	require.Equal(t, before, n.catalog.State().Revision())
 	// Without RESUME no authority is needed.
 	_, err = restoreFrom(ctx, n, planner.Restore{Cluster: true, Path: path})
 	require.NoError(t, err)

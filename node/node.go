@@ -183,13 +183,6 @@ func (n *Node) Name() string { return n.cfg.Name }
 // its producers report under.
 func (n *Node) Identity() lifecycle.Identity { return n.catalog.Identity() }
 
-// Catalog returns the node's catalog member.
-func (n *Node) Catalog() *catalog.Node { return n.catalog }
-
-// Runtime returns the node's runtime registry, which holds the installed
-// domain clocks and their accepted progress.
-func (n *Node) Runtime() *runtime.Registry { return n.registry }
-
 // TimeSource returns the node's physical clock.
 func (n *Node) TimeSource() timesource.Source { return n.src }
 

@@ -80,7 +80,7 @@ func TestLifecycleThroughHandler(t *testing.T) {
 	out, err := n.CreateDomain(ctx, paced("prod", time.Second, 100*time.Millisecond))
 	require.NoError(t, err)
 	require.True(t, out.Changed)
-	require.Equal(t, runtime.StateStopped, n.Runtime().Current("prod").State())
+	require.Equal(t, runtime.StateStopped, n.registry.Current("prod").State())
 
 	_, err = n.CreateDomain(ctx, paced("prod", time.Second, 0))
 	require.ErrorIs(t, err, lifecycle.ErrDomainExists)
@@ -89,7 +89,7 @@ func TestLifecycleThroughHandler(t *testing.T) {
 	out, err = n.Start(ctx, "prod", planner.Start{Mode: planner.StartAtTime, At: 1000, Rate: 60})
 	require.NoError(t, err)
 	require.Equal(t, uint64(1), out.Domain.Generation)
-	in := n.Runtime().Current("prod")
+	in := n.registry.Current("prod")
 	require.Equal(t, runtime.StatePaced, in.State())
 	m, _ := in.Mapping()
 	require.Equal(t, clock.Mapping{WallStartedAt: t0, LogicalStart: 1000, Rate: 60}, m)
@@ -100,8 +100,8 @@ func TestLifecycleThroughHandler(t *testing.T) {
 
 	_, err = n.Stop(ctx, "prod")
 	require.NoError(t, err)
-	require.Equal(t, runtime.StateStopped, n.Runtime().Current("prod").State())
-	require.Equal(t, runtime.Tick{}, n.Runtime().Progress("prod"))
+	require.Equal(t, runtime.StateStopped, n.registry.Current("prod").State())
+	require.Equal(t, runtime.Tick{}, n.registry.Progress("prod"))
 
 	out, err = n.Start(ctx, "prod", planner.Start{Mode: planner.StartAtNow, Rate: 1})
 	require.NoError(t, err)
@@ -115,7 +115,7 @@ func TestLifecycleThroughHandler(t *testing.T) {
 	require.NoError(t, err)
 	_, err = n.DropDomain(ctx, planner.DropDomain{Name: "prod"})
 	require.NoError(t, err)
-	require.Equal(t, runtime.StateMissing, n.Runtime().Current("prod").State())
+	require.Equal(t, runtime.StateMissing, n.registry.Current("prod").State())
 	_, err = n.Domain("prod")
 	require.True(t, errors.Is(err, lifecycle.ErrDomainNotFound))
 }
@@ -172,7 +172,7 @@ func TestReopenKeepsMappingAndResumesTicks(t *testing.T) {
 	// The leader's reconciliation moves the authority to this incarnation;
 	// its producer reconstructs the frontier from the unchanged mapping.
 	waitFor(t, n, "the authority to move to the new incarnation", func() bool {
-		return n.Runtime().Current("prod").Authority().Identity() == n.Identity()
+		return n.registry.Current("prod").Authority().Identity() == n.Identity()
 	})
 	obs := waitTick(t, n, "prod", 16)
 	require.Equal(t, runtime.Tick{Generation: 1, ID: 16, Boundary: t0 + 15*int64(time.Second), AuthorityUTC: t0 + 15*int64(time.Second)}, obs.Tick)
@@ -254,7 +254,7 @@ func TestProducerRetiredBeforeSuccessor(t *testing.T) {
 	// successor producer starts under that fence.
 	d, err := n.Domain("prod")
 	require.NoError(t, err)
-	res, err := n.Catalog().Propose(ctx, lifecycle.Command{Op: lifecycle.OpReassignAuthority, ReassignAuthority: &lifecycle.ReassignAuthority{
+	res, err := n.catalog.Propose(ctx, lifecycle.Command{Op: lifecycle.OpReassignAuthority, ReassignAuthority: &lifecycle.ReassignAuthority{
 		Domain: "prod", ExpectedGeneration: d.Generation, ExpectedFence: d.Authority,
 	}})
 	require.NoError(t, err)
@@ -314,14 +314,14 @@ func TestTransactionsThroughHandler(t *testing.T) {
 	require.Equal(t, lifecycle.PreferColocation, out.Domain.Placement)
 	require.Equal(t, int64(20*time.Second), out.Domain.LastStart.LogicalStart)
 	require.Equal(t, 2.0, out.Domain.LastStart.Rate)
-	require.Equal(t, runtime.StatePaced, n.Runtime().Current("prod").State())
-	require.Equal(t, uint64(2), n.Runtime().Current("prod").Generation())
+	require.Equal(t, runtime.StatePaced, n.registry.Current("prod").State())
+	require.Equal(t, uint64(2), n.registry.Current("prod").Generation())
 
 	// A refused step refuses the whole transaction.
 	_, err = n.CommitTransaction(ctx, "prod", []planner.Plan{planner.Stop{}, planner.Stop{}})
 	require.ErrorIs(t, err, lifecycle.ErrAlreadyStopped)
 	require.Equal(t, 2, lifecycle.AsError(err).Step)
-	require.Equal(t, runtime.StatePaced, n.Runtime().Current("prod").State())
+	require.Equal(t, runtime.StatePaced, n.registry.Current("prod").State())
 
 	_, err = n.CommitTransaction(ctx, "prod", []planner.Plan{planner.Stop{}, planner.Use{Name: "x"}})
 	require.ErrorIs(t, err, ErrNotTransactional)
@@ -394,7 +394,7 @@ func TestHandlerRefusals(t *testing.T) {
 	require.Equal(t, lifecycle.Paced, out.Domain.Pace, "the existing definition is kept")
 
 	// The unpaced domain started: unpaced clock, no producer.
-	require.Equal(t, runtime.StateUnpaced, n.Runtime().Current("flat").State())
+	require.Equal(t, runtime.StateUnpaced, n.registry.Current("flat").State())
 	_, ok := n.Producing("flat")
 	require.False(t, ok)
 	names := []string{}
@@ -413,7 +413,7 @@ func TestInstalledCounter(t *testing.T) {
 	defer func() { require.NoError(t, n.Close()) }()
 	count, rev, _ := n.Installed()
 	require.GreaterOrEqual(t, count, uint64(1), "Open returns after the first installation")
-	require.Equal(t, n.Catalog().Revision(), rev)
+	require.Equal(t, n.catalog.Revision(), rev)
 	require.NoError(t, n.WaitInstalled(context.Background()))
 
 	out, err := n.CreateDomain(context.Background(), paced("prod", time.Second, 0))
@@ -435,10 +435,10 @@ func TestOlderRevisionNeverInstalled(t *testing.T) {
 	ctx := context.Background()
 	_, err := n.CreateDomain(ctx, paced("prod", time.Second, 0))
 	require.NoError(t, err)
-	old := n.Catalog().State()
+	old := n.catalog.State()
 	_, err = n.Start(ctx, "prod", planner.Start{Mode: planner.StartAtNow, Rate: 1})
 	require.NoError(t, err)
 	// A late delivery of the older state changes nothing.
 	n.onChange(catalog.Change{Revision: old.Revision(), State: old})
-	require.Equal(t, runtime.StatePaced, n.Runtime().Current("prod").State())
+	require.Equal(t, runtime.StatePaced, n.registry.Current("prod").State())
 }

@@ -84,7 +84,7 @@ func TestNodeRefusesAndCountsImplausibleProgress(t *testing.T) {
 	_, err = n.Start(ctx, "p", planner.Start{Mode: planner.StartAtNow, Rate: 1})
 	require.NoError(t, err)
 	waitTick(t, n, "p", 1)
-	f, ok := runtime.FenceOf(n.Runtime().Current("p"))
+	f, ok := runtime.FenceOf(n.registry.Current("p"))
 	require.True(t, ok)
 
 	forged := runtime.ProgressReport{Domain: "p", Generation: f.Generation, Authority: f.Authority,
@@ -104,5 +104,5 @@ func TestNodeRefusesAndCountsImplausibleProgress(t *testing.T) {
 		ID: 2, Boundary: t0 + int64(time.Second), AuthorityUTC: t0 + int64(time.Second), Period: f.Period}
 	_, err = n.AcceptProgress(f.Authority.Node, genuine)
 	require.NoError(t, err)
-	require.Equal(t, genuine.Tick(), n.Runtime().Progress("p"))
+	require.Equal(t, genuine.Tick(), n.registry.Progress("p"))
 }

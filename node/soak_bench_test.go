@@ -60,7 +60,7 @@ func BenchmarkPacedSoak(b *testing.B) {
 		}
 		lastID = obs.Tick.ID
 	}
-	ticks := n.Runtime().Progress("fast").ID
+	ticks := n.registry.Progress("fast").ID
 	n.producers.mu.Lock()
 	emitted := n.producers.running["fast"].Emitted()
 	n.producers.mu.Unlock()

@@ -63,7 +63,7 @@ func (s *Session) embeddedClusterStatus() ClusterStatus {
 	_, rev, _ := s.node.Installed()
 	st := ClusterStatus{Nodes: []ClusterNode{{
 		Name: id.Node, Incarnation: id.Incarnation, Voter: true,
-		Leader: s.node.Catalog().IsLeader(), Available: true, Revision: rev,
+		Leader: s.node.IsLeader(), Available: true, Revision: rev,
 	}}}
 	for _, d := range s.node.Domains() {
 		if d.Pace == lifecycle.Paced {
