@@ -77,7 +77,7 @@ type Config struct {
 	CommitTimeout      time.Duration
 
 	// Availability probe; zero means the Default* constants and
-	// node.DefaultUnavailabilityInterval.
+	// DefaultUnavailabilityInterval.
 	ProbeInterval          time.Duration
 	ProbeAttempts          int
 	ProbeTimeout           time.Duration

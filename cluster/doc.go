@@ -23,10 +23,10 @@
 // ProbeTimeout each; the verdict after those attempts (and the incarnation
 // that answered) is the application-health observation, raft's heartbeat
 // failures and resumptions on the leader are the gossip verdict, and
-// node.Availability merges them. Any change of the merged verdict, of the
-// raft configuration or of leadership makes the leader reconcile clock
-// authorities at once; the catalog retries every 200 ms until a
-// reassignment commits.
+// Availability (availability.go) merges them; the probes are probe.go's.
+// Any change of the merged verdict, of the raft configuration or of
+// leadership makes the leader reconcile clock authorities at once; the
+// catalog retries every 200 ms until a reassignment commits.
 //
 // A member never reads the wall clock except through its time source
 // (request deadlines are physical bounds on I/O, not clock reads), and

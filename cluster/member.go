@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -25,7 +24,7 @@ type Member struct {
 	cfg       Config
 	logger    *slog.Logger
 	src       timesource.Source
-	avail     *node.Availability
+	avail     *Availability
 	transport *http.Transport
 	client    *interconnect.Client
 	delivery  *interconnect.Delivery
@@ -52,11 +51,6 @@ type Member struct {
 	closeErr  error
 }
 
-type probeResult struct {
-	status  interconnect.Status
-	healthy bool
-}
-
 // Start starts a member: it loads the certificate material, starts raft
 // over TLS, bootstraps or joins (through Config.Join) as configured, and
 // returns once this process's incarnation is registered in the committed
@@ -79,7 +73,7 @@ func Start(ctx context.Context, cfg Config) (*Member, error) {
 		cancel:    cancel,
 	}
 	m.client = interconnect.NewClient(m.transport)
-	m.avail = node.NewAvailability(m.src, cfg.Node, cfg.UnavailabilityInterval, m.availabilityChanged)
+	m.avail = NewAvailability(m.src, cfg.Node, cfg.UnavailabilityInterval, m.availabilityChanged)
 	m.delivery = interconnect.NewDelivery(interconnect.DeliveryConfig{
 		Client:         m.client,
 		Source:         m.src,
@@ -283,98 +277,5 @@ func (m *Member) installLoop(n *node.Node) {
 			return
 		case <-changed:
 		}
-	}
-}
-
-// probeLoop starts one bounded probe of every other registered member each
-// ProbeInterval, skipping a member whose previous probe is still running.
-func (m *Member) probeLoop() {
-	defer m.wg.Done()
-	t := m.src.NewTimer(0)
-	defer t.Stop()
-	for {
-		select {
-		case <-m.ctx.Done():
-			return
-		case <-t.C():
-		}
-		n := m.node.Load()
-		m.checkVerdicts(n)
-		for _, nd := range n.CatalogState().Nodes() {
-			if nd.Name == m.cfg.Node {
-				continue
-			}
-			m.statusMu.Lock()
-			busy := m.probing[nd.Name]
-			m.probing[nd.Name] = true
-			m.statusMu.Unlock()
-			if busy {
-				continue
-			}
-			m.wg.Add(1)
-			go m.probe(nd.Name, nd.APIAddr)
-		}
-		t.Reset(m.cfg.ProbeInterval)
-	}
-}
-
-// checkVerdicts reports a change of the effectively available set that no
-// observation announced: a health observation that went stale hands the
-// verdict back to gossip with nothing new observed.
-func (m *Member) checkVerdicts(n *node.Node) {
-	var b strings.Builder
-	for _, ni := range m.avail.Available(n.CatalogState()) {
-		fmt.Fprintf(&b, "%s#%d,", ni.Node, ni.Incarnation)
-	}
-	if key := b.String(); key != m.lastVerdicts {
-		if m.lastVerdicts != "" {
-			m.availabilityChanged()
-		}
-		m.lastVerdicts = key
-	}
-}
-
-// probe makes up to ProbeAttempts attempts to read the member's status and
-// records the verdict. It finishes its attempts whatever gossip reports
-// meanwhile, so a stopped member is excluded even while a stale healthy
-// observation would keep it.
-func (m *Member) probe(name, addr string) {
-	defer m.wg.Done()
-	var res probeResult
-	for attempt := 0; attempt < m.cfg.ProbeAttempts; attempt++ {
-		if attempt > 0 && !m.wait(probeRetryGap) {
-			break
-		}
-		ctx, cancel := context.WithTimeout(m.ctx, m.cfg.ProbeTimeout)
-		st, err := m.client.Status(ctx, addr)
-		cancel()
-		if err == nil && st.Node == name && st.Healthy {
-			res = probeResult{status: st, healthy: true}
-			break
-		}
-	}
-	m.statusMu.Lock()
-	prev := m.statuses[name]
-	m.statuses[name] = res
-	delete(m.probing, name)
-	m.statusMu.Unlock()
-	if m.ctx.Err() != nil {
-		return
-	}
-	m.avail.ObserveHealth(name, res.status.Incarnation, res.healthy)
-	if prev.status.AdvertisedRevision != res.status.AdvertisedRevision || prev.healthy != res.healthy {
-		m.delivery.PeersChanged()
-	}
-}
-
-// wait waits d on the member's clock, false when the member closes first.
-func (m *Member) wait(d time.Duration) bool {
-	t := m.src.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C():
-		return true
-	case <-m.ctx.Done():
-		return false
 	}
 }

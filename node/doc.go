@@ -42,7 +42,7 @@
 // A cluster member (package cluster) gives the node Config.Cluster (its
 // catalog joins a raft cluster over TLS), Config.Forward (a statement on a
 // follower commits through the leader, so its reply is the same wherever
-// the session is), Config.Available (an Availability merging raft
+// the session is), Config.Available (the cluster's view merging raft
 // heartbeats and health probes) and Config.OnProgress (peer delivery). A
 // reassigned fence needs no special path here: every committed revision
 // installs all domain lifecycles at once, in commit order, and a lifecycle
