@@ -26,8 +26,8 @@
 // connection it made or accepted when the node closes), with 500 ms
 // heartbeat, election and lease timeouts by default, so the cluster keeps
 // one leader on a saturated machine and a dead leader is replaced within
-// about 0.5–1.5 s (see DefaultHeartbeatTimeout for the trade-off). A member whose stores are empty either bootstraps a new
-// cluster or, while its raft configuration does not name it, asks an
+// about 0.5–1.5 s (see DefaultHeartbeatTimeout for the trade-off). A
+// member whose stores are empty either bootstraps a new cluster or, while its raft configuration does not name it, asks an
 // existing member to add it (ClusterConfig.Join, which ends in the leader's
 // AddVoter); a follower registers its incarnation through the leader
 // (ClusterConfig.Forward). Open returns once the registration is applied
@@ -59,6 +59,14 @@
 // first start and stays stable for the life of the data directory; the
 // node incarnation is fresh and random on every Open and is registered
 // through a committed command once leadership is confirmed.
+//
+// One file per concept: open.go opens and closes a Node and reads its
+// state; leadership.go is the background loop (confirmation,
+// reconciliation, Leader); propose.go commits commands under request ids;
+// membership.go joins, registers, observes peers and changes the raft
+// configuration; transport.go is raft's TLS stream layer; config.go holds
+// Config and ClusterConfig; fsm.go, snapshot.go and storage.go the state
+// raft replicates and where it is kept.
 //
 // This package must never read the wall clock to decide catalog contents,
 // and never apply anything that was not committed through raft.

@@ -3,8 +3,6 @@ package catalog
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/hashicorp/raft"
@@ -12,55 +10,8 @@ import (
 	"github.com/nspl-dev/nspl/lifecycle"
 )
 
-// transport is what the node needs of a raft transport: raft's in-memory
-// one for the embedded node, the TLS network transport for a member.
-type transport interface {
-	raft.Transport
-	Close() error
-}
-
 // memberCallTimeout bounds one Join or Forward call of the loop.
 const memberCallTimeout = 2 * time.Second
-
-// observerBuffer is how many raft observations wait for the callback; raft
-// drops observations when it is full rather than block.
-const observerBuffer = 64
-
-// startObserver registers a non-blocking raft observer and a goroutine,
-// owned by n.loop, that hands each observation to the callback promptly.
-func (n *Node) startObserver(ctx context.Context) {
-	ch := make(chan raft.Observation, observerBuffer)
-	n.observer = raft.NewObserver(ch, false, func(o *raft.Observation) bool {
-		switch o.Data.(type) {
-		case raft.FailedHeartbeatObservation, raft.ResumedHeartbeatObservation, raft.LeaderObservation, raft.PeerObservation:
-			return true
-		}
-		return false
-	})
-	n.raft.RegisterObserver(n.observer)
-	cb := n.cfg.Cluster.OnObservation
-	n.loop.Add(1)
-	go func() {
-		defer n.loop.Done()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case o := <-ch:
-				switch d := o.Data.(type) {
-				case raft.FailedHeartbeatObservation:
-					cb(Observation{Kind: HeartbeatFailed, ServerID: string(d.PeerID)})
-				case raft.ResumedHeartbeatObservation:
-					cb(Observation{Kind: HeartbeatResumed, ServerID: string(d.PeerID)})
-				case raft.LeaderObservation:
-					cb(Observation{Kind: LeaderChanged, ServerID: string(d.LeaderID)})
-				case raft.PeerObservation:
-					cb(Observation{Kind: PeerChanged, ServerID: string(d.Peer.ID), Removed: d.Removed})
-				}
-			}
-		}
-	}()
-}
 
 // memberWork is a cluster member's work while it is not the leader: join
 // the cluster while the raft configuration does not name this server, then
@@ -148,43 +99,8 @@ func (n *Node) isMember() (bool, error) {
 	return false, nil
 }
 
-// AvailabilityChanged tells the node that the effective availability its
-// Config.Available reports has changed, so a leader reconciles clock
-// authorities now rather than at the next catalog change. It never blocks.
-func (n *Node) AvailabilityChanged() {
-	select {
-	case n.poke <- struct{}{}:
-	default:
-	}
-}
-
 // RaftAddress returns the raft address this node advertises.
 func (n *Node) RaftAddress() string { return string(n.address) }
-
-// Leader is the consensus leader as this node knows it.
-type Leader struct {
-	// ServerID and RaftAddr are the leader's raft identity.
-	ServerID string
-	RaftAddr string
-	// Name and APIAddr come from the node registry; empty while the
-	// leader's registration is not known here.
-	Name    string
-	APIAddr string
-}
-
-// Leader returns the current leader, and false while none is known (an
-// election is in progress).
-func (n *Node) Leader() (Leader, bool) {
-	addr, id := n.raft.LeaderWithID()
-	if id == "" {
-		return Leader{}, false
-	}
-	l := Leader{ServerID: string(id), RaftAddr: string(addr)}
-	if nd, ok := NodeByServerID(n.State(), l.ServerID); ok {
-		l.Name, l.APIAddr = nd.Name, nd.APIAddr
-	}
-	return l, true
-}
 
 // NodeByServerID returns the registered node whose raft server ID is id.
 func NodeByServerID(s *lifecycle.State, id string) (lifecycle.Node, bool) {
@@ -303,13 +219,66 @@ func (n *Node) changeConfiguration(ctx context.Context, start func(time.Duration
 	}
 }
 
-// HasState reports whether dataDir holds a catalog that has been opened
-// before (its persisted server ID exists), so a cluster member restarting
-// on it needs neither bootstrap nor join.
-func HasState(dataDir string) bool {
-	if dataDir == "" {
+// observerBuffer is how many raft observations wait for the callback; raft
+// drops observations when it is full rather than block.
+const observerBuffer = 64
+
+// startObserver registers a non-blocking raft observer and a goroutine,
+// owned by n.loop, that hands each observation to the callback promptly.
+func (n *Node) startObserver(ctx context.Context) {
+	ch := make(chan raft.Observation, observerBuffer)
+	n.observer = raft.NewObserver(ch, false, func(o *raft.Observation) bool {
+		switch o.Data.(type) {
+		case raft.FailedHeartbeatObservation, raft.ResumedHeartbeatObservation, raft.LeaderObservation, raft.PeerObservation:
+			return true
+		}
 		return false
-	}
-	_, err := os.Stat(filepath.Join(dataDir, catalogDir, serverIDFile))
-	return err == nil
+	})
+	n.raft.RegisterObserver(n.observer)
+	cb := n.cfg.Cluster.OnObservation
+	n.loop.Add(1)
+	go func() {
+		defer n.loop.Done()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case o := <-ch:
+				switch d := o.Data.(type) {
+				case raft.FailedHeartbeatObservation:
+					cb(Observation{Kind: HeartbeatFailed, ServerID: string(d.PeerID)})
+				case raft.ResumedHeartbeatObservation:
+					cb(Observation{Kind: HeartbeatResumed, ServerID: string(d.PeerID)})
+				case raft.LeaderObservation:
+					cb(Observation{Kind: LeaderChanged, ServerID: string(d.LeaderID)})
+				case raft.PeerObservation:
+					cb(Observation{Kind: PeerChanged, ServerID: string(d.Peer.ID), Removed: d.Removed})
+				}
+			}
+		}
+	}()
+}
+
+// ObservationKind names what raft observed.
+type ObservationKind int
+
+// Observation kinds.
+const (
+	// HeartbeatFailed: the leader's heartbeat to ServerID failed.
+	HeartbeatFailed ObservationKind = iota + 1
+	// HeartbeatResumed: the leader's heartbeats to ServerID succeed again.
+	HeartbeatResumed
+	// LeaderChanged: the leader is now ServerID (empty: none known).
+	LeaderChanged
+	// PeerChanged: ServerID was added to or removed from the
+	// configuration (Removed says which).
+	PeerChanged
+)
+
+// Observation is one raft observation, translated so callers never see
+// raft types. ServerID is a raft server ID; State.NodeByServerID names it.
+type Observation struct {
+	Kind     ObservationKind
+	ServerID string
+	Removed  bool
 }

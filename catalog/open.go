@@ -5,11 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
+	"os"
+	"path/filepath"
 	"strconv"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/hashicorp/raft"
 
@@ -194,287 +194,6 @@ func checkMembership(r *raft.Raft, id raft.ServerID) error {
 		ErrDataDir, ids, id, serverIDFile)
 }
 
-// run is the node's one background loop. It follows leadership changes:
-// on gaining leadership it confirms it by committing this incarnation's
-// registration (see confirm) and reconciles clock authorities; it
-// reconciles again after every catalog change, and retries every
-// RetryInterval while it stays leader and something did not commit. It
-// stops when the FSM halts. raft's LeaderCh never blocks raft (it keeps
-// only the newest value), the change subscription never blocks the FSM,
-// and this loop reads both promptly.
-func (n *Node) run(ctx context.Context) {
-	defer n.loop.Done()
-	sub := n.fsm.changes.subscribe()
-	defer sub.Close()
-	changes := sub.C()
-	var retry timesource.Timer
-	var retryC <-chan time.Time
-	defer func() {
-		if retry != nil {
-			retry.Stop()
-		}
-	}()
-	halted := n.fsm.Halted()
-	var voters voterCache
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-halted:
-			// The FSM answers every later entry with its HaltError and
-			// refuses snapshots; raft keeps running so that Close can
-			// drain proposals in flight, and the node proposes nothing.
-			n.logger.Error("catalog: the FSM halted; this node refuses writes until it is repaired", "err", n.fsm.halted())
-			return
-		case leader := <-n.raft.LeaderCh():
-			voters.valid = false
-			if !leader {
-				n.confirmedTerm.Store(0)
-				n.logger.Info("catalog: lost leadership")
-				continue
-			}
-			// The notice can arrive after this loop, woken by a change,
-			// already confirmed the term it announces: raft elects a
-			// leader once per term, so that confirmation still holds.
-			// Only a confirmation of an earlier term is stale.
-			if n.confirmedTerm.Load() != n.raft.CurrentTerm() {
-				n.confirmedTerm.Store(0)
-			}
-		case _, ok := <-changes:
-			if !ok {
-				changes = nil
-				continue
-			}
-		case <-retryC:
-			retryC = nil
-		case <-n.poke:
-		}
-		if n.raft.State() != raft.Leader {
-			if n.memberWork(ctx) || ctx.Err() != nil {
-				continue
-			}
-		} else if n.leaderWork(ctx, &voters) || ctx.Err() != nil {
-			continue
-		}
-		if retry == nil {
-			retry = n.clock.NewTimer(RetryInterval)
-		} else {
-			retry.Reset(RetryInterval)
-		}
-		retryC = retry.C()
-	}
-}
-
-// leaderWork confirms leadership and reconciles authorities, and reports
-// whether all of it committed.
-func (n *Node) leaderWork(ctx context.Context, voters *voterCache) bool {
-	if n.raft.State() != raft.Leader {
-		return false
-	}
-	if term := n.raft.CurrentTerm(); n.confirmedTerm.Load() != term && !n.confirm(ctx, term) {
-		return false
-	}
-	return n.reconcile(ctx, voters)
-}
-
-// confirm commits this incarnation's registration in term and, when it
-// committed while this node is still the leader of term, marks the term's
-// leadership confirmed. The registration doubles as the Barrier a new
-// leader needs: committing an entry of its own term proves a quorum follows
-// it, and its response arrives only after the FSM applied every earlier
-// entry. Registering the current incarnation again is a no-op, so every
-// later term confirms with the same command.
-func (n *Node) confirm(ctx context.Context, term uint64) bool {
-	cmd := n.registration()
-	cmd.RequestID = n.NewRequestID()
-	data, err := lifecycle.EncodeCommand(cmd)
-	if err != nil {
-		// Config validation keeps this from happening; retrying cannot help.
-		n.logger.Error("catalog: registration does not encode", "err", err)
-		return false
-	}
-	res, err := n.result(n.apply(ctx, data, false))
-	if err == nil {
-		err = res.Err()
-	}
-	if err != nil {
-		n.logger.Warn("catalog: could not confirm leadership and registration; retrying", "err", err)
-		return false
-	}
-	if n.raft.State() != raft.Leader || n.raft.CurrentTerm() != term {
-		return false
-	}
-	n.confirmedTerm.Store(term)
-	n.registerOnce.Do(func() { close(n.registered) })
-	n.logger.Info("catalog: leadership confirmed", "term", term, "incarnation", n.incarnation, "revision", res.Revision)
-	return true
-}
-
-// voterCache holds the raft voters the loop last read, valid until the
-// FSM's configuration epoch moves or leadership changes.
-type voterCache struct {
-	ids   []string
-	epoch uint64
-	valid bool
-}
-
-// reconcile proposes the compare-and-set authority reassignments that the
-// current state needs (lifecycle.Reconcile) and reports whether every one
-// committed. A reassignment refused as a conflict was computed against a
-// state that has since changed; the change that caused it triggers another
-// pass.
-func (n *Node) reconcile(ctx context.Context, voters *voterCache) bool {
-	s := n.State()
-	if !slices.ContainsFunc(s.Domains(), func(d lifecycle.Domain) bool { return d.Pace == lifecycle.Paced && d.Running() }) {
-		return true // only paced, running domains have an authority
-	}
-	if epoch := n.fsm.configEpoch.Load(); !voters.valid || voters.epoch != epoch {
-		ids, err := n.Voters()
-		if err != nil {
-			n.logger.Warn("catalog: read voters for reconciliation", "err", err)
-			return false
-		}
-		*voters = voterCache{ids: ids, epoch: epoch, valid: true}
-	}
-	cmds := lifecycle.Reconcile(s, n.cfg.Available(s), s.VoterNames(voters.ids))
-	ok := true
-	for _, cmd := range cmds {
-		res, err := n.Propose(ctx, cmd)
-		switch {
-		case err != nil:
-			n.logger.Warn("catalog: authority reassignment did not commit; retrying",
-				"domain", cmd.ReassignAuthority.Domain, "err", err)
-			ok = false
-		case errors.Is(res.Err(), lifecycle.ErrAuthorityConflict):
-			n.logger.Info("catalog: authority reassignment superseded", "domain", cmd.ReassignAuthority.Domain, "err", res.Err())
-		case res.Err() != nil:
-			n.logger.Warn("catalog: authority reassignment refused", "domain", cmd.ReassignAuthority.Domain, "err", res.Err())
-			ok = false
-		default:
-			d, _ := n.State().Domain(cmd.ReassignAuthority.Domain)
-			n.logger.Info("catalog: authority reassigned", "domain", d.Name, "authority", d.Authority.String())
-		}
-	}
-	return ok
-}
-
-// NewRequestID returns a request id no other proposal of any node has:
-// this node's name and incarnation (random, fresh on every Open) and a
-// sequence number. A writer that may retry picks one before its first
-// attempt and keeps it on every retry (see lifecycle.Command.RequestID).
-func (n *Node) NewRequestID() string {
-	seq := n.requestSeq.Add(1)
-	name := n.cfg.NodeName
-	if len(name) > lifecycle.MaxRequestIDLen-48 {
-		name = "" // the incarnation alone keeps it unique
-	}
-	return name + "-" + strconv.FormatUint(n.incarnation, 16) + "-" + strconv.FormatUint(seq, 10)
-}
-
-// Propose commits cmd through raft and returns its lifecycle.Result once
-// the local FSM has applied it (and Config.OnChange has run). A refused
-// command is not an error here: its typed domain error is in
-// Result.Failure. The error is nil or one of the catalog sentinels
-// (ErrNotLeader, ErrLeadershipUnconfirmed, ErrTimeout and ErrShutdown mean
-// nothing was proposed; ErrOutcomeUnknown and ErrLeadershipLost mean it
-// may or may not commit), a lifecycle ErrInvalidCommand for a malformed
-// command, or ctx's error before anything was proposed.
-//
-// ctx bounds both the hand-off to raft and the wait for the commit; a
-// cancellation after the hand-off returns an error wrapping both
-// ErrOutcomeUnknown and ctx's error.
-//
-// A command without a RequestID gets a fresh one (NewRequestID). Proposing
-// a command again with the RequestID of an earlier proposal, after an
-// ErrOutcomeUnknown or on another node, commits it at most once: the
-// retry answers with the first result (see RequestWindow).
-func (n *Node) Propose(ctx context.Context, cmd lifecycle.Command) (lifecycle.Result, error) {
-	if cmd.RequestID == "" {
-		cmd.RequestID = n.NewRequestID()
-	}
-	data, err := lifecycle.EncodeCommand(cmd)
-	if err != nil {
-		return lifecycle.Result{}, err
-	}
-	return n.result(n.apply(ctx, data, true))
-}
-
-// result turns an FSM response into a lifecycle.Result.
-func (n *Node) result(resp any, err error) (lifecycle.Result, error) {
-	if err != nil {
-		return lifecycle.Result{}, err
-	}
-	switch v := resp.(type) {
-	case lifecycle.Result:
-		return v, nil
-	case *HaltError:
-		return lifecycle.Result{}, v
-	default:
-		return lifecycle.Result{}, fmt.Errorf("%w: apply answered with %T", ErrOutcomeUnknown, resp)
-	}
-}
-
-// apply hands data to raft and waits for the FSM's response. With
-// confirmed set it refuses unless this term's leadership is confirmed.
-func (n *Node) apply(ctx context.Context, data []byte, confirmed bool) (any, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	if n.isClosed() {
-		return nil, ErrShutdown // not "not the leader": no election will help
-	}
-	if h := n.fsm.halted(); h != nil {
-		return nil, h
-	}
-	if n.raft.State() != raft.Leader {
-		return nil, n.translate(raft.ErrNotLeader, false)
-	}
-	if confirmed && n.confirmedTerm.Load() != n.raft.CurrentTerm() {
-		return nil, ErrLeadershipUnconfirmed
-	}
-	var timeout time.Duration
-	if dl, ok := ctx.Deadline(); ok {
-		// A context deadline is a wall-clock instant by definition.
-		if timeout = time.Until(dl); timeout <= 0 {
-			return nil, ErrTimeout
-		}
-	}
-	// Every future is waited for by a goroutine counted in waiters, and
-	// Close drains waiters before it shuts raft down: raft never answers a
-	// future still queued when it shuts down, so this is what guarantees
-	// that each of them is answered and no waiter is left behind.
-	n.closeMu.RLock()
-	if n.closed {
-		n.closeMu.RUnlock()
-		return nil, ErrShutdown
-	}
-	n.waiters.Add(1)
-	n.closeMu.RUnlock()
-	f := n.raft.Apply(data, timeout)
-	if ctx.Done() == nil {
-		err := f.Error()
-		n.waiters.Done()
-		if err != nil {
-			return nil, n.translate(err, true)
-		}
-		return f.Response(), nil
-	}
-	done := make(chan error, 1)
-	go func() {
-		defer n.waiters.Done()
-		done <- f.Error()
-	}()
-	select {
-	case err := <-done:
-		if err != nil {
-			return nil, n.translate(err, true)
-		}
-		return f.Response(), nil
-	case <-ctx.Done():
-		return nil, fmt.Errorf("%w: %w", ErrOutcomeUnknown, ctx.Err())
-	}
-}
-
 // State returns the latest applied catalog state without taking a lock.
 // It is shared and read-only: never call Apply on it. On a leader, state
 // read before leadership was confirmed may lack entries of the previous
@@ -502,28 +221,6 @@ func (n *Node) Incarnation() uint64 { return n.incarnation }
 // Identity returns the node incarnation this process registered.
 func (n *Node) Identity() lifecycle.Identity {
 	return lifecycle.Identity{Node: n.cfg.NodeName, Incarnation: n.incarnation}
-}
-
-// IsLeader reports whether this node is the leader with confirmed
-// leadership, so that Propose would be admitted.
-func (n *Node) IsLeader() bool {
-	return n.raft.State() == raft.Leader && n.confirmedTerm.Load() == n.raft.CurrentTerm()
-}
-
-// Voters returns the raft server IDs of the current voters, sorted as raft
-// keeps them: the voters argument of lifecycle.State.VoterNames.
-func (n *Node) Voters() ([]string, error) {
-	f := n.raft.GetConfiguration()
-	if err := f.Error(); err != nil {
-		return nil, n.translate(err, false)
-	}
-	var ids []string
-	for _, s := range f.Configuration().Servers {
-		if s.Suffrage == raft.Voter {
-			ids = append(ids, string(s.ID))
-		}
-	}
-	return ids, nil
 }
 
 // Snapshot makes raft take a snapshot now and truncate the log behind it
@@ -626,4 +323,15 @@ func (n *Node) Close() error {
 		}
 	})
 	return n.closeErr
+}
+
+// HasState reports whether dataDir holds a catalog that has been opened
+// before (its persisted server ID exists), so a cluster member restarting
+// on it needs neither bootstrap nor join.
+func HasState(dataDir string) bool {
+	if dataDir == "" {
+		return false
+	}
+	_, err := os.Stat(filepath.Join(dataDir, catalogDir, serverIDFile))
+	return err == nil
 }

@@ -1,0 +1,234 @@
+package catalog
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"time"
+
+	"github.com/hashicorp/raft"
+
+	"github.com/nspl-dev/nspl/lifecycle"
+	"github.com/nspl-dev/nspl/runtime/timesource"
+)
+
+// run is the node's one background loop. It follows leadership changes:
+// on gaining leadership it confirms it by committing this incarnation's
+// registration (see confirm) and reconciles clock authorities; it
+// reconciles again after every catalog change, and retries every
+// RetryInterval while it stays leader and something did not commit. It
+// stops when the FSM halts. raft's LeaderCh never blocks raft (it keeps
+// only the newest value), the change subscription never blocks the FSM,
+// and this loop reads both promptly.
+func (n *Node) run(ctx context.Context) {
+	defer n.loop.Done()
+	sub := n.fsm.changes.subscribe()
+	defer sub.Close()
+	changes := sub.C()
+	var retry timesource.Timer
+	var retryC <-chan time.Time
+	defer func() {
+		if retry != nil {
+			retry.Stop()
+		}
+	}()
+	halted := n.fsm.Halted()
+	var voters voterCache
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-halted:
+			// The FSM answers every later entry with its HaltError and
+			// refuses snapshots; raft keeps running so that Close can
+			// drain proposals in flight, and the node proposes nothing.
+			n.logger.Error("catalog: the FSM halted; this node refuses writes until it is repaired", "err", n.fsm.halted())
+			return
+		case leader := <-n.raft.LeaderCh():
+			voters.valid = false
+			if !leader {
+				n.confirmedTerm.Store(0)
+				n.logger.Info("catalog: lost leadership")
+				continue
+			}
+			// The notice can arrive after this loop, woken by a change,
+			// already confirmed the term it announces: raft elects a
+			// leader once per term, so that confirmation still holds.
+			// Only a confirmation of an earlier term is stale.
+			if n.confirmedTerm.Load() != n.raft.CurrentTerm() {
+				n.confirmedTerm.Store(0)
+			}
+		case _, ok := <-changes:
+			if !ok {
+				changes = nil
+				continue
+			}
+		case <-retryC:
+			retryC = nil
+		case <-n.poke:
+		}
+		if n.raft.State() != raft.Leader {
+			if n.memberWork(ctx) || ctx.Err() != nil {
+				continue
+			}
+		} else if n.leaderWork(ctx, &voters) || ctx.Err() != nil {
+			continue
+		}
+		if retry == nil {
+			retry = n.clock.NewTimer(RetryInterval)
+		} else {
+			retry.Reset(RetryInterval)
+		}
+		retryC = retry.C()
+	}
+}
+
+// leaderWork confirms leadership and reconciles authorities, and reports
+// whether all of it committed.
+func (n *Node) leaderWork(ctx context.Context, voters *voterCache) bool {
+	if n.raft.State() != raft.Leader {
+		return false
+	}
+	if term := n.raft.CurrentTerm(); n.confirmedTerm.Load() != term && !n.confirm(ctx, term) {
+		return false
+	}
+	return n.reconcile(ctx, voters)
+}
+
+// confirm commits this incarnation's registration in term and, when it
+// committed while this node is still the leader of term, marks the term's
+// leadership confirmed. The registration doubles as the Barrier a new
+// leader needs: committing an entry of its own term proves a quorum follows
+// it, and its response arrives only after the FSM applied every earlier
+// entry. Registering the current incarnation again is a no-op, so every
+// later term confirms with the same command.
+func (n *Node) confirm(ctx context.Context, term uint64) bool {
+	cmd := n.registration()
+	cmd.RequestID = n.NewRequestID()
+	data, err := lifecycle.EncodeCommand(cmd)
+	if err != nil {
+		// Config validation keeps this from happening; retrying cannot help.
+		n.logger.Error("catalog: registration does not encode", "err", err)
+		return false
+	}
+	res, err := n.result(n.apply(ctx, data, false))
+	if err == nil {
+		err = res.Err()
+	}
+	if err != nil {
+		n.logger.Warn("catalog: could not confirm leadership and registration; retrying", "err", err)
+		return false
+	}
+	if n.raft.State() != raft.Leader || n.raft.CurrentTerm() != term {
+		return false
+	}
+	n.confirmedTerm.Store(term)
+	n.registerOnce.Do(func() { close(n.registered) })
+	n.logger.Info("catalog: leadership confirmed", "term", term, "incarnation", n.incarnation, "revision", res.Revision)
+	return true
+}
+
+// voterCache holds the raft voters the loop last read, valid until the
+// FSM's configuration epoch moves or leadership changes.
+type voterCache struct {
+	ids   []string
+	epoch uint64
+	valid bool
+}
+
+// reconcile proposes the compare-and-set authority reassignments that the
+// current state needs (lifecycle.Reconcile) and reports whether every one
+// committed. A reassignment refused as a conflict was computed against a
+// state that has since changed; the change that caused it triggers another
+// pass.
+func (n *Node) reconcile(ctx context.Context, voters *voterCache) bool {
+	s := n.State()
+	if !slices.ContainsFunc(s.Domains(), func(d lifecycle.Domain) bool { return d.Pace == lifecycle.Paced && d.Running() }) {
+		return true // only paced, running domains have an authority
+	}
+	if epoch := n.fsm.configEpoch.Load(); !voters.valid || voters.epoch != epoch {
+		ids, err := n.Voters()
+		if err != nil {
+			n.logger.Warn("catalog: read voters for reconciliation", "err", err)
+			return false
+		}
+		*voters = voterCache{ids: ids, epoch: epoch, valid: true}
+	}
+	cmds := lifecycle.Reconcile(s, n.cfg.Available(s), s.VoterNames(voters.ids))
+	ok := true
+	for _, cmd := range cmds {
+		res, err := n.Propose(ctx, cmd)
+		switch {
+		case err != nil:
+			n.logger.Warn("catalog: authority reassignment did not commit; retrying",
+				"domain", cmd.ReassignAuthority.Domain, "err", err)
+			ok = false
+		case errors.Is(res.Err(), lifecycle.ErrAuthorityConflict):
+			n.logger.Info("catalog: authority reassignment superseded", "domain", cmd.ReassignAuthority.Domain, "err", res.Err())
+		case res.Err() != nil:
+			n.logger.Warn("catalog: authority reassignment refused", "domain", cmd.ReassignAuthority.Domain, "err", res.Err())
+			ok = false
+		default:
+			d, _ := n.State().Domain(cmd.ReassignAuthority.Domain)
+			n.logger.Info("catalog: authority reassigned", "domain", d.Name, "authority", d.Authority.String())
+		}
+	}
+	return ok
+}
+
+// IsLeader reports whether this node is the leader with confirmed
+// leadership, so that Propose would be admitted.
+func (n *Node) IsLeader() bool {
+	return n.raft.State() == raft.Leader && n.confirmedTerm.Load() == n.raft.CurrentTerm()
+}
+
+// Voters returns the raft server IDs of the current voters, sorted as raft
+// keeps them: the voters argument of lifecycle.State.VoterNames.
+func (n *Node) Voters() ([]string, error) {
+	f := n.raft.GetConfiguration()
+	if err := f.Error(); err != nil {
+		return nil, n.translate(err, false)
+	}
+	var ids []string
+	for _, s := range f.Configuration().Servers {
+		if s.Suffrage == raft.Voter {
+			ids = append(ids, string(s.ID))
+		}
+	}
+	return ids, nil
+}
+
+// AvailabilityChanged tells the node that the effective availability its
+// Config.Available reports has changed, so a leader reconciles clock
+// authorities now rather than at the next catalog change. It never blocks.
+func (n *Node) AvailabilityChanged() {
+	select {
+	case n.poke <- struct{}{}:
+	default:
+	}
+}
+
+// Leader is the consensus leader as this node knows it.
+type Leader struct {
+	// ServerID and RaftAddr are the leader's raft identity.
+	ServerID string
+	RaftAddr string
+	// Name and APIAddr come from the node registry; empty while the
+	// leader's registration is not known here.
+	Name    string
+	APIAddr string
+}
+
+// Leader returns the current leader, and false while none is known (an
+// election is in progress).
+func (n *Node) Leader() (Leader, bool) {
+	addr, id := n.raft.LeaderWithID()
+	if id == "" {
+		return Leader{}, false
+	}
+	l := Leader{ServerID: string(id), RaftAddr: string(addr)}
+	if nd, ok := NodeByServerID(n.State(), l.ServerID); ok {
+		l.Name, l.APIAddr = nd.Name, nd.APIAddr
+	}
+	return l, true
+}

@@ -1,0 +1,129 @@
+package catalog
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/hashicorp/raft"
+
+	"github.com/nspl-dev/nspl/lifecycle"
+)
+
+// NewRequestID returns a request id no other proposal of any node has:
+// this node's name and incarnation (random, fresh on every Open) and a
+// sequence number. A writer that may retry picks one before its first
+// attempt and keeps it on every retry (see lifecycle.Command.RequestID).
+func (n *Node) NewRequestID() string {
+	seq := n.requestSeq.Add(1)
+	name := n.cfg.NodeName
+	if len(name) > lifecycle.MaxRequestIDLen-48 {
+		name = "" // the incarnation alone keeps it unique
+	}
+	return name + "-" + strconv.FormatUint(n.incarnation, 16) + "-" + strconv.FormatUint(seq, 10)
+}
+
+// Propose commits cmd through raft and returns its lifecycle.Result once
+// the local FSM has applied it (and Config.OnChange has run). A refused
+// command is not an error here: its typed domain error is in
+// Result.Failure. The error is nil or one of the catalog sentinels
+// (ErrNotLeader, ErrLeadershipUnconfirmed, ErrTimeout and ErrShutdown mean
+// nothing was proposed; ErrOutcomeUnknown and ErrLeadershipLost mean it
+// may or may not commit), a lifecycle ErrInvalidCommand for a malformed
+// command, or ctx's error before anything was proposed.
+//
+// ctx bounds both the hand-off to raft and the wait for the commit; a
+// cancellation after the hand-off returns an error wrapping both
+// ErrOutcomeUnknown and ctx's error.
+//
+// A command without a RequestID gets a fresh one (NewRequestID). Proposing
+// a command again with the RequestID of an earlier proposal, after an
+// ErrOutcomeUnknown or on another node, commits it at most once: the
+// retry answers with the first result (see RequestWindow).
+func (n *Node) Propose(ctx context.Context, cmd lifecycle.Command) (lifecycle.Result, error) {
+	if cmd.RequestID == "" {
+		cmd.RequestID = n.NewRequestID()
+	}
+	data, err := lifecycle.EncodeCommand(cmd)
+	if err != nil {
+		return lifecycle.Result{}, err
+	}
+	return n.result(n.apply(ctx, data, true))
+}
+
+// result turns an FSM response into a lifecycle.Result.
+func (n *Node) result(resp any, err error) (lifecycle.Result, error) {
+	if err != nil {
+		return lifecycle.Result{}, err
+	}
+	switch v := resp.(type) {
+	case lifecycle.Result:
+		return v, nil
+	case *HaltError:
+		return lifecycle.Result{}, v
+	default:
+		return lifecycle.Result{}, fmt.Errorf("%w: apply answered with %T", ErrOutcomeUnknown, resp)
+	}
+}
+
+// apply hands data to raft and waits for the FSM's response. With
+// confirmed set it refuses unless this term's leadership is confirmed.
+func (n *Node) apply(ctx context.Context, data []byte, confirmed bool) (any, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if n.isClosed() {
+		return nil, ErrShutdown // not "not the leader": no election will help
+	}
+	if h := n.fsm.halted(); h != nil {
+		return nil, h
+	}
+	if n.raft.State() != raft.Leader {
+		return nil, n.translate(raft.ErrNotLeader, false)
+	}
+	if confirmed && n.confirmedTerm.Load() != n.raft.CurrentTerm() {
+		return nil, ErrLeadershipUnconfirmed
+	}
+	var timeout time.Duration
+	if dl, ok := ctx.Deadline(); ok {
+		// A context deadline is a wall-clock instant by definition.
+		if timeout = time.Until(dl); timeout <= 0 {
+			return nil, ErrTimeout
+		}
+	}
+	// Every future is waited for by a goroutine counted in waiters, and
+	// Close drains waiters before it shuts raft down: raft never answers a
+	// future still queued when it shuts down, so this is what guarantees
+	// that each of them is answered and no waiter is left behind.
+	n.closeMu.RLock()
+	if n.closed {
+		n.closeMu.RUnlock()
+		return nil, ErrShutdown
+	}
+	n.waiters.Add(1)
+	n.closeMu.RUnlock()
+	f := n.raft.Apply(data, timeout)
+	if ctx.Done() == nil {
+		err := f.Error()
+		n.waiters.Done()
+		if err != nil {
+			return nil, n.translate(err, true)
+		}
+		return f.Response(), nil
+	}
+	done := make(chan error, 1)
+	go func() {
+		defer n.waiters.Done()
+		done <- f.Error()
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			return nil, n.translate(err, true)
+		}
+		return f.Response(), nil
+	case <-ctx.Done():
+		return nil, fmt.Errorf("%w: %w", ErrOutcomeUnknown, ctx.Err())
+	}
+}
