@@ -6,6 +6,7 @@ import (
 
 	"github.com/nspl-dev/nspl/catalog"
 	"github.com/nspl-dev/nspl/lifecycle"
+	"github.com/nspl-dev/nspl/session"
 )
 
 // ClusterStatus is what SHOW CLUSTER STATUS shows: the members as this
@@ -105,6 +106,30 @@ func (m *Member) Status() ClusterStatus {
 		st.Domains = append(st.Domains, DomainStatus{Name: d.Name, Running: d.Running(), Generation: d.Generation, Authority: d.Authority, Revision: d.Revision})
 	}
 	return st
+}
+
+// Session returns st as a session shows it for SHOW CLUSTER STATUS: the one
+// place a member's view becomes the session's. A raft server that is not
+// registered yet is named by its server ID; the revision shown is the one
+// each node advertised.
+func (st ClusterStatus) Session() session.ClusterStatus {
+	var out session.ClusterStatus
+	for _, n := range st.Nodes {
+		name := n.Name
+		if name == "" {
+			name = n.ServerID // a raft server not registered yet
+		}
+		out.Nodes = append(out.Nodes, session.ClusterNode{Name: name, Incarnation: n.Incarnation, Voter: n.Voter,
+			Leader: n.Leader, Available: n.Available, Revision: n.AdvertisedRevision})
+	}
+	for _, d := range st.Domains {
+		status := lifecycle.Stopped
+		if d.Running {
+			status = lifecycle.Running
+		}
+		out.Domains = append(out.Domains, session.DomainAuthority{Domain: d.Name, Status: status, Generation: d.Generation, Authority: d.Authority})
+	}
+	return out
 }
 
 // Metrics are the member's counters for /metrics.

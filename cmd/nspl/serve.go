@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/nspl-dev/nspl/cluster"
-	"github.com/nspl-dev/nspl/lifecycle"
 	"github.com/nspl-dev/nspl/node"
 	"github.com/nspl-dev/nspl/pki"
 	"github.com/nspl-dev/nspl/runtime"
@@ -352,24 +351,7 @@ type clusterMember struct {
 
 // Status renders the member's view for SHOW CLUSTER STATUS.
 func (c clusterMember) Status(context.Context) (session.ClusterStatus, error) {
-	st := c.m.Status()
-	var out session.ClusterStatus
-	for _, n := range st.Nodes {
-		name := n.Name
-		if name == "" {
-			name = n.ServerID // a raft server not registered yet
-		}
-		out.Nodes = append(out.Nodes, session.ClusterNode{Name: name, Incarnation: n.Incarnation, Voter: n.Voter,
-			Leader: n.Leader, Available: n.Available, Revision: n.AdvertisedRevision})
-	}
-	for _, d := range st.Domains {
-		status := lifecycle.Stopped
-		if d.Running {
-			status = lifecycle.Running
-		}
-		out.Domains = append(out.Domains, session.DomainAuthority{Domain: d.Name, Status: status, Generation: d.Generation, Authority: d.Authority})
-	}
-	return out, nil
+	return c.m.Status().Session(), nil
 }
 
 // Leave removes this node from the cluster; nspl serve then exits.

@@ -1,0 +1,52 @@
+package cluster
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/nspl-dev/nspl/lifecycle"
+	"github.com/nspl-dev/nspl/session"
+)
+
+func TestClusterStatusAsSessionShowsIt(t *testing.T) {
+	fence := lifecycle.AuthorityFence{Node: "n2", Incarnation: 7, Revision: 4}
+	for _, tc := range []struct {
+		name string
+		in   ClusterStatus
+		want session.ClusterStatus
+	}{
+		{name: "empty", in: ClusterStatus{Self: "n1"}, want: session.ClusterStatus{}},
+		{
+			name: "registered nodes keep their name and advertised revision",
+			in: ClusterStatus{Self: "n1", Nodes: []NodeStatus{
+				{Name: "n1", Incarnation: 3, ServerID: "s1", Voter: true, Leader: true, Available: true, Self: true, AdvertisedRevision: 9},
+				{Name: "n2", Incarnation: 7, ServerID: "s2", Voter: true, AdvertisedRevision: 8},
+			}},
+			want: session.ClusterStatus{Nodes: []session.ClusterNode{
+				{Name: "n1", Incarnation: 3, Voter: true, Leader: true, Available: true, Revision: 9},
+				{Name: "n2", Incarnation: 7, Voter: true, Revision: 8},
+			}},
+		},
+		{
+			name: "an unregistered raft server is named by its server id",
+			in:   ClusterStatus{Nodes: []NodeStatus{{ServerID: "s3", RaftAddr: "127.0.0.1:1", Voter: true}}},
+			want: session.ClusterStatus{Nodes: []session.ClusterNode{{Name: "s3", Voter: true}}},
+		},
+		{
+			name: "paced domains carry status, generation and fence",
+			in: ClusterStatus{Domains: []DomainStatus{
+				{Name: "prod", Running: true, Generation: 2, Authority: fence, Revision: 5},
+				{Name: "idle", Generation: 1, Revision: 6},
+			}},
+			want: session.ClusterStatus{Domains: []session.DomainAuthority{
+				{Domain: "prod", Status: lifecycle.Running, Generation: 2, Authority: fence},
+				{Domain: "idle", Status: lifecycle.Stopped, Generation: 1},
+			}},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			require.Equal(t, tc.want, tc.in.Session())
+		})
+	}
+}
