@@ -53,6 +53,12 @@ type Config struct {
 	// gossip and health view. It is called on the node's loop goroutine
 	// and must not block.
 	Available func(*lifecycle.State) []lifecycle.NodeIncarnation
+	// AvailabilityChanged, when set, is where the caller signals that the
+	// verdict Available reports has changed: every receive makes a leader
+	// reconcile clock authorities at once rather than at the next catalog
+	// change. The caller sends without blocking (a buffer of one is
+	// enough); the channel may be signalled before Open returns.
+	AvailabilityChanged <-chan struct{}
 
 	// Cluster, when set, makes the node a member of a multi-node cluster
 	// (see ClusterConfig) instead of the embedded single node: raft over
@@ -241,7 +247,9 @@ type ClusterConfig struct {
 	// only when it becomes leader.
 	Forward func(ctx context.Context, leader Leader, cmd lifecycle.Command) (lifecycle.Result, error)
 	// OnObservation receives raft's observations of peer contact and
-	// leadership, on a goroutine of the node. It must not block.
+	// leadership, on a goroutine of the node, already during Open. It must
+	// not block. The node itself reconciles authorities after a leadership
+	// or configuration change; the callback need not ask it to.
 	OnObservation func(Observation)
 
 	// Raft timing; zero means the Default* constant of the same name.

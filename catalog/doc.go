@@ -26,17 +26,19 @@
 // connection it made or accepted when the node closes), with 500 ms
 // heartbeat, election and lease timeouts by default, so the cluster keeps
 // one leader on a saturated machine and a dead leader is replaced within
-// about 0.5–1.5 s (see DefaultHeartbeatTimeout for the trade-off). A
-// member whose stores are empty either bootstraps a new cluster or, while its raft configuration does not name it, asks an
-// existing member to add it (ClusterConfig.Join, which ends in the leader's
-// AddVoter); a follower registers its incarnation through the leader
-// (ClusterConfig.Forward). Open returns once the registration is applied
-// locally. The leader's loop also wakes on AvailabilityChanged, so a change
-// of effective availability reconciles authorities at once; raft's
-// heartbeat and leadership observations reach the caller through
-// ClusterConfig.OnObservation, drained on a goroutine of their own so raft
-// never waits for them. Leader names the leader with its registered API
-// address, for forwarding.
+// about 0.5–1.5 s (see DefaultHeartbeatTimeout for the trade-off). A member
+// whose stores are empty either bootstraps a new cluster or, while its raft
+// configuration does not name it, asks an existing member to add it
+// (ClusterConfig.Join, which ends in the leader's AddVoter); a follower
+// registers its incarnation through the leader (ClusterConfig.Forward). Open
+// returns once the registration is applied locally. The leader's loop also
+// wakes on a signal of Config.AvailabilityChanged and on raft's leadership
+// and configuration observations, so a change of effective availability or
+// topology reconciles authorities at once; raft's heartbeat and leadership
+// observations, with the registered node name of the server they concern,
+// reach the caller through ClusterConfig.OnObservation, drained on a
+// goroutine of their own so raft never waits for them. Leader names the
+// leader with its registered API address, for forwarding.
 //
 // Every proposal carries a request id (Propose picks one with
 // NewRequestID unless the caller did), and the FSM remembers the last

@@ -66,6 +66,7 @@ func (n *Node) run(ctx context.Context) {
 		case <-retryC:
 			retryC = nil
 		case <-n.poke:
+		case <-n.cfg.AvailabilityChanged:
 		}
 		if n.raft.State() != raft.Leader {
 			if n.memberWork(ctx) || ctx.Err() != nil {
@@ -198,10 +199,10 @@ func (n *Node) Voters() ([]string, error) {
 	return ids, nil
 }
 
-// AvailabilityChanged tells the node that the effective availability its
-// Config.Available reports has changed, so a leader reconciles clock
-// authorities now rather than at the next catalog change. It never blocks.
-func (n *Node) AvailabilityChanged() {
+// reconcileSoon makes a leader reconcile clock authorities now rather than
+// at the next catalog change: the topology or leadership changed. It never
+// blocks.
+func (n *Node) reconcileSoon() {
 	select {
 	case n.poke <- struct{}{}:
 	default:

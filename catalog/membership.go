@@ -212,7 +212,7 @@ func (n *Node) changeConfiguration(ctx context.Context, start func(time.Duration
 	}()
 	select {
 	case err := <-done:
-		n.AvailabilityChanged() // topology changed: reconcile
+		n.reconcileSoon() // topology changed
 		return n.translate(err, true)
 	case <-ctx.Done():
 		return fmt.Errorf("%w: %w", ErrOutcomeUnknown, ctx.Err())
@@ -244,16 +244,26 @@ func (n *Node) startObserver(ctx context.Context) {
 			case <-ctx.Done():
 				return
 			case o := <-ch:
+				var obs Observation
 				switch d := o.Data.(type) {
 				case raft.FailedHeartbeatObservation:
-					cb(Observation{Kind: HeartbeatFailed, ServerID: string(d.PeerID)})
+					obs = Observation{Kind: HeartbeatFailed, ServerID: string(d.PeerID)}
 				case raft.ResumedHeartbeatObservation:
-					cb(Observation{Kind: HeartbeatResumed, ServerID: string(d.PeerID)})
+					obs = Observation{Kind: HeartbeatResumed, ServerID: string(d.PeerID)}
 				case raft.LeaderObservation:
-					cb(Observation{Kind: LeaderChanged, ServerID: string(d.LeaderID)})
+					obs = Observation{Kind: LeaderChanged, ServerID: string(d.LeaderID)}
 				case raft.PeerObservation:
-					cb(Observation{Kind: PeerChanged, ServerID: string(d.Peer.ID), Removed: d.Removed})
+					obs = Observation{Kind: PeerChanged, ServerID: string(d.Peer.ID), Removed: d.Removed}
+				default:
+					continue
 				}
+				if nd, ok := NodeByServerID(n.State(), obs.ServerID); ok {
+					obs.Node = nd.Name
+				}
+				if obs.Kind == LeaderChanged || obs.Kind == PeerChanged {
+					n.reconcileSoon()
+				}
+				cb(obs)
 			}
 		}
 	}()
@@ -276,9 +286,12 @@ const (
 )
 
 // Observation is one raft observation, translated so callers never see
-// raft types. ServerID is a raft server ID; State.NodeByServerID names it.
+// raft types. ServerID is a raft server ID; Node is the name of the
+// registered node whose server it is (NodeByServerID in the state applied
+// when the observation was handed over), empty when none is.
 type Observation struct {
 	Kind     ObservationKind
 	ServerID string
+	Node     string
 	Removed  bool
 }

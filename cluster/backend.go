@@ -204,29 +204,13 @@ func (m *Member) join(ctx context.Context, serverID, raftAddr string) error {
 	return errors.Join(errs...)
 }
 
-// forwardTo is the catalog's Forward hook: commit through the leader it
-// names.
-func (m *Member) forwardTo(ctx context.Context, leader catalog.Leader, cmd lifecycle.Command) (lifecycle.Result, error) {
-	return m.client.Propose(ctx, leader.APIAddr, true, cmd)
-}
-
-// forward is the node's Forward hook for statements on a follower: one
-// attempt to commit through the leader. The node's commit path retries it
-// through elections (under the command's request id), so it does not wait
-// here. A leader that answers that it is shutting down is, to the
-// forwarder, a node that stopped leading: nothing was proposed.
-func (m *Member) forward(ctx context.Context, cmd lifecycle.Command) (lifecycle.Result, error) {
-	n, err := m.opened()
-	if err != nil {
-		return lifecycle.Result{}, err
-	}
-	leader, ok := n.Leader()
-	switch {
-	case ok && leader.ServerID == n.ServerID():
-		return n.Propose(ctx, cmd)
-	case !ok || leader.APIAddr == "":
-		return lifecycle.Result{}, &catalog.NotLeaderError{Leader: leader.ServerID, LeaderAddress: leader.RaftAddr}
-	}
+// forward is the node's and its catalog's Forward hook: one attempt to
+// commit through leader, a statement's write on a follower or this
+// incarnation's registration. The node's commit path (and the catalog's
+// loop) retries it through elections (under the command's request id), so
+// it does not wait here. A leader that answers that it is shutting down is,
+// to the forwarder, a node that stopped leading: nothing was proposed.
+func (m *Member) forward(ctx context.Context, leader catalog.Leader, cmd lifecycle.Command) (lifecycle.Result, error) {
 	res, err := m.client.Propose(ctx, leader.APIAddr, true, cmd)
 	if errors.Is(err, catalog.ErrShutdown) && !errors.Is(err, catalog.ErrOutcomeUnknown) {
 		return res, fmt.Errorf("%w: the leader %s is shutting down (%v)", catalog.ErrNotLeader, leader.Name, err)

@@ -35,6 +35,13 @@ type Member struct {
 	ticks   atomic.Uint64
 	commits latencyHistogram
 
+	availChanged chan struct{} // signals the catalog that a verdict changed
+
+	// node is set once node.Open returns. Only the peer handler (which
+	// serves while the node opens, so peers can reach a restarting member)
+	// and delivery's peer and fence views (fed by producers that start
+	// inside Open) can run before that; the node's and catalog's own hooks
+	// (availability, observations, forwarding) need no node.
 	node atomic.Pointer[node.Node]
 
 	lastVerdicts string // owned by probeLoop
@@ -63,14 +70,15 @@ func Start(ctx context.Context, cfg Config) (*Member, error) {
 	}
 	mctx, cancel := context.WithCancel(context.Background())
 	m := &Member{
-		cfg:       cfg,
-		logger:    cfg.Logger.With("node_name", cfg.Node),
-		src:       cfg.TimeSource,
-		transport: cfg.Material.Transport(),
-		statuses:  make(map[string]probeResult),
-		probing:   make(map[string]bool),
-		ctx:       mctx,
-		cancel:    cancel,
+		cfg:          cfg,
+		logger:       cfg.Logger.With("node_name", cfg.Node),
+		src:          cfg.TimeSource,
+		transport:    cfg.Material.Transport(),
+		statuses:     make(map[string]probeResult),
+		probing:      make(map[string]bool),
+		availChanged: make(chan struct{}, 1),
+		ctx:          mctx,
+		cancel:       cancel,
 	}
 	m.client = interconnect.NewClient(m.transport)
 	m.avail = NewAvailability(m.src, cfg.Node, cfg.UnavailabilityInterval, m.availabilityChanged)
@@ -89,17 +97,18 @@ func Start(ctx context.Context, cfg Config) (*Member, error) {
 		m.serve()
 	}
 	n, err := node.Open(ctx, node.Config{
-		Name:           cfg.Node,
-		DataDir:        cfg.DataDir,
-		Logger:         cfg.Logger,
-		RaftLogLevel:   cfg.RaftLogLevel,
-		TimeSource:     cfg.TimeSource,
-		Available:      m.avail.Available,
-		APIAddress:     cfg.APIAddr,
-		Forward:        m.forward,
-		OnCommit:       m.commits.observe,
-		OnProgress:     m.onProgress,
-		MaxClockOffset: cfg.MaxClockOffset,
+		Name:                cfg.Node,
+		DataDir:             cfg.DataDir,
+		Logger:              cfg.Logger,
+		RaftLogLevel:        cfg.RaftLogLevel,
+		TimeSource:          cfg.TimeSource,
+		Available:           m.avail.Available,
+		AvailabilityChanged: m.availChanged,
+		APIAddress:          cfg.APIAddr,
+		Forward:             m.forward,
+		OnCommit:            m.commits.observe,
+		OnProgress:          m.onProgress,
+		MaxClockOffset:      cfg.MaxClockOffset,
 		Cluster: &catalog.ClusterConfig{
 			RaftAddr:           cfg.RaftAddr,
 			Listener:           cfg.RaftListener,
@@ -108,7 +117,7 @@ func Start(ctx context.Context, cfg Config) (*Member, error) {
 			ClientTLS:          cfg.Material.ClientConfig("", ""),
 			Bootstrap:          cfg.Bootstrap,
 			Join:               m.join,
-			Forward:            m.forwardTo,
+			Forward:            m.forward,
 			OnObservation:      m.observe,
 			HeartbeatTimeout:   cfg.HeartbeatTimeout,
 			ElectionTimeout:    cfg.ElectionTimeout,
@@ -238,28 +247,27 @@ func (m *Member) peers() []interconnect.Peer {
 	return out
 }
 
-// availabilityChanged runs after every change of an availability verdict.
+// availabilityChanged runs after every change of an availability verdict:
+// the leader's catalog reconciles authorities, and delivery re-reads its
+// peers.
 func (m *Member) availabilityChanged() {
-	if n := m.node.Load(); n != nil {
-		n.AvailabilityChanged()
+	select {
+	case m.availChanged <- struct{}{}:
+	default: // a signal is pending already
 	}
 	m.delivery.PeersChanged()
 }
 
-// observe translates raft's observations into gossip verdicts and
-// reconciliation triggers.
+// observe translates raft's observations of registered nodes into gossip
+// verdicts, and a change of leadership or configuration into a new peer
+// view (the catalog reconciles authorities after those by itself).
 func (m *Member) observe(o catalog.Observation) {
-	n := m.node.Load()
-	if n == nil {
-		return
-	}
 	switch o.Kind {
 	case catalog.HeartbeatFailed, catalog.HeartbeatResumed:
-		if nd, ok := catalog.NodeByServerID(n.CatalogState(), o.ServerID); ok {
-			m.avail.ObserveGossip(nd.Name, o.Kind == catalog.HeartbeatResumed)
+		if o.Node != "" {
+			m.avail.ObserveGossip(o.Node, o.Kind == catalog.HeartbeatResumed)
 		}
 	case catalog.LeaderChanged, catalog.PeerChanged:
-		n.AvailabilityChanged()
 		m.delivery.PeersChanged()
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/nspl-dev/nspl/catalog"
 	"github.com/nspl-dev/nspl/lifecycle"
 	"github.com/nspl-dev/nspl/runtime/timesource"
 )
@@ -22,7 +23,7 @@ func TestCloseTwice(t *testing.T) {
 	defer cancel()
 	var forwarded atomic.Int64
 	n, err := Open(ctx, Config{Logger: quietLogger(), RaftLogLevel: slog.LevelError, TimeSource: timesource.NewFake(t0),
-		Forward: func(context.Context, lifecycle.Command) (lifecycle.Result, error) {
+		Forward: func(context.Context, catalog.Leader, lifecycle.Command) (lifecycle.Result, error) {
 			forwarded.Add(1)
 			return lifecycle.Result{}, nil
 		}})

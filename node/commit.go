@@ -127,13 +127,24 @@ func (n *Node) commit(ctx context.Context, cmd lifecycle.Command) (lifecycle.Res
 	}
 }
 
-// commitOnce is one attempt of commit.
+// commitOnce is one attempt of commit: locally, or through the leader
+// when this node is not the leader and Config.Forward is set. It does not
+// wait for an election: with no leader known (or none whose API address is
+// registered here) it fails with a catalog.NotLeaderError, which commit
+// retries.
 func (n *Node) commitOnce(ctx context.Context, cmd lifecycle.Command) (lifecycle.Result, error) {
 	res, err := n.catalog.Propose(ctx, cmd)
-	if err != nil && n.cfg.Forward != nil && errors.Is(err, catalog.ErrNotLeader) {
-		res, err = n.cfg.Forward(ctx, cmd)
+	if err == nil || n.cfg.Forward == nil || !errors.Is(err, catalog.ErrNotLeader) {
+		return res, err
 	}
-	return res, err
+	leader, ok := n.catalog.Leader()
+	switch {
+	case ok && leader.ServerID == n.catalog.ServerID():
+		return n.catalog.Propose(ctx, cmd) // it became the leader meanwhile
+	case !ok || leader.APIAddr == "":
+		return lifecycle.Result{}, &catalog.NotLeaderError{Leader: leader.ServerID, LeaderAddress: leader.RaftAddr}
+	}
+	return n.cfg.Forward(ctx, leader, cmd)
 }
 
 // retryable reports whether a write that failed with err may succeed when

@@ -60,11 +60,6 @@ func (n *Node) Propose(ctx context.Context, cmd lifecycle.Command) (lifecycle.Re
 	return n.catalog.Propose(ctx, cmd)
 }
 
-// AvailabilityChanged tells the node that the effective availability
-// Config.Available reports has changed, so a leader reconciles clock
-// authorities now. It never blocks.
-func (n *Node) AvailabilityChanged() { n.catalog.AvailabilityChanged() }
-
 // Installation returns the domain's installed clock on this node, or a
 // missing installation when the node holds none (runtime.Registry.Current).
 func (n *Node) Installation(domain string) *runtime.Installation {

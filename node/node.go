@@ -40,6 +40,10 @@ type Config struct {
 	// START's initial authority and the leader's reconciliation. Nil means
 	// every registered incarnation, which is exact for one embedded node.
 	Available func(*lifecycle.State) []lifecycle.NodeIncarnation
+	// AvailabilityChanged, when set, is signalled (without blocking) when
+	// Available's verdict changes, so a leader reconciles clock
+	// authorities at once (catalog.Config.AvailabilityChanged).
+	AvailabilityChanged <-chan struct{}
 	// APIAddress is the API address this node registers, where peers
 	// reach its interconnect; empty for an embedded node.
 	APIAddress string
@@ -47,11 +51,14 @@ type Config struct {
 	// (catalog.Config.Cluster): raft over TLS, joining, registration
 	// through the leader.
 	Cluster *catalog.ClusterConfig
-	// Forward, when set, commits a command through the consensus leader.
-	// The control-plane handler uses it when this node is not the leader,
-	// so a statement's reply is the same wherever its session is; without
-	// it a follower's write fails with catalog.ErrNotLeader.
-	Forward func(ctx context.Context, cmd lifecycle.Command) (lifecycle.Result, error)
+	// Forward, when set, makes one attempt to commit a command through
+	// leader, the consensus leader as this node knows it (another node,
+	// with its APIAddr set). The control-plane handler uses it when this
+	// node is not the leader, so a statement's reply is the same wherever
+	// its session is; without it a follower's write fails with
+	// catalog.ErrNotLeader. It has the shape of
+	// catalog.ClusterConfig.Forward, so a member passes one function to both.
+	Forward func(ctx context.Context, leader catalog.Leader, cmd lifecycle.Command) (lifecycle.Result, error)
 	// OnCommit, when set, receives the latency of every command the
 	// control-plane handler committed (locally or through Forward), measured
 	// on TimeSource's monotonic clock. It must not block.
@@ -136,15 +143,16 @@ func Open(ctx context.Context, cfg Config) (*Node, error) {
 	n.registry.SetMaxClockOffset(cfg.MaxClockOffset)
 	n.refused = newRefusedProgress(cfg.TimeSource, n.logger)
 	cat, err := catalog.Open(ctx, catalog.Config{
-		NodeName:     cfg.Name,
-		DataDir:      cfg.DataDir,
-		Logger:       cfg.Logger,
-		RaftLogLevel: cfg.RaftLogLevel,
-		OnChange:     n.onChange,
-		Clock:        cfg.TimeSource,
-		Available:    cfg.Available,
-		APIAddress:   cfg.APIAddress,
-		Cluster:      cfg.Cluster,
+		NodeName:            cfg.Name,
+		DataDir:             cfg.DataDir,
+		Logger:              cfg.Logger,
+		RaftLogLevel:        cfg.RaftLogLevel,
+		OnChange:            n.onChange,
+		Clock:               cfg.TimeSource,
+		Available:           cfg.Available,
+		AvailabilityChanged: cfg.AvailabilityChanged,
+		APIAddress:          cfg.APIAddress,
+		Cluster:             cfg.Cluster,
 	})
 	if err != nil {
 		if errors.Is(err, catalog.ErrConfig) {
