@@ -84,7 +84,7 @@ func (n *Node) Start(ctx context.Context, domain string, p planner.Start) (Outco
 	if err != nil {
 		return Outcome{}, err
 	}
-	resolved, err := lifecycle.ResolveStart(d, startRequest(p), utc, n.readable(d, utc), available, voters)
+	resolved, err := lifecycle.ResolveStart(d, p.Request(), utc, n.readable(d, utc), available, voters)
 	if err != nil {
 		return Outcome{}, err
 	}
@@ -109,7 +109,7 @@ func (n *Node) CommitTransaction(ctx context.Context, domain string, plans []pla
 	for i, p := range plans {
 		switch p := p.(type) {
 		case planner.Start:
-			steps = append(steps, lifecycle.StepRequest{Op: lifecycle.StepStart, Start: startRequest(p)})
+			steps = append(steps, lifecycle.StepRequest{Op: lifecycle.StepStart, Start: p.Request()})
 		case planner.Stop:
 			steps = append(steps, lifecycle.StepRequest{Op: lifecycle.StepStop})
 		case planner.AlterPlacement:
@@ -189,17 +189,4 @@ func (n *Node) readable(d lifecycle.Domain, utc int64) *int64 {
 		return nil
 	}
 	return t
-}
-
-// startRequest converts a planned START into the lifecycle's request. A
-// plain START carries no rate: the resume rule decides it.
-func startRequest(p planner.Start) lifecycle.StartRequest {
-	switch p.Mode {
-	case planner.StartAtNow:
-		return lifecycle.StartRequest{Mode: lifecycle.StartNow, Rate: p.Rate}
-	case planner.StartAtTime:
-		return lifecycle.StartRequest{Mode: lifecycle.StartAt, At: p.At, Rate: p.Rate}
-	default:
-		return lifecycle.StartRequest{Mode: lifecycle.StartResume}
-	}
 }

@@ -194,3 +194,25 @@ func FuzzRoundTrip(f *testing.F) {
 		}
 	})
 }
+
+func TestStartRequest(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want lifecycle.StartRequest
+	}{
+		// A plain START leaves the rate to the lifecycle's resume rule.
+		{"START", lifecycle.StartRequest{Mode: lifecycle.StartResume}},
+		{"START AT NOW", lifecycle.StartRequest{Mode: lifecycle.StartNow, Rate: 1}},
+		{"START AT NOW TIME RATE 2.5", lifecycle.StartRequest{Mode: lifecycle.StartNow, Rate: 2.5}},
+		{"START AT '2026-01-01T00:00:00Z' TIME RATE 60", lifecycle.StartRequest{Mode: lifecycle.StartAt, At: 1767225600e9, Rate: 60}},
+	} {
+		t.Run(tc.in, func(t *testing.T) {
+			plans, err := PlanScript(tc.in)
+			require.NoError(t, err)
+			require.Len(t, plans, 1)
+			p, ok := plans[0].(Start)
+			require.True(t, ok, "%T", plans[0])
+			require.Equal(t, tc.want, p.Request())
+		})
+	}
+}
