@@ -98,20 +98,6 @@ type Start struct {
 	Rate float64
 }
 
-// Request returns the START as the lifecycle resolves it: the one place
-// the plan's StartMode becomes lifecycle's. A plain START carries no rate:
-// the lifecycle's resume rule decides it.
-func (p Start) Request() lifecycle.StartRequest {
-	switch p.Mode {
-	case StartAtNow:
-		return lifecycle.StartRequest{Mode: lifecycle.StartNow, Rate: p.Rate}
-	case StartAtTime:
-		return lifecycle.StartRequest{Mode: lifecycle.StartAt, At: p.At, Rate: p.Rate}
-	default:
-		return lifecycle.StartRequest{Mode: lifecycle.StartResume}
-	}
-}
-
 // Stop stops the active domain.
 type Stop struct{ Located }
 

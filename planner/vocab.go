@@ -38,3 +38,17 @@ func placement(p grammar.Placement) (lifecycle.Placement, error) {
 		return 0, fmt.Errorf("%w: placement %d", ErrUnknownStatement, uint8(p))
 	}
 }
+
+// Request returns the START as the lifecycle resolves it: the one place
+// the plan's StartMode becomes lifecycle's. A plain START carries no rate:
+// the lifecycle's resume rule decides it.
+func (p Start) Request() lifecycle.StartRequest {
+	switch p.Mode {
+	case StartAtNow:
+		return lifecycle.StartRequest{Mode: lifecycle.StartNow, Rate: p.Rate}
+	case StartAtTime:
+		return lifecycle.StartRequest{Mode: lifecycle.StartAt, At: p.At, Rate: p.Rate}
+	default:
+		return lifecycle.StartRequest{Mode: lifecycle.StartResume}
+	}
+}
