@@ -42,8 +42,12 @@
 // A cluster member (package cluster) gives the node Config.Cluster (its
 // catalog joins a raft cluster over TLS), Config.Forward (a statement on a
 // follower commits through the leader, so its reply is the same wherever
-// the session is), Config.Available (the cluster's view merging raft
-// heartbeats and health probes) and Config.OnProgress (peer delivery). A
+// the session is), Config.Available and Config.AvailabilityChanged (the
+// cluster's view merging raft heartbeats and health probes, and its change
+// signal) and Config.OnProgress (peer delivery); it reads the registry, the
+// raft configuration and installed clocks, and changes membership, through
+// the methods in membership.go, never through the catalog or the runtime
+// registry themselves. A
 // reassigned fence needs no special path here: every committed revision
 // installs all domain lifecycles at once, in commit order, and a lifecycle
 // from an older revision never replaces a newer one, so AdvertisedRevision
