@@ -10,19 +10,14 @@ import (
 	"github.com/hashicorp/raft"
 	"github.com/stretchr/testify/require"
 
-	"github.com/nspl-dev/nspl/pki"
+	"github.com/nspl-dev/nspl/internal/testpki"
 )
 
 // newTestLayer returns a raft stream layer on a loopback port with node
 // certificates from a fresh CA.
 func newTestLayer(t *testing.T, handshake time.Duration) *tlsStreamLayer {
 	t.Helper()
-	ca, err := pki.NewCA(pki.Options{Now: time.Now()})
-	require.NoError(t, err)
-	c, err := ca.IssueNode("n1", []string{"127.0.0.1"}, pki.Options{Now: time.Now()})
-	require.NoError(t, err)
-	m, err := pki.ParseMaterial(ca.CertPEM, c.CertPEM, c.KeyPEM)
-	require.NoError(t, err)
+	m := testpki.New(t).Node("n1", "127.0.0.1")
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	l := &tlsStreamLayer{

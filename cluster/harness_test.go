@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/nspl-dev/nspl/internal/testpki"
 	"github.com/nspl-dev/nspl/lifecycle"
 	"github.com/nspl-dev/nspl/pki"
 	"github.com/nspl-dev/nspl/planner"
@@ -22,7 +23,7 @@ import (
 // raft over TLS, real HTTP/2 peer listeners, one development CA.
 type harness struct {
 	t       testing.TB
-	ca      *pki.CA
+	ca      *testpki.Authority
 	root    string
 	durable bool // members keep a data directory
 	logger  *slog.Logger
@@ -35,8 +36,7 @@ type harness struct {
 
 func newHarness(t testing.TB, durable bool) *harness {
 	t.Helper()
-	ca, err := pki.NewCA(pki.Options{Now: time.Now()})
-	require.NoError(t, err)
+	ca := testpki.New(t)
 	// Quiet by default: killed members make raft log heartbeat failures.
 	level := slog.LevelError + 4
 	if os.Getenv("NSPL_CLUSTER_LOG") != "" {
@@ -57,10 +57,7 @@ func (h *harness) material(name string) *pki.Material {
 	if m, ok := h.mats[name]; ok {
 		return m
 	}
-	c, err := h.ca.IssueNode(name, []string{"127.0.0.1"}, pki.Options{Now: time.Now()})
-	require.NoError(h.t, err)
-	m, err := pki.ParseMaterial(h.ca.CertPEM, c.CertPEM, c.KeyPEM)
-	require.NoError(h.t, err)
+	m := h.ca.Node(name, "127.0.0.1")
 	h.mats[name] = m
 	return m
 }

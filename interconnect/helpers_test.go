@@ -13,6 +13,7 @@ import (
 
 	"github.com/nspl-dev/nspl/catalog"
 	"github.com/nspl-dev/nspl/clock"
+	"github.com/nspl-dev/nspl/internal/testpki"
 	"github.com/nspl-dev/nspl/lifecycle"
 	"github.com/nspl-dev/nspl/pki"
 	"github.com/nspl-dev/nspl/runtime"
@@ -31,22 +32,9 @@ type pkiSet struct {
 
 func newPKI(t testing.TB) *pkiSet {
 	t.Helper()
-	ca, err := pki.NewCA(pki.Options{Now: time.Now()})
-	require.NoError(t, err)
-	node := func(ca *pki.CA, name string) *pki.Material {
-		c, err := ca.IssueNode(name, []string{"127.0.0.1"}, pki.Options{Now: time.Now()})
-		require.NoError(t, err)
-		m, err := pki.ParseMaterial(ca.CertPEM, c.CertPEM, c.KeyPEM)
-		require.NoError(t, err)
-		return m
-	}
-	c, err := ca.IssueClient("alice", pki.Options{Now: time.Now()})
-	require.NoError(t, err)
-	alice, err := pki.ParseMaterial(ca.CertPEM, c.CertPEM, c.KeyPEM)
-	require.NoError(t, err)
-	other, err := pki.NewCA(pki.Options{Now: time.Now()})
-	require.NoError(t, err)
-	return &pkiSet{ca: ca, n1: node(ca, "n1"), n2: node(ca, "n2"), n3: node(ca, "n3"), alice: alice, outsider: node(ca, "n9"), stranger: node(other, "n1")}
+	a, other := testpki.New(t), testpki.New(t)
+	return &pkiSet{ca: a.CA, n1: a.Node("n1", "127.0.0.1"), n2: a.Node("n2", "127.0.0.1"), n3: a.Node("n3", "127.0.0.1"),
+		alice: a.Client("alice"), outsider: a.Node("n9", "127.0.0.1"), stranger: other.Node("n1", "127.0.0.1")}
 }
 
 // authority is the fence the receiver's installed domain "d" expects.
