@@ -14,8 +14,8 @@ import (
 )
 
 // TestLeafPackagesImportNothingOfOurs holds the bottom of the layering:
-// clock and grammar import no package of this module, and lifecycle imports
-// only clock. It reads the import clauses of every non-test Go file in the
+// clock and grammar import no package of this module, and lifecycle and
+// wire import only clock. It reads the import clauses of every non-test Go file in the
 // package's directory, whatever its build constraints, so a file built only
 // on another platform cannot slip an import past it.
 func TestLeafPackagesImportNothingOfOurs(t *testing.T) {
@@ -27,6 +27,7 @@ func TestLeafPackagesImportNothingOfOurs(t *testing.T) {
 		{"clock", nil},
 		{"grammar", nil},
 		{"lifecycle", []string{module + "/clock"}},
+		{"wire", []string{module + "/clock"}},
 	} {
 		t.Run(tc.dir, func(t *testing.T) {
 			may := "nothing"

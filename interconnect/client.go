@@ -12,6 +12,7 @@ import (
 	"github.com/nspl-dev/nspl/catalog"
 	"github.com/nspl-dev/nspl/lifecycle"
 	"github.com/nspl-dev/nspl/runtime"
+	"github.com/nspl-dev/nspl/wire"
 )
 
 // Client makes peer requests to other nodes' API addresses over HTTPS.
@@ -67,13 +68,13 @@ func (c *Client) Propose(ctx context.Context, addr string, forwarded bool, cmd l
 	err = c.do(ctx, http.MethodPost, addr, PathPropose, forwarded, ProposeRequest{Command: data}, &reply)
 	switch {
 	case err != nil:
-		var re *RemoteError
+		var re *wire.RemoteError
 		if !errors.As(err, &re) {
 			return lifecycle.Result{}, fmt.Errorf("%w: forwarding to %s: %w", catalog.ErrOutcomeUnknown, addr, err)
 		}
 		return lifecycle.Result{}, err
 	case reply.Error != nil:
-		return lifecycle.Result{}, reply.Error
+		return lifecycle.Result{}, peerError(reply.Error)
 	case reply.Result == nil:
 		return lifecycle.Result{}, fmt.Errorf("%w: %w: the reply carries no result", catalog.ErrOutcomeUnknown, ErrBadRequest)
 	}
@@ -81,7 +82,7 @@ func (c *Client) Propose(ctx context.Context, addr string, forwarded bool, cmd l
 }
 
 // do sends one request and decodes the reply into out. A non-2xx reply
-// returns its *RemoteError (propose replies carry theirs in out).
+// returns its *wire.RemoteError (propose replies carry theirs in out).
 func (c *Client) do(ctx context.Context, method, addr, path string, forwarded bool, body, out any) error {
 	var rd io.Reader
 	if body != nil {
@@ -121,12 +122,15 @@ func (c *Client) do(ctx context.Context, method, addr, path string, forwarded bo
 		}
 		var er ErrorReply
 		if err := json.Unmarshal(b, &er); err == nil && er.Error != nil {
-			return er.Error
+			return peerError(er.Error)
 		}
-		return &RemoteError{Code: CodeInternal, Message: fmt.Sprintf("%s answered %s", addr, resp.Status)}
+		return peerError(&wire.RemoteError{Code: CodeInternal, Message: fmt.Sprintf("%s answered %s", addr, resp.Status)})
 	}
 	if err := decodeBytes(b, out); err != nil {
 		return fmt.Errorf("%s: %w", addr, err)
 	}
 	return nil
 }
+
+// peerError says that re came from a peer; errors.As still finds re.
+func peerError(re *wire.RemoteError) error { return fmt.Errorf("peer: %w", re) }

@@ -2,10 +2,10 @@ package interconnect
 
 import (
 	"errors"
-	"fmt"
 
 	"github.com/nspl-dev/nspl/catalog"
 	"github.com/nspl-dev/nspl/lifecycle"
+	"github.com/nspl-dev/nspl/wire"
 )
 
 // Sentinel errors of the interconnect.
@@ -19,93 +19,42 @@ var (
 	ErrBadRequest = errors.New("malformed interconnect message")
 	// ErrRemote: the peer failed the request for a reason that has no
 	// sentinel of its own; the message says which.
-	ErrRemote = errors.New("peer request failed")
+	ErrRemote = wire.ErrRemote
 	// ErrUnreachable: the peer could not be reached or did not answer in
 	// time.
 	ErrUnreachable = errors.New("peer is unreachable")
 )
 
-// Error codes on the wire.
+// Error codes of the interconnect's own failures; catalog's sentinels
+// travel under the codes catalog registers with wire.
 const (
-	CodeNotLeader             = "not_leader"
-	CodeLeadershipUnconfirmed = "leadership_unconfirmed"
-	CodeOutcomeUnknown        = "outcome_unknown"
-	CodeTimeout               = "timeout"
-	CodeShutdown              = "shutdown"
-	CodeInvalidCommand        = "invalid_command"
-	CodeUnknownNode           = "unknown_node"
-	CodeBadRequest            = "bad_request"
-	CodeForbidden             = "forbidden"
-	CodeInternal              = "internal"
+	CodeInvalidCommand = "invalid_command"
+	CodeUnknownNode    = "unknown_node"
+	CodeBadRequest     = "bad_request"
+	CodeForbidden      = "forbidden"
+	CodeInternal       = "internal"
 )
 
-// RemoteError is an error a peer answered with. Unwrap returns the sentinel
-// its Code stands for (catalog.ErrNotLeader for not_leader, and so on), so
-// callers match it with errors.Is exactly like a local error.
-type RemoteError struct {
-	Code    string `json:"code"`
-	Message string `json:"message"`
-	// Leader and LeaderAPIAddr name the leader the peer knows of, for
-	// not_leader.
-	Leader        string `json:"leader,omitempty"`
-	LeaderAPIAddr string `json:"leader_api_addr,omitempty"`
+// The codes of the interconnect's sentinels, and of the two lifecycle
+// sentinels a peer refuses with (lifecycle may not import wire).
+func init() {
+	wire.RegisterCode(CodeInvalidCommand, lifecycle.ErrInvalidCommand)
+	wire.RegisterCode(CodeUnknownNode, lifecycle.ErrUnknownNode)
+	wire.RegisterCode(CodeBadRequest, ErrBadRequest)
+	wire.RegisterCode(CodeForbidden, ErrForbidden)
 }
 
-// Error returns the peer's message.
-func (e *RemoteError) Error() string {
-	return fmt.Sprintf("peer: %s", e.Message)
-}
-
-// Unwrap returns the sentinel of Code.
-func (e *RemoteError) Unwrap() error {
-	switch e.Code {
-	case CodeNotLeader:
-		return catalog.ErrNotLeader
-	case CodeLeadershipUnconfirmed:
-		return catalog.ErrLeadershipUnconfirmed
-	case CodeOutcomeUnknown:
-		return catalog.ErrOutcomeUnknown
-	case CodeTimeout:
-		return catalog.ErrTimeout
-	case CodeShutdown:
-		return catalog.ErrShutdown
-	case CodeInvalidCommand:
-		return lifecycle.ErrInvalidCommand
-	case CodeUnknownNode:
-		return lifecycle.ErrUnknownNode
-	case CodeBadRequest:
-		return ErrBadRequest
-	case CodeForbidden:
-		return ErrForbidden
+// remoteErrorOf maps a local error to its wire form: wire's one remote
+// error, whose Unwrap returns the sentinel its Code stands for, so the
+// caller matches it with errors.Is exactly like a local error.
+func remoteErrorOf(err error) *wire.RemoteError {
+	re := &wire.RemoteError{Code: CodeInternal, Message: err.Error()}
+	if code := wire.CodeOf(err); code != "" {
+		re.Code = code
 	}
-	return ErrRemote
-}
-
-// remoteErrorOf maps a local error to its wire form.
-func remoteErrorOf(err error) *RemoteError {
-	re := &RemoteError{Code: CodeInternal, Message: err.Error()}
 	var nl *catalog.NotLeaderError
-	switch {
-	case errors.As(err, &nl):
-		re.Code, re.Leader = CodeNotLeader, nl.Leader
-	case errors.Is(err, catalog.ErrNotLeader):
-		re.Code = CodeNotLeader
-	case errors.Is(err, catalog.ErrLeadershipUnconfirmed):
-		re.Code = CodeLeadershipUnconfirmed
-	case errors.Is(err, catalog.ErrOutcomeUnknown):
-		re.Code = CodeOutcomeUnknown
-	case errors.Is(err, catalog.ErrTimeout):
-		re.Code = CodeTimeout
-	case errors.Is(err, catalog.ErrShutdown):
-		re.Code = CodeShutdown
-	case errors.Is(err, lifecycle.ErrInvalidCommand):
-		re.Code = CodeInvalidCommand
-	case errors.Is(err, lifecycle.ErrUnknownNode):
-		re.Code = CodeUnknownNode
-	case errors.Is(err, ErrBadRequest):
-		re.Code = CodeBadRequest
-	case errors.Is(err, ErrForbidden):
-		re.Code = CodeForbidden
+	if errors.As(err, &nl) {
+		re.Code, re.Leader = wire.CodeOf(catalog.ErrNotLeader), nl.Leader
 	}
 	return re
 }

@@ -9,9 +9,11 @@ import (
 	"log/slog"
 	"net/http"
 
+	"github.com/nspl-dev/nspl/catalog"
 	"github.com/nspl-dev/nspl/lifecycle"
 	"github.com/nspl-dev/nspl/pki"
 	"github.com/nspl-dev/nspl/runtime"
+	"github.com/nspl-dev/nspl/wire"
 )
 
 // Backend is what the peer handler serves: the node's runtime, catalog
@@ -102,7 +104,7 @@ func (h *Handler) forbid(w http.ResponseWriter, r *http.Request, caller string, 
 // countBackendRefusal counts and logs a refusal the Backend itself decided
 // (ErrForbidden that no other node answered with).
 func (h *Handler) countBackendRefusal(r *http.Request, caller string, err error) {
-	var re *RemoteError
+	var re *wire.RemoteError
 	if errors.Is(err, ErrForbidden) && !errors.As(err, &re) {
 		h.refused(r, caller, err)
 	}
@@ -268,13 +270,13 @@ func (h *Handler) status(w http.ResponseWriter, r *http.Request) {
 }
 
 func statusOf(err error) int {
-	re := remoteErrorOf(err)
-	switch re.Code {
-	case CodeBadRequest, CodeInvalidCommand, CodeUnknownNode:
+	switch {
+	case errors.Is(err, ErrBadRequest), errors.Is(err, lifecycle.ErrInvalidCommand), errors.Is(err, lifecycle.ErrUnknownNode):
 		return http.StatusBadRequest
-	case CodeForbidden:
+	case errors.Is(err, ErrForbidden):
 		return http.StatusForbidden
-	case CodeNotLeader, CodeLeadershipUnconfirmed, CodeShutdown, CodeTimeout:
+	case errors.Is(err, catalog.ErrNotLeader), errors.Is(err, catalog.ErrLeadershipUnconfirmed),
+		errors.Is(err, catalog.ErrShutdown), errors.Is(err, catalog.ErrTimeout):
 		return http.StatusServiceUnavailable
 	}
 	return http.StatusInternalServerError

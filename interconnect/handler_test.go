@@ -17,6 +17,7 @@ import (
 	"github.com/nspl-dev/nspl/lifecycle"
 	"github.com/nspl-dev/nspl/pki"
 	"github.com/nspl-dev/nspl/runtime"
+	"github.com/nspl-dev/nspl/wire"
 )
 
 func TestProgressFencing(t *testing.T) {
@@ -148,7 +149,7 @@ func TestClientTranslatesRemoteErrors(t *testing.T) {
 
 	_, err := c.Propose(ctx, addrOf(srv), true, cmd)
 	require.ErrorIs(t, err, catalog.ErrNotLeader)
-	var re *RemoteError
+	var re *wire.RemoteError
 	require.ErrorAs(t, err, &re)
 	require.Equal(t, "abc", re.Leader)
 
@@ -273,7 +274,7 @@ func TestPeerAuthorization(t *testing.T) {
 			}
 			forbidden++
 			require.ErrorIs(t, err, ErrForbidden)
-			var re *RemoteError
+			var re *wire.RemoteError
 			require.ErrorAs(t, err, &re)
 			require.Equal(t, CodeForbidden, re.Code)
 		})

@@ -8,6 +8,7 @@ import (
 
 	"github.com/nspl-dev/nspl/lifecycle"
 	"github.com/nspl-dev/nspl/runtime"
+	"github.com/nspl-dev/nspl/wire"
 )
 
 // Paths under the peer API.
@@ -96,12 +97,12 @@ type ProposeRequest struct {
 // ProposeReply is the committed command's result, or the error.
 type ProposeReply struct {
 	Result *lifecycle.Result `json:"result,omitempty"`
-	Error  *RemoteError      `json:"error,omitempty"`
+	Error  *wire.RemoteError `json:"error,omitempty"`
 }
 
 // ErrorReply is the body of every failed request other than propose.
 type ErrorReply struct {
-	Error *RemoteError `json:"error"`
+	Error *wire.RemoteError `json:"error"`
 }
 
 // Status is a node's answer to the health probe.

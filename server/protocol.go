@@ -9,14 +9,12 @@ import (
 	"math"
 	"strconv"
 
-	"github.com/nspl-dev/nspl/backup"
-	"github.com/nspl-dev/nspl/catalog"
 	"github.com/nspl-dev/nspl/clock"
 	"github.com/nspl-dev/nspl/grammar"
 	"github.com/nspl-dev/nspl/lifecycle"
-	"github.com/nspl-dev/nspl/planner"
 	"github.com/nspl-dev/nspl/runtime"
 	"github.com/nspl-dev/nspl/session"
+	"github.com/nspl-dev/nspl/wire"
 )
 
 // ProtocolVersion is the version of the session protocol this package
@@ -77,25 +75,15 @@ const (
 	TypeNames   = "names"   // the reply to TypeDomains
 )
 
-// Sentinel errors of the protocol.
+// Sentinel errors of the protocol, wire's own: both ends refuse with them.
 var (
-	// ErrMessageTooLarge: a line longer than its limit.
-	ErrMessageTooLarge = errors.New("protocol message exceeds its size limit")
-	// ErrProtocol: a message that does not decode or breaks the protocol.
-	ErrProtocol = errors.New("malformed session protocol message")
-	// ErrRequestOrder: a request id that does not exceed the one before.
-	ErrRequestOrder = errors.New("request ids must increase")
-	// ErrSessionIdle: the client sent nothing for the session idle timeout.
-	ErrSessionIdle = errors.New("session closed after sending nothing for too long; keep it alive with ping messages")
-	// ErrMessageTimeout: a started client message did not end in time.
-	ErrMessageTimeout = errors.New("a client message did not arrive whole within the message timeout; send each message at once")
-	// ErrArchiveRequired: a BACKUP, RESTORE or DESCRIBE BACKUP arrived
-	// without its archive. Over the session protocol the archive file is
-	// the client's, and the server never opens a path a client names.
-	ErrArchiveRequired = errors.New("over a remote session the archive file is on the client, and this request did not carry it; use an nspl client of this version, which reads and writes the file itself")
-	// ErrArchiveBusy: the server holds as many uploaded archives as
-	// Config.MaxArchiveUploads allows.
-	ErrArchiveBusy = errors.New("this node is receiving as many archives as it allows at once; try again shortly")
+	ErrMessageTooLarge = wire.ErrMessageTooLarge
+	ErrProtocol        = wire.ErrProtocol
+	ErrRequestOrder    = wire.ErrRequestOrder
+	ErrSessionIdle     = wire.ErrSessionIdle
+	ErrMessageTimeout  = wire.ErrMessageTimeout
+	ErrArchiveRequired = wire.ErrArchiveRequired
+	ErrArchiveBusy     = wire.ErrArchiveBusy
 )
 
 // ClientMessage is one line a client sends.
@@ -188,55 +176,6 @@ type WireError struct {
 	Lifecycle *lifecycle.Error `json:"lifecycle,omitempty"`
 }
 
-// errorCodes names every sentinel that survives the wire. A cause not listed
-// travels as "error" with its message.
-var errorCodes = []struct {
-	code string
-	err  error
-}{
-	{"syntax", grammar.ErrSyntax},
-	{"invalid_duration", grammar.ErrInvalidDuration},
-	{"invalid_timestamp", grammar.ErrInvalidTimestamp},
-	{"invalid_rate", grammar.ErrInvalidRate},
-	{"invalid_name", grammar.ErrInvalidName},
-	{"invalid_path", grammar.ErrInvalidPath},
-	{"non_positive_period", planner.ErrNonPositivePeriod},
-	{"no_active_domain", session.ErrNoActiveDomain},
-	{"not_in_transaction", session.ErrNotInTransaction},
-	{"in_transaction", session.ErrInTransaction},
-	{"nested_transaction", session.ErrNestedTransaction},
-	{"already_attached", session.ErrAlreadyAttached},
-	{"not_attached", session.ErrNotAttached},
-	{"frame_too_large", session.ErrFrameTooLarge},
-	{"session_closed", session.ErrClosed},
-	{"not_leader", catalog.ErrNotLeader},
-	{"leadership_unconfirmed", catalog.ErrLeadershipUnconfirmed},
-	{"outcome_unknown", catalog.ErrOutcomeUnknown},
-	{"catalog_timeout", catalog.ErrTimeout},
-	{"catalog_shutdown", catalog.ErrShutdown},
-	{"domain_missing", runtime.ErrDomainMissing},
-	{"domain_stopped", runtime.ErrDomainStopped},
-	{"clock_unavailable", runtime.ErrClockUnavailable},
-	{"canceled", errCanceled},
-	{"protocol", ErrProtocol},
-	{"message_too_large", ErrMessageTooLarge},
-	{"request_order", ErrRequestOrder},
-	{"session_idle", ErrSessionIdle},
-	{"message_timeout", ErrMessageTimeout},
-	{"archive_required", ErrArchiveRequired},
-	{"archive_busy", ErrArchiveBusy},
-	{"archive_missing_mapping", backup.ErrMissingMapping},
-	{"archive_version", backup.ErrUnsupportedVersion},
-	{"archive_too_large", backup.ErrTooLarge},
-	{"archive_corrupt", backup.ErrCorrupt},
-	{"archive_invalid", backup.ErrInvalidArchive},
-	{"archive_not_archive", backup.ErrNotArchive},
-	{"archive_path", backup.ErrPath},
-}
-
-// errCanceled stands for context.Canceled and DeadlineExceeded on the wire.
-var errCanceled = errors.New("request cancelled")
-
 // EncodeError turns a statement's failure into its wire form.
 func EncodeError(err error) *WireError {
 	w := &WireError{Line: 1, Column: 1, Code: "error", Message: err.Error()}
@@ -248,31 +187,15 @@ func EncodeError(err error) *WireError {
 		w.Code, w.Lifecycle = "lifecycle", le
 		return w
 	}
-	for _, c := range errorCodes {
-		if errors.Is(err, c.err) {
-			w.Code = c.code
-			return w
-		}
+	if code := wire.CodeOf(err); code != "" {
+		w.Code = code
+		return w
 	}
 	if isContextError(err) {
 		w.Code = "canceled"
 	}
 	return w
 }
-
-// RemoteError is a failure a server reported whose cause has a code: its
-// message is the server's, and Unwrap returns the sentinel the code names.
-type RemoteError struct {
-	Code string
-	Msg  string
-	Err  error
-}
-
-// Error returns the server's message.
-func (e *RemoteError) Error() string { return e.Msg }
-
-// Unwrap returns the sentinel the code names, or nil.
-func (e *RemoteError) Unwrap() error { return e.Err }
 
 // DecodeError turns a wire error back into the *grammar.Error a local session
 // would have returned: same position, message and, for a known code, a Kind
@@ -283,14 +206,7 @@ func DecodeError(w *WireError) *grammar.Error {
 		le := *w.Lifecycle
 		kind = &le
 	} else {
-		re := &RemoteError{Code: w.Code, Msg: w.Message}
-		for _, c := range errorCodes {
-			if c.code == w.Code {
-				re.Err = c.err
-				break
-			}
-		}
-		kind = re
+		kind = &wire.RemoteError{Code: w.Code, Message: w.Message}
 	}
 	return &grammar.Error{Pos: grammar.Position{Offset: w.Offset, Line: w.Line, Column: w.Column}, Msg: w.Message, Kind: kind}
 }

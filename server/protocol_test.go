@@ -18,6 +18,7 @@ import (
 	"github.com/nspl-dev/nspl/lifecycle"
 	"github.com/nspl-dev/nspl/runtime"
 	"github.com/nspl-dev/nspl/session"
+	"github.com/nspl-dev/nspl/wire"
 )
 
 var paced = clock.Observed{Generation: 2, State: clock.Paced, Period: 1e9, Skew: 1e8, LogicalStart: -5, WallStartedAt: math.MaxInt64, Rate: 5e-324}
@@ -125,7 +126,7 @@ func TestErrorRoundTrip(t *testing.T) {
 		{"wrapped sentinel", &grammar.Error{Pos: pos, Msg: "m", Kind: &session.TransactionError{Err: session.ErrInTransaction, Statement: "USE"}}, session.ErrInTransaction, "in_transaction"},
 		{"grammar kind", &grammar.Error{Pos: pos, Msg: "expected x", Kind: grammar.ErrSyntax}, grammar.ErrSyntax, "syntax"},
 		{"lifecycle", &grammar.Error{Pos: pos, Msg: le.Message, Kind: le}, nil, "lifecycle"},
-		{"cancelled", &grammar.Error{Pos: pos, Msg: "context canceled", Kind: context.Canceled}, errCanceled, "canceled"},
+		{"cancelled", &grammar.Error{Pos: pos, Msg: "context canceled", Kind: context.Canceled}, wire.ErrCanceled, "canceled"},
 		{"unknown cause", &grammar.Error{Pos: pos, Msg: "boom", Kind: errors.New("boom")}, nil, "error"},
 		{"unpositioned", errors.New("plain"), nil, "error"},
 	}

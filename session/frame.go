@@ -7,6 +7,7 @@ import (
 	"github.com/nspl-dev/nspl/clock"
 	"github.com/nspl-dev/nspl/grammar"
 	"github.com/nspl-dev/nspl/runtime"
+	"github.com/nspl-dev/nspl/wire"
 )
 
 // FrameKind says what a control-lane frame reports.
@@ -90,7 +91,7 @@ type Frame struct {
 // the session's frame limit.
 func (f Frame) AppendJSON(b []byte) []byte {
 	b = append(b, `{"domain":`...)
-	b = appendJSONString(b, f.Domain)
+	b = wire.AppendString(b, f.Domain)
 	b = append(b, `,"attachment":`...)
 	b = strconv.AppendUint(b, f.Attachment, 10)
 	b = append(b, `,"kind":"`...)

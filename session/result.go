@@ -6,6 +6,7 @@ import (
 
 	"github.com/nspl-dev/nspl/clock"
 	"github.com/nspl-dev/nspl/grammar"
+	"github.com/nspl-dev/nspl/wire"
 )
 
 // Result is the reply to one statement.
@@ -169,11 +170,11 @@ func (v Value) String() string {
 func (v Value) AppendJSON(b []byte) []byte {
 	switch v.kind {
 	case KindText:
-		return appendJSONString(b, v.text)
+		return wire.AppendString(b, v.text)
 	case KindUint:
 		return strconv.AppendUint(b, v.bits, 10)
 	case KindDuration, KindTimestamp:
-		return appendJSONString(b, v.String())
+		return wire.AppendString(b, v.String())
 	case KindRate:
 		return strconv.AppendFloat(b, math.Float64frombits(v.bits), 'g', -1, 64)
 	default:
@@ -207,7 +208,7 @@ func (s *ResultSet) AppendJSON(b []byte) []byte {
 			if j > 0 {
 				b = append(b, ',')
 			}
-			b = appendJSONString(b, c.Name)
+			b = wire.AppendString(b, c.Name)
 			b = append(b, ':')
 			b = row[j].AppendJSON(b)
 		}

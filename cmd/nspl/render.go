@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"io"
 	"strings"
 
@@ -10,6 +9,7 @@ import (
 	"github.com/olekukonko/tablewriter/tw"
 
 	"github.com/nspl-dev/nspl/session"
+	"github.com/nspl-dev/nspl/wire"
 )
 
 // renderResult writes one statement's reply in format:
@@ -27,9 +27,9 @@ func renderResult(w io.Writer, format outputFormat, res session.Result) error {
 	switch format {
 	case formatJSON:
 		buf := []byte(`{"statement":`)
-		buf = appendJSONString(buf, res.Statement)
+		buf = wire.AppendString(buf, res.Statement)
 		buf = append(buf, `,"message":`...)
-		buf = appendJSONString(buf, res.Message)
+		buf = wire.AppendString(buf, res.Message)
 		if res.Set != nil {
 			buf = append(buf, `,"rows":`...)
 			buf = res.Set.AppendJSON(buf)
@@ -131,10 +131,4 @@ func writePlainSet(b *strings.Builder, set *session.ResultSet) {
 		}
 		b.WriteByte('\n')
 	}
-}
-
-// appendJSONString appends s as a JSON string.
-func appendJSONString(b []byte, s string) []byte {
-	q, _ := json.Marshal(s) // a string always marshals
-	return append(b, q...)
 }

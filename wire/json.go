@@ -1,15 +1,14 @@
-package session
+package wire
 
-import (
-	"unicode/utf8"
-)
+import "unicode/utf8"
 
 const hexDigits = "0123456789abcdef"
 
-// appendJSONString appends s as a JSON string: quotes, backslashes and
-// control characters escaped, invalid UTF-8 replaced by U+FFFD, everything
-// else copied as is.
-func appendJSONString(b []byte, s string) []byte {
+// AppendString appends s as a JSON string: quotes, backslashes and control
+// characters escaped, invalid UTF-8 replaced by U+FFFD, everything else
+// copied as is. It is the one JSON string escaper of this module: frames,
+// result sets and the shell's JSON output all write strings with it.
+func AppendString(b []byte, s string) []byte {
 	b = append(b, '"')
 	for i := 0; i < len(s); {
 		c := s[i]

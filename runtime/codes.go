@@ -1,0 +1,10 @@
+package runtime
+
+import "github.com/nspl-dev/nspl/wire"
+
+// The codes runtime's sentinels travel under to remote sessions.
+func init() {
+	wire.RegisterCode("domain_missing", ErrDomainMissing)
+	wire.RegisterCode("domain_stopped", ErrDomainStopped)
+	wire.RegisterCode("clock_unavailable", ErrClockUnavailable)
+}

@@ -1,0 +1,39 @@
+package wire
+
+import "errors"
+
+// Sentinel errors of the session protocol. They are wire's own because both
+// ends, server and client, refuse with them.
+var (
+	// ErrMessageTooLarge: a line longer than its limit.
+	ErrMessageTooLarge = errors.New("protocol message exceeds its size limit")
+	// ErrProtocol: a message that does not decode or breaks the protocol.
+	ErrProtocol = errors.New("malformed session protocol message")
+	// ErrRequestOrder: a request id that does not exceed the one before.
+	ErrRequestOrder = errors.New("request ids must increase")
+	// ErrSessionIdle: the client sent nothing for the session idle timeout.
+	ErrSessionIdle = errors.New("session closed after sending nothing for too long; keep it alive with ping messages")
+	// ErrMessageTimeout: a started client message did not end in time.
+	ErrMessageTimeout = errors.New("a client message did not arrive whole within the message timeout; send each message at once")
+	// ErrArchiveRequired: a BACKUP, RESTORE or DESCRIBE BACKUP arrived
+	// without its archive. Over the session protocol the archive file is
+	// the client's, and the server never opens a path a client names.
+	ErrArchiveRequired = errors.New("over a remote session the archive file is on the client, and this request did not carry it; use an nspl client of this version, which reads and writes the file itself")
+	// ErrArchiveBusy: the server holds as many uploaded archives as it
+	// allows at once.
+	ErrArchiveBusy = errors.New("this node is receiving as many archives as it allows at once; try again shortly")
+	// ErrCanceled stands for context.Canceled and DeadlineExceeded on the
+	// wire.
+	ErrCanceled = errors.New("request cancelled")
+)
+
+func init() {
+	RegisterCode("canceled", ErrCanceled)
+	RegisterCode("protocol", ErrProtocol)
+	RegisterCode("message_too_large", ErrMessageTooLarge)
+	RegisterCode("request_order", ErrRequestOrder)
+	RegisterCode("session_idle", ErrSessionIdle)
+	RegisterCode("message_timeout", ErrMessageTimeout)
+	RegisterCode("archive_required", ErrArchiveRequired)
+	RegisterCode("archive_busy", ErrArchiveBusy)
+}
