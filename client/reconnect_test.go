@@ -15,6 +15,7 @@ import (
 	"github.com/nspl-dev/nspl/runtime/timesource"
 	"github.com/nspl-dev/nspl/server"
 	"github.com/nspl-dev/nspl/session"
+	"github.com/nspl-dev/nspl/wire"
 )
 
 // notices collects a client's notices.
@@ -189,7 +190,7 @@ func (s *scripted) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				}
 				write(server.ServerMessage{Type: server.TypeReply, ID: m.ID, Result: &server.WireResult{
 					Statement: m.Text, Message: "attached", Domain: "prod", Attachment: uint64(s.attaches),
-					Clock: session.AppendObservedJSON(nil, clock.Observed{Generation: 3, State: clock.Stopped}),
+					Clock: wire.AppendObserved(nil, clock.Observed{Generation: 3, State: clock.Stopped}),
 				}, State: &server.WireState{Active: active}})
 			case "DETACH DOMAIN CLOCK;":
 				write(server.ServerMessage{Type: server.TypeError, ID: m.ID, Error: &server.WireError{Line: 1, Column: 1, Code: "not_attached", Message: "session does not follow the domain clock"}, State: &server.WireState{Active: active}})

@@ -5,22 +5,14 @@ import (
 	"sync"
 
 	"github.com/nspl-dev/nspl/lifecycle"
+	"github.com/nspl-dev/nspl/wire"
 )
 
-// Tick is one accepted tick of a paced domain: the newest progress the
-// domain's authority reported and this node accepted. The zero Tick (ID 0)
-// means no tick has been accepted for the current generation.
-type Tick struct {
-	// Generation is the lifecycle generation the tick belongs to.
-	Generation uint64
-	// ID is the one-based tick id.
-	ID uint64
-	// Boundary is the tick's logical boundary, LogicalStart + (ID−1)×Period.
-	Boundary int64
-	// AuthorityUTC is the authority's UTC observation when it emitted the
-	// tick, signed Unix nanoseconds.
-	AuthorityUTC int64
-}
+// Tick is one accepted tick of a paced domain, in wire's vocabulary: the
+// newest progress the domain's authority reported and this node accepted.
+// The zero Tick (ID 0) means no tick has been accepted for the current
+// generation.
+type Tick = wire.Tick
 
 // ProgressReport is one tick as the authority reports it: the fence it was
 // produced under (generation, authority revision and full identity) and the

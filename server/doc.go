@@ -67,7 +67,7 @@
 // The welcome is the first message. Every exec is answered by exactly one
 // reply or error. A result carries statement (canonical text), message,
 // domain, attachment, clock (the observed clock of an attach reply, as
-// session.AppendObservedJSON writes it) and set, a typed result set:
+// wire.AppendObserved writes it) and set, a typed result set:
 // columns [{"name","type"}] with type null, text, uint, duration, timestamp or
 // rate, and rows of values — strings, exact integers (durations and
 // timestamps in nanoseconds), shortest round-trip floats, or null. An error

@@ -215,7 +215,7 @@ func DecodeError(w *WireError) *grammar.Error {
 func EncodeResult(r session.Result) *WireResult {
 	w := &WireResult{Statement: r.Statement, Message: r.Message, Domain: r.Domain, Attachment: r.Attachment}
 	if r.Clock != nil {
-		w.Clock = session.AppendObservedJSON(nil, *r.Clock)
+		w.Clock = wire.AppendObserved(nil, *r.Clock)
 	}
 	if r.Set != nil {
 		w.Set = EncodeSet(r.Set)
@@ -350,7 +350,7 @@ func decodeValue(k session.ValueKind, raw json.RawMessage) (session.Value, error
 	return session.Value{}, fmt.Errorf("value %s in a null column", raw)
 }
 
-// wireObserved is the JSON of session.AppendObservedJSON.
+// wireObserved is the JSON of wire.AppendObserved.
 type wireObserved struct {
 	Generation    uint64   `json:"generation"`
 	State         string   `json:"state"`
@@ -366,7 +366,7 @@ var observedStates = map[string]clock.ObservedState{
 	clock.Unpaced.String(): clock.Unpaced, clock.Paced.String(): clock.Paced,
 }
 
-// DecodeObserved decodes the JSON session.AppendObservedJSON writes.
+// DecodeObserved decodes the JSON wire.AppendObserved writes.
 func DecodeObserved(b []byte) (clock.Observed, error) {
 	var w wireObserved
 	if err := strictUnmarshal(b, &w); err != nil {

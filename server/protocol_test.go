@@ -35,7 +35,7 @@ var frameCases = []session.Frame{
 
 func TestFrameRoundTrip(t *testing.T) {
 	for _, f := range frameCases {
-		t.Run(f.String(), func(t *testing.T) {
+		t.Run(session.FormatFrame(f), func(t *testing.T) {
 			got, err := DecodeFrame(f.AppendJSON(nil))
 			require.NoError(t, err)
 			require.Equal(t, f, got)

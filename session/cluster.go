@@ -87,7 +87,7 @@ func clusterMessage(st ClusterStatus) string {
 	return formatCount(n) + " " + word + ", " + formatCount(avail) + " available"
 }
 
-func formatCount(n int) string { return Uint(uint64(n)).String() }
+func formatCount(n int) string { return FormatValue(Uint(uint64(n))) }
 
 // ClusterStatusSet renders st as SHOW CLUSTER STATUS's result set, with the
 // columns kind ("node" or "domain"), name, incarnation, voter, leader,

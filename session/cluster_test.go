@@ -77,7 +77,7 @@ func TestShowClusterStatusSource(t *testing.T) {
 			for _, row := range res[0].Set.Rows {
 				var cells []string
 				for _, v := range row {
-					cells = append(cells, v.String())
+					cells = append(cells, FormatValue(v))
 				}
 				got = append(got, cells)
 			}

@@ -94,9 +94,9 @@ func TestFrameJSON(t *testing.T) {
 		require.True(t, json.Valid([]byte(got)))
 	}
 	require.Equal(t, "tick prod generation 1 id 2 boundary 2026-01-01T00:00:01Z authority_utc 2026-01-01T00:00:01Z reading 2026-01-01T00:00:02Z",
-		Frame{Domain: "prod", Kind: FrameTick, Tick: runtime.Tick{Generation: 1, ID: 2, Boundary: t0 + 1e9, AuthorityUTC: t0 + 1e9},
-			Reading: t0 + 2e9}.String())
-	require.Equal(t, "end prod DomainRemoved", Frame{Domain: "prod", Kind: FrameEnd, Reason: DomainRemoved}.String())
+		FormatFrame(Frame{Domain: "prod", Kind: FrameTick, Tick: runtime.Tick{Generation: 1, ID: 2, Boundary: t0 + 1e9, AuthorityUTC: t0 + 1e9},
+			Reading: t0 + 2e9}))
+	require.Equal(t, "end prod DomainRemoved", FormatFrame(Frame{Domain: "prod", Kind: FrameEnd, Reason: DomainRemoved}))
 }
 
 func TestValueText(t *testing.T) {
@@ -112,8 +112,8 @@ func TestValueText(t *testing.T) {
 		{Rate(60), "60", "60"},
 		{Rate(1.7976931348623157e308), "1.7976931348623157e+308", "1.7976931348623157e+308"},
 	} {
-		require.Equal(t, tc.text, tc.v.String())
-		require.Equal(t, tc.json, string(tc.v.AppendJSON(nil)))
-		require.True(t, json.Valid(tc.v.AppendJSON(nil)))
+		require.Equal(t, tc.text, FormatValue(tc.v))
+		require.Equal(t, tc.json, string(AppendValueJSON(nil, tc.v)))
+		require.True(t, json.Valid(AppendValueJSON(nil, tc.v)))
 	}
 }

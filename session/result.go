@@ -1,221 +1,44 @@
 package session
 
-import (
-	"math"
-	"strconv"
+import "github.com/nspl-dev/nspl/wire"
 
-	"github.com/nspl-dev/nspl/clock"
-	"github.com/nspl-dev/nspl/grammar"
-	"github.com/nspl-dev/nspl/wire"
+// The result and frame vocabulary is wire's; session names it for the code
+// that runs statements, so the embedded and remote paths share one type.
+type (
+	Result    = wire.Result
+	ResultSet = wire.ResultSet
+	Column    = wire.Column
+	ValueKind = wire.ValueKind
+	Value     = wire.Value
+	Frame     = wire.Frame
+	FrameKind = wire.FrameKind
+	EndReason = wire.EndReason
 )
 
-// Result is the reply to one statement.
-//
-// Message is the one-line outcome every statement has ("created domain
-// 'prod'", "queued STOP (2 pending)"). Set is the typed result set of LIST
-// DOMAINS and DESCRIBE DOMAIN and nil otherwise. Clock is the observed clock
-// an ATTACH DOMAIN CLOCK reply carries, and Attachment that attachment's
-// number within the session, the number its frames carry.
-type Result struct {
-	// Statement is the canonical NSPL text of the statement that ran.
-	Statement string
-	// Message is the operator-facing outcome.
-	Message string
-	// Domain is the domain the statement acted on, when it acted on one.
-	Domain string
-	// Set is the result set of LIST DOMAINS and DESCRIBE DOMAIN.
-	Set *ResultSet
-	// Clock is the observed clock of an attach reply; nil otherwise.
-	Clock *clock.Observed
-	// Attachment is the attachment number of an attach reply; 0 otherwise.
-	Attachment uint64
-}
-
-// ResultSet is a typed table: named, typed columns and rows of values in
-// column order. Every row has exactly len(Columns) values.
-type ResultSet struct {
-	Columns []Column
-	Rows    [][]Value
-}
-
-// Column is one column of a result set.
-type Column struct {
-	// Name is the column name in lower snake case, as JSON keys use it.
-	Name string
-	// Type is the kind of every non-null value in the column.
-	Type ValueKind
-}
-
-// ValueKind is the type of a result-set value.
-type ValueKind uint8
-
-// Value kinds. A Null value may appear in a column of any kind.
+// Value kinds, frame kinds and end reasons, as wire defines them.
 const (
-	// KindNull is the absent value: a domain without a mapping has no
-	// mapping columns.
-	KindNull ValueKind = iota
-	// KindText is a string.
-	KindText
-	// KindUint is an unsigned integer, such as a generation.
-	KindUint
-	// KindDuration is unsigned nanoseconds, printed as NSPL duration text.
-	KindDuration
-	// KindTimestamp is signed Unix nanoseconds, printed as RFC 3339 UTC.
-	KindTimestamp
-	// KindRate is a positive finite TIME RATE.
-	KindRate
+	KindNull      = wire.KindNull
+	KindText      = wire.KindText
+	KindUint      = wire.KindUint
+	KindDuration  = wire.KindDuration
+	KindTimestamp = wire.KindTimestamp
+	KindRate      = wire.KindRate
+
+	FrameState = wire.FrameState
+	FrameTick  = wire.FrameTick
+	FrameEnd   = wire.FrameEnd
+
+	ReasonNone    = wire.ReasonNone
+	DomainRemoved = wire.DomainRemoved
+	NodeShutdown  = wire.NodeShutdown
 )
 
-// String returns the kind's lower-case name.
-func (k ValueKind) String() string {
-	switch k {
-	case KindNull:
-		return "null"
-	case KindText:
-		return "text"
-	case KindUint:
-		return "uint"
-	case KindDuration:
-		return "duration"
-	case KindTimestamp:
-		return "timestamp"
-	case KindRate:
-		return "rate"
-	default:
-		return "kind(" + strconv.Itoa(int(k)) + ")"
-	}
-}
-
-// Value is one typed cell of a result set. The zero Value is null.
-type Value struct {
-	kind ValueKind
-	text string
-	bits uint64 // uint and duration as is, timestamp as int64, rate as float64 bits
-}
-
-// Null returns the null value.
-func Null() Value { return Value{} }
-
-// Text returns a text value.
-func Text(s string) Value { return Value{kind: KindText, text: s} }
-
-// Uint returns an unsigned integer value.
-func Uint(u uint64) Value { return Value{kind: KindUint, bits: u} }
-
-// Duration returns a duration value of ns nanoseconds.
-func Duration(ns uint64) Value { return Value{kind: KindDuration, bits: ns} }
-
-// Timestamp returns a timestamp value of signed Unix nanoseconds.
-func Timestamp(unixNanos int64) Value { return Value{kind: KindTimestamp, bits: uint64(unixNanos)} }
-
-// Rate returns a TIME RATE value.
-func Rate(r float64) Value { return Value{kind: KindRate, bits: math.Float64bits(r)} }
-
-// Kind returns the value's kind.
-func (v Value) Kind() ValueKind { return v.kind }
-
-// IsNull reports whether v is null.
-func (v Value) IsNull() bool { return v.kind == KindNull }
-
-// Text returns a text value's string ("" for other kinds).
-func (v Value) Text() string { return v.text }
-
-// Uint returns the unsigned integer of a uint or duration value.
-func (v Value) Uint() uint64 {
-	if v.kind == KindUint || v.kind == KindDuration {
-		return v.bits
-	}
-	return 0
-}
-
-// Int returns the Unix nanoseconds of a timestamp value.
-func (v Value) Int() int64 {
-	if v.kind == KindTimestamp {
-		return int64(v.bits)
-	}
-	return 0
-}
-
-// Float returns the rate of a rate value.
-func (v Value) Float() float64 {
-	if v.kind == KindRate {
-		return math.Float64frombits(v.bits)
-	}
-	return 0
-}
-
-// String renders v as plain text: durations and rates as NSPL reads them
-// back ("1s500ms", "60"), timestamps as RFC 3339 UTC, null as "NULL".
-func (v Value) String() string {
-	switch v.kind {
-	case KindText:
-		return v.text
-	case KindUint:
-		return strconv.FormatUint(v.bits, 10)
-	case KindDuration:
-		return grammar.FormatDuration(v.bits)
-	case KindTimestamp:
-		return grammar.FormatTimestamp(int64(v.bits))
-	case KindRate:
-		return grammar.FormatRate(math.Float64frombits(v.bits))
-	default:
-		return "NULL"
-	}
-}
-
-// AppendJSON appends v as a JSON value: text, durations and timestamps as
-// strings in their plain-text form, integers and rates as numbers, null as
-// null. Every uint64 is written exactly; readers that decode numbers into
-// float64 lose precision above 2^53.
-func (v Value) AppendJSON(b []byte) []byte {
-	switch v.kind {
-	case KindText:
-		return wire.AppendString(b, v.text)
-	case KindUint:
-		return strconv.AppendUint(b, v.bits, 10)
-	case KindDuration, KindTimestamp:
-		return wire.AppendString(b, v.String())
-	case KindRate:
-		return strconv.AppendFloat(b, math.Float64frombits(v.bits), 'g', -1, 64)
-	default:
-		return append(b, "null"...)
-	}
-}
-
-// MarshalJSON implements json.Marshaler with AppendJSON.
-func (v Value) MarshalJSON() ([]byte, error) { return v.AppendJSON(nil), nil }
-
-// Column returns the index of the named column, or -1.
-func (s *ResultSet) Column(name string) int {
-	for i, c := range s.Columns {
-		if c.Name == name {
-			return i
-		}
-	}
-	return -1
-}
-
-// AppendJSON appends the set as a JSON array of row objects keyed by column
-// name, in column order.
-func (s *ResultSet) AppendJSON(b []byte) []byte {
-	b = append(b, '[')
-	for i, row := range s.Rows {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = append(b, '{')
-		for j, c := range s.Columns {
-			if j > 0 {
-				b = append(b, ',')
-			}
-			b = wire.AppendString(b, c.Name)
-			b = append(b, ':')
-			b = row[j].AppendJSON(b)
-		}
-		b = append(b, '}')
-	}
-	return append(b, ']')
-}
-
-// MarshalJSON implements json.Marshaler with AppendJSON.
-func (s *ResultSet) MarshalJSON() ([]byte, error) { return s.AppendJSON(nil), nil }
+// Value constructors, as wire defines them.
+var (
+	Null      = wire.Null
+	Text      = wire.Text
+	Uint      = wire.Uint
+	Duration  = wire.Duration
+	Timestamp = wire.Timestamp
+	Rate      = wire.Rate
+)

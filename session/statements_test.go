@@ -45,13 +45,13 @@ func TestListAndDescribe(t *testing.T) {
 		{Text("web"), Text("UNPACED"), Text("stopped"), Uint(0)},
 	}, set.Rows)
 	require.JSONEq(t, `[{"name":"prod","pace":"PACED","status":"running","generation":1},
-		{"name":"web","pace":"UNPACED","status":"stopped","generation":0}]`, string(set.AppendJSON(nil)))
+		{"name":"web","pace":"UNPACED","status":"stopped","generation":0}]`, string(AppendSetJSON(nil, set)))
 
 	set = e.exec("DESCRIBE DOMAIN;")[0].Set
 	require.Len(t, set.Rows, 1)
 	row := map[string]string{}
 	for i, c := range set.Columns {
-		row[c.Name] = set.Rows[0][i].String()
+		row[c.Name] = FormatValue(set.Rows[0][i])
 		if !set.Rows[0][i].IsNull() {
 			require.Equal(t, c.Type, set.Rows[0][i].Kind(), c.Name)
 		}

@@ -24,7 +24,7 @@ func shellFrameLine(f session.Frame) string {
 	case session.FrameEnd:
 		return head + "ended: " + f.Reason.String()
 	default:
-		return head + f.String()
+		return head + session.FormatFrame(f)
 	}
 }
 
@@ -35,5 +35,5 @@ func clockFrameLine(f session.Frame, format outputFormat) string {
 	if format == formatJSON {
 		return string(f.AppendJSON(nil))
 	}
-	return f.String()
+	return session.FormatFrame(f)
 }

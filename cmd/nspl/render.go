@@ -32,7 +32,7 @@ func renderResult(w io.Writer, format outputFormat, res session.Result) error {
 		buf = wire.AppendString(buf, res.Message)
 		if res.Set != nil {
 			buf = append(buf, `,"rows":`...)
-			buf = res.Set.AppendJSON(buf)
+			buf = session.AppendSetJSON(buf, res.Set)
 		}
 		buf = append(buf, '}', '\n')
 		b.Write(buf)
@@ -75,7 +75,7 @@ func writeTable(w io.Writer, set *session.ResultSet) error {
 	for r, row := range set.Rows {
 		rows[r] = make([]string, len(row))
 		for i, v := range row {
-			rows[r][i] = v.String()
+			rows[r][i] = session.FormatValue(v)
 		}
 	}
 	if len(rows) == 1 && len(header) > verticalColumns {
@@ -127,7 +127,7 @@ func writePlainSet(b *strings.Builder, set *session.ResultSet) {
 			if i > 0 {
 				b.WriteByte('\t')
 			}
-			b.WriteString(clean.Replace(v.String()))
+			b.WriteString(clean.Replace(session.FormatValue(v)))
 		}
 		b.WriteByte('\n')
 	}

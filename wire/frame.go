@@ -1,13 +1,10 @@
-package session
+package wire
 
 import (
 	"math"
 	"strconv"
 
 	"github.com/nspl-dev/nspl/clock"
-	"github.com/nspl-dev/nspl/grammar"
-	"github.com/nspl-dev/nspl/runtime"
-	"github.com/nspl-dev/nspl/wire"
 )
 
 // FrameKind says what a control-lane frame reports.
@@ -67,6 +64,21 @@ func (r EndReason) String() string {
 	}
 }
 
+// Tick is one accepted tick of a paced domain: the newest progress the
+// domain's authority reported and the serving node accepted. The zero Tick
+// (ID 0) means no tick has been accepted for the current generation.
+type Tick struct {
+	// Generation is the lifecycle generation the tick belongs to.
+	Generation uint64
+	// ID is the one-based tick id.
+	ID uint64
+	// Boundary is the tick's logical boundary, LogicalStart + (ID−1)×Period.
+	Boundary int64
+	// AuthorityUTC is the authority's UTC observation when it emitted the
+	// tick, signed Unix nanoseconds.
+	AuthorityUTC int64
+}
+
 // Frame is one control-lane frame about an attached domain clock.
 //
 // A state frame carries Clock, the newest observed clock when it differs
@@ -81,7 +93,7 @@ type Frame struct {
 	Attachment uint64
 	Kind       FrameKind
 	Clock      clock.Observed
-	Tick       runtime.Tick
+	Tick       Tick
 	Reading    int64
 	Reason     EndReason
 }
@@ -91,7 +103,7 @@ type Frame struct {
 // the session's frame limit.
 func (f Frame) AppendJSON(b []byte) []byte {
 	b = append(b, `{"domain":`...)
-	b = wire.AppendString(b, f.Domain)
+	b = AppendString(b, f.Domain)
 	b = append(b, `,"attachment":`...)
 	b = strconv.AppendUint(b, f.Attachment, 10)
 	b = append(b, `,"kind":"`...)
@@ -100,7 +112,7 @@ func (f Frame) AppendJSON(b []byte) []byte {
 	switch f.Kind {
 	case FrameState:
 		b = append(b, `,"clock":`...)
-		b = AppendObservedJSON(b, f.Clock)
+		b = AppendObserved(b, f.Clock)
 	case FrameTick:
 		b = append(b, `,"generation":`...)
 		b = strconv.AppendUint(b, f.Tick.Generation, 10)
@@ -123,44 +135,9 @@ func (f Frame) AppendJSON(b []byte) []byte {
 // MarshalJSON implements json.Marshaler with AppendJSON.
 func (f Frame) MarshalJSON() ([]byte, error) { return f.AppendJSON(nil), nil }
 
-// String renders the frame as one plain line, for example
-// "tick prod generation 2 id 17 boundary 2026-01-01T00:00:16Z ...".
-func (f Frame) String() string {
-	name := grammar.FormatName(f.Domain)
-	switch f.Kind {
-	case FrameState:
-		return "clock " + name + " " + FormatObserved(f.Clock)
-	case FrameTick:
-		return "tick " + name + " generation " + strconv.FormatUint(f.Tick.Generation, 10) +
-			" id " + strconv.FormatUint(f.Tick.ID, 10) +
-			" boundary " + grammar.FormatTimestamp(f.Tick.Boundary) +
-			" authority_utc " + grammar.FormatTimestamp(f.Tick.AuthorityUTC) +
-			" reading " + grammar.FormatTimestamp(f.Reading)
-	case FrameEnd:
-		return "end " + name + " " + f.Reason.String()
-	default:
-		return f.Kind.String() + " " + name
-	}
-}
-
-// FormatObserved renders an observed clock as plain text: "generation 2
-// stopped", or for a paced clock "generation 2 paced period 1s skew 100ms
-// origin 2026-01-01T00:00:00Z anchor 2026-05-01T10:00:00Z rate 60".
-func FormatObserved(o clock.Observed) string {
-	s := "generation " + strconv.FormatUint(o.Generation, 10) + " " + o.State.String()
-	if o.State == clock.Paced {
-		s += " period " + grammar.FormatDuration(o.Period) +
-			" skew " + grammar.FormatDuration(o.Skew) +
-			" origin " + grammar.FormatTimestamp(o.LogicalStart) +
-			" anchor " + grammar.FormatTimestamp(o.WallStartedAt) +
-			" rate " + grammar.FormatRate(o.Rate)
-	}
-	return s
-}
-
-// AppendObservedJSON appends an observed clock as a JSON object; the paced
+// AppendObserved appends an observed clock as a JSON object; the paced
 // fields appear only for a paced clock.
-func AppendObservedJSON(b []byte, o clock.Observed) []byte {
+func AppendObserved(b []byte, o clock.Observed) []byte {
 	b = append(b, `{"generation":`...)
 	b = strconv.AppendUint(b, o.Generation, 10)
 	b = append(b, `,"state":"`...)
