@@ -11,23 +11,23 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/nspl-dev/nspl/server"
+	"github.com/nspl-dev/nspl/wire"
 )
 
 // Leave asks the node at the first URL of cfg to leave its cluster and
 // returns the node's message.
 func Leave(ctx context.Context, cfg Config) (string, error) {
-	return admin(ctx, cfg, server.LeavePath, nil)
+	return admin(ctx, cfg, wire.LeavePath, nil)
 }
 
 // Remove asks the node at the first URL of cfg to remove node name from the
 // cluster and returns the node's message.
 func Remove(ctx context.Context, cfg Config, name string) (string, error) {
-	body, err := json.Marshal(server.RemoveRequest{Node: name})
+	body, err := json.Marshal(wire.RemoveRequest{Node: name})
 	if err != nil {
 		return "", err
 	}
-	return admin(ctx, cfg, server.RemovePath, body)
+	return admin(ctx, cfg, wire.RemovePath, body)
 }
 
 func admin(ctx context.Context, cfg Config, path string, body []byte) (string, error) {
@@ -44,7 +44,7 @@ func admin(ctx context.Context, cfg Config, path string, body []byte) (string, e
 		if pu.Port() == "" {
 			host += ":80"
 		}
-		if err := server.CheckLoopback(host); err != nil {
+		if err := wire.CheckLoopback(host); err != nil {
 			return "", fmt.Errorf("%w (got %q)", ErrInsecureURL, u)
 		}
 	}
@@ -67,13 +67,13 @@ func admin(ctx context.Context, cfg Config, path string, body []byte) (string, e
 		return "", &ConnectError{URL: u, Err: err}
 	}
 	defer resp.Body.Close()
-	var rep server.AdminReply
+	var rep wire.AdminReply
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 	if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden {
 		return "", &ConnectError{URL: u, Err: fmt.Errorf("%w: %s", ErrUnauthorized, strings.TrimSpace(string(b)))}
 	}
 	if err := json.Unmarshal(b, &rep); err != nil {
-		return "", fmt.Errorf("%w: %s: %s", server.ErrProtocol, resp.Status, strings.TrimSpace(string(b)))
+		return "", fmt.Errorf("%w: %s: %s", wire.ErrProtocol, resp.Status, strings.TrimSpace(string(b)))
 	}
 	if rep.Error != "" {
 		return "", errors.New(rep.Error)

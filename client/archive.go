@@ -5,7 +5,7 @@ import (
 
 	"github.com/nspl-dev/nspl/backup"
 	"github.com/nspl-dev/nspl/planner"
-	"github.com/nspl-dev/nspl/server"
+	"github.com/nspl-dev/nspl/wire"
 )
 
 // prepareArchive readies the archive of a BACKUP, RESTORE or DESCRIBE
@@ -15,7 +15,7 @@ import (
 // (backup.CheckReplace); a RESTORE's or DESCRIBE BACKUP's file is read
 // here (backup.ReadFile: a regular file of at most backup.MaxArchiveBytes)
 // and uploaded, for the node to verify.
-func (c *Client) prepareArchive(p planner.Plan) (*server.WireArchive, []byte, error) {
+func (c *Client) prepareArchive(p planner.Plan) (*wire.Archive, []byte, error) {
 	var path string
 	switch p := p.(type) {
 	case planner.Backup:
@@ -28,7 +28,7 @@ func (c *Client) prepareArchive(p planner.Plan) (*server.WireArchive, []byte, er
 				return nil, nil, err
 			}
 		}
-		return &server.WireArchive{Name: dest}, nil, nil
+		return &wire.Archive{Name: dest}, nil, nil
 	case planner.Restore:
 		path = p.Path
 	case planner.DescribeBackup:
@@ -38,16 +38,16 @@ func (c *Client) prepareArchive(p planner.Plan) (*server.WireArchive, []byte, er
 	if err != nil {
 		return nil, nil, err
 	}
-	return &server.WireArchive{Name: name, Bytes: int64(len(b))}, b, nil
+	return &wire.Archive{Name: name, Bytes: int64(len(b))}, b, nil
 }
 
 // saveArchive writes the archive a BACKUP's reply brought to dest, after
 // verifying it whole: crash-safely, 0600, and without replacing a file
 // that is not an archive unless Config.OverwriteArchives
 // (backup.WriteFile).
-func (c *Client) saveArchive(dest string, reply server.ServerMessage) error {
+func (c *Client) saveArchive(dest string, reply wire.ServerMessage) error {
 	if reply.Archive == nil || reply.Archive.Bytes != int64(len(reply.Data)) {
-		return fmt.Errorf("%w: the BACKUP reply does not describe the %d archive bytes sent with it", server.ErrProtocol, len(reply.Data))
+		return fmt.Errorf("%w: the BACKUP reply does not describe the %d archive bytes sent with it", wire.ErrProtocol, len(reply.Data))
 	}
 	if _, err := backup.DecodeNamed(dest, reply.Data); err != nil {
 		return fmt.Errorf("the archive the node sent did not verify, so nothing was written: %w", err)

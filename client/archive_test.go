@@ -13,7 +13,7 @@ import (
 
 	"github.com/nspl-dev/nspl/backup"
 	"github.com/nspl-dev/nspl/lifecycle"
-	"github.com/nspl-dev/nspl/server"
+	"github.com/nspl-dev/nspl/wire"
 )
 
 // TestArchivesAreTheClientsFiles runs BACKUP, RESTORE and DESCRIBE BACKUP
@@ -96,25 +96,25 @@ func mkfifo(path string) error { return syscall.Mkfifo(path, 0o600) }
 
 // answering is a session protocol server that answers each exec with what
 // answer returns.
-type answering func(m server.ClientMessage) []server.ServerMessage
+type answering func(m wire.ClientMessage) []wire.ServerMessage
 
 func (a answering) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rc := http.NewResponseController(w)
 	w.WriteHeader(http.StatusOK)
 	enc := json.NewEncoder(w)
-	write := func(m server.ServerMessage) {
+	write := func(m wire.ServerMessage) {
 		_ = enc.Encode(m)
 		_ = rc.Flush()
 	}
-	write(server.ServerMessage{Type: server.TypeWelcome, Version: server.ProtocolVersion, Node: "fake"})
-	lr := server.NewLineReader(r.Body, server.ClientMessageLimit)
+	write(wire.ServerMessage{Type: wire.TypeWelcome, Version: wire.ProtocolVersion, Node: "fake"})
+	lr := wire.NewLineReader(r.Body, wire.ClientMessageLimit)
 	for {
 		l, err := lr.Next()
 		if err != nil {
 			return
 		}
-		var m server.ClientMessage
-		if json.Unmarshal(l, &m) != nil || m.Type != server.TypeExec {
+		var m wire.ClientMessage
+		if json.Unmarshal(l, &m) != nil || m.Type != wire.TypeExec {
 			continue
 		}
 		for _, out := range a(m) {
@@ -129,10 +129,10 @@ func (a answering) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func TestMisbehavingNodeArchives(t *testing.T) {
 	good, err := backup.Encode(backup.Archive{Version: backup.Version, CapturedAt: t0, Scope: backup.ScopeCluster, Node: "fake"})
 	require.NoError(t, err)
-	reply := func(m server.ClientMessage, data []byte, bytes int64) []server.ServerMessage {
-		return []server.ServerMessage{
-			{Type: server.TypeArchive, ID: m.ID, Data: data},
-			{Type: server.TypeReply, ID: m.ID, Result: &server.WireResult{Statement: m.Text, Message: "backed up"}, Archive: &server.WireArchive{Name: m.Archive.Name, Bytes: bytes}},
+	reply := func(m wire.ClientMessage, data []byte, bytes int64) []wire.ServerMessage {
+		return []wire.ServerMessage{
+			{Type: wire.TypeArchive, ID: m.ID, Data: data},
+			{Type: wire.TypeReply, ID: m.ID, Result: &wire.EncodedResult{Statement: m.Text, Message: "backed up"}, Archive: &wire.Archive{Name: m.Archive.Name, Bytes: bytes}},
 		}
 	}
 	for _, tc := range []struct {
@@ -140,15 +140,15 @@ func TestMisbehavingNodeArchives(t *testing.T) {
 		answer answering
 		err    error
 	}{
-		{"fewer bytes than the reply says", func(m server.ClientMessage) []server.ServerMessage {
+		{"fewer bytes than the reply says", func(m wire.ClientMessage) []wire.ServerMessage {
 			return reply(m, good[:len(good)-512], int64(len(good)))
-		}, server.ErrProtocol},
-		{"bytes that are no archive", func(m server.ClientMessage) []server.ServerMessage {
+		}, wire.ErrProtocol},
+		{"bytes that are no archive", func(m wire.ClientMessage) []wire.ServerMessage {
 			return reply(m, []byte("not an archive"), 14)
 		}, backup.ErrCorrupt},
-		{"a reply without its archive", func(m server.ClientMessage) []server.ServerMessage {
-			return []server.ServerMessage{{Type: server.TypeReply, ID: m.ID, Result: &server.WireResult{Statement: m.Text}}}
-		}, server.ErrProtocol},
+		{"a reply without its archive", func(m wire.ClientMessage) []wire.ServerMessage {
+			return []wire.ServerMessage{{Type: wire.TypeReply, ID: m.ID, Result: &wire.EncodedResult{Statement: m.Text}}}
+		}, wire.ErrProtocol},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c, err := Dial(ctxT(t), Config{URLs: []string{serveScripted(t, tc.answer)}, Logger: quietLogger()})
@@ -166,9 +166,9 @@ func TestMisbehavingNodeArchives(t *testing.T) {
 	}
 
 	// The one good answer is written.
-	c, err := Dial(ctxT(t), Config{URLs: []string{serveScripted(t, answering(func(m server.ClientMessage) []server.ServerMessage {
+	c, err := Dial(ctxT(t), Config{URLs: []string{serveScripted(t, answering(func(m wire.ClientMessage) []wire.ServerMessage {
 		if m.Archive == nil {
-			return []server.ServerMessage{{Type: server.TypeArchive, ID: m.ID, Data: good}}
+			return []wire.ServerMessage{{Type: wire.TypeArchive, ID: m.ID, Data: good}}
 		}
 		return reply(m, good, int64(len(good)))
 	}))}, Logger: quietLogger()})

@@ -20,8 +20,8 @@ import (
 	"github.com/nspl-dev/nspl/lifecycle"
 	"github.com/nspl-dev/nspl/planner"
 	"github.com/nspl-dev/nspl/runtime/timesource"
-	"github.com/nspl-dev/nspl/server"
 	"github.com/nspl-dev/nspl/session"
+	"github.com/nspl-dev/nspl/wire"
 )
 
 // Backoff of a refused restoration and of reconnecting: one second, doubling
@@ -211,7 +211,7 @@ type Client struct {
 
 	mu       sync.Mutex
 	conn     *conn
-	state    server.WireState
+	state    wire.SessionState
 	followed map[string]*follow
 }
 
@@ -235,7 +235,7 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 			if pu.Port() == "" {
 				host += ":80"
 			}
-			if err := server.CheckLoopback(host); err != nil {
+			if err := wire.CheckLoopback(host); err != nil {
 				return nil, fmt.Errorf("%w (got %q)", ErrInsecureURL, u)
 			}
 		default:
@@ -363,7 +363,7 @@ func (c *Client) Exec(ctx context.Context, p planner.Plan) (session.Result, erro
 		return session.Result{}, errors.New("client: nil plan")
 	}
 	kind := callPlain
-	req := server.ClientMessage{Type: server.TypeExec, Text: p.String()}
+	req := wire.ClientMessage{Type: wire.TypeExec, Text: p.String()}
 	var upload []byte
 	switch p.(type) {
 	case planner.Attach:
@@ -383,13 +383,13 @@ func (c *Client) Exec(ctx context.Context, p planner.Plan) (session.Result, erro
 	if err != nil {
 		return session.Result{}, &grammar.Error{Pos: p.Pos(), Msg: err.Error(), Kind: err}
 	}
-	if m.Type == server.TypeError && kind == callDetach && m.Error.Code == "not_attached" {
+	if m.Type == wire.TypeError && kind == callDetach && m.Error.Code == "not_attached" {
 		if r, ok := c.dropPendingRestoration(p); ok {
 			return r, nil
 		}
 	}
-	if m.Type == server.TypeError {
-		ge := server.DecodeError(m.Error)
+	if m.Type == wire.TypeError {
+		ge := session.DecodeError(m.Error)
 		// The server's position is in the canonical text it was sent; the
 		// caller's statement starts at the plan's position.
 		ge.Pos = p.Pos()
@@ -442,7 +442,7 @@ func (c *Client) dropPendingRestoration(p planner.Plan) (session.Result, bool) {
 // DomainNames returns the names of the serving node's domains, for
 // completion.
 func (c *Client) DomainNames(ctx context.Context) ([]string, error) {
-	m, err := c.request(ctx, server.ClientMessage{Type: server.TypeDomains}, callDomains, 0, nil)
+	m, err := c.request(ctx, wire.ClientMessage{Type: wire.TypeDomains}, callDomains, 0, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -479,15 +479,15 @@ func (c *Client) release() { c.lane <- struct{}{} }
 
 // request runs one request on the lane, connecting first if no session is
 // open; upload is the archive sent ahead of it, if any.
-func (c *Client) request(ctx context.Context, m server.ClientMessage, kind callKind, timeout time.Duration, upload []byte) (server.ServerMessage, error) {
+func (c *Client) request(ctx context.Context, m wire.ClientMessage, kind callKind, timeout time.Duration, upload []byte) (wire.ServerMessage, error) {
 	if c.ctx.Err() != nil {
-		return server.ServerMessage{}, ErrClosed
+		return wire.ServerMessage{}, ErrClosed
 	}
 	if err := ctx.Err(); err != nil {
-		return server.ServerMessage{}, err
+		return wire.ServerMessage{}, err
 	}
 	if err := c.acquire(ctx); err != nil {
-		return server.ServerMessage{}, err
+		return wire.ServerMessage{}, err
 	}
 	defer c.release()
 	c.mu.Lock()
@@ -496,7 +496,7 @@ func (c *Client) request(ctx context.Context, m server.ClientMessage, kind callK
 	if cn == nil {
 		var err error
 		if cn, err = c.connect(ctx); err != nil {
-			return server.ServerMessage{}, err
+			return wire.ServerMessage{}, err
 		}
 	}
 	return c.roundTrip(ctx, cn, m, kind, timeout, upload)
@@ -506,21 +506,21 @@ func (c *Client) request(ctx context.Context, m server.ClientMessage, kind callK
 // its answer; the caller holds the lane. A cancelled ctx sends a cancel and
 // waits CancelGrace for the answer; a timeout (restorations) ends the
 // session instead.
-func (c *Client) roundTrip(ctx context.Context, cn *conn, m server.ClientMessage, kind callKind, timeout time.Duration, upload []byte) (server.ServerMessage, error) {
+func (c *Client) roundTrip(ctx context.Context, cn *conn, m wire.ClientMessage, kind callKind, timeout time.Duration, upload []byte) (wire.ServerMessage, error) {
 	m.ID = c.nextID.Add(1)
 	cl, err := cn.register(m.ID, kind)
 	if err != nil {
-		return server.ServerMessage{}, err
+		return wire.ServerMessage{}, err
 	}
 	if err := cn.sendArchive(m.ID, upload); err != nil {
 		cn.forget(m.ID)
 		cn.close(err)
-		return server.ServerMessage{}, err
+		return wire.ServerMessage{}, err
 	}
 	if err := cn.send(m); err != nil {
 		cn.forget(m.ID)
 		cn.close(err)
-		return server.ServerMessage{}, err
+		return wire.ServerMessage{}, err
 	}
 	var timeoutC <-chan time.Time
 	if timeout > 0 {
@@ -532,24 +532,24 @@ func (c *Client) roundTrip(ctx context.Context, cn *conn, m server.ClientMessage
 	case r := <-cl.done:
 		return r, nil
 	case <-cn.lost:
-		return server.ServerMessage{}, cn.lostError()
+		return wire.ServerMessage{}, cn.lostError()
 	case <-timeoutC:
 		err := fmt.Errorf("%w: no answer within %s", ErrConnectionLost, timeout)
 		cn.close(err)
-		return server.ServerMessage{}, err
+		return wire.ServerMessage{}, err
 	case <-ctx.Done():
 	}
-	_ = cn.send(server.ClientMessage{Type: server.TypeCancel, ID: m.ID})
+	_ = cn.send(wire.ClientMessage{Type: wire.TypeCancel, ID: m.ID})
 	grace := c.src.NewTimer(c.cfg.CancelGrace)
 	defer grace.Stop()
 	select {
 	case r := <-cl.done:
 		return r, nil
 	case <-cn.lost:
-		return server.ServerMessage{}, ctx.Err()
+		return wire.ServerMessage{}, ctx.Err()
 	case <-grace.C():
 		cn.forget(m.ID)
-		return server.ServerMessage{}, ctx.Err()
+		return wire.ServerMessage{}, ctx.Err()
 	}
 }
 
@@ -575,7 +575,7 @@ func (c *Client) connect(ctx context.Context) (*conn, error) {
 	c.mu.Lock()
 	prevTx, lostTx := c.state.TxDomain, c.state.InTx
 	active := c.state.Active
-	c.state = server.WireState{}
+	c.state = wire.SessionState{}
 	for _, f := range c.followed {
 		f.conn, f.backoff, f.retryAt = nil, InitialBackoff, 0
 	}
@@ -626,25 +626,25 @@ func (c *Client) restore(cn *conn, active string) {
 	current := c.state.Active
 	c.mu.Unlock()
 	if current != active {
-		_, _ = c.roundTrip(c.ctx, cn, server.ClientMessage{Type: server.TypeExec, Text: planner.Use{Name: active}.String()}, callPlain, c.cfg.RequestTimeout, nil)
+		_, _ = c.roundTrip(c.ctx, cn, wire.ClientMessage{Type: wire.TypeExec, Text: planner.Use{Name: active}.String()}, callPlain, c.cfg.RequestTimeout, nil)
 	}
 }
 
 // restoreOne attaches domain's clock again on cn: USE it, then ATTACH.
 func (c *Client) restoreOne(cn *conn, domain string) {
 	use := planner.Use{Name: domain}.String()
-	m, err := c.roundTrip(c.ctx, cn, server.ClientMessage{Type: server.TypeExec, Text: use}, callPlain, c.cfg.RequestTimeout, nil)
-	if err == nil && m.Type != server.TypeError {
-		m, err = c.roundTrip(c.ctx, cn, server.ClientMessage{Type: server.TypeExec, Text: planner.Attach{}.String()}, callAttach, c.cfg.RequestTimeout, nil)
+	m, err := c.roundTrip(c.ctx, cn, wire.ClientMessage{Type: wire.TypeExec, Text: use}, callPlain, c.cfg.RequestTimeout, nil)
+	if err == nil && m.Type != wire.TypeError {
+		m, err = c.roundTrip(c.ctx, cn, wire.ClientMessage{Type: wire.TypeExec, Text: planner.Attach{}.String()}, callAttach, c.cfg.RequestTimeout, nil)
 	}
 	if err != nil {
 		return // the session ended; the next one tries again
 	}
-	if m.Type != server.TypeError {
+	if m.Type != wire.TypeError {
 		c.notify(Notice{Kind: Restored, Domain: domain, Node: cn.node})
 		return
 	}
-	refusal := server.DecodeError(m.Error)
+	refusal := session.DecodeError(m.Error)
 	if le := lifecycle.AsError(refusal); le != nil && le.Code == lifecycle.CodeDomainNotFound {
 		c.mu.Lock()
 		f := c.followed[domain]
@@ -685,7 +685,7 @@ func (c *Client) wakeSupervisor() {
 }
 
 // stateArrived records the session state a reply reports.
-func (c *Client) stateArrived(cn *conn, st server.WireState) {
+func (c *Client) stateArrived(cn *conn, st wire.SessionState) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.conn == cn || c.conn == nil {
@@ -695,8 +695,8 @@ func (c *Client) stateArrived(cn *conn, st server.WireState) {
 
 // attached records an attach reply before its frames can arrive: it is
 // called on the stream's reader, ahead of the next message.
-func (c *Client) attached(cn *conn, r *server.WireResult) {
-	res, err := server.DecodeResult(r)
+func (c *Client) attached(cn *conn, r *wire.EncodedResult) {
+	res, err := wire.DecodeResult(r)
 	if err != nil || res.Clock == nil {
 		return
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/nspl-dev/nspl/lifecycle"
 	"github.com/nspl-dev/nspl/server"
 	"github.com/nspl-dev/nspl/session"
+	"github.com/nspl-dev/nspl/wire"
 )
 
 func TestRoundTripMatchesLocalSession(t *testing.T) {
@@ -187,16 +188,16 @@ func TestMetricsAndHealth(t *testing.T) {
 		n, _ := resp.Body.Read(b)
 		return resp.StatusCode, string(b[:n])
 	}
-	code, body := get(server.HealthPath, "")
+	code, body := get(wire.HealthPath, "")
 	require.Equal(t, http.StatusOK, code)
 	require.Equal(t, "ok\n", body)
-	code, _ = get(server.MetricsPath, "")
+	code, _ = get(wire.MetricsPath, "")
 	require.Equal(t, http.StatusUnauthorized, code)
-	code, body = get(server.MetricsPath, "tok")
+	code, body = get(wire.MetricsPath, "tok")
 	require.Equal(t, http.StatusOK, code)
 	require.Contains(t, body, "nspl_sessions 1\n")
 	require.Contains(t, body, "nspl_clock_attachments 1\n")
-	code, _ = get(server.PeerPrefix+"status", "tok")
+	code, _ = get(wire.PeerPrefix+"status", "tok")
 	require.Equal(t, http.StatusNotFound, code, "no peer handler is mounted; a token never reaches it anyway")
 }
 
@@ -208,7 +209,7 @@ func TestInsecureOnlyOnLoopback(t *testing.T) {
 		{"127.0.0.1:7401", true}, {"[::1]:7401", true}, {"localhost:7401", true}, {"127.0.0.2:1", true},
 		{"0.0.0.0:7401", false}, {"10.0.0.1:7401", false}, {":7401", false}, {"example.com:7401", false}, {"nope", false},
 	} {
-		err := server.CheckLoopback(tt.addr)
+		err := wire.CheckLoopback(tt.addr)
 		if tt.ok {
 			require.NoError(t, err, tt.addr)
 		} else {

@@ -13,8 +13,8 @@ import (
 
 	"github.com/nspl-dev/nspl/backup"
 	"github.com/nspl-dev/nspl/runtime/timesource"
-	"github.com/nspl-dev/nspl/server"
 	"github.com/nspl-dev/nspl/session"
+	"github.com/nspl-dev/nspl/wire"
 )
 
 // callKind says what the client must note about a reply.
@@ -31,7 +31,7 @@ const (
 // call is one request waiting for its answer.
 type call struct {
 	kind callKind
-	done chan server.ServerMessage // buffered 1
+	done chan wire.ServerMessage // buffered 1
 	// archive gathers a BACKUP's pieces; only the reader touches it, and
 	// hands it over in the reply's Data.
 	archive []byte
@@ -67,7 +67,7 @@ const pingDivisor = 3
 func (c *Client) dial(ctx context.Context, url string) (*conn, error) {
 	connCtx, cancel := context.WithCancel(c.ctx)
 	pr, pw := io.Pipe()
-	req, err := http.NewRequestWithContext(connCtx, http.MethodPost, strings.TrimRight(url, "/")+server.SessionPath, pr)
+	req, err := http.NewRequestWithContext(connCtx, http.MethodPost, strings.TrimRight(url, "/")+wire.SessionPath, pr)
 	if err != nil {
 		cancel()
 		return nil, fmt.Errorf("%w: %v", ErrConfig, err)
@@ -97,17 +97,17 @@ func (c *Client) dial(ctx context.Context, url string) (*conn, error) {
 		}
 		return nil, &ConnectError{URL: url, Err: err}
 	}
-	lr := server.NewLineReader(resp.Body, server.ServerMessageLimit)
+	lr := wire.NewLineReader(resp.Body, wire.ServerMessageLimit)
 	line, err := lr.Next()
-	var welcome server.ServerMessage
+	var welcome wire.ServerMessage
 	if err == nil {
 		err = json.Unmarshal(line, &welcome)
 	}
 	if !stop() {
 		err = errors.Join(err, ctx.Err())
 	}
-	if err == nil && (welcome.Type != server.TypeWelcome || welcome.Version != server.ProtocolVersion) {
-		err = fmt.Errorf("%w: the server speaks %q version %d; this client speaks version %d", ErrProtocolVersion, welcome.Type, welcome.Version, server.ProtocolVersion)
+	if err == nil && (welcome.Type != wire.TypeWelcome || welcome.Version != wire.ProtocolVersion) {
+		err = fmt.Errorf("%w: the server speaks %q version %d; this client speaks version %d", ErrProtocolVersion, welcome.Type, welcome.Version, wire.ProtocolVersion)
 	}
 	if err != nil {
 		_ = resp.Body.Close()
@@ -149,14 +149,14 @@ func (cn *conn) ping(interval time.Duration) {
 		case <-cn.lost:
 			return
 		}
-		if err := cn.send(server.ClientMessage{Type: server.TypePing}); err != nil {
+		if err := cn.send(wire.ClientMessage{Type: wire.TypePing}); err != nil {
 			return
 		}
 	}
 }
 
 // send writes one client message.
-func (cn *conn) send(m server.ClientMessage) error {
+func (cn *conn) send(m wire.ClientMessage) error {
 	b, err := json.Marshal(m)
 	if err != nil {
 		return err
@@ -171,11 +171,11 @@ func (cn *conn) send(m server.ClientMessage) error {
 }
 
 // sendArchive sends b, the archive a request uploads, as archive messages
-// of at most server.ArchivePieceBytes each.
+// of at most wire.ArchivePieceBytes each.
 func (cn *conn) sendArchive(id uint64, b []byte) error {
 	for len(b) > 0 {
-		n := min(len(b), server.ArchivePieceBytes)
-		if err := cn.send(server.ClientMessage{Type: server.TypeArchive, ID: id, Data: b[:n]}); err != nil {
+		n := min(len(b), wire.ArchivePieceBytes)
+		if err := cn.send(wire.ClientMessage{Type: wire.TypeArchive, ID: id, Data: b[:n]}); err != nil {
 			return err
 		}
 		b = b[n:]
@@ -190,7 +190,7 @@ func (cn *conn) register(id uint64, kind callKind) (*call, error) {
 	if cn.lostErr != nil {
 		return nil, cn.lostErr
 	}
-	cl := &call{kind: kind, done: make(chan server.ServerMessage, 1)}
+	cl := &call{kind: kind, done: make(chan wire.ServerMessage, 1)}
 	cn.calls[id] = cl
 	return cl, nil
 }
@@ -203,7 +203,7 @@ func (cn *conn) forget(id uint64) {
 
 // read dispatches server messages until the stream ends, then reports the
 // loss.
-func (cn *conn) read(lr *server.LineReader) {
+func (cn *conn) read(lr *wire.LineReader) {
 	var err error
 	for {
 		var line []byte
@@ -211,9 +211,9 @@ func (cn *conn) read(lr *server.LineReader) {
 		if err != nil {
 			break
 		}
-		var m server.ServerMessage
+		var m wire.ServerMessage
 		if err = json.Unmarshal(line, &m); err != nil {
-			err = fmt.Errorf("%w: %v", server.ErrProtocol, err)
+			err = fmt.Errorf("%w: %v", wire.ErrProtocol, err)
 			break
 		}
 		if err = cn.dispatch(m); err != nil {
@@ -223,27 +223,27 @@ func (cn *conn) read(lr *server.LineReader) {
 	cn.close(fmt.Errorf("%w: %w", ErrConnectionLost, err))
 }
 
-func (cn *conn) dispatch(m server.ServerMessage) error {
+func (cn *conn) dispatch(m wire.ServerMessage) error {
 	switch m.Type {
-	case server.TypeFrame:
-		f, err := server.DecodeFrame(m.Frame)
+	case wire.TypeFrame:
+		f, err := wire.DecodeFrame(m.Frame)
 		if err != nil {
 			return err
 		}
 		cn.c.frameArrived(cn, f)
 		return nil
-	case server.TypeError:
+	case wire.TypeError:
 		if m.ID == 0 && m.Error != nil {
 			// A session error: the server closes the stream after it,
-			// and its code says why (server.ErrSessionIdle, ErrProtocol,
+			// and its code says why (wire.ErrSessionIdle, ErrProtocol,
 			// ...).
-			return server.DecodeError(m.Error)
+			return session.DecodeError(m.Error)
 		}
-	case server.TypeArchive:
+	case wire.TypeArchive:
 		return cn.archivePiece(m)
-	case server.TypeReply, server.TypeNames:
+	case wire.TypeReply, wire.TypeNames:
 	default:
-		return fmt.Errorf("%w: unknown message type %q", server.ErrProtocol, m.Type)
+		return fmt.Errorf("%w: unknown message type %q", wire.ErrProtocol, m.Type)
 	}
 	cn.mu.Lock()
 	cl := cn.calls[m.ID]
@@ -255,7 +255,7 @@ func (cn *conn) dispatch(m server.ServerMessage) error {
 	if cl == nil {
 		return nil // an abandoned request's answer
 	}
-	if m.Type == server.TypeReply && m.Result != nil {
+	if m.Type == wire.TypeReply && m.Result != nil {
 		switch cl.kind {
 		case callAttach:
 			if m.Result.Attachment != 0 {
@@ -275,7 +275,7 @@ func (cn *conn) dispatch(m server.ServerMessage) error {
 // archivePiece adds a piece of a BACKUP's archive to its call. A piece for
 // another kind of request, or one taking the archive over
 // backup.MaxArchiveBytes, ends the stream.
-func (cn *conn) archivePiece(m server.ServerMessage) error {
+func (cn *conn) archivePiece(m wire.ServerMessage) error {
 	cn.mu.Lock()
 	cl := cn.calls[m.ID]
 	cn.mu.Unlock()
@@ -283,10 +283,10 @@ func (cn *conn) archivePiece(m server.ServerMessage) error {
 		return nil // an abandoned request's
 	}
 	if cl.kind != callBackup {
-		return fmt.Errorf("%w: archive bytes for request %d, which is no BACKUP", server.ErrProtocol, m.ID)
+		return fmt.Errorf("%w: archive bytes for request %d, which is no BACKUP", wire.ErrProtocol, m.ID)
 	}
 	if len(cl.archive)+len(m.Data) > backup.MaxArchiveBytes {
-		return fmt.Errorf("%w: the node sent an archive over the %d-byte archive cap", server.ErrProtocol, backup.MaxArchiveBytes)
+		return fmt.Errorf("%w: the node sent an archive over the %d-byte archive cap", wire.ErrProtocol, backup.MaxArchiveBytes)
 	}
 	cl.archive = append(cl.archive, m.Data...)
 	return nil
@@ -323,9 +323,9 @@ func (cn *conn) lostError() error {
 }
 
 // result decodes a reply's result.
-func result(m server.ServerMessage) (session.Result, error) {
+func result(m wire.ServerMessage) (session.Result, error) {
 	if m.Result == nil {
-		return session.Result{}, fmt.Errorf("%w: reply without a result", server.ErrProtocol)
+		return session.Result{}, fmt.Errorf("%w: reply without a result", wire.ErrProtocol)
 	}
-	return server.DecodeResult(m.Result)
+	return wire.DecodeResult(m.Result)
 }

@@ -33,8 +33,8 @@
 // a ping every third of it, so a session that runs nothing stays open. A
 // session error the server sends before it ends the stream (a malformed
 // message, an idle or slow session) is the reason a waiting request fails
-// with: ErrConnectionLost wrapping the server's sentinel (server.ErrProtocol,
-// server.ErrSessionIdle, ...).
+// with: ErrConnectionLost wrapping the server's sentinel (wire.ErrProtocol,
+// wire.ErrSessionIdle, ...).
 //
 // Archive files are the client's: BACKUP's archive comes back with its
 // reply, is verified and written here crash-safely (backup.WriteFile,
@@ -45,7 +45,7 @@
 // client names.
 //
 // Every wait is bounded or cancellable, every read is capped
-// (server.ServerMessageLimit) and unread frames are coalesced per domain, so
+// (wire.ServerMessageLimit) and unread frames are coalesced per domain, so
 // memory does not grow with a slow reader. Time comes from an injected
 // timesource.Source. The client persists nothing but the archives BACKUP
 // writes.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/nspl-dev/nspl/runtime/timesource"
 	"github.com/nspl-dev/nspl/server"
+	"github.com/nspl-dev/nspl/wire"
 )
 
 // lineServer is a session protocol server that announces an idle bound,
@@ -20,16 +21,16 @@ import (
 type lineServer struct {
 	idle   time.Duration
 	lines  chan string
-	answer server.ServerMessage
+	answer wire.ServerMessage
 }
 
 func (s *lineServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rc := http.NewResponseController(w)
 	w.WriteHeader(http.StatusOK)
 	enc := json.NewEncoder(w)
-	_ = enc.Encode(server.ServerMessage{Type: server.TypeWelcome, Version: server.ProtocolVersion, Node: "fake", IdleTimeout: int64(s.idle)})
+	_ = enc.Encode(wire.ServerMessage{Type: wire.TypeWelcome, Version: wire.ProtocolVersion, Node: "fake", IdleTimeout: int64(s.idle)})
 	_ = rc.Flush()
-	lr := server.NewLineReader(r.Body, server.ClientMessageLimit)
+	lr := wire.NewLineReader(r.Body, wire.ClientMessageLimit)
 	for {
 		l, err := lr.Next()
 		if err != nil {
@@ -40,8 +41,8 @@ func (s *lineServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		case <-r.Context().Done():
 			return
 		}
-		var m server.ClientMessage
-		if json.Unmarshal(l, &m) == nil && m.Type == server.TypeExec {
+		var m wire.ClientMessage
+		if json.Unmarshal(l, &m) == nil && m.Type == wire.TypeExec {
 			_ = enc.Encode(s.answer)
 			_ = rc.Flush()
 			return
@@ -98,14 +99,14 @@ func TestClientPingsWithinTheIdleBound(t *testing.T) {
 }
 
 func TestClientSurfacesSessionError(t *testing.T) {
-	ls := &lineServer{lines: make(chan string, 16), answer: server.ServerMessage{Type: server.TypeError,
-		Error: &server.WireError{Line: 1, Column: 1, Code: "protocol", Message: "malformed session protocol message: trailing data after the object"}}}
+	ls := &lineServer{lines: make(chan string, 16), answer: wire.ServerMessage{Type: wire.TypeError,
+		Error: &wire.Error{Line: 1, Column: 1, Code: "protocol", Message: "malformed session protocol message: trailing data after the object"}}}
 	url := serveLines(t, ls)
 	c, err := Dial(ctxT(t), Config{URLs: []string{url}, TimeSource: timesource.NewFake(0), Logger: quietLogger()})
 	require.NoError(t, err)
 	defer c.Close()
 	_, err = c.ExecText(ctxT(t), "LIST DOMAINS;")
-	require.ErrorIs(t, err, server.ErrProtocol, "the server's reason reaches the caller")
+	require.ErrorIs(t, err, wire.ErrProtocol, "the server's reason reaches the caller")
 	require.ErrorIs(t, err, ErrConnectionLost)
 	require.Contains(t, err.Error(), "trailing data after the object")
 }

@@ -133,17 +133,17 @@ func (s *scripted) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusOK)
 	enc := json.NewEncoder(w)
 	var mu sync.Mutex
-	write := func(m server.ServerMessage) {
+	write := func(m wire.ServerMessage) {
 		mu.Lock()
 		defer mu.Unlock()
 		_ = enc.Encode(m)
 		_ = rc.Flush()
 	}
-	write(server.ServerMessage{Type: server.TypeWelcome, Version: server.ProtocolVersion, Node: "fake"})
+	write(wire.ServerMessage{Type: wire.TypeWelcome, Version: wire.ProtocolVersion, Node: "fake"})
 	lines := make(chan []byte)
 	go func() {
 		defer close(lines)
-		lr := server.NewLineReader(r.Body, server.ClientMessageLimit)
+		lr := wire.NewLineReader(r.Body, wire.ClientMessageLimit)
 		for {
 			l, err := lr.Next()
 			if err != nil {
@@ -167,14 +167,14 @@ func (s *scripted) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			if !ok {
 				return
 			}
-			var m server.ClientMessage
-			if json.Unmarshal(l, &m) != nil || m.Type != server.TypeExec {
+			var m wire.ClientMessage
+			if json.Unmarshal(l, &m) != nil || m.Type != wire.TypeExec {
 				continue
 			}
 			switch m.Text {
 			case "USE prod;":
 				active = "prod"
-				write(server.ServerMessage{Type: server.TypeReply, ID: m.ID, Result: &server.WireResult{Statement: m.Text, Message: "ok", Domain: "prod"}, State: &server.WireState{Active: active}})
+				write(wire.ServerMessage{Type: wire.TypeReply, ID: m.ID, Result: &wire.EncodedResult{Statement: m.Text, Message: "ok", Domain: "prod"}, State: &wire.SessionState{Active: active}})
 			case "ATTACH DOMAIN CLOCK;":
 				s.mu.Lock()
 				s.attaches++
@@ -185,17 +185,17 @@ func (s *scripted) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 					continue
 				}
 				if refuse {
-					write(server.ServerMessage{Type: server.TypeError, ID: m.ID, Error: &server.WireError{Line: 1, Column: 1, Code: "clock_unavailable", Message: "not yet"}, State: &server.WireState{Active: active}})
+					write(wire.ServerMessage{Type: wire.TypeError, ID: m.ID, Error: &wire.Error{Line: 1, Column: 1, Code: "clock_unavailable", Message: "not yet"}, State: &wire.SessionState{Active: active}})
 					continue
 				}
-				write(server.ServerMessage{Type: server.TypeReply, ID: m.ID, Result: &server.WireResult{
+				write(wire.ServerMessage{Type: wire.TypeReply, ID: m.ID, Result: &wire.EncodedResult{
 					Statement: m.Text, Message: "attached", Domain: "prod", Attachment: uint64(s.attaches),
 					Clock: wire.AppendObserved(nil, clock.Observed{Generation: 3, State: clock.Stopped}),
-				}, State: &server.WireState{Active: active}})
+				}, State: &wire.SessionState{Active: active}})
 			case "DETACH DOMAIN CLOCK;":
-				write(server.ServerMessage{Type: server.TypeError, ID: m.ID, Error: &server.WireError{Line: 1, Column: 1, Code: "not_attached", Message: "session does not follow the domain clock"}, State: &server.WireState{Active: active}})
+				write(wire.ServerMessage{Type: wire.TypeError, ID: m.ID, Error: &wire.Error{Line: 1, Column: 1, Code: "not_attached", Message: "session does not follow the domain clock"}, State: &wire.SessionState{Active: active}})
 			default:
-				write(server.ServerMessage{Type: server.TypeError, ID: m.ID, Error: &server.WireError{Line: 1, Column: 1, Code: "syntax", Message: "unexpected"}})
+				write(wire.ServerMessage{Type: wire.TypeError, ID: m.ID, Error: &wire.Error{Line: 1, Column: 1, Code: "syntax", Message: "unexpected"}})
 			}
 		}
 	}

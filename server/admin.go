@@ -10,36 +10,26 @@ import (
 	"time"
 
 	"github.com/nspl-dev/nspl/pki"
+	"github.com/nspl-dev/nspl/wire"
 )
 
 // adminBodyLimit caps a leave or remove request body.
 const adminBodyLimit = 4 << 10
 
-// RemoveRequest is the body of a POST to RemovePath.
-type RemoveRequest struct {
-	Node string `json:"node"`
-}
-
-// AdminReply is the body of a leave or remove answer.
-type AdminReply struct {
-	Message string `json:"message,omitempty"`
-	Error   string `json:"error,omitempty"`
-}
-
 func (s *Server) serveLeave(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
-		writeAdmin(w, http.StatusMethodNotAllowed, AdminReply{Error: "use POST"})
+		writeAdmin(w, http.StatusMethodNotAllowed, wire.AdminReply{Error: "use POST"})
 		return
 	}
 	if s.cfg.Cluster == nil {
-		writeAdmin(w, http.StatusConflict, AdminReply{Error: "this node is not a cluster member; there is nothing to leave"})
+		writeAdmin(w, http.StatusConflict, wire.AdminReply{Error: "this node is not a cluster member; there is nothing to leave"})
 		return
 	}
 	if err := s.cfg.Cluster.Leave(r.Context()); err != nil {
-		writeAdmin(w, http.StatusConflict, AdminReply{Error: err.Error()})
+		writeAdmin(w, http.StatusConflict, wire.AdminReply{Error: err.Error()})
 		return
 	}
-	writeAdmin(w, http.StatusOK, AdminReply{Message: "node '" + s.cfg.Node.Name() + "' left the cluster"})
+	writeAdmin(w, http.StatusOK, wire.AdminReply{Message: "node '" + s.cfg.Node.Name() + "' left the cluster"})
 	_ = http.NewResponseController(w).Flush()
 	if l, ok := s.cfg.Cluster.(interface{ Left() }); ok {
 		l.Left() // the process that served the node may now stop
@@ -48,34 +38,34 @@ func (s *Server) serveLeave(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) serveRemove(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
-		writeAdmin(w, http.StatusMethodNotAllowed, AdminReply{Error: "use POST"})
+		writeAdmin(w, http.StatusMethodNotAllowed, wire.AdminReply{Error: "use POST"})
 		return
 	}
-	var req RemoveRequest
+	var req wire.RemoveRequest
 	b, err := s.readAdminBody(w, r)
 	if err != nil {
-		writeAdmin(w, http.StatusRequestTimeout, AdminReply{Error: err.Error()})
+		writeAdmin(w, http.StatusRequestTimeout, wire.AdminReply{Error: err.Error()})
 		return
 	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&req); err != nil {
-		writeAdmin(w, http.StatusBadRequest, AdminReply{Error: "body must be {\"node\":\"NAME\"}: " + err.Error()})
+		writeAdmin(w, http.StatusBadRequest, wire.AdminReply{Error: "body must be {\"node\":\"NAME\"}: " + err.Error()})
 		return
 	}
 	if err := pki.ValidName(req.Node); err != nil {
-		writeAdmin(w, http.StatusBadRequest, AdminReply{Error: err.Error()})
+		writeAdmin(w, http.StatusBadRequest, wire.AdminReply{Error: err.Error()})
 		return
 	}
 	if s.cfg.Cluster == nil {
-		writeAdmin(w, http.StatusConflict, AdminReply{Error: "this node is not a cluster member; there is no node to remove"})
+		writeAdmin(w, http.StatusConflict, wire.AdminReply{Error: "this node is not a cluster member; there is no node to remove"})
 		return
 	}
 	if err := s.cfg.Cluster.Remove(r.Context(), req.Node); err != nil {
-		writeAdmin(w, http.StatusConflict, AdminReply{Error: err.Error()})
+		writeAdmin(w, http.StatusConflict, wire.AdminReply{Error: err.Error()})
 		return
 	}
-	writeAdmin(w, http.StatusOK, AdminReply{Message: "removed node '" + req.Node + "' from the cluster"})
+	writeAdmin(w, http.StatusOK, wire.AdminReply{Message: "removed node '" + req.Node + "' from the cluster"})
 }
 
 // readAdminBody reads a cluster request's body of at most adminBodyLimit
@@ -113,7 +103,7 @@ func (s *Server) readAdminBody(w http.ResponseWriter, r *http.Request) ([]byte, 
 	return b, nil
 }
 
-func writeAdmin(w http.ResponseWriter, code int, rep AdminReply) {
+func writeAdmin(w http.ResponseWriter, code int, rep wire.AdminReply) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(code)
 	_ = json.NewEncoder(w).Encode(rep)

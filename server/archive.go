@@ -7,6 +7,7 @@ import (
 
 	"github.com/nspl-dev/nspl/backup"
 	"github.com/nspl-dev/nspl/planner"
+	"github.com/nspl-dev/nspl/wire"
 )
 
 // DefaultMaxArchiveUploads bounds the archives a server receives at once
@@ -60,8 +61,8 @@ func (u *upload) add(piece []byte) {
 	if u.err != nil {
 		return
 	}
-	if len(piece) > ArchivePieceBytes {
-		u.err = fmt.Errorf("%w: an archive piece of %d bytes is over the %d-byte piece limit", ErrProtocol, len(piece), ArchivePieceBytes)
+	if len(piece) > wire.ArchivePieceBytes {
+		u.err = fmt.Errorf("%w: an archive piece of %d bytes is over the %d-byte piece limit", ErrProtocol, len(piece), wire.ArchivePieceBytes)
 		u.data = nil
 		return
 	}
@@ -97,7 +98,7 @@ func archivePlan(p planner.Plan) (read, ok bool) {
 // prepareTransfer checks the archive a request carries against its plan
 // and returns the transfer the session's Archives will see, or the error
 // to answer the request with.
-func prepareTransfer(p planner.Plan, m ClientMessage, up *upload) (*transfer, error) {
+func prepareTransfer(p planner.Plan, m wire.ClientMessage, up *upload) (*transfer, error) {
 	read, ok := archivePlan(p)
 	if !ok {
 		if m.Archive != nil || up != nil {
@@ -157,8 +158,8 @@ func (st *stream) ReadArchive(_ context.Context, _ string) (string, backup.Archi
 // writeArchiveLocked sends a BACKUP's archive in pieces before its reply.
 func (st *stream) writeArchiveLocked(id uint64, b []byte) bool {
 	for len(b) > 0 {
-		n := min(len(b), ArchivePieceBytes)
-		if !st.writeLocked(ServerMessage{Type: TypeArchive, ID: id, Data: b[:n]}) {
+		n := min(len(b), wire.ArchivePieceBytes)
+		if !st.writeLocked(wire.ServerMessage{Type: wire.TypeArchive, ID: id, Data: b[:n]}) {
 			return false
 		}
 		b = b[n:]

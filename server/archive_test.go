@@ -17,13 +17,14 @@ import (
 	"github.com/nspl-dev/nspl/grammar"
 	"github.com/nspl-dev/nspl/lifecycle"
 	"github.com/nspl-dev/nspl/planner"
+	"github.com/nspl-dev/nspl/wire"
 )
 
 // rawSession is one session spoken line by line.
 type rawSession struct {
 	t  *testing.T
 	pw *io.PipeWriter
-	lr *LineReader
+	lr *wire.LineReader
 }
 
 func openRaw(t *testing.T, url string) *rawSession {
@@ -31,19 +32,19 @@ func openRaw(t *testing.T, url string) *rawSession {
 	hc := h2c()
 	t.Cleanup(hc.CloseIdleConnections)
 	pr, pw := io.Pipe()
-	resp, err := hc.Post(url+SessionPath, "application/x-ndjson", pr)
+	resp, err := hc.Post(url+wire.SessionPath, "application/x-ndjson", pr)
 	require.NoError(t, err)
 	require.Equal(t, 200, resp.StatusCode)
 	t.Cleanup(func() {
 		_ = pw.Close()
 		_ = resp.Body.Close()
 	})
-	s := &rawSession{t: t, pw: pw, lr: NewLineReader(resp.Body, ServerMessageLimit)}
-	require.Equal(t, TypeWelcome, s.read().Type)
+	s := &rawSession{t: t, pw: pw, lr: wire.NewLineReader(resp.Body, wire.ServerMessageLimit)}
+	require.Equal(t, wire.TypeWelcome, s.read().Type)
 	return s
 }
 
-func (s *rawSession) send(m ClientMessage) {
+func (s *rawSession) send(m wire.ClientMessage) {
 	s.t.Helper()
 	b, err := json.Marshal(m)
 	require.NoError(s.t, err)
@@ -51,11 +52,11 @@ func (s *rawSession) send(m ClientMessage) {
 	require.NoError(s.t, err)
 }
 
-func (s *rawSession) read() ServerMessage {
+func (s *rawSession) read() wire.ServerMessage {
 	s.t.Helper()
 	line, err := s.lr.Next()
 	require.NoError(s.t, err)
-	var m ServerMessage
+	var m wire.ServerMessage
 	require.NoError(s.t, json.Unmarshal(line, &m))
 	return m
 }
@@ -63,8 +64,8 @@ func (s *rawSession) read() ServerMessage {
 // upload sends b as the archive pieces of request id.
 func (s *rawSession) upload(id uint64, b []byte) {
 	for len(b) > 0 {
-		n := min(len(b), ArchivePieceBytes)
-		s.send(ClientMessage{Type: TypeArchive, ID: id, Data: b[:n]})
+		n := min(len(b), wire.ArchivePieceBytes)
+		s.send(wire.ClientMessage{Type: wire.TypeArchive, ID: id, Data: b[:n]})
 		b = b[n:]
 	}
 }
@@ -104,16 +105,16 @@ func TestArchiveStatementsNeverOpenServerPaths(t *testing.T) {
 	for _, path := range []string{archive, link, filepath.Join(dir, "sub", "..", "a.nsplbak"), filepath.Join(dir, "missing"), "/dev/zero", fifo} {
 		for _, stmt := range []string{"DESCRIBE BACKUP '%s';", "RESTORE CLUSTER FROM '%s';", "RESTORE DOMAIN d00000 FROM '%s' DRY RUN;"} {
 			id++
-			s.send(ClientMessage{Type: TypeExec, ID: id, Text: fmt.Sprintf(stmt, path)})
+			s.send(wire.ClientMessage{Type: wire.TypeExec, ID: id, Text: fmt.Sprintf(stmt, path)})
 			m := s.read()
-			require.Equal(t, TypeError, m.Type, stmt, path)
+			require.Equal(t, wire.TypeError, m.Type, stmt, path)
 			require.Equal(t, "archive_required", m.Error.Code, m.Error.Message)
 			require.Equal(t, ErrArchiveRequired.Error(), m.Error.Message, "the answer says nothing about the path")
 		}
 	}
 	for _, path := range []string{filepath.Join(dir, "new.nsplbak"), precious, archive} {
 		id++
-		s.send(ClientMessage{Type: TypeExec, ID: id, Text: fmt.Sprintf("BACKUP CLUSTER TO '%s';", path)})
+		s.send(wire.ClientMessage{Type: wire.TypeExec, ID: id, Text: fmt.Sprintf("BACKUP CLUSTER TO '%s';", path)})
 		m := s.read()
 		require.Equal(t, "archive_required", m.Error.Code, m.Error.Message)
 	}
@@ -138,20 +139,20 @@ func TestRemoteBackupSendsTheArchive(t *testing.T) {
 	url, _ := insecureEnv(t, Config{})
 	s := openRaw(t, url)
 	dir := t.TempDir()
-	s.send(ClientMessage{Type: TypeExec, ID: 1, Text: "CREATE DOMAIN web;"})
-	require.Equal(t, TypeReply, s.read().Type)
+	s.send(wire.ClientMessage{Type: wire.TypeExec, ID: 1, Text: "CREATE DOMAIN web;"})
+	require.Equal(t, wire.TypeReply, s.read().Type)
 	clientFile := filepath.Join(dir, "client.nsplbak")
-	s.send(ClientMessage{Type: TypeExec, ID: 2, Text: "BACKUP CLUSTER TO '" + clientFile + "';", Archive: &WireArchive{Name: clientFile}})
+	s.send(wire.ClientMessage{Type: wire.TypeExec, ID: 2, Text: "BACKUP CLUSTER TO '" + clientFile + "';", Archive: &wire.Archive{Name: clientFile}})
 	var got []byte
 	m := s.read()
-	for m.Type == TypeArchive {
+	for m.Type == wire.TypeArchive {
 		require.Equal(t, uint64(2), m.ID)
-		require.LessOrEqual(t, len(m.Data), ArchivePieceBytes)
+		require.LessOrEqual(t, len(m.Data), wire.ArchivePieceBytes)
 		got = append(got, m.Data...)
 		m = s.read()
 	}
-	require.Equal(t, TypeReply, m.Type, m.Error)
-	require.Equal(t, &WireArchive{Name: clientFile, Bytes: int64(len(got))}, m.Archive)
+	require.Equal(t, wire.TypeReply, m.Type, m.Error)
+	require.Equal(t, &wire.Archive{Name: clientFile, Bytes: int64(len(got))}, m.Archive)
 	require.Contains(t, m.Result.Message, "backed up cluster (1 domain) to '"+clientFile+"'")
 	a, err := backup.Decode(got)
 	require.NoError(t, err)
@@ -168,31 +169,31 @@ func TestUploadedArchives(t *testing.T) {
 	url, srv := insecureEnv(t, Config{})
 	s := openRaw(t, url)
 	big := encodedArchive(t, 1500)
-	require.Greater(t, len(big), 2*ArchivePieceBytes, "the archive takes several pieces")
+	require.Greater(t, len(big), 2*wire.ArchivePieceBytes, "the archive takes several pieces")
 	small := encodedArchive(t, 1)
 	corrupt := append([]byte(nil), small...)
 	corrupt[600] ^= 0xff
 	nowhere := "/nonexistent/server/path.nsplbak"
 
 	id := uint64(0)
-	exec := func(text string, archive *WireArchive, pieces []byte) ServerMessage {
+	exec := func(text string, archive *wire.Archive, pieces []byte) wire.ServerMessage {
 		t.Helper()
 		id++
 		s.upload(id, pieces)
-		s.send(ClientMessage{Type: TypeExec, ID: id, Text: text, Archive: archive})
+		s.send(wire.ClientMessage{Type: wire.TypeExec, ID: id, Text: text, Archive: archive})
 		m := s.read()
 		require.Equal(t, id, m.ID)
 		require.Eventually(t, func() bool { return len(srv.uploads) == 0 }, 10*time.Second, time.Millisecond, "the upload's slot is free again")
 		return m
 	}
 
-	m := exec("DESCRIBE BACKUP '"+nowhere+"';", &WireArchive{Name: "/home/me/big.nsplbak", Bytes: int64(len(big))}, big)
-	require.Equal(t, TypeReply, m.Type, m.Error)
+	m := exec("DESCRIBE BACKUP '"+nowhere+"';", &wire.Archive{Name: "/home/me/big.nsplbak", Bytes: int64(len(big))}, big)
+	require.Equal(t, wire.TypeReply, m.Type, m.Error)
 	require.Len(t, m.Result.Set.Rows, 1500)
 	require.Contains(t, m.Result.Message, "backup '/home/me/big.nsplbak': format version 1")
 
-	m = exec("RESTORE DOMAIN d00000 FROM '"+nowhere+"';", &WireArchive{Name: "/home/me/small.nsplbak", Bytes: int64(len(small))}, small)
-	require.Equal(t, TypeReply, m.Type, m.Error)
+	m = exec("RESTORE DOMAIN d00000 FROM '"+nowhere+"';", &wire.Archive{Name: "/home/me/small.nsplbak", Bytes: int64(len(small))}, small)
+	require.Equal(t, wire.TypeReply, m.Type, m.Error)
 	require.Contains(t, m.Result.Message, "from '/home/me/small.nsplbak'")
 	_, err := srv.cfg.Node.Domain("d00000")
 	require.NoError(t, err)
@@ -200,21 +201,21 @@ func TestUploadedArchives(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		text    string
-		archive *WireArchive
+		archive *wire.Archive
 		pieces  []byte
 		code    string
 	}{
-		{"corrupt archive", "DESCRIBE BACKUP 'x';", &WireArchive{Name: "c", Bytes: int64(len(corrupt))}, corrupt, "archive_corrupt"},
-		{"empty upload", "DESCRIBE BACKUP 'x';", &WireArchive{Name: "e"}, nil, "archive_corrupt"},
-		{"fewer bytes than said", "DESCRIBE BACKUP 'x';", &WireArchive{Name: "s", Bytes: int64(len(small)) + 1}, small, "protocol"},
+		{"corrupt archive", "DESCRIBE BACKUP 'x';", &wire.Archive{Name: "c", Bytes: int64(len(corrupt))}, corrupt, "archive_corrupt"},
+		{"empty upload", "DESCRIBE BACKUP 'x';", &wire.Archive{Name: "e"}, nil, "archive_corrupt"},
+		{"fewer bytes than said", "DESCRIBE BACKUP 'x';", &wire.Archive{Name: "s", Bytes: int64(len(small)) + 1}, small, "protocol"},
 		{"pieces for a statement without an archive", "LIST DOMAINS;", nil, small, "protocol"},
-		{"an archive field on a statement without one", "LIST DOMAINS;", &WireArchive{Name: "s"}, nil, "protocol"},
-		{"pieces for a BACKUP", "BACKUP CLUSTER TO 'x';", &WireArchive{Name: "s"}, small, "protocol"},
+		{"an archive field on a statement without one", "LIST DOMAINS;", &wire.Archive{Name: "s"}, nil, "protocol"},
+		{"pieces for a BACKUP", "BACKUP CLUSTER TO 'x';", &wire.Archive{Name: "s"}, small, "protocol"},
 		{"pieces without the archive field", "DESCRIBE BACKUP 'x';", nil, small, "archive_required"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m := exec(tc.text, tc.archive, tc.pieces)
-			require.Equal(t, TypeError, m.Type)
+			require.Equal(t, wire.TypeError, m.Type)
 			require.Equal(t, tc.code, m.Error.Code, m.Error.Message)
 		})
 	}
@@ -223,26 +224,26 @@ func TestUploadedArchives(t *testing.T) {
 	id++
 	s.upload(id, small)
 	m = exec("LIST DOMAINS;", nil, nil)
-	require.Equal(t, TypeReply, m.Type, m.Error)
+	require.Equal(t, wire.TypeReply, m.Type, m.Error)
 }
 
 // TestUploadOverTheCap checks an upload past its cap (backup.MaxArchiveBytes,
 // lowered here to keep the test small) is refused, its bytes dropped as
 // soon as it passes the cap.
 func TestUploadOverTheCap(t *testing.T) {
-	const limit = 3 * ArchivePieceBytes
+	const limit = 3 * wire.ArchivePieceBytes
 	url, srv := insecureEnv(t, Config{uploadCap: limit})
 	require.Equal(t, limit, srv.uploadCap)
 	s := openRaw(t, url)
-	piece := make([]byte, ArchivePieceBytes)
+	piece := make([]byte, wire.ArchivePieceBytes)
 	total := 0
 	for total <= limit {
-		s.send(ClientMessage{Type: TypeArchive, ID: 1, Data: piece})
+		s.send(wire.ClientMessage{Type: wire.TypeArchive, ID: 1, Data: piece})
 		total += len(piece)
 	}
-	s.send(ClientMessage{Type: TypeExec, ID: 1, Text: "DESCRIBE BACKUP 'x';", Archive: &WireArchive{Name: "x", Bytes: int64(total)}})
+	s.send(wire.ClientMessage{Type: wire.TypeExec, ID: 1, Text: "DESCRIBE BACKUP 'x';", Archive: &wire.Archive{Name: "x", Bytes: int64(total)}})
 	m := s.read()
-	require.Equal(t, TypeError, m.Type)
+	require.Equal(t, wire.TypeError, m.Type)
 	require.Equal(t, "archive_too_large", m.Error.Code, m.Error.Message)
 	require.Contains(t, m.Error.Message, fmt.Sprintf("over the %d-byte archive cap", limit))
 	require.Eventually(t, func() bool { return len(srv.uploads) == 0 }, 10*time.Second, time.Millisecond)
@@ -258,22 +259,22 @@ func TestUploadsAreBounded(t *testing.T) {
 	url, srv := insecureEnv(t, Config{MaxArchiveUploads: 1})
 	small := encodedArchive(t, 1)
 	first, second := openRaw(t, url), openRaw(t, url)
-	first.send(ClientMessage{Type: TypeArchive, ID: 1, Data: small})
+	first.send(wire.ClientMessage{Type: wire.TypeArchive, ID: 1, Data: small})
 	require.Eventually(t, func() bool { return len(srv.uploads) == 1 }, 10*time.Second, time.Millisecond)
 
 	second.upload(1, small)
-	second.send(ClientMessage{Type: TypeExec, ID: 1, Text: "DESCRIBE BACKUP 'x';", Archive: &WireArchive{Name: "x", Bytes: int64(len(small))}})
+	second.send(wire.ClientMessage{Type: wire.TypeExec, ID: 1, Text: "DESCRIBE BACKUP 'x';", Archive: &wire.Archive{Name: "x", Bytes: int64(len(small))}})
 	m := second.read()
 	require.Equal(t, "archive_busy", m.Error.Code, m.Error.Message)
 
-	first.send(ClientMessage{Type: TypeExec, ID: 1, Text: "DESCRIBE BACKUP 'x';", Archive: &WireArchive{Name: "x", Bytes: int64(len(small))}})
+	first.send(wire.ClientMessage{Type: wire.TypeExec, ID: 1, Text: "DESCRIBE BACKUP 'x';", Archive: &wire.Archive{Name: "x", Bytes: int64(len(small))}})
 	m = first.read()
-	require.Equal(t, TypeReply, m.Type, m.Error)
+	require.Equal(t, wire.TypeReply, m.Type, m.Error)
 	require.Eventually(t, func() bool { return len(srv.uploads) == 0 }, 10*time.Second, time.Millisecond)
 	second.upload(2, small)
-	second.send(ClientMessage{Type: TypeExec, ID: 2, Text: "DESCRIBE BACKUP 'x';", Archive: &WireArchive{Name: "x", Bytes: int64(len(small))}})
+	second.send(wire.ClientMessage{Type: wire.TypeExec, ID: 2, Text: "DESCRIBE BACKUP 'x';", Archive: &wire.Archive{Name: "x", Bytes: int64(len(small))}})
 	m = second.read()
-	require.Equal(t, TypeReply, m.Type, m.Error)
+	require.Equal(t, wire.TypeReply, m.Type, m.Error)
 	require.True(t, strings.HasPrefix(m.Result.Message, "backup 'x'"))
 }
 
@@ -283,8 +284,8 @@ func TestUploadsAreBounded(t *testing.T) {
 // for an archive statement whose archive arrived whole.
 func FuzzArchiveRequest(f *testing.F) {
 	small := encodedArchive(f, 1)
-	piece, _ := json.Marshal(ClientMessage{Type: TypeArchive, ID: 1, Data: small})
-	exec, _ := json.Marshal(ClientMessage{Type: TypeExec, ID: 1, Text: "DESCRIBE BACKUP 'x';", Archive: &WireArchive{Name: "x", Bytes: int64(len(small))}})
+	piece, _ := json.Marshal(wire.ClientMessage{Type: wire.TypeArchive, ID: 1, Data: small})
+	exec, _ := json.Marshal(wire.ClientMessage{Type: wire.TypeExec, ID: 1, Text: "DESCRIBE BACKUP 'x';", Archive: &wire.Archive{Name: "x", Bytes: int64(len(small))}})
 	f.Add(piece, exec)
 	f.Add([]byte(`{"type":"archive","id":1,"data":"AAAA"}`), []byte(`{"type":"exec","id":1,"text":"BACKUP CLUSTER TO 'x';","archive":{"name":"x","bytes":0}}`))
 	f.Add([]byte(`{"type":"archive","id":1,"data":"!!"}`), []byte(`{"type":"exec","id":1,"text":"LIST DOMAINS;"}`))
@@ -292,19 +293,19 @@ func FuzzArchiveRequest(f *testing.F) {
 		const limit = 1 << 10
 		up := &upload{id: 1, cap: limit}
 		for _, line := range [][]byte{first, second} {
-			var m ClientMessage
-			if err := strictUnmarshal(line, &m); err != nil {
+			var m wire.ClientMessage
+			if err := wire.UnmarshalStrict(line, &m); err != nil {
 				require.ErrorIs(t, err, ErrProtocol)
 				continue
 			}
 			switch m.Type {
-			case TypeArchive:
+			case wire.TypeArchive:
 				up.add(m.Data)
 				require.LessOrEqual(t, len(up.data), limit)
 				if up.err != nil {
 					require.Nil(t, up.data, "a refused upload holds nothing")
 				}
-			case TypeExec:
+			case wire.TypeExec:
 				stmt, err := grammar.ParseStatement(m.Text)
 				if err != nil {
 					continue

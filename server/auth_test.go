@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nspl-dev/nspl/pki"
+	"github.com/nspl-dev/nspl/wire"
 )
 
 // verifiedAs returns a connection state whose verified chain is c's leaf.
@@ -51,7 +52,7 @@ func TestAuthenticatedAdmitsClientsOnly(t *testing.T) {
 		{"nothing", nil, "", http.StatusUnauthorized},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := httptest.NewRequest(http.MethodPost, SessionPath, nil)
+			r := httptest.NewRequest(http.MethodPost, wire.SessionPath, nil)
 			r.TLS = tc.tls
 			if tc.header != "" {
 				r.Header.Set("Authorization", tc.header)

@@ -27,7 +27,7 @@
 // The request body and the response body are streams of newline-delimited
 // JSON objects, one message per line. The server answers 200 at once and
 // flushes every message as it is written. A client message is at most
-// ClientMessageLimit bytes and a server message at most ServerMessageLimit.
+// wire.ClientMessageLimit bytes and a server message at most wire.ServerMessageLimit.
 // The session lives as long as the stream: closing either side ends it and
 // discards its attachments.
 //
@@ -102,8 +102,8 @@
 // for every path, so nothing about the server's files is read or revealed.
 //
 // RESTORE and DESCRIBE BACKUP: the client sends the file's bytes first, as
-// archive messages with the exec's id, each at most ArchivePieceBytes of
-// data (base64, so every line stays under ClientMessageLimit), then the
+// archive messages with the exec's id, each at most wire.ArchivePieceBytes of
+// data (base64, so every line stays under wire.ClientMessageLimit), then the
 // exec with bytes set to their total. The server gathers at most
 // backup.MaxArchiveBytes (archive_too_large past it, and what arrived is
 // dropped at once), holds at most Config.MaxArchiveUploads uploads at once

@@ -22,6 +22,7 @@ import (
 	"github.com/nspl-dev/nspl/node"
 	"github.com/nspl-dev/nspl/pki"
 	"github.com/nspl-dev/nspl/runtime/timesource"
+	"github.com/nspl-dev/nspl/wire"
 )
 
 // testSession is one session protocol stream a test drives line by line.
@@ -29,22 +30,22 @@ type testSession struct {
 	t    *testing.T
 	pw   *io.PipeWriter
 	body io.ReadCloser
-	lr   *LineReader
+	lr   *wire.LineReader
 }
 
 // openSession opens a session with hc and reads its welcome.
 func openSession(t *testing.T, hc *http.Client, url string) *testSession {
 	t.Helper()
 	pr, pw := io.Pipe()
-	resp, err := hc.Post(url+SessionPath, "application/x-ndjson", pr)
+	resp, err := hc.Post(url+wire.SessionPath, "application/x-ndjson", pr)
 	require.NoError(t, err)
 	require.Equal(t, http.StatusOK, resp.StatusCode)
-	ts := &testSession{t: t, pw: pw, body: resp.Body, lr: NewLineReader(resp.Body, ServerMessageLimit)}
+	ts := &testSession{t: t, pw: pw, body: resp.Body, lr: wire.NewLineReader(resp.Body, wire.ServerMessageLimit)}
 	t.Cleanup(func() {
 		_ = pw.Close()
 		_ = resp.Body.Close()
 	})
-	require.Equal(t, TypeWelcome, ts.read().Type)
+	require.Equal(t, wire.TypeWelcome, ts.read().Type)
 	return ts
 }
 
@@ -55,11 +56,11 @@ func (ts *testSession) write(s string) {
 	require.NoError(ts.t, err)
 }
 
-func (ts *testSession) read() ServerMessage {
+func (ts *testSession) read() wire.ServerMessage {
 	ts.t.Helper()
 	line, err := ts.lr.Next()
 	require.NoError(ts.t, err)
-	var m ServerMessage
+	var m wire.ServerMessage
 	require.NoError(ts.t, json.Unmarshal(line, &m))
 	return m
 }
@@ -73,7 +74,7 @@ func ctxT(t *testing.T) context.Context {
 // metricsText returns the server's /metrics.
 func metricsText(t *testing.T, hc *http.Client, url string) string {
 	t.Helper()
-	resp, err := hc.Get(url + MetricsPath)
+	resp, err := hc.Get(url + wire.MetricsPath)
 	require.NoError(t, err)
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
@@ -106,7 +107,7 @@ func TestMalformedInputGetsAnErrorFrame(t *testing.T) {
 			for i, line := range tt.in {
 				ts.write(line + "\n")
 				if i < len(tt.in)-1 {
-					require.Equal(t, TypeNames, ts.read().Type)
+					require.Equal(t, wire.TypeNames, ts.read().Type)
 				}
 			}
 			requireClosedWith(t, ts.lr, tt.code)
@@ -118,22 +119,22 @@ func TestMalformedInputGetsAnErrorFrame(t *testing.T) {
 func TestDecodeClientMessage(t *testing.T) {
 	for _, tt := range []struct {
 		in   string
-		want ClientMessage
+		want wire.ClientMessage
 		ok   bool
 	}{
-		{`{"type":"exec","id":1,"text":"USE a;"}`, ClientMessage{Type: TypeExec, ID: 1, Text: "USE a;"}, true},
-		{` {"type":"ping"} `, ClientMessage{Type: TypePing}, true},
-		{`{"type":"cancel","id":9}`, ClientMessage{Type: TypeCancel, ID: 9}, true},
-		{`{"type":"exec","id":1}]`, ClientMessage{}, false},
-		{`{"type":"exec","id":1}}`, ClientMessage{}, false},
-		{`{"type":"exec","id":1}x`, ClientMessage{}, false},
-		{`{"type":"exec","id":-1}`, ClientMessage{}, false},
-		{`{"type":"exec","id":1.5}`, ClientMessage{}, false},
-		{`{"type":"reply","id":1}`, ClientMessage{}, false},
-		{`null`, ClientMessage{}, false},
-		{``, ClientMessage{}, false},
+		{`{"type":"exec","id":1,"text":"USE a;"}`, wire.ClientMessage{Type: wire.TypeExec, ID: 1, Text: "USE a;"}, true},
+		{` {"type":"ping"} `, wire.ClientMessage{Type: wire.TypePing}, true},
+		{`{"type":"cancel","id":9}`, wire.ClientMessage{Type: wire.TypeCancel, ID: 9}, true},
+		{`{"type":"exec","id":1}]`, wire.ClientMessage{}, false},
+		{`{"type":"exec","id":1}}`, wire.ClientMessage{}, false},
+		{`{"type":"exec","id":1}x`, wire.ClientMessage{}, false},
+		{`{"type":"exec","id":-1}`, wire.ClientMessage{}, false},
+		{`{"type":"exec","id":1.5}`, wire.ClientMessage{}, false},
+		{`{"type":"reply","id":1}`, wire.ClientMessage{}, false},
+		{`null`, wire.ClientMessage{}, false},
+		{``, wire.ClientMessage{}, false},
 	} {
-		got, err := DecodeClientMessage([]byte(tt.in))
+		got, err := wire.DecodeClientMessage([]byte(tt.in))
 		if !tt.ok {
 			require.ErrorIs(t, err, ErrProtocol, tt.in)
 			continue
@@ -151,7 +152,7 @@ func FuzzDecodeClientMessage(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		m, err := DecodeClientMessage(b)
+		m, err := wire.DecodeClientMessage(b)
 		if err != nil {
 			if !errors.Is(err, ErrProtocol) {
 				t.Fatalf("a refusal that is not ErrProtocol: %v", err)
@@ -162,7 +163,7 @@ func FuzzDecodeClientMessage(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		again, err := DecodeClientMessage(enc)
+		again, err := wire.DecodeClientMessage(enc)
 		if err != nil {
 			t.Fatalf("a decoded message does not decode again: %v", err)
 		}
@@ -211,7 +212,7 @@ func TestPingKeepsSessionOpen(t *testing.T) {
 		}
 	}
 	ts.write(`{"type":"domains","id":1}` + "\n")
-	require.Equal(t, TypeNames, ts.read().Type, "pinged sessions stay open")
+	require.Equal(t, wire.TypeNames, ts.read().Type, "pinged sessions stay open")
 }
 
 func TestSlowMessageIsCut(t *testing.T) {
@@ -308,7 +309,7 @@ func TestPerIdentitySessionShare(t *testing.T) {
 	for range 2 {
 		openSession(t, alice, e.url)
 	}
-	resp, err := alice.Post(e.url+SessionPath, "application/x-ndjson", strings.NewReader(""))
+	resp, err := alice.Post(e.url+wire.SessionPath, "application/x-ndjson", strings.NewReader(""))
 	require.NoError(t, err)
 	b, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
@@ -389,7 +390,7 @@ func TestSlowClusterRequestBodyIsCut(t *testing.T) {
 	hc := h2c()
 	defer hc.CloseIdleConnections()
 
-	resp, err := hc.Post(url+RemovePath, "application/json", strings.NewReader(`{"node":"n2"}`))
+	resp, err := hc.Post(url+wire.RemovePath, "application/json", strings.NewReader(`{"node":"n2"}`))
 	require.NoError(t, err)
 	resp.Body.Close()
 	require.Equal(t, http.StatusConflict, resp.StatusCode, "read whole, then refused: not a cluster member")
@@ -403,7 +404,7 @@ func TestSlowClusterRequestBodyIsCut(t *testing.T) {
 	}
 	got := make(chan answer, 1)
 	go func() {
-		resp, err := hc.Post(url+RemovePath, "application/json", pr)
+		resp, err := hc.Post(url+wire.RemovePath, "application/json", pr)
 		got <- answer{resp, err}
 	}()
 	require.NoError(t, fake.BlockUntil(ctxT(t), 1), "the body's timer is armed")

@@ -18,6 +18,7 @@ import (
 	"github.com/nspl-dev/nspl/pki"
 	"github.com/nspl-dev/nspl/runtime/timesource"
 	"github.com/nspl-dev/nspl/session"
+	"github.com/nspl-dev/nspl/wire"
 )
 
 // DefaultMaxSessions bounds concurrent sessions when Config.MaxSessions is
@@ -30,7 +31,7 @@ var (
 	ErrConfig = errors.New("invalid server configuration")
 	// ErrInsecureAddress: --insecure asked for a listener that is not on a
 	// loopback address.
-	ErrInsecureAddress = errors.New("plain HTTP serves only a loopback address; use 127.0.0.1 or ::1, or give TLS material")
+	ErrInsecureAddress = wire.ErrInsecureAddress
 )
 
 // Cluster is what the server needs from a cluster member. A single embedded
@@ -61,7 +62,7 @@ type Config struct {
 	// Token, when not empty, admits a client that presents it as
 	// "Authorization: Bearer TOKEN" without a client certificate.
 	Token string
-	// Peer is mounted under PeerPrefix and reached only by clients whose
+	// Peer is mounted under wire.PeerPrefix and reached only by clients whose
 	// verified certificate names a node; nil answers 404 there.
 	Peer http.Handler
 	// Cluster answers SHOW CLUSTER STATUS, leave and remove; nil means a
@@ -159,13 +160,13 @@ func New(cfg Config) (*Server, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Server{cfg: cfg, logger: cfg.Logger, mux: http.NewServeMux(), ctx: ctx, cancel: cancel, live: make(map[*session.Session]context.CancelFunc),
 		uploads: make(chan struct{}, cfg.MaxArchiveUploads), uploadCap: cfg.uploadCap, draining: make(chan struct{})}
-	s.mux.HandleFunc(HealthPath, s.serveHealth)
-	s.mux.Handle(MetricsPath, s.authenticated(http.HandlerFunc(s.serveMetrics)))
-	s.mux.Handle(SessionPath, s.authenticated(http.HandlerFunc(s.serveSession)))
-	s.mux.Handle(LeavePath, s.authenticated(http.HandlerFunc(s.serveLeave)))
-	s.mux.Handle(RemovePath, s.authenticated(http.HandlerFunc(s.serveRemove)))
+	s.mux.HandleFunc(wire.HealthPath, s.serveHealth)
+	s.mux.Handle(wire.MetricsPath, s.authenticated(http.HandlerFunc(s.serveMetrics)))
+	s.mux.Handle(wire.SessionPath, s.authenticated(http.HandlerFunc(s.serveSession)))
+	s.mux.Handle(wire.LeavePath, s.authenticated(http.HandlerFunc(s.serveLeave)))
+	s.mux.Handle(wire.RemovePath, s.authenticated(http.HandlerFunc(s.serveRemove)))
 	if cfg.Peer != nil {
-		s.mux.Handle(PeerPrefix, s.nodesOnly(cfg.Peer))
+		s.mux.Handle(wire.PeerPrefix, s.nodesOnly(cfg.Peer))
 	}
 	var protocols http.Protocols
 	protocols.SetHTTP1(true)
@@ -203,7 +204,7 @@ func (s *Server) Handler() http.Handler { return s.mux }
 // the server is insecure.
 func (s *Server) Listen(addr string) (net.Listener, error) {
 	if s.cfg.Insecure {
-		if err := CheckLoopback(addr); err != nil {
+		if err := wire.CheckLoopback(addr); err != nil {
 			return nil, err
 		}
 	}
@@ -213,7 +214,7 @@ func (s *Server) Listen(addr string) (net.Listener, error) {
 // Serve serves ln until Close. It returns nil after Close.
 func (s *Server) Serve(ln net.Listener) error {
 	if s.cfg.Insecure {
-		if err := CheckLoopback(ln.Addr().String()); err != nil {
+		if err := wire.CheckLoopback(ln.Addr().String()); err != nil {
 			_ = ln.Close()
 			return err
 		}
@@ -296,23 +297,6 @@ func (s *Server) Attachments() int {
 		n += len(sess.Attached())
 	}
 	return n
-}
-
-// CheckLoopback returns ErrInsecureAddress unless addr's host is a loopback
-// IP address or localhost.
-func CheckLoopback(addr string) error {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return fmt.Errorf("%w: address %q: %v", ErrInsecureAddress, addr, err)
-	}
-	if strings.EqualFold(host, "localhost") {
-		return nil
-	}
-	ip := net.ParseIP(host)
-	if ip == nil || !ip.IsLoopback() {
-		return fmt.Errorf("%w (got %q)", ErrInsecureAddress, addr)
-	}
-	return nil
 }
 
 // authenticated admits a request with a client certificate (URI SAN

@@ -20,6 +20,7 @@ import (
 
 	"github.com/nspl-dev/nspl/node"
 	"github.com/nspl-dev/nspl/session"
+	"github.com/nspl-dev/nspl/wire"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -91,35 +92,35 @@ func TestSessionRefusals(t *testing.T) {
 	hc := h2c()
 	defer hc.CloseIdleConnections()
 
-	resp, err := hc.Get(url + SessionPath)
+	resp, err := hc.Get(url + wire.SessionPath)
 	require.NoError(t, err)
 	resp.Body.Close()
 	require.Equal(t, http.StatusMethodNotAllowed, resp.StatusCode)
 
-	resp, err = http.Post(url+SessionPath, "application/x-ndjson", strings.NewReader(""))
+	resp, err = http.Post(url+wire.SessionPath, "application/x-ndjson", strings.NewReader(""))
 	require.NoError(t, err)
 	resp.Body.Close()
 	require.Equal(t, http.StatusHTTPVersionNotSupported, resp.StatusCode, "HTTP/1.1 cannot carry the stream")
 
 	pr, pw := io.Pipe()
-	first, err := hc.Post(url+SessionPath, "application/x-ndjson", pr)
+	first, err := hc.Post(url+wire.SessionPath, "application/x-ndjson", pr)
 	require.NoError(t, err)
 	require.Equal(t, http.StatusOK, first.StatusCode)
-	lr := NewLineReader(first.Body, ServerMessageLimit)
+	lr := wire.NewLineReader(first.Body, wire.ServerMessageLimit)
 	line, err := lr.Next()
 	require.NoError(t, err)
-	var welcome ServerMessage
+	var welcome wire.ServerMessage
 	require.NoError(t, json.Unmarshal(line, &welcome))
-	require.Equal(t, ServerMessage{Type: TypeWelcome, Version: ProtocolVersion, Node: welcome.Node, IdleTimeout: int64(DefaultSessionIdleTimeout)}, welcome)
+	require.Equal(t, wire.ServerMessage{Type: wire.TypeWelcome, Version: wire.ProtocolVersion, Node: welcome.Node, IdleTimeout: int64(DefaultSessionIdleTimeout)}, welcome)
 
-	second, err := hc.Post(url+SessionPath, "application/x-ndjson", strings.NewReader(""))
+	second, err := hc.Post(url+wire.SessionPath, "application/x-ndjson", strings.NewReader(""))
 	require.NoError(t, err)
 	second.Body.Close()
 	require.Equal(t, http.StatusServiceUnavailable, second.StatusCode, "one session at most")
 
 	// A message over the limit ends the session with an error saying so.
 	go func() {
-		_, _ = pw.Write([]byte(strings.Repeat("x", ClientMessageLimit+3) + "\n"))
+		_, _ = pw.Write([]byte(strings.Repeat("x", wire.ClientMessageLimit+3) + "\n"))
 	}()
 	requireClosedWith(t, lr, "message_too_large")
 	pw.Close()
@@ -128,13 +129,13 @@ func TestSessionRefusals(t *testing.T) {
 
 // requireClosedWith reads the session's closing error, which must carry
 // code and no request id, and then the end of the stream.
-func requireClosedWith(t *testing.T, lr *LineReader, code string) {
+func requireClosedWith(t *testing.T, lr *wire.LineReader, code string) {
 	t.Helper()
 	line, err := lr.Next()
 	require.NoError(t, err, "the session sends its closing error before it ends")
-	var m ServerMessage
+	var m wire.ServerMessage
 	require.NoError(t, json.Unmarshal(line, &m))
-	require.Equal(t, TypeError, m.Type, string(line))
+	require.Equal(t, wire.TypeError, m.Type, string(line))
 	require.Zero(t, m.ID, "a session error answers no request")
 	require.NotNil(t, m.Error)
 	require.Equal(t, code, m.Error.Code, m.Error.Message)
@@ -148,31 +149,31 @@ func TestSessionExecAndUnknownMessage(t *testing.T) {
 	hc := h2c()
 	defer hc.CloseIdleConnections()
 	pr, pw := io.Pipe()
-	resp, err := hc.Post(url+SessionPath, "application/x-ndjson", pr)
+	resp, err := hc.Post(url+wire.SessionPath, "application/x-ndjson", pr)
 	require.NoError(t, err)
 	defer resp.Body.Close()
-	lr := NewLineReader(resp.Body, ServerMessageLimit)
+	lr := wire.NewLineReader(resp.Body, wire.ServerMessageLimit)
 	_, err = lr.Next()
 	require.NoError(t, err)
 	send := func(s string) {
 		_, err := pw.Write([]byte(s + "\n"))
 		require.NoError(t, err)
 	}
-	read := func() ServerMessage {
+	read := func() wire.ServerMessage {
 		line, err := lr.Next()
 		require.NoError(t, err)
-		var m ServerMessage
+		var m wire.ServerMessage
 		require.NoError(t, json.Unmarshal(line, &m))
 		return m
 	}
 	send(`{"type":"exec","id":1,"text":"CREATE DOMAIN a;"}`)
 	m := read()
-	require.Equal(t, TypeReply, m.Type)
+	require.Equal(t, wire.TypeReply, m.Type)
 	require.Equal(t, uint64(1), m.ID)
 	require.Equal(t, "created domain 'a'", m.Result.Message)
 	send(`{"type":"exec","id":2,"text":"USE a; USE a;"}`)
 	m = read()
-	require.Equal(t, TypeError, m.Type, "one statement per request")
+	require.Equal(t, wire.TypeError, m.Type, "one statement per request")
 	require.Equal(t, "syntax", m.Error.Code)
 	require.Equal(t, 8, m.Error.Column)
 	send(`{"type":"domains","id":3}`)
@@ -192,10 +193,10 @@ func TestCloseTwiceAndAfterClose(t *testing.T) {
 	require.NoError(t, srv.Close())
 	require.NoError(t, srv.Close())
 
-	_, err := h2c().Post(url+SessionPath, "application/x-ndjson", strings.NewReader(""))
+	_, err := h2c().Post(url+wire.SessionPath, "application/x-ndjson", strings.NewReader(""))
 	require.Error(t, err, "the listener is closed")
 
-	req := httptest.NewRequest(http.MethodPost, SessionPath, strings.NewReader(""))
+	req := httptest.NewRequest(http.MethodPost, wire.SessionPath, strings.NewReader(""))
 	req.Proto, req.ProtoMajor, req.ProtoMinor = "HTTP/2.0", 2, 0
 	rec := httptest.NewRecorder()
 	srv.Handler().ServeHTTP(rec, req)
@@ -214,23 +215,23 @@ func TestDrainEndsAttachmentsThenSessions(t *testing.T) {
 	defer hc.CloseIdleConnections()
 	pr, pw := io.Pipe()
 	defer pw.Close()
-	resp, err := hc.Post(url+SessionPath, "application/x-ndjson", pr)
+	resp, err := hc.Post(url+wire.SessionPath, "application/x-ndjson", pr)
 	require.NoError(t, err)
 	defer resp.Body.Close()
-	lr := NewLineReader(resp.Body, ServerMessageLimit)
-	read := func() ServerMessage {
+	lr := wire.NewLineReader(resp.Body, wire.ServerMessageLimit)
+	read := func() wire.ServerMessage {
 		line, err := lr.Next()
 		require.NoError(t, err)
-		var m ServerMessage
+		var m wire.ServerMessage
 		require.NoError(t, json.Unmarshal(line, &m))
 		return m
 	}
-	require.Equal(t, TypeWelcome, read().Type)
+	require.Equal(t, wire.TypeWelcome, read().Type)
 	for i, text := range []string{"CREATE DOMAIN b;", "CREATE DOMAIN a;", "USE b;", "ATTACH DOMAIN CLOCK;", "USE a;", "ATTACH DOMAIN CLOCK;"} {
 		_, err := pw.Write([]byte(`{"type":"exec","id":` + strconv.Itoa(i+1) + `,"text":"` + text + `"}` + "\n"))
 		require.NoError(t, err)
 		m := read()
-		require.Equal(t, TypeReply, m.Type, "%s: %+v", text, m)
+		require.Equal(t, wire.TypeReply, m.Type, "%s: %+v", text, m)
 	}
 
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -244,10 +245,10 @@ func TestDrainEndsAttachmentsThenSessions(t *testing.T) {
 			require.ErrorIs(t, err, io.EOF, "the stream ends after the end frames")
 			break
 		}
-		var m ServerMessage
+		var m wire.ServerMessage
 		require.NoError(t, json.Unmarshal(line, &m))
-		require.Equal(t, TypeFrame, m.Type)
-		f, err := DecodeFrame(m.Frame)
+		require.Equal(t, wire.TypeFrame, m.Type)
+		f, err := wire.DecodeFrame(m.Frame)
 		require.NoError(t, err)
 		if f.Kind == session.FrameEnd {
 			ends = append(ends, f.Domain+" "+f.Reason.String())
@@ -257,11 +258,11 @@ func TestDrainEndsAttachmentsThenSessions(t *testing.T) {
 	require.NoError(t, <-drained)
 	require.Zero(t, srv.Sessions())
 
-	r2, err := hc.Post(url+SessionPath, "application/x-ndjson", strings.NewReader(""))
+	r2, err := hc.Post(url+wire.SessionPath, "application/x-ndjson", strings.NewReader(""))
 	require.NoError(t, err)
 	defer r2.Body.Close()
 	require.Equal(t, http.StatusServiceUnavailable, r2.StatusCode, "a draining server admits no session")
-	h, err := hc.Get(url + HealthPath)
+	h, err := hc.Get(url + wire.HealthPath)
 	require.NoError(t, err)
 	defer h.Body.Close()
 	require.Equal(t, http.StatusOK, h.StatusCode, "the listener serves the rest while sessions drain")

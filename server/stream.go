@@ -15,6 +15,7 @@ import (
 	"github.com/nspl-dev/nspl/planner"
 	"github.com/nspl-dev/nspl/runtime/timesource"
 	"github.com/nspl-dev/nspl/session"
+	"github.com/nspl-dev/nspl/wire"
 )
 
 // requestQueue bounds the requests read ahead of the one running.
@@ -108,7 +109,7 @@ func (s *Server) serveSession(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/x-ndjson")
 	w.WriteHeader(http.StatusOK)
 	st.writeMu.Lock()
-	st.writeLocked(ServerMessage{Type: TypeWelcome, Version: ProtocolVersion, Node: s.cfg.Node.Name(), IdleTimeout: int64(s.cfg.Limits.SessionIdleTimeout)})
+	st.writeLocked(wire.ServerMessage{Type: wire.TypeWelcome, Version: wire.ProtocolVersion, Node: s.cfg.Node.Name(), IdleTimeout: int64(s.cfg.Limits.SessionIdleTimeout)})
 	st.writeMu.Unlock()
 
 	reqs := make(chan request, requestQueue)
@@ -116,7 +117,7 @@ func (s *Server) serveSession(w http.ResponseWriter, r *http.Request) {
 	wg.Add(3)
 	go func() {
 		defer wg.Done()
-		st.read(ctx, NewLineReader(watchedBody{r: r.Body, w: wd}, ClientMessageLimit), wd, reqs)
+		st.read(ctx, wire.NewLineReader(watchedBody{r: r.Body, w: wd}, wire.ClientMessageLimit), wd, reqs)
 	}()
 	go func() {
 		defer wg.Done()
@@ -147,7 +148,7 @@ func (s *Server) serveSession(w http.ResponseWriter, r *http.Request) {
 // or the protocol failure that ends the session once the requests before it
 // are answered.
 type request struct {
-	m      ClientMessage
+	m      wire.ClientMessage
 	upload *upload
 	fail   error
 }
@@ -158,7 +159,7 @@ type request struct {
 // does not decode, is too large or carries an id not above the last one is
 // queued as the session's failure, and nothing after it is read. It closes
 // reqs when it returns.
-func (st *stream) read(ctx context.Context, lr *LineReader, wd *watchdog, reqs chan<- request) {
+func (st *stream) read(ctx context.Context, lr *wire.LineReader, wd *watchdog, reqs chan<- request) {
 	defer close(reqs)
 	var up *upload // the upload being received
 	defer func() { up.release() }()
@@ -183,15 +184,15 @@ func (st *stream) read(ctx context.Context, lr *LineReader, wd *watchdog, reqs c
 			return
 		}
 		wd.messageEnded(lr.Pending())
-		m, err := DecodeClientMessage(line)
+		m, err := wire.DecodeClientMessage(line)
 		if err != nil {
 			queue(request{fail: err})
 			return
 		}
 		switch m.Type {
-		case TypePing:
+		case wire.TypePing:
 			continue
-		case TypeCancel:
+		case wire.TypeCancel:
 			st.curMu.Lock()
 			if st.curID == m.ID && st.curCancel != nil {
 				st.curCancel()
@@ -203,7 +204,7 @@ func (st *stream) read(ctx context.Context, lr *LineReader, wd *watchdog, reqs c
 			queue(request{fail: fmt.Errorf("%w: request id %d does not exceed the previous id %d", ErrRequestOrder, m.ID, lastID)})
 			return
 		}
-		if m.Type == TypeArchive { // a piece of the next exec's upload
+		if m.Type == wire.TypeArchive { // a piece of the next exec's upload
 			if up == nil || up.id != m.ID {
 				up.release()
 				up = st.srv.beginUpload(m.ID)
@@ -214,7 +215,7 @@ func (st *stream) read(ctx context.Context, lr *LineReader, wd *watchdog, reqs c
 		lastID = m.ID
 		q := request{m: m}
 		if up != nil {
-			if up.id == m.ID && m.Type == TypeExec {
+			if up.id == m.ID && m.Type == wire.TypeExec {
 				q.upload = up
 			} else {
 				up.release() // pieces no exec claimed
@@ -277,7 +278,7 @@ func (st *stream) endAttachments(reason session.EndReason) {
 	for _, d := range domains {
 		f := session.Frame{Domain: d, Attachment: st.live[d], Kind: session.FrameEnd, Reason: reason}
 		delete(st.live, d)
-		if !st.writeLocked(ServerMessage{Type: TypeFrame, Frame: f.AppendJSON(nil)}) {
+		if !st.writeLocked(wire.ServerMessage{Type: wire.TypeFrame, Frame: f.AppendJSON(nil)}) {
 			return
 		}
 	}
@@ -307,7 +308,7 @@ func (st *stream) failLocked(err error) {
 		st.srv.closes.count(err)
 		st.srv.logger.Info("closing a session", "err", err)
 	}
-	st.writeLocked(ServerMessage{Type: TypeError, Error: EncodeError(err), State: st.state()})
+	st.writeLocked(wire.ServerMessage{Type: wire.TypeError, Error: session.EncodeError(err), State: st.state()})
 	if st.writeErr == nil {
 		st.writeErr = errSessionFailed
 	}
@@ -315,8 +316,8 @@ func (st *stream) failLocked(err error) {
 
 // run serves one request with the archive uploaded for it, if any; it
 // returns false once the stream cannot be written.
-func (st *stream) run(ctx context.Context, m ClientMessage, up *upload) bool {
-	if m.Type == TypeDomains {
+func (st *stream) run(ctx context.Context, m wire.ClientMessage, up *upload) bool {
+	if m.Type == wire.TypeDomains {
 		ds := st.srv.cfg.Node.Domains()
 		names := make([]string, len(ds))
 		for i, d := range ds {
@@ -324,7 +325,7 @@ func (st *stream) run(ctx context.Context, m ClientMessage, up *upload) bool {
 		}
 		st.writeMu.Lock()
 		defer st.writeMu.Unlock()
-		return st.writeLocked(ServerMessage{Type: TypeNames, ID: m.ID, Names: names})
+		return st.writeLocked(wire.ServerMessage{Type: wire.TypeNames, ID: m.ID, Names: names})
 	}
 	stmt, err := grammar.ParseStatement(m.Text)
 	var plan planner.Plan
@@ -338,7 +339,7 @@ func (st *stream) run(ctx context.Context, m ClientMessage, up *upload) bool {
 	if err != nil {
 		st.writeMu.Lock()
 		defer st.writeMu.Unlock()
-		return st.writeLocked(ServerMessage{Type: TypeError, ID: m.ID, Error: EncodeError(err), State: st.state()})
+		return st.writeLocked(wire.ServerMessage{Type: wire.TypeError, ID: m.ID, Error: session.EncodeError(err), State: st.state()})
 	}
 
 	reqCtx, cancel := context.WithCancel(ctx)
@@ -364,7 +365,7 @@ func (st *stream) run(ctx context.Context, m ClientMessage, up *upload) bool {
 	}
 	defer st.writeMu.Unlock()
 	if err != nil {
-		return st.writeLocked(ServerMessage{Type: TypeError, ID: m.ID, Error: EncodeError(err), State: st.state()})
+		return st.writeLocked(wire.ServerMessage{Type: wire.TypeError, ID: m.ID, Error: session.EncodeError(err), State: st.state()})
 	}
 	switch plan.(type) {
 	case planner.Attach:
@@ -372,12 +373,12 @@ func (st *stream) run(ctx context.Context, m ClientMessage, up *upload) bool {
 	case planner.Detach:
 		delete(st.live, res.Domain)
 	}
-	reply := ServerMessage{Type: TypeReply, ID: m.ID, Result: EncodeResult(res), State: st.state()}
+	reply := wire.ServerMessage{Type: wire.TypeReply, ID: m.ID, Result: wire.EncodeResult(res), State: st.state()}
 	if x != nil && !x.read {
 		if !st.writeArchiveLocked(m.ID, x.data) {
 			return false
 		}
-		reply.Archive = &WireArchive{Name: x.name, Bytes: int64(len(x.data))}
+		reply.Archive = &wire.Archive{Name: x.name, Bytes: int64(len(x.data))}
 	}
 	return st.writeLocked(reply)
 }
@@ -395,7 +396,7 @@ func (st *stream) pump(ctx context.Context) {
 			if f.Kind == session.FrameEnd {
 				delete(st.live, f.Domain)
 			}
-			ok = st.writeLocked(ServerMessage{Type: TypeFrame, Frame: f.AppendJSON(nil)})
+			ok = st.writeLocked(wire.ServerMessage{Type: wire.TypeFrame, Frame: f.AppendJSON(nil)})
 		}
 		st.writeMu.Unlock()
 		if !ok {
@@ -404,8 +405,8 @@ func (st *stream) pump(ctx context.Context) {
 	}
 }
 
-func (st *stream) state() *WireState {
-	ws := &WireState{Active: st.sess.ActiveDomain()}
+func (st *stream) state() *wire.SessionState {
+	ws := &wire.SessionState{Active: st.sess.ActiveDomain()}
 	if d, n, ok := st.sess.InTransaction(); ok {
 		ws.InTx, ws.TxDomain, ws.TxPending = true, d, n
 	}
@@ -414,7 +415,7 @@ func (st *stream) state() *WireState {
 
 // writeLocked writes one message and flushes it. After a failed write it
 // writes nothing more and returns false.
-func (st *stream) writeLocked(m ServerMessage) bool {
+func (st *stream) writeLocked(m wire.ServerMessage) bool {
 	if st.writeErr != nil {
 		return false
 	}

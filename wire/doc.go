@@ -1,7 +1,10 @@
 // Package wire is the vocabulary nodes, servers and remote clients speak:
-// the one error-code table, the one remote error, the JSON string escaper,
-// and the protocol's own sentinels. It imports clock and nothing else of
-// this module, so a remote client links it without linking a raft node.
+// values, result sets, results, frames, ticks and observed clocks; the
+// session protocol's messages, paths, limits and line framing, encoded and
+// decoded; the one error-code table, the one remote error, the JSON string
+// escaper, and the protocol's own sentinels. It imports clock and nothing
+// else of this module, so a remote client links it without linking a raft
+// node.
 //
 // The error-code table maps a stable code to the sentinel a receiver
 // unwraps to. Wire cannot import the packages whose sentinels it maps
@@ -15,6 +18,7 @@
 // lock-free; a receiver that has not linked a sentinel's package cannot
 // name that sentinel either, and sees a *RemoteError with its code.
 //
-// Wire never does I/O and never formats for operators: it encodes and
-// decodes.
+// Wire never formats for operators (session renders values and frames as
+// NSPL text) and never carries a statement's positioned error as a
+// *grammar.Error: session.EncodeError and DecodeError translate that.
 package wire

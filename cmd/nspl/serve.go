@@ -22,6 +22,7 @@ import (
 	"github.com/nspl-dev/nspl/runtime/timesource"
 	"github.com/nspl-dev/nspl/server"
 	"github.com/nspl-dev/nspl/session"
+	"github.com/nspl-dev/nspl/wire"
 )
 
 // serveOptions are the flags of nspl serve.
@@ -145,7 +146,7 @@ func parseServeArgs(o options, args []string) (options, error) {
 		return o, usageErrorf("serve: --node: %v", err)
 	}
 	if s.insecure {
-		if err := server.CheckLoopback(s.apiAddr); err != nil {
+		if err := wire.CheckLoopback(s.apiAddr); err != nil {
 			return o, usageErrorf("serve: --insecure: %v", err)
 		}
 	}

@@ -1,9 +1,11 @@
-package server
+package wire_test
 
 import (
 	"bytes"
 	"strings"
 	"testing"
+
+	"github.com/nspl-dev/nspl/wire"
 )
 
 // BenchmarkFrameWire is one tick frame encoded by the server and decoded by
@@ -12,7 +14,7 @@ func BenchmarkFrameWire(b *testing.B) {
 	f := frameCases[4]
 	b.ReportAllocs()
 	for range b.N {
-		if _, err := DecodeFrame(f.AppendJSON(nil)); err != nil {
+		if _, err := wire.DecodeFrame(f.AppendJSON(nil)); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -23,7 +25,7 @@ func BenchmarkResultSetWire(b *testing.B) {
 	set := setCase()
 	b.ReportAllocs()
 	for range b.N {
-		if _, err := DecodeSet(EncodeSet(set)); err != nil {
+		if _, err := wire.DecodeSet(wire.EncodeSet(set)); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -35,7 +37,7 @@ func BenchmarkLineReader(b *testing.B) {
 	b.SetBytes(int64(len(in)))
 	b.ReportAllocs()
 	for range b.N {
-		lr := NewLineReader(bytes.NewReader(in), ClientMessageLimit)
+		lr := wire.NewLineReader(bytes.NewReader(in), wire.ClientMessageLimit)
 		for {
 			if _, err := lr.Next(); err != nil {
 				break

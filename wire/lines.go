@@ -1,9 +1,8 @@
-package server
+package wire
 
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -63,9 +62,4 @@ func (l *LineReader) Pending() bool {
 
 func (l *LineReader) tooLarge() error {
 	return fmt.Errorf("%w: a line is longer than %d bytes", ErrMessageTooLarge, l.limit)
-}
-
-// isContextError reports a cancellation or deadline.
-func isContextError(err error) bool {
-	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
 }

@@ -1,10 +1,8 @@
-package server
+package wire_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -14,8 +12,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nspl-dev/nspl/clock"
-	"github.com/nspl-dev/nspl/grammar"
-	"github.com/nspl-dev/nspl/lifecycle"
 	"github.com/nspl-dev/nspl/runtime"
 	"github.com/nspl-dev/nspl/session"
 	"github.com/nspl-dev/nspl/wire"
@@ -36,7 +32,7 @@ var frameCases = []session.Frame{
 func TestFrameRoundTrip(t *testing.T) {
 	for _, f := range frameCases {
 		t.Run(session.FormatFrame(f), func(t *testing.T) {
-			got, err := DecodeFrame(f.AppendJSON(nil))
+			got, err := wire.DecodeFrame(f.AppendJSON(nil))
 			require.NoError(t, err)
 			require.Equal(t, f, got)
 		})
@@ -59,8 +55,8 @@ func TestDecodeFrameRefusals(t *testing.T) {
 		`{"domain":"p","attachment":1,"kind":"end","reason":"DomainRemoved"}]`,
 		`{"domain":"p","attachment":1,"kind":"end","reason":"DomainRemoved"}}`,
 	} {
-		_, err := DecodeFrame([]byte(tt))
-		require.ErrorIs(t, err, ErrProtocol, tt)
+		_, err := wire.DecodeFrame([]byte(tt))
+		require.ErrorIs(t, err, wire.ErrProtocol, tt)
 	}
 }
 
@@ -87,7 +83,7 @@ func TestResultRoundTrip(t *testing.T) {
 		{Statement: "USE prod;", Message: "using domain 'prod'", Domain: "prod"},
 		{Statement: "LIST DOMAINS;", Message: "0 domains", Set: &session.ResultSet{Columns: []session.Column{{Name: "name", Type: session.KindText}}}},
 	} {
-		got, err := DecodeResult(EncodeResult(r))
+		got, err := wire.DecodeResult(wire.EncodeResult(r))
 		require.NoError(t, err)
 		if r.Set != nil && r.Set.Rows == nil {
 			r.Set.Rows = [][]session.Value{}
@@ -97,58 +93,19 @@ func TestResultRoundTrip(t *testing.T) {
 }
 
 func TestDecodeSetRefusals(t *testing.T) {
-	for _, tt := range []*WireSet{
-		{Columns: []WireColumn{{Name: "a", Type: "blob"}}},
-		{Columns: []WireColumn{{Name: "a", Type: "uint"}}, Rows: [][]jsonRaw{{jsonRaw("-1")}}},
-		{Columns: []WireColumn{{Name: "a", Type: "uint"}}, Rows: [][]jsonRaw{{jsonRaw("18446744073709551616")}}},
-		{Columns: []WireColumn{{Name: "a", Type: "timestamp"}}, Rows: [][]jsonRaw{{jsonRaw("9223372036854775808")}}},
-		{Columns: []WireColumn{{Name: "a", Type: "rate"}}, Rows: [][]jsonRaw{{jsonRaw("0")}}},
-		{Columns: []WireColumn{{Name: "a", Type: "rate"}}, Rows: [][]jsonRaw{{jsonRaw("1e309")}}},
-		{Columns: []WireColumn{{Name: "a", Type: "text"}}, Rows: [][]jsonRaw{{jsonRaw("1")}}},
-		{Columns: []WireColumn{{Name: "a", Type: "null"}}, Rows: [][]jsonRaw{{jsonRaw(`"x"`)}}},
-		{Columns: []WireColumn{{Name: "a", Type: "text"}}, Rows: [][]jsonRaw{{}}},
+	for _, tt := range []*wire.EncodedSet{
+		{Columns: []wire.EncodedColumn{{Name: "a", Type: "blob"}}},
+		{Columns: []wire.EncodedColumn{{Name: "a", Type: "uint"}}, Rows: [][]jsonRaw{{jsonRaw("-1")}}},
+		{Columns: []wire.EncodedColumn{{Name: "a", Type: "uint"}}, Rows: [][]jsonRaw{{jsonRaw("18446744073709551616")}}},
+		{Columns: []wire.EncodedColumn{{Name: "a", Type: "timestamp"}}, Rows: [][]jsonRaw{{jsonRaw("9223372036854775808")}}},
+		{Columns: []wire.EncodedColumn{{Name: "a", Type: "rate"}}, Rows: [][]jsonRaw{{jsonRaw("0")}}},
+		{Columns: []wire.EncodedColumn{{Name: "a", Type: "rate"}}, Rows: [][]jsonRaw{{jsonRaw("1e309")}}},
+		{Columns: []wire.EncodedColumn{{Name: "a", Type: "text"}}, Rows: [][]jsonRaw{{jsonRaw("1")}}},
+		{Columns: []wire.EncodedColumn{{Name: "a", Type: "null"}}, Rows: [][]jsonRaw{{jsonRaw(`"x"`)}}},
+		{Columns: []wire.EncodedColumn{{Name: "a", Type: "text"}}, Rows: [][]jsonRaw{{}}},
 	} {
-		_, err := DecodeSet(tt)
-		require.ErrorIs(t, err, ErrProtocol)
-	}
-}
-
-func TestErrorRoundTrip(t *testing.T) {
-	pos := grammar.Position{Offset: 12, Line: 2, Column: 3}
-	le := &lifecycle.Error{Code: lifecycle.CodeDomainNotFound, Domain: "x", Message: "domain 'x' does not exist"}
-	tests := []struct {
-		name string
-		err  error
-		is   error
-		code string
-	}{
-		{"session sentinel", &grammar.Error{Pos: pos, Msg: "no active domain", Kind: session.ErrNoActiveDomain}, session.ErrNoActiveDomain, "no_active_domain"},
-		{"wrapped sentinel", &grammar.Error{Pos: pos, Msg: "m", Kind: &session.TransactionError{Err: session.ErrInTransaction, Statement: "USE"}}, session.ErrInTransaction, "in_transaction"},
-		{"grammar kind", &grammar.Error{Pos: pos, Msg: "expected x", Kind: grammar.ErrSyntax}, grammar.ErrSyntax, "syntax"},
-		{"lifecycle", &grammar.Error{Pos: pos, Msg: le.Message, Kind: le}, nil, "lifecycle"},
-		{"cancelled", &grammar.Error{Pos: pos, Msg: "context canceled", Kind: context.Canceled}, wire.ErrCanceled, "canceled"},
-		{"unknown cause", &grammar.Error{Pos: pos, Msg: "boom", Kind: errors.New("boom")}, nil, "error"},
-		{"unpositioned", errors.New("plain"), nil, "error"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			w := EncodeError(tt.err)
-			require.Equal(t, tt.code, w.Code)
-			got := DecodeError(w)
-			var want *grammar.Error
-			if errors.As(tt.err, &want) {
-				require.Equal(t, want.Pos, got.Pos)
-				require.Equal(t, want.Msg, got.Msg)
-			} else {
-				require.Equal(t, grammar.Position{Line: 1, Column: 1}, got.Pos)
-			}
-			if tt.is != nil {
-				require.ErrorIs(t, got, tt.is)
-			}
-			if tt.code == "lifecycle" {
-				require.Equal(t, le, lifecycle.AsError(got))
-			}
-		})
+		_, err := wire.DecodeSet(tt)
+		require.ErrorIs(t, err, wire.ErrProtocol)
 	}
 }
 
@@ -162,14 +119,14 @@ func TestLineReaderLimit(t *testing.T) {
 	}{
 		{name: "lines and blanks", in: "a\n\n  \nbb\r\n", limit: 2, want: []string{"a", "bb"}, err: io.EOF},
 		{name: "at the limit", in: strings.Repeat("x", 8) + "\n", limit: 8, want: []string{strings.Repeat("x", 8)}, err: io.EOF},
-		{name: "one past the limit", in: strings.Repeat("x", 9) + "\n", limit: 8, err: ErrMessageTooLarge},
-		{name: "past the buffer", in: strings.Repeat("y", 200<<10) + "\n", limit: 100 << 10, err: ErrMessageTooLarge},
+		{name: "one past the limit", in: strings.Repeat("x", 9) + "\n", limit: 8, err: wire.ErrMessageTooLarge},
+		{name: "past the buffer", in: strings.Repeat("y", 200<<10) + "\n", limit: 100 << 10, err: wire.ErrMessageTooLarge},
 		{name: "long within the limit", in: strings.Repeat("y", 200<<10) + "\n", limit: 300 << 10, want: []string{strings.Repeat("y", 200<<10)}, err: io.EOF},
 		{name: "unterminated", in: "abc", limit: 8, err: io.ErrUnexpectedEOF},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			lr := NewLineReader(strings.NewReader(tt.in), tt.limit)
+			lr := wire.NewLineReader(strings.NewReader(tt.in), tt.limit)
 			var got []string
 			for {
 				l, err := lr.Next()
@@ -184,37 +141,16 @@ func TestLineReaderLimit(t *testing.T) {
 	}
 }
 
-func TestWriteMetrics(t *testing.T) {
-	var b bytes.Buffer
-	require.NoError(t, WriteMetrics(&b, []MetricFamily{
-		{Name: "z_total", Help: "Z.", Type: "counter", Samples: []Sample{{Labels: []Label{{"peer", `n"2\`}}, Value: 3}}},
-		{Name: "a_seconds", Help: "Latency\nof commits.", Type: "summary", Samples: []Sample{
-			{Labels: []Label{{"quantile", "0.5"}}, Value: 0.002}, {Suffix: "_sum", Value: 1.5}, {Suffix: "_count", Value: 7},
-			{Labels: []Label{{"quantile", "0.99"}}, Value: math.NaN()},
-		}},
-	}))
-	require.Equal(t, `# HELP a_seconds Latency\nof commits.
-# TYPE a_seconds summary
-a_seconds{quantile="0.5"} 0.002
-a_seconds_sum 1.5
-a_seconds_count 7
-a_seconds{quantile="0.99"} NaN
-# HELP z_total Z.
-# TYPE z_total counter
-z_total{peer="n\"2\\"} 3
-`, b.String())
-}
-
 func FuzzDecodeFrame(f *testing.F) {
 	for _, fr := range frameCases {
 		f.Add(fr.AppendJSON(nil))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		fr, err := DecodeFrame(b)
+		fr, err := wire.DecodeFrame(b)
 		if err != nil {
 			return
 		}
-		again, err := DecodeFrame(fr.AppendJSON(nil))
+		again, err := wire.DecodeFrame(fr.AppendJSON(nil))
 		if err != nil {
 			t.Fatalf("a decoded frame does not decode again: %v", err)
 		}
@@ -225,18 +161,18 @@ func FuzzDecodeFrame(f *testing.F) {
 }
 
 func FuzzDecodeSet(f *testing.F) {
-	w := EncodeSet(setCase())
+	w := wire.EncodeSet(setCase())
 	for i := range w.Rows {
 		for j := range w.Rows[i] {
 			f.Add(w.Columns[j].Type, []byte(w.Rows[i][j]))
 		}
 	}
 	f.Fuzz(func(t *testing.T, typ string, raw []byte) {
-		set, err := DecodeSet(&WireSet{Columns: []WireColumn{{Name: "c", Type: typ}}, Rows: [][]jsonRaw{{jsonRaw(raw)}}})
+		set, err := wire.DecodeSet(&wire.EncodedSet{Columns: []wire.EncodedColumn{{Name: "c", Type: typ}}, Rows: [][]jsonRaw{{jsonRaw(raw)}}})
 		if err != nil {
 			return
 		}
-		again, err := DecodeSet(EncodeSet(set))
+		again, err := wire.DecodeSet(wire.EncodeSet(set))
 		if err != nil {
 			t.Fatalf("a decoded set does not decode again: %v", err)
 		}
@@ -253,7 +189,7 @@ func FuzzLineReader(f *testing.F) {
 		if limit <= 0 || limit > 1<<16 {
 			return
 		}
-		lr := NewLineReader(bytes.NewReader(in), limit)
+		lr := wire.NewLineReader(bytes.NewReader(in), limit)
 		for {
 			l, err := lr.Next()
 			if err != nil {

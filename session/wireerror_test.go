@@ -1,0 +1,52 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/nspl-dev/nspl/grammar"
+	"github.com/nspl-dev/nspl/lifecycle"
+	"github.com/nspl-dev/nspl/wire"
+)
+
+func TestErrorRoundTrip(t *testing.T) {
+	pos := grammar.Position{Offset: 12, Line: 2, Column: 3}
+	le := &lifecycle.Error{Code: lifecycle.CodeDomainNotFound, Domain: "x", Message: "domain 'x' does not exist"}
+	tests := []struct {
+		name string
+		err  error
+		is   error
+		code string
+	}{
+		{"session sentinel", &grammar.Error{Pos: pos, Msg: "no active domain", Kind: ErrNoActiveDomain}, ErrNoActiveDomain, "no_active_domain"},
+		{"wrapped sentinel", &grammar.Error{Pos: pos, Msg: "m", Kind: &TransactionError{Err: ErrInTransaction, Statement: "USE"}}, ErrInTransaction, "in_transaction"},
+		{"grammar kind", &grammar.Error{Pos: pos, Msg: "expected x", Kind: grammar.ErrSyntax}, grammar.ErrSyntax, "syntax"},
+		{"lifecycle", &grammar.Error{Pos: pos, Msg: le.Message, Kind: le}, nil, "lifecycle"},
+		{"cancelled", &grammar.Error{Pos: pos, Msg: "context canceled", Kind: context.Canceled}, wire.ErrCanceled, "canceled"},
+		{"unknown cause", &grammar.Error{Pos: pos, Msg: "boom", Kind: errors.New("boom")}, nil, "error"},
+		{"unpositioned", errors.New("plain"), nil, "error"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := EncodeError(tt.err)
+			require.Equal(t, tt.code, w.Code)
+			got := DecodeError(w)
+			var want *grammar.Error
+			if errors.As(tt.err, &want) {
+				require.Equal(t, want.Pos, got.Pos)
+				require.Equal(t, want.Msg, got.Msg)
+			} else {
+				require.Equal(t, grammar.Position{Line: 1, Column: 1}, got.Pos)
+			}
+			if tt.is != nil {
+				require.ErrorIs(t, got, tt.is)
+			}
+			if tt.code == "lifecycle" {
+				require.Equal(t, le, lifecycle.AsError(got))
+			}
+		})
+	}
+}

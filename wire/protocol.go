@@ -1,0 +1,152 @@
+package wire
+
+import "encoding/json"
+
+// ProtocolVersion is the version of the session protocol this package
+// describes. It is part of the path (SessionPath) and of the welcome message.
+const ProtocolVersion = 1
+
+// Paths the server answers.
+const (
+	// SessionPath opens one session: a bidirectional NDJSON stream.
+	SessionPath = "/v1/session"
+	// LeavePath asks the serving node to leave the cluster (POST).
+	LeavePath = "/v1/cluster/leave"
+	// RemovePath asks the cluster to remove the node named in the body
+	// (POST {"node":"NAME"}).
+	RemovePath = "/v1/cluster/remove"
+	// PeerPrefix is where the node-to-node interconnect is mounted.
+	PeerPrefix = "/v1/peer/"
+	// HealthPath answers 200 "ok" while the node serves.
+	HealthPath = "/healthz"
+	// MetricsPath serves the Prometheus text exposition.
+	MetricsPath = "/metrics"
+)
+
+// Message limits. Every line either side reads is capped; a longer line ends
+// the stream with ErrMessageTooLarge.
+const (
+	// ClientMessageLimit is the largest client message (one statement) a
+	// server reads.
+	ClientMessageLimit = 1 << 20
+	// ServerMessageLimit is the largest server message (a reply with its
+	// result set, or a frame) a client reads.
+	ServerMessageLimit = 16 << 20
+)
+
+// Client message types.
+const (
+	TypeExec    = "exec"    // run the one statement in Text
+	TypeCancel  = "cancel"  // cancel request ID if it is still running
+	TypeDomains = "domains" // list domain names (completion), outside the lane
+	TypePing    = "ping"    // keep an idle session open; answered by nothing
+	// TypeArchive, either way, is one piece of an archive: from a client,
+	// of the archive the exec with the same ID uploads; from a server, of
+	// the archive the BACKUP with the same ID captured.
+	TypeArchive = "archive"
+)
+
+// ArchivePieceBytes is the most archive bytes one archive message carries
+// (base64 in Data), so that every piece fits ClientMessageLimit. A whole
+// archive, the sum of its pieces, is at most backup.MaxArchiveBytes.
+const ArchivePieceBytes = 512 << 10
+
+// Server message types.
+const (
+	TypeWelcome = "welcome" // first message: version and serving node
+	TypeReply   = "reply"   // a statement's result
+	TypeError   = "error"   // a statement's positioned error
+	TypeFrame   = "frame"   // a clock frame (state, tick or end)
+	TypeNames   = "names"   // the reply to TypeDomains
+)
+
+// ClientMessage is one line a client sends.
+type ClientMessage struct {
+	Type string `json:"type"`
+	// ID numbers the request; replies carry it back. IDs increase.
+	ID uint64 `json:"id"`
+	// Text is the statement of an exec request: exactly one statement.
+	Text string `json:"text,omitempty"`
+	// Archive is set on the exec of BACKUP, RESTORE and DESCRIBE BACKUP:
+	// the client reads or writes the archive file itself.
+	Archive *Archive `json:"archive,omitempty"`
+	// Data is an archive message's piece, at most ArchivePieceBytes.
+	Data []byte `json:"data,omitempty"`
+}
+
+// Archive describes an archive that travels with a request or reply.
+// Name is the file as the client resolved it, for messages only: the
+// server never opens it. Bytes is the archive's length: on a RESTORE or
+// DESCRIBE BACKUP exec, of the pieces sent before it; on a BACKUP reply,
+// of the pieces the server sent before the reply.
+type Archive struct {
+	Name  string `json:"name"`
+	Bytes int64  `json:"bytes"`
+}
+
+// ServerMessage is one line a server sends.
+type ServerMessage struct {
+	Type string `json:"type"`
+	// Version and Node are set in the welcome message.
+	Version int    `json:"version,omitempty"`
+	Node    string `json:"node,omitempty"`
+	// IdleTimeout, in the welcome, is how long (nanoseconds) the server
+	// waits for a client message before it closes the session.
+	IdleTimeout int64 `json:"idle_timeout_ns,omitempty"`
+	// ID is the request a reply, error or names message answers.
+	ID     uint64          `json:"id,omitempty"`
+	Result *EncodedResult  `json:"result,omitempty"`
+	Error  *Error          `json:"error,omitempty"`
+	State  *SessionState   `json:"state,omitempty"`
+	Frame  json.RawMessage `json:"frame,omitempty"`
+	Names  []string        `json:"names,omitempty"`
+	// Archive is set on the reply of a BACKUP: the archive's name and
+	// length. Data is an archive message's piece.
+	Archive *Archive `json:"archive,omitempty"`
+	Data    []byte   `json:"data,omitempty"`
+}
+
+// SessionState is the session state after a request: the active domain and the
+// open transaction, so a remote shell draws the same prompt.
+type SessionState struct {
+	Active    string `json:"active,omitempty"`
+	InTx      bool   `json:"in_tx,omitempty"`
+	TxDomain  string `json:"tx_domain,omitempty"`
+	TxPending int    `json:"tx_pending,omitempty"`
+}
+
+// EncodedResult is a Result as it travels.
+type EncodedResult struct {
+	Statement  string          `json:"statement"`
+	Message    string          `json:"message"`
+	Domain     string          `json:"domain,omitempty"`
+	Set        *EncodedSet     `json:"set,omitempty"`
+	Clock      json.RawMessage `json:"clock,omitempty"`
+	Attachment uint64          `json:"attachment,omitempty"`
+}
+
+// EncodedSet is a typed result set: values are JSON numbers in their exact
+// integer or shortest round-trip float form, strings, or null.
+type EncodedSet struct {
+	Columns []EncodedColumn     `json:"columns"`
+	Rows    [][]json.RawMessage `json:"rows"`
+}
+
+// EncodedColumn is one typed column.
+type EncodedColumn struct {
+	Name string `json:"name"`
+	Type string `json:"type"`
+}
+
+// Error is a statement's failure: its position in the request's text, a
+// stable code that selects the sentinel a client unwraps to, and the
+// operator-facing message. Lifecycle carries a *lifecycle.Error whole, as
+// its JSON; session encodes and decodes it (wire may not import lifecycle).
+type Error struct {
+	Line      int             `json:"line"`
+	Column    int             `json:"column"`
+	Offset    int             `json:"offset"`
+	Code      string          `json:"code"`
+	Message   string          `json:"message"`
+	Lifecycle json.RawMessage `json:"lifecycle,omitempty"`
+}
