@@ -4,7 +4,9 @@ import (
 	"go/parser"
 	"go/token"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -86,4 +88,23 @@ func ourImports(t *testing.T, module, dir string) map[string]string {
 	}
 	require.NotZerof(t, parsed, "no non-test Go files in %s", dir)
 	return imports
+}
+
+// TestRemoteClientLinksNoRaftNode holds the seam between a remote client and
+// a node: the client package's dependency closure, as the go command
+// resolves it for this platform, contains neither raft nor bbolt, nor any
+// package of this module that opens a node.
+func TestRemoteClientLinksNoRaftNode(t *testing.T) {
+	module := modulePath(t)
+	goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
+	out, err := exec.Command(goTool, "list", "-deps", "./client").CombinedOutput()
+	require.NoErrorf(t, err, "go list -deps ./client: %s", out)
+	deps := strings.Fields(string(out))
+	require.Contains(t, deps, module+"/client", "go list listed no client package")
+	for _, dep := range deps {
+		for _, banned := range []string{"github.com/hashicorp/raft", "go.etcd.io/bbolt", module + "/catalog", module + "/node", module + "/server"} {
+			require.Falsef(t, dep == banned || strings.HasPrefix(dep, banned+"/"),
+				"the client links %s; a remote client must not link a raft node", dep)
+		}
+	}
 }

@@ -10,12 +10,8 @@ import (
 	"github.com/nspl-dev/nspl/planner"
 )
 
-// BackupScope says what a backup captures: every domain of the catalog
-// (Cluster) or the one named Domain.
-type BackupScope struct {
-	Cluster bool
-	Domain  string
-}
+// BackupScope says what a backup captures, as backup defines it.
+type BackupScope = backup.CaptureScope
 
 // Capture reads one consistent catalog state and returns it as an archive:
 // the domains in scope with their committed records, one UTC sample as the
@@ -56,30 +52,12 @@ func (n *Node) Capture(scope BackupScope) (backup.Archive, error) {
 	return a, nil
 }
 
-// RestorePlan is what a restore did, or for a dry run would do.
-type RestorePlan struct {
-	// Path is the archive's name, as the restore was given it.
-	Path string
-	// Archive is the verified archive.
-	Archive backup.Archive
-	// Domains are the restored domains, in name order of the targets.
-	Domains []RestoredDomain
-	// Resume and DryRun repeat the request.
-	Resume bool
-	DryRun bool
-	// Revision is the catalog revision after the restore; for a dry run,
-	// the current revision, which the restore would advance by one.
-	Revision uint64
-}
-
-// RestoredDomain is one domain of a restore.
-type RestoredDomain struct {
-	// Source is the domain's name in the archive.
-	Source string
-	// Domain is the domain's record after the restore (for a dry run, the
-	// record it would have).
-	Domain lifecycle.Domain
-}
+// RestorePlan is what a restore did, or for a dry run would do, and
+// RestoredDomain one domain of it, as backup defines them.
+type (
+	RestorePlan    = backup.RestorePlan
+	RestoredDomain = backup.RestoredDomain
+)
 
 // Restore restores domains from the archive a, named name in messages, as
 // one catalog command, all or nothing. It never opens a file: the caller

@@ -40,7 +40,7 @@ func (a *attachment) stop() {
 }
 
 // installations is the node's installation counter as an attach sees it
-// (node.Node's Installed and WaitInstalled).
+// (Engine's Installed and WaitInstalled).
 type installations interface {
 	Installed() (count, revision uint64, changed <-chan struct{})
 	WaitInstalled(ctx context.Context) error

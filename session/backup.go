@@ -9,7 +9,6 @@ import (
 	"github.com/nspl-dev/nspl/backup"
 	"github.com/nspl-dev/nspl/grammar"
 	"github.com/nspl-dev/nspl/lifecycle"
-	"github.com/nspl-dev/nspl/node"
 	"github.com/nspl-dev/nspl/planner"
 )
 
@@ -27,7 +26,7 @@ func (s *Session) backup(ctx context.Context, p planner.Backup) (Result, error) 
 	if err := s.refuseInTransaction("BACKUP"); err != nil {
 		return Result{}, err
 	}
-	scope := node.BackupScope{Cluster: p.Cluster, Domain: p.Domain}
+	scope := backup.CaptureScope{Cluster: p.Cluster, Domain: p.Domain}
 	if !p.Cluster && scope.Domain == "" {
 		var err error
 		if scope.Domain, err = s.activeDomain(); err != nil {

@@ -5,7 +5,7 @@
 //
 // Using it:
 //
-//	s := session.New(n, session.Options{})   // n is a *node.Node
+//	s := session.New(n, session.Options{})   // n is an Engine, such as a *node.Node
 //	defer s.Close()
 //	results, err := s.ExecText(ctx, "USE prod; ATTACH DOMAIN CLOCK;")
 //	f, err := s.NextFrame(ctx)              // state, tick and end frames

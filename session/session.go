@@ -7,7 +7,6 @@ import (
 	"sync"
 
 	"github.com/nspl-dev/nspl/grammar"
-	"github.com/nspl-dev/nspl/node"
 	"github.com/nspl-dev/nspl/planner"
 )
 
@@ -55,7 +54,7 @@ type Options struct {
 // itself. ActiveDomain and InTransaction may be called at any time. Close
 // ends the session, stops every delivery task and waits for them.
 type Session struct {
-	node       *node.Node
+	node       Engine
 	installs   installations // n's installation counter, which an attach waits on
 	logger     *slog.Logger
 	frameLimit int
@@ -79,7 +78,7 @@ type Session struct {
 // New returns a session served by n. The session owns no goroutine until it
 // attaches a clock; Close releases everything it started. Closing n ends
 // nothing of the session by itself: close sessions before their node.
-func New(n *node.Node, opts Options) *Session {
+func New(n Engine, opts Options) *Session {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}

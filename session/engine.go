@@ -1,0 +1,52 @@
+package session
+
+import (
+	"context"
+
+	"github.com/nspl-dev/nspl/backup"
+	"github.com/nspl-dev/nspl/lifecycle"
+	"github.com/nspl-dev/nspl/planner"
+	"github.com/nspl-dev/nspl/runtime"
+)
+
+// Engine is what a session runs on: the handful of operations of a serving
+// node its statements use. *node.Node implements it; session does not
+// import node, so a remote client that links session links no raft node.
+//
+// Writes commit through the catalog and return once the serving node has
+// installed the committed revision. Reads answer from the node's installed
+// state and never block. Every method is safe for concurrent use.
+type Engine interface {
+	// Identity is the serving node's name and incarnation.
+	Identity() lifecycle.Identity
+	// IsLeader reports whether the serving node leads the catalog now.
+	IsLeader() bool
+	// Installed returns how many revisions the node has installed, the
+	// newest one, and a channel closed on the next installation.
+	Installed() (count, revision uint64, changed <-chan struct{})
+	// WaitInstalled waits until the node has installed the domains
+	// committed since it started, or ctx ends.
+	WaitInstalled(ctx context.Context) error
+
+	// Domains returns every domain, sorted by name.
+	Domains() []lifecycle.Domain
+	// Domain returns one domain; a missing one is a *lifecycle.Error
+	// matching lifecycle.ErrDomainNotFound.
+	Domain(name string) (lifecycle.Domain, error)
+	// Observe returns an observer of the domain's installed clock.
+	Observe(domain string) (*runtime.Observer, error)
+
+	CreateDomain(ctx context.Context, p planner.CreateDomain) (lifecycle.Outcome, error)
+	DropDomain(ctx context.Context, p planner.DropDomain) (lifecycle.Outcome, error)
+	AlterPlacement(ctx context.Context, domain string, placement lifecycle.Placement) (lifecycle.Outcome, error)
+	Start(ctx context.Context, domain string, p planner.Start) (lifecycle.Outcome, error)
+	Stop(ctx context.Context, domain string) (lifecycle.Outcome, error)
+	// CommitTransaction commits plans on domain as one command.
+	CommitTransaction(ctx context.Context, domain string, plans []planner.Plan) (lifecycle.Outcome, error)
+
+	// Capture reads one consistent state as an archive.
+	Capture(scope backup.CaptureScope) (backup.Archive, error)
+	// Restore restores domains from the verified archive a, named name in
+	// messages, all or nothing.
+	Restore(ctx context.Context, p planner.Restore, name string, a backup.Archive) (backup.RestorePlan, error)
+}
