@@ -50,3 +50,13 @@ func TestErrorRoundTrip(t *testing.T) {
 		})
 	}
 }
+
+// TestDecodeErrorRefusesBadLifecycle: a lifecycle payload that does not
+// decode is a protocol failure, never a zero *lifecycle.Error.
+func TestDecodeErrorRefusesBadLifecycle(t *testing.T) {
+	for _, raw := range []string{`5`, `"x"`, `{"code":1}`} {
+		got := DecodeError(&wire.Error{Line: 1, Column: 1, Code: "lifecycle", Message: "m", Lifecycle: []byte(raw)})
+		require.ErrorIs(t, got, wire.ErrProtocol, raw)
+		require.Nil(t, lifecycle.AsError(got), raw)
+	}
+}
