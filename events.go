@@ -1,7 +1,7 @@
 package nspl
 
 import (
-	"github.com/nspl-dev/nspl/session"
+	"github.com/nspl-dev/nspl/wire"
 )
 
 // EventKind says what a clock event reports.
@@ -44,9 +44,9 @@ type ClockEvent struct {
 	Kind EventKind
 	// Clock is the followed clock after this event.
 	Clock Clock
-	// Reason says why the attachment ended; it is session.ReasonNone
+	// Reason says why the attachment ended; it is wire.ReasonNone
 	// unless Kind is EventEnd.
-	Reason session.EndReason
+	Reason wire.EndReason
 }
 
 // pendingEvents holds one domain's unread events: at most one state, one

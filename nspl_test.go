@@ -14,6 +14,7 @@ import (
 	"github.com/nspl-dev/nspl/clock"
 	"github.com/nspl-dev/nspl/runtime/timesource"
 	"github.com/nspl-dev/nspl/session"
+	"github.com/nspl-dev/nspl/wire"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -44,14 +45,14 @@ func TestEventsCoalescePerDomain(t *testing.T) {
 		"a": {attachment: 1, clock: Clock{Domain: "a", Observed: paced(1)}},
 		"b": {attachment: 7, clock: Clock{Domain: "b", Observed: clock.Observed{State: clock.Stopped}}},
 	}, pending: map[string]*pendingEvents{}}
-	tick := func(d string, att, gen, id uint64) session.Frame {
-		return session.Frame{Domain: d, Attachment: att, Kind: session.FrameTick,
+	tick := func(d string, att, gen, id uint64) wire.Frame {
+		return wire.Frame{Domain: d, Attachment: att, Kind: wire.FrameTick,
 			Tick: Tick{Generation: gen, ID: id, Boundary: t0 + int64(id-1)*1e9}, Reading: t0 + int64(id)*1e9}
 	}
-	state := func(d string, att uint64, o clock.Observed) session.Frame {
-		return session.Frame{Domain: d, Attachment: att, Kind: session.FrameState, Clock: o}
+	state := func(d string, att uint64, o clock.Observed) wire.Frame {
+		return wire.Frame{Domain: d, Attachment: att, Kind: wire.FrameState, Clock: o}
 	}
-	for _, f := range []session.Frame{
+	for _, f := range []wire.Frame{
 		tick("a", 1, 1, 1),
 		tick("a", 1, 1, 4),
 		state("b", 7, paced(1)),
@@ -87,11 +88,11 @@ func TestEventsCoalescePerDomain(t *testing.T) {
 	// An end replaces the unread state and tick and ends the following.
 	s.applyLocked(state("a", 1, paced(3)))
 	s.applyLocked(tick("a", 1, 3, 1))
-	s.applyLocked(session.Frame{Domain: "a", Attachment: 1, Kind: session.FrameEnd, Reason: session.DomainRemoved})
+	s.applyLocked(wire.Frame{Domain: "a", Attachment: 1, Kind: wire.FrameEnd, Reason: wire.DomainRemoved})
 	ev, err := s.NextEvent(context.Background())
 	require.NoError(t, err)
 	require.Equal(t, EventEnd, ev.Kind)
-	require.Equal(t, session.DomainRemoved, ev.Reason)
+	require.Equal(t, wire.DomainRemoved, ev.Reason)
 	_, ok = s.Clock("a")
 	require.False(t, ok)
 	require.Empty(t, s.queue)

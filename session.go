@@ -7,10 +7,11 @@ import (
 
 	"github.com/nspl-dev/nspl/planner"
 	"github.com/nspl-dev/nspl/session"
+	"github.com/nspl-dev/nspl/wire"
 )
 
-// Result is the reply to one statement (see session.Result).
-type Result = session.Result
+// Result is the reply to one statement (see wire.Result).
+type Result = wire.Result
 
 // Session runs NSPL statements and follows attached domain clocks. Exec
 // calls run one at a time; Clock, NextEvent and Events may be called from
@@ -216,7 +217,7 @@ func (s *Session) pump() {
 	}
 }
 
-func (s *Session) applyLocked(f session.Frame) {
+func (s *Session) applyLocked(f wire.Frame) {
 	fc := s.clocks[f.Domain]
 	if fc == nil || fc.attachment != f.Attachment {
 		return // a frame of an attachment already released
@@ -228,7 +229,7 @@ func (s *Session) applyLocked(f session.Frame) {
 		s.pending[f.Domain] = p
 	}
 	switch f.Kind {
-	case session.FrameState:
+	case wire.FrameState:
 		if f.Clock.Generation != c.Observed.Generation || f.Clock.State != c.Observed.State {
 			c.Tick, c.Reading = Tick{}, 0
 		}
@@ -237,13 +238,13 @@ func (s *Session) applyLocked(f session.Frame) {
 		// state.
 		p.tick = nil
 		p.state = &ClockEvent{Domain: f.Domain, Kind: EventState, Clock: *c}
-	case session.FrameTick:
+	case wire.FrameTick:
 		if f.Tick.Generation != c.Observed.Generation || f.Tick.ID <= c.Tick.ID {
 			return
 		}
 		c.Tick, c.Reading = f.Tick, f.Reading
 		p.tick = &ClockEvent{Domain: f.Domain, Kind: EventTick, Clock: *c}
-	case session.FrameEnd:
+	case wire.FrameEnd:
 		delete(s.clocks, f.Domain)
 		p.state, p.tick = nil, nil
 		p.end = &ClockEvent{Domain: f.Domain, Kind: EventEnd, Clock: *c, Reason: f.Reason}

@@ -343,7 +343,7 @@ func (c *Client) Followed() []string {
 // NextFrame returns the next clock frame, waiting for one. Frames are
 // coalesced per domain while unread (the newest state, then its newest
 // tick, then an end).
-func (c *Client) NextFrame(ctx context.Context) (session.Frame, error) {
+func (c *Client) NextFrame(ctx context.Context) (wire.Frame, error) {
 	return c.frames.next(ctx)
 }
 
@@ -358,9 +358,9 @@ func (c *Client) Pending() int { return c.frames.len() }
 // machine: a BACKUP's archive comes back with its reply and is written
 // here, and the archive a RESTORE or DESCRIBE BACKUP names is read here and
 // sent up for the node to verify.
-func (c *Client) Exec(ctx context.Context, p planner.Plan) (session.Result, error) {
+func (c *Client) Exec(ctx context.Context, p planner.Plan) (wire.Result, error) {
 	if p == nil {
-		return session.Result{}, errors.New("client: nil plan")
+		return wire.Result{}, errors.New("client: nil plan")
 	}
 	kind := callPlain
 	req := wire.ClientMessage{Type: wire.TypeExec, Text: p.String()}
@@ -373,7 +373,7 @@ func (c *Client) Exec(ctx context.Context, p planner.Plan) (session.Result, erro
 	case planner.Backup, planner.Restore, planner.DescribeBackup:
 		var err error
 		if req.Archive, upload, err = c.prepareArchive(p); err != nil {
-			return session.Result{}, &grammar.Error{Pos: p.Pos(), Msg: err.Error(), Kind: err}
+			return wire.Result{}, &grammar.Error{Pos: p.Pos(), Msg: err.Error(), Kind: err}
 		}
 		if _, ok := p.(planner.Backup); ok {
 			kind = callBackup
@@ -381,7 +381,7 @@ func (c *Client) Exec(ctx context.Context, p planner.Plan) (session.Result, erro
 	}
 	m, err := c.request(ctx, req, kind, 0, upload)
 	if err != nil {
-		return session.Result{}, &grammar.Error{Pos: p.Pos(), Msg: err.Error(), Kind: err}
+		return wire.Result{}, &grammar.Error{Pos: p.Pos(), Msg: err.Error(), Kind: err}
 	}
 	if m.Type == wire.TypeError && kind == callDetach && m.Error.Code == "not_attached" {
 		if r, ok := c.dropPendingRestoration(p); ok {
@@ -393,11 +393,11 @@ func (c *Client) Exec(ctx context.Context, p planner.Plan) (session.Result, erro
 		// The server's position is in the canonical text it was sent; the
 		// caller's statement starts at the plan's position.
 		ge.Pos = p.Pos()
-		return session.Result{}, ge
+		return wire.Result{}, ge
 	}
 	if kind == callBackup {
 		if err := c.saveArchive(req.Archive.Name, m); err != nil {
-			return session.Result{}, &grammar.Error{Pos: p.Pos(), Msg: err.Error(), Kind: err}
+			return wire.Result{}, &grammar.Error{Pos: p.Pos(), Msg: err.Error(), Kind: err}
 		}
 	}
 	return result(m)
@@ -405,9 +405,9 @@ func (c *Client) Exec(ctx context.Context, p planner.Plan) (session.Result, erro
 
 // ExecText plans every statement of text here and runs them in order,
 // stopping at the first error, as session.Session.ExecText does.
-func (c *Client) ExecText(ctx context.Context, text string) ([]session.Result, error) {
+func (c *Client) ExecText(ctx context.Context, text string) ([]wire.Result, error) {
 	plans, planErr := planner.PlanScript(text)
-	out := make([]session.Result, 0, len(plans))
+	out := make([]wire.Result, 0, len(plans))
 	for _, p := range plans {
 		r, err := c.Exec(ctx, p)
 		if err != nil {
@@ -422,7 +422,7 @@ func (c *Client) ExecText(ctx context.Context, text string) ([]session.Result, e
 // when a detach finds the session not holding it because its restoration is
 // still pending: once the detach is answered no session holds the clock on
 // the client's behalf, so the restoration must not happen later.
-func (c *Client) dropPendingRestoration(p planner.Plan) (session.Result, bool) {
+func (c *Client) dropPendingRestoration(p planner.Plan) (wire.Result, bool) {
 	c.mu.Lock()
 	domain := c.state.Active
 	f := c.followed[domain]
@@ -432,10 +432,10 @@ func (c *Client) dropPendingRestoration(p planner.Plan) (session.Result, bool) {
 	}
 	c.mu.Unlock()
 	if !pending {
-		return session.Result{}, false
+		return wire.Result{}, false
 	}
 	c.frames.withdraw(domain)
-	return session.Result{Statement: p.String(), Domain: domain,
+	return wire.Result{Statement: p.String(), Domain: domain,
 		Message: "stopped following the clock of domain '" + domain + "'; its restoration was still pending"}, true
 }
 
@@ -651,7 +651,7 @@ func (c *Client) restoreOne(cn *conn, domain string) {
 		delete(c.followed, domain)
 		c.mu.Unlock()
 		if f != nil {
-			c.frames.push(session.Frame{Domain: domain, Attachment: f.attachment, Kind: session.FrameEnd, Reason: session.DomainRemoved})
+			c.frames.push(wire.Frame{Domain: domain, Attachment: f.attachment, Kind: wire.FrameEnd, Reason: wire.DomainRemoved})
 		}
 		return
 	}
@@ -713,7 +713,7 @@ func (c *Client) attached(cn *conn, r *wire.EncodedResult) {
 	if restored {
 		// A restoration reports the clock it carries: the attachment was
 		// interrupted.
-		c.frames.push(session.Frame{Domain: res.Domain, Attachment: res.Attachment, Kind: session.FrameState, Clock: *res.Clock})
+		c.frames.push(wire.Frame{Domain: res.Domain, Attachment: res.Attachment, Kind: wire.FrameState, Clock: *res.Clock})
 	}
 }
 
@@ -728,7 +728,7 @@ func (c *Client) detached(cn *conn, domain string) {
 
 // frameArrived queues a frame of a followed attachment of the current
 // session and drops any other.
-func (c *Client) frameArrived(cn *conn, fr session.Frame) {
+func (c *Client) frameArrived(cn *conn, fr wire.Frame) {
 	c.mu.Lock()
 	f := c.followed[fr.Domain]
 	if f == nil || f.conn != cn || f.attachment != fr.Attachment {
@@ -736,12 +736,12 @@ func (c *Client) frameArrived(cn *conn, fr session.Frame) {
 		return
 	}
 	switch fr.Kind {
-	case session.FrameState:
+	case wire.FrameState:
 		f.clock = fr.Clock
-	case session.FrameEnd:
+	case wire.FrameEnd:
 		// A node shutting down ends its session next; the clock is still
 		// followed and is attached again on the next session.
-		if fr.Reason != session.NodeShutdown {
+		if fr.Reason != wire.NodeShutdown {
 			delete(c.followed, fr.Domain)
 		}
 	}

@@ -243,7 +243,7 @@ func TestAttachDeliveryOrder(t *testing.T) {
 
 	exec(t, c, "START AT NOW;")
 	f := nextFrame(t, c)
-	require.Equal(t, session.FrameState, f.Kind, "the state frame reporting the generation precedes its ticks")
+	require.Equal(t, wire.FrameState, f.Kind, "the state frame reporting the generation precedes its ticks")
 	require.Equal(t, clock.Paced, f.Clock.State)
 	require.Equal(t, uint64(1), f.Clock.Generation)
 	var last uint64
@@ -266,8 +266,8 @@ func TestAttachDeliveryOrder(t *testing.T) {
 	exec(t, c, "STOP; DROP DOMAIN prod;")
 	for {
 		f := nextFrame(t, c)
-		if f.Kind == session.FrameEnd {
-			require.Equal(t, session.DomainRemoved, f.Reason)
+		if f.Kind == wire.FrameEnd {
+			require.Equal(t, wire.DomainRemoved, f.Reason)
 			break
 		}
 	}

@@ -323,9 +323,9 @@ func (cn *conn) lostError() error {
 }
 
 // result decodes a reply's result.
-func result(m wire.ServerMessage) (session.Result, error) {
+func result(m wire.ServerMessage) (wire.Result, error) {
 	if m.Result == nil {
-		return session.Result{}, fmt.Errorf("%w: reply without a result", wire.ErrProtocol)
+		return wire.Result{}, fmt.Errorf("%w: reply without a result", wire.ErrProtocol)
 	}
 	return wire.DecodeResult(m.Result)
 }

@@ -17,7 +17,7 @@ import (
 	"github.com/nspl-dev/nspl/pki"
 	"github.com/nspl-dev/nspl/runtime/timesource"
 	"github.com/nspl-dev/nspl/server"
-	"github.com/nspl-dev/nspl/session"
+	"github.com/nspl-dev/nspl/wire"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -127,7 +127,7 @@ func ctxT(t testing.TB) context.Context {
 }
 
 // exec runs text and requires success.
-func exec(t testing.TB, c *Client, text string) []session.Result {
+func exec(t testing.TB, c *Client, text string) []wire.Result {
 	t.Helper()
 	res, err := c.ExecText(ctxT(t), text)
 	require.NoError(t, err)
@@ -135,7 +135,7 @@ func exec(t testing.TB, c *Client, text string) []session.Result {
 }
 
 // nextFrame reads one frame within the test's deadline.
-func nextFrame(t testing.TB, c *Client) session.Frame {
+func nextFrame(t testing.TB, c *Client) wire.Frame {
 	t.Helper()
 	f, err := c.NextFrame(ctxT(t))
 	require.NoError(t, err)
@@ -144,17 +144,17 @@ func nextFrame(t testing.TB, c *Client) session.Frame {
 
 // waitTicks advances the node's fake clock one period at a time until the
 // client has read a tick frame of domain with an id of at least id.
-func (e *env) waitTick(c *Client, domain string, period time.Duration) session.Frame {
+func (e *env) waitTick(c *Client, domain string, period time.Duration) wire.Frame {
 	e.t.Helper()
 	for i := 0; i < 100; i++ {
 		e.fake.Advance(period)
 		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 		f, err := c.NextFrame(ctx)
 		cancel()
-		if err == nil && f.Domain == domain && f.Kind == session.FrameTick {
+		if err == nil && f.Domain == domain && f.Kind == wire.FrameTick {
 			return f
 		}
 	}
 	e.t.Fatalf("no tick of %s arrived", domain)
-	return session.Frame{}
+	return wire.Frame{}
 }

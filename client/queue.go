@@ -4,7 +4,7 @@ import (
 	"context"
 	"sync"
 
-	"github.com/nspl-dev/nspl/session"
+	"github.com/nspl-dev/nspl/wire"
 )
 
 // frameQueue holds the frames not read yet, coalesced per domain: the newest
@@ -20,7 +20,7 @@ type frameQueue struct {
 }
 
 type pendingFrames struct {
-	state, tick, end *session.Frame
+	state, tick, end *wire.Frame
 	// after holds the frames of a later attachment of the same domain,
 	// queued behind this one's end.
 	after *pendingFrames
@@ -32,7 +32,7 @@ func newFrameQueue() *frameQueue {
 	return &frameQueue{pending: make(map[string]*pendingFrames), wake: make(chan struct{})}
 }
 
-func (q *frameQueue) push(f session.Frame) {
+func (q *frameQueue) push(f wire.Frame) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.closed {
@@ -47,16 +47,16 @@ func (q *frameQueue) push(f session.Frame) {
 	for p.after != nil {
 		p = p.after
 	}
-	if p.end != nil && f.Kind != session.FrameEnd {
+	if p.end != nil && f.Kind != wire.FrameEnd {
 		p.after = &pendingFrames{}
 		p = p.after
 	}
 	switch f.Kind {
-	case session.FrameState:
+	case wire.FrameState:
 		p.state, p.tick = &f, nil
-	case session.FrameTick:
+	case wire.FrameTick:
 		p.tick = &f
-	case session.FrameEnd:
+	case wire.FrameEnd:
 		p.state, p.tick, p.end = nil, nil, &f
 	}
 	close(q.wake)
@@ -95,7 +95,7 @@ func (q *frameQueue) len() int {
 	n := 0
 	for _, p := range q.pending {
 		for ; p != nil; p = p.after {
-			for _, f := range []*session.Frame{p.state, p.tick, p.end} {
+			for _, f := range []*wire.Frame{p.state, p.tick, p.end} {
 				if f != nil {
 					n++
 				}
@@ -106,17 +106,17 @@ func (q *frameQueue) len() int {
 }
 
 // next returns the oldest domain's first unread frame, waiting for one.
-func (q *frameQueue) next(ctx context.Context) (session.Frame, error) {
+func (q *frameQueue) next(ctx context.Context) (wire.Frame, error) {
 	for {
 		q.mu.Lock()
 		if q.closed {
 			q.mu.Unlock()
-			return session.Frame{}, ErrClosed
+			return wire.Frame{}, ErrClosed
 		}
 		if len(q.order) > 0 {
 			d := q.order[0]
 			p := q.pending[d]
-			var f *session.Frame
+			var f *wire.Frame
 			switch {
 			case p.state != nil:
 				f, p.state = p.state, nil
@@ -141,7 +141,7 @@ func (q *frameQueue) next(ctx context.Context) (session.Frame, error) {
 		select {
 		case <-wake:
 		case <-ctx.Done():
-			return session.Frame{}, ctx.Err()
+			return wire.Frame{}, ctx.Err()
 		}
 	}
 }

@@ -55,10 +55,10 @@ func TestReconnectRestoresFollowedClocks(t *testing.T) {
 	require.Equal(t, "n1", ns.next(t, Reconnected).Node)
 	require.Equal(t, "prod", ns.next(t, Restored).Domain)
 	f := nextFrame(t, c)
-	for f.Kind == session.FrameTick && f.Tick.ID <= first.Tick.ID {
+	for f.Kind == wire.FrameTick && f.Tick.ID <= first.Tick.ID {
 		f = nextFrame(t, c) // a tick of the old session read late
 	}
-	require.Equal(t, session.FrameState, f.Kind, "the restored attachment reports its clock")
+	require.Equal(t, wire.FrameState, f.Kind, "the restored attachment reports its clock")
 	require.Equal(t, clock.Paced, f.Clock.State)
 	require.Equal(t, uint64(1), f.Clock.Generation)
 	exec(t, c, "LIST DOMAINS;") // runs only once the restoration is done
@@ -113,8 +113,8 @@ func TestReconnectBackoffAndRemovedDomain(t *testing.T) {
 	cfake.Advance(wait)
 	ns.next(t, Reconnected)
 	f := nextFrame(t, c)
-	require.Equal(t, session.FrameEnd, f.Kind)
-	require.Equal(t, session.DomainRemoved, f.Reason, "a restoration refused as not found ends the attachment")
+	require.Equal(t, wire.FrameEnd, f.Kind)
+	require.Equal(t, wire.DomainRemoved, f.Reason, "a restoration refused as not found ends the attachment")
 	require.Empty(t, c.Followed())
 }
 
@@ -223,7 +223,7 @@ func TestRefusedRestorationBackoff(t *testing.T) {
 	}
 	require.Equal(t, "prod", ns.next(t, Restored).Domain)
 	f := nextFrame(t, c)
-	require.Equal(t, session.FrameState, f.Kind)
+	require.Equal(t, wire.FrameState, f.Kind)
 	require.Equal(t, uint64(3), f.Clock.Generation)
 	require.Equal(t, uint64(9), f.Attachment)
 }
@@ -356,7 +356,7 @@ func TestUnansweredRestorationEndsTheSession(t *testing.T) {
 		}
 	}
 	f := nextFrame(t, c)
-	require.Equal(t, session.FrameState, f.Kind)
+	require.Equal(t, wire.FrameState, f.Kind)
 	require.Equal(t, uint64(3), f.Attachment, "the clock is held by the third attach, on the third session")
 }
 
@@ -374,8 +374,8 @@ func TestNodeShutdownEndsAttachmentNotFollowing(t *testing.T) {
 	drained := make(chan error, 1)
 	go func() { drained <- e.srv.Drain(ctxT(t)) }()
 	f := nextFrame(t, c)
-	require.Equal(t, session.FrameEnd, f.Kind)
-	require.Equal(t, session.NodeShutdown, f.Reason)
+	require.Equal(t, wire.FrameEnd, f.Kind)
+	require.Equal(t, wire.NodeShutdown, f.Reason)
 	require.Equal(t, []string{"prod"}, c.Followed(), "the clock is still followed")
 	ns.next(t, Interrupted)
 	require.NoError(t, <-drained)

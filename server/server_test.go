@@ -19,7 +19,6 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/nspl-dev/nspl/node"
-	"github.com/nspl-dev/nspl/session"
 	"github.com/nspl-dev/nspl/wire"
 )
 
@@ -250,7 +249,7 @@ func TestDrainEndsAttachmentsThenSessions(t *testing.T) {
 		require.Equal(t, wire.TypeFrame, m.Type)
 		f, err := wire.DecodeFrame(m.Frame)
 		require.NoError(t, err)
-		if f.Kind == session.FrameEnd {
+		if f.Kind == wire.FrameEnd {
 			ends = append(ends, f.Domain+" "+f.Reason.String())
 		}
 	}

@@ -133,7 +133,7 @@ func (s *Server) serveSession(w http.ResponseWriter, r *http.Request) {
 		}
 	}()
 	if st.execute(ctx, reqs) {
-		st.endAttachments(session.NodeShutdown)
+		st.endAttachments(wire.NodeShutdown)
 	}
 	cancel()
 	_ = sess.Close()   // ends a NextFrame the pump waits in
@@ -267,7 +267,7 @@ func (st *stream) execute(ctx context.Context, reqs <-chan request) (drained boo
 // endAttachments writes an end frame with reason for every attachment the
 // client holds, in domain order, and forgets them, so the pump writes
 // nothing more about them.
-func (st *stream) endAttachments(reason session.EndReason) {
+func (st *stream) endAttachments(reason wire.EndReason) {
 	st.writeMu.Lock()
 	defer st.writeMu.Unlock()
 	domains := make([]string, 0, len(st.live))
@@ -276,7 +276,7 @@ func (st *stream) endAttachments(reason session.EndReason) {
 	}
 	slices.Sort(domains)
 	for _, d := range domains {
-		f := session.Frame{Domain: d, Attachment: st.live[d], Kind: session.FrameEnd, Reason: reason}
+		f := wire.Frame{Domain: d, Attachment: st.live[d], Kind: wire.FrameEnd, Reason: reason}
 		delete(st.live, d)
 		if !st.writeLocked(wire.ServerMessage{Type: wire.TypeFrame, Frame: f.AppendJSON(nil)}) {
 			return
@@ -393,7 +393,7 @@ func (st *stream) pump(ctx context.Context) {
 		st.writeMu.Lock()
 		ok := true
 		if id, live := st.live[f.Domain]; live && id == f.Attachment {
-			if f.Kind == session.FrameEnd {
+			if f.Kind == wire.FrameEnd {
 				delete(st.live, f.Domain)
 			}
 			ok = st.writeLocked(wire.ServerMessage{Type: wire.TypeFrame, Frame: f.AppendJSON(nil)})

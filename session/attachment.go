@@ -8,6 +8,7 @@ import (
 
 	"github.com/nspl-dev/nspl/clock"
 	"github.com/nspl-dev/nspl/runtime"
+	"github.com/nspl-dev/nspl/wire"
 )
 
 // attachment is one followed domain clock: its observer, the observation
@@ -26,7 +27,7 @@ type attachment struct {
 
 	// slot and slotQueued are the replaceable tick slot, guarded by the
 	// lane's mutex.
-	slot       Frame
+	slot       wire.Frame
 	slotQueued bool
 
 	// buf is the delivery task's encoding buffer for frame sizes.
@@ -90,23 +91,23 @@ func (s *Session) waitInstalled(ctx context.Context) (handedOff bool, err error)
 	}
 }
 
-func (s *Session) attach(ctx context.Context) (Result, bool, error) {
+func (s *Session) attach(ctx context.Context) (wire.Result, bool, error) {
 	if err := s.refuseInTransaction("ATTACH DOMAIN CLOCK"); err != nil {
-		return Result{}, false, err
+		return wire.Result{}, false, err
 	}
 	domain, err := s.activeDomain()
 	if err != nil {
-		return Result{}, false, err
+		return wire.Result{}, false, err
 	}
 	if handedOff, err := s.waitInstalled(ctx); err != nil {
-		return Result{}, handedOff, err
+		return wire.Result{}, handedOff, err
 	}
 	s.mu.Lock()
 	old := s.attachments[domain]
 	s.mu.Unlock()
 	if old != nil {
 		if !old.ending.Load() {
-			return Result{}, false, &AttachmentError{Err: ErrAlreadyAttached, Domain: domain}
+			return wire.Result{}, false, &AttachmentError{Err: ErrAlreadyAttached, Domain: domain}
 		}
 		// The attachment ended (its end frame is queued or read): release
 		// it and serve this attach as a new attachment.
@@ -115,28 +116,28 @@ func (s *Session) attach(ctx context.Context) (Result, bool, error) {
 	obs, err := s.node.Observe(domain)
 	if err != nil {
 		if errors.Is(err, runtime.ErrDomainMissing) {
-			return Result{}, false, errDomainNotFound(domain)
+			return wire.Result{}, false, errDomainNotFound(domain)
 		}
-		return Result{}, false, err
+		return wire.Result{}, false, err
 	}
 	first := obs.Read()
 	if first.Missing {
-		return Result{}, false, errDomainNotFound(domain)
+		return wire.Result{}, false, errDomainNotFound(domain)
 	}
 	s.mu.Lock()
 	s.nextID++
 	id := s.nextID
 	s.mu.Unlock()
-	reply := Frame{Domain: domain, Attachment: id, Kind: FrameState, Clock: first.Clock}
+	reply := wire.Frame{Domain: domain, Attachment: id, Kind: wire.FrameState, Clock: first.Clock}
 	if n := len(reply.AppendJSON(nil)); n > s.frameLimit {
 		s.logger.Warn("attach reply exceeds the frame limit; nothing attached",
 			"domain", domain, "size", n, "limit", s.frameLimit)
-		return Result{}, false, fmt.Errorf("%w: the attach reply for domain '%s' is %d bytes and the limit is %d; raise the frame limit",
+		return wire.Result{}, false, fmt.Errorf("%w: the attach reply for domain '%s' is %d bytes and the limit is %d; raise the frame limit",
 			ErrFrameTooLarge, domain, n, s.frameLimit)
 	}
 	if err := ctx.Err(); err != nil {
 		// The reply is not returned, so it announces nothing.
-		return Result{}, false, err
+		return wire.Result{}, false, err
 	}
 	taskCtx, cancel := context.WithCancel(s.ctx)
 	a := &attachment{id: id, domain: domain, obs: obs, reply: first.Clock, cancel: cancel, done: make(chan struct{})}
@@ -144,13 +145,13 @@ func (s *Session) attach(ctx context.Context) (Result, bool, error) {
 	if s.closed {
 		s.mu.Unlock()
 		cancel()
-		return Result{}, false, ErrClosed
+		return wire.Result{}, false, ErrClosed
 	}
 	s.attachments[domain] = a
 	s.mu.Unlock()
 	go s.deliver(taskCtx, a)
 	c := first.Clock
-	return Result{
+	return wire.Result{
 		Domain:     domain,
 		Message:    fmt.Sprintf("attached to the clock of domain '%s': %s", domain, FormatObserved(c)),
 		Clock:      &c,
@@ -158,26 +159,26 @@ func (s *Session) attach(ctx context.Context) (Result, bool, error) {
 	}, false, nil
 }
 
-func (s *Session) detach() (Result, error) {
+func (s *Session) detach() (wire.Result, error) {
 	if err := s.refuseInTransaction("DETACH DOMAIN CLOCK"); err != nil {
-		return Result{}, err
+		return wire.Result{}, err
 	}
 	domain, err := s.activeDomain()
 	if err != nil {
-		return Result{}, err
+		return wire.Result{}, err
 	}
 	s.mu.Lock()
 	a := s.attachments[domain]
 	s.mu.Unlock()
 	if a == nil {
-		return Result{}, &AttachmentError{Err: ErrNotAttached, Domain: domain}
+		return wire.Result{}, &AttachmentError{Err: ErrNotAttached, Domain: domain}
 	}
 	ended := a.ending.Load()
 	s.release(a)
 	if ended {
-		return Result{}, &AttachmentError{Err: ErrNotAttached, Domain: domain}
+		return wire.Result{}, &AttachmentError{Err: ErrNotAttached, Domain: domain}
 	}
-	return Result{Domain: domain, Message: fmt.Sprintf("detached from the clock of domain '%s'", domain)}, nil
+	return wire.Result{Domain: domain, Message: fmt.Sprintf("detached from the clock of domain '%s'", domain)}, nil
 }
 
 // release stops the attachment's delivery task, waits for it, forgets the
@@ -195,7 +196,7 @@ func (s *Session) release(a *attachment) {
 
 // fits encodes f and reports whether it fits the frame limit, logging a
 // warning when it does not.
-func (s *Session) fits(a *attachment, f Frame) bool {
+func (s *Session) fits(a *attachment, f wire.Frame) bool {
 	a.buf = f.AppendJSON(a.buf[:0])
 	if len(a.buf) <= s.frameLimit {
 		return true
@@ -223,7 +224,7 @@ func (s *Session) deliver(ctx context.Context, a *attachment) {
 		case o.Missing:
 			a.ending.Store(true)
 			s.lane.withdrawTick(a)
-			end := Frame{Domain: a.domain, Attachment: a.id, Kind: FrameEnd, Reason: DomainRemoved}
+			end := wire.Frame{Domain: a.domain, Attachment: a.id, Kind: wire.FrameEnd, Reason: wire.DomainRemoved}
 			if s.fits(a, end) {
 				_ = s.lane.pushFrame(ctx, a, end)
 			}
@@ -233,7 +234,7 @@ func (s *Session) deliver(ctx context.Context, a *attachment) {
 			if unfitSet && unfit == o.Clock {
 				break
 			}
-			f := Frame{Domain: a.domain, Attachment: a.id, Kind: FrameState, Clock: o.Clock}
+			f := wire.Frame{Domain: a.domain, Attachment: a.id, Kind: wire.FrameState, Clock: o.Clock}
 			if !s.fits(a, f) {
 				unfit, unfitSet = o.Clock, true
 				break
@@ -261,7 +262,7 @@ func (s *Session) deliver(ctx context.Context, a *attachment) {
 				break
 			}
 			lastTick = o.Tick.ID
-			f := Frame{Domain: a.domain, Attachment: a.id, Kind: FrameTick, Tick: o.Tick, Reading: snap.Time}
+			f := wire.Frame{Domain: a.domain, Attachment: a.id, Kind: wire.FrameTick, Tick: o.Tick, Reading: snap.Time}
 			if s.fits(a, f) {
 				s.lane.putTick(a, f)
 			}

@@ -13,9 +13,10 @@ import (
 
 	"github.com/nspl-dev/nspl/clock"
 	"github.com/nspl-dev/nspl/lifecycle"
+	"github.com/nspl-dev/nspl/wire"
 )
 
-func attach(t *testing.T, e *env) (Result, *orderChecker) {
+func attach(t *testing.T, e *env) (wire.Result, *orderChecker) {
 	t.Helper()
 	r := e.exec("ATTACH DOMAIN CLOCK;")[0]
 	require.NotNil(t, r.Clock)
@@ -23,7 +24,7 @@ func attach(t *testing.T, e *env) (Result, *orderChecker) {
 }
 
 // read takes the next frame and checks it against the delivery order.
-func read(t *testing.T, e *env, c *orderChecker) Frame {
+func read(t *testing.T, e *env, c *orderChecker) wire.Frame {
 	t.Helper()
 	f := e.frame()
 	c.see(f)
@@ -43,7 +44,7 @@ func TestAttachReplyThenTickOfItsGeneration(t *testing.T) {
 	require.Equal(t, "attached to the clock of domain 'prod': generation 1 paced period 1s skew 100ms "+
 		"origin 2026-01-01T00:00:00Z anchor 2026-01-01T00:00:00Z rate 1", r.Message)
 	f := read(t, e, c)
-	require.Equal(t, FrameTick, f.Kind)
+	require.Equal(t, wire.FrameTick, f.Kind)
 	require.Equal(t, uint64(1), f.Tick.ID)
 	require.Equal(t, t0, f.Tick.Boundary)
 	require.Equal(t, t0, f.Reading)
@@ -76,33 +77,33 @@ func TestStopStartUnderAttachment(t *testing.T) {
 
 	e.exec("START AT NOW;")
 	f := read(t, e, c)
-	require.Equal(t, FrameState, f.Kind, "the first frame after START is the paced state")
+	require.Equal(t, wire.FrameState, f.Kind, "the first frame after START is the paced state")
 	require.Equal(t, clock.Paced, f.Clock.State)
 	require.Equal(t, uint64(1), f.Clock.Generation)
 	f = read(t, e, c)
-	require.Equal(t, FrameTick, f.Kind)
+	require.Equal(t, wire.FrameTick, f.Kind)
 	require.Equal(t, uint64(1), f.Tick.ID)
 
 	for id := uint64(2); id <= 5; id++ {
 		e.advance(time.Second, "prod", id)
 		f = read(t, e, c)
-		require.Equal(t, FrameTick, f.Kind)
+		require.Equal(t, wire.FrameTick, f.Kind)
 		require.Equal(t, id, f.Tick.ID)
 	}
 
 	e.exec("STOP;")
 	f = read(t, e, c)
-	require.Equal(t, FrameState, f.Kind)
+	require.Equal(t, wire.FrameState, f.Kind)
 	require.Equal(t, clock.Observed{Generation: 1, State: clock.Stopped}, f.Clock)
 
 	e.exec("START AT NOW TIME RATE 2;")
 	f = read(t, e, c)
-	require.Equal(t, FrameState, f.Kind)
+	require.Equal(t, wire.FrameState, f.Kind)
 	require.Equal(t, uint64(2), f.Clock.Generation)
 	require.Equal(t, clock.Paced, f.Clock.State)
 	require.Equal(t, 2.0, f.Clock.Rate)
 	f = read(t, e, c)
-	require.Equal(t, FrameTick, f.Kind)
+	require.Equal(t, wire.FrameTick, f.Kind)
 	require.Equal(t, uint64(2), f.Tick.Generation)
 	require.Equal(t, uint64(1), f.Tick.ID, "ids restart with the generation")
 }
@@ -121,19 +122,19 @@ func TestUntakenTickWithdrawnOnChange(t *testing.T) {
 	// Until delivery has seen the restart, the client may still take the
 	// tick: it was queued. Once the state frame of generation 3 is queued,
 	// every untaken tick before it has been withdrawn.
-	e.waitQueued("the state frame of generation 3", func(f Frame) bool {
-		return f.Kind == FrameState && f.Clock.Generation == 3
+	e.waitQueued("the state frame of generation 3", func(f wire.Frame) bool {
+		return f.Kind == wire.FrameState && f.Clock.Generation == 3
 	})
-	var frames []Frame
+	var frames []wire.Frame
 	for {
 		f := read(t, e, c)
 		frames = append(frames, f)
-		if f.Kind == FrameTick && f.Tick.Generation == 3 {
+		if f.Kind == wire.FrameTick && f.Tick.Generation == 3 {
 			break
 		}
 	}
 	for _, f := range frames {
-		if f.Kind == FrameTick {
+		if f.Kind == wire.FrameTick {
 			require.Equal(t, uint64(3), f.Tick.Generation, "frames %v", frames)
 		}
 	}
@@ -146,11 +147,11 @@ func TestDropEndsAttachment(t *testing.T) {
 	e.exec("CREATE PACED DOMAIN prod WITH PERIOD 1s SKEW 0s; USE prod; START AT NOW;")
 	r, c := attach(t, e)
 	e.exec("STOP; DROP DOMAIN prod;")
-	var f Frame
-	for f.Kind != FrameEnd {
+	var f wire.Frame
+	for f.Kind != wire.FrameEnd {
 		f = read(t, e, c)
 	}
-	require.Equal(t, DomainRemoved, f.Reason)
+	require.Equal(t, wire.DomainRemoved, f.Reason)
 	require.Equal(t, r.Attachment, f.Attachment)
 	require.Equal(t, `{"domain":"prod","attachment":1,"kind":"end","reason":"DomainRemoved"}`, string(f.AppendJSON(nil)))
 
@@ -167,7 +168,7 @@ func TestDropEndsAttachment(t *testing.T) {
 	r2, c2 := attach(t, e)
 	require.Equal(t, uint64(2), r2.Attachment)
 	e.exec("DROP DOMAIN prod; CREATE DOMAIN prod;")
-	for f = read(t, e, c2); f.Kind != FrameEnd; f = read(t, e, c2) {
+	for f = read(t, e, c2); f.Kind != wire.FrameEnd; f = read(t, e, c2) {
 	}
 	r3 := e.exec("ATTACH DOMAIN CLOCK;")[0]
 	require.Equal(t, uint64(3), r3.Attachment)
@@ -231,7 +232,7 @@ func TestStalledConsumer(t *testing.T) {
 	for last < ticks {
 		f := e.frame()
 		reads++
-		require.Equal(t, FrameTick, f.Kind)
+		require.Equal(t, wire.FrameTick, f.Kind)
 		require.Greater(t, f.Tick.ID, last)
 		last = f.Tick.ID
 	}
@@ -260,7 +261,7 @@ func (b *logBuffer) String() string {
 // Frames over the frame limit are logged and skipped: a paced state that
 // does not fit is never announced, so its ticks are not sent either.
 func TestFrameLimit(t *testing.T) {
-	stopped := Frame{Domain: "prod", Attachment: 1, Kind: FrameState, Clock: clock.Observed{Generation: 1, State: clock.Stopped}}
+	stopped := wire.Frame{Domain: "prod", Attachment: 1, Kind: wire.FrameState, Clock: clock.Observed{Generation: 1, State: clock.Stopped}}
 	limit := len(stopped.AppendJSON(nil))
 	logs := &logBuffer{}
 	e := newEnv(t, Options{FrameLimit: limit, Logger: slog.New(slog.NewTextHandler(logs, nil))})

@@ -12,6 +12,7 @@ import (
 	"github.com/nspl-dev/nspl/grammar"
 	"github.com/nspl-dev/nspl/lifecycle"
 	"github.com/nspl-dev/nspl/node"
+	"github.com/nspl-dev/nspl/wire"
 )
 
 func TestBackupStatements(t *testing.T) {
@@ -40,7 +41,7 @@ func TestBackupStatements(t *testing.T) {
 	set := r.Set
 	require.Len(t, set.Rows, 2)
 	row := set.Rows[0]
-	get := func(col string) Value { return row[set.Column(col)] }
+	get := func(col string) wire.Value { return row[set.Column(col)] }
 	require.Equal(t, "prod", get("name").Text())
 	require.Equal(t, "PACED", get("pace").Text())
 	require.Equal(t, "1s", FormatValue(get("period")))

@@ -5,6 +5,7 @@ import (
 	"sort"
 
 	"github.com/nspl-dev/nspl/lifecycle"
+	"github.com/nspl-dev/nspl/wire"
 )
 
 // ClusterStatus is what SHOW CLUSTER STATUS shows: the cluster's nodes and,
@@ -44,17 +45,17 @@ type ClusterStatusSource func(ctx context.Context) (ClusterStatus, error)
 
 // showClusterStatus is SHOW CLUSTER STATUS: one row per node, then one row
 // per paced domain.
-func (s *Session) showClusterStatus(ctx context.Context) (Result, error) {
+func (s *Session) showClusterStatus(ctx context.Context) (wire.Result, error) {
 	var st ClusterStatus
 	if s.cluster != nil {
 		var err error
 		if st, err = s.cluster(ctx); err != nil {
-			return Result{}, err
+			return wire.Result{}, err
 		}
 	} else {
 		st = s.embeddedClusterStatus()
 	}
-	return Result{Set: ClusterStatusSet(st), Message: clusterMessage(st)}, nil
+	return wire.Result{Set: ClusterStatusSet(st), Message: clusterMessage(st)}, nil
 }
 
 // embeddedClusterStatus is the status of an embedded node: itself alone.
@@ -87,7 +88,7 @@ func clusterMessage(st ClusterStatus) string {
 	return formatCount(n) + " " + word + ", " + formatCount(avail) + " available"
 }
 
-func formatCount(n int) string { return FormatValue(Uint(uint64(n))) }
+func formatCount(n int) string { return FormatValue(wire.Uint(uint64(n))) }
 
 // ClusterStatusSet renders st as SHOW CLUSTER STATUS's result set, with the
 // columns kind ("node" or "domain"), name, incarnation, voter, leader,
@@ -95,25 +96,25 @@ func formatCount(n int) string { return FormatValue(Uint(uint64(n))) }
 // revision), authority (a domain's authority "node#incarnation", "unassigned"
 // while none is committed), generation and status. Nodes are sorted by name,
 // domains by name; columns that do not apply to a row are null.
-func ClusterStatusSet(st ClusterStatus) *ResultSet {
-	set := &ResultSet{Columns: []Column{
-		{Name: "kind", Type: KindText},
-		{Name: "name", Type: KindText},
-		{Name: "incarnation", Type: KindUint},
-		{Name: "voter", Type: KindText},
-		{Name: "leader", Type: KindText},
-		{Name: "available", Type: KindText},
-		{Name: "revision", Type: KindUint},
-		{Name: "authority", Type: KindText},
-		{Name: "generation", Type: KindUint},
-		{Name: "status", Type: KindText},
+func ClusterStatusSet(st ClusterStatus) *wire.ResultSet {
+	set := &wire.ResultSet{Columns: []wire.Column{
+		{Name: "kind", Type: wire.KindText},
+		{Name: "name", Type: wire.KindText},
+		{Name: "incarnation", Type: wire.KindUint},
+		{Name: "voter", Type: wire.KindText},
+		{Name: "leader", Type: wire.KindText},
+		{Name: "available", Type: wire.KindText},
+		{Name: "revision", Type: wire.KindUint},
+		{Name: "authority", Type: wire.KindText},
+		{Name: "generation", Type: wire.KindUint},
+		{Name: "status", Type: wire.KindText},
 	}}
 	nodes := append([]ClusterNode(nil), st.Nodes...)
 	sort.Slice(nodes, func(i, j int) bool { return nodes[i].Name < nodes[j].Name })
 	for _, n := range nodes {
-		set.Rows = append(set.Rows, []Value{
-			Text("node"), Text(n.Name), Uint(n.Incarnation), yesNo(n.Voter), yesNo(n.Leader),
-			yesNo(n.Available), Uint(n.Revision), Null(), Null(), Null(),
+		set.Rows = append(set.Rows, []wire.Value{
+			wire.Text("node"), wire.Text(n.Name), wire.Uint(n.Incarnation), yesNo(n.Voter), yesNo(n.Leader),
+			yesNo(n.Available), wire.Uint(n.Revision), wire.Null(), wire.Null(), wire.Null(),
 		})
 	}
 	domains := append([]DomainAuthority(nil), st.Domains...)
@@ -123,17 +124,17 @@ func ClusterStatusSet(st ClusterStatus) *ResultSet {
 		if d.Authority.Assigned() {
 			auth = d.Authority.Identity().String()
 		}
-		set.Rows = append(set.Rows, []Value{
-			Text("domain"), Text(d.Domain), Null(), Null(), Null(), Null(),
-			Uint(d.Authority.Revision), Text(auth), Uint(d.Generation), Text(d.Status.String()),
+		set.Rows = append(set.Rows, []wire.Value{
+			wire.Text("domain"), wire.Text(d.Domain), wire.Null(), wire.Null(), wire.Null(), wire.Null(),
+			wire.Uint(d.Authority.Revision), wire.Text(auth), wire.Uint(d.Generation), wire.Text(d.Status.String()),
 		})
 	}
 	return set
 }
 
-func yesNo(b bool) Value {
+func yesNo(b bool) wire.Value {
 	if b {
-		return Text("yes")
+		return wire.Text("yes")
 	}
-	return Text("no")
+	return wire.Text("no")
 }

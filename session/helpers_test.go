@@ -13,6 +13,7 @@ import (
 	"github.com/nspl-dev/nspl/clock"
 	"github.com/nspl-dev/nspl/node"
 	"github.com/nspl-dev/nspl/runtime/timesource"
+	"github.com/nspl-dev/nspl/wire"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -57,7 +58,7 @@ func ctxT(t testing.TB) context.Context {
 }
 
 // exec runs text and requires success.
-func (e *env) exec(text string) []Result {
+func (e *env) exec(text string) []wire.Result {
 	e.t.Helper()
 	rs, err := e.sess.ExecText(e.ctx, text)
 	require.NoError(e.t, err, "exec %q", text)
@@ -79,7 +80,7 @@ func (e *env) fail(text string) error {
 	return err
 }
 
-func (e *env) frame() Frame {
+func (e *env) frame() wire.Frame {
 	e.t.Helper()
 	f, err := e.sess.NextFrame(e.ctx)
 	require.NoError(e.t, err)
@@ -123,7 +124,7 @@ func (e *env) advance(d time.Duration, domain string, id uint64) {
 
 // waitQueued waits, on the lane's own wake-ups, until an unread state or end
 // frame on the session's control lane matches match.
-func (e *env) waitQueued(what string, match func(Frame) bool) {
+func (e *env) waitQueued(what string, match func(wire.Frame) bool) {
 	e.t.Helper()
 	l := e.sess.lane
 	for {
@@ -160,19 +161,19 @@ func newOrderChecker(t testing.TB, reply clock.Observed) *orderChecker {
 	return &orderChecker{t: t, state: reply, lastTick: map[uint64]uint64{}}
 }
 
-func (c *orderChecker) see(f Frame) {
+func (c *orderChecker) see(f wire.Frame) {
 	c.t.Helper()
 	require.False(c.t, c.ended, "frame %v after the end frame", f)
 	switch f.Kind {
-	case FrameState:
+	case wire.FrameState:
 		require.NotEqual(c.t, c.state, f.Clock, "a state frame repeats the observation the client has")
 		c.state = f.Clock
-	case FrameTick:
+	case wire.FrameTick:
 		require.Equal(c.t, clock.Paced, c.state.State, "tick %v while the client holds %v", f.Tick, c.state)
 		require.Equal(c.t, c.state.Generation, f.Tick.Generation, "tick of another generation than the newest state")
 		require.Greater(c.t, f.Tick.ID, c.lastTick[f.Tick.Generation], "tick ids must increase within a generation")
 		c.lastTick[f.Tick.Generation] = f.Tick.ID
-	case FrameEnd:
+	case wire.FrameEnd:
 		c.ended = true
 	default:
 		c.t.Fatalf("unknown frame %v", f)

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nspl-dev/nspl/node"
+	"github.com/nspl-dev/nspl/wire"
 )
 
 // heldInstallations is a node whose first installation since it started is
@@ -58,7 +59,7 @@ func (h *heldInstallations) awaitWaiting(t *testing.T, ctx context.Context) {
 }
 
 type execResult struct {
-	rs  []Result
+	rs  []wire.Result
 	err error
 }
 

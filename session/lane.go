@@ -3,6 +3,8 @@ package session
 import (
 	"context"
 	"sync"
+
+	"github.com/nspl-dev/nspl/wire"
 )
 
 // lane is a session's control lane: the ordered queue of frames a consumer
@@ -32,7 +34,7 @@ type lane struct {
 type laneEntry struct {
 	att   *attachment
 	tick  bool
-	frame Frame // state and end entries only
+	frame wire.Frame // state and end entries only
 }
 
 func newLane(capacity int) *lane {
@@ -41,12 +43,12 @@ func newLane(capacity int) *lane {
 
 // next removes and returns the first frame, waiting for one until ctx ends
 // or the lane closes.
-func (l *lane) next(ctx context.Context) (Frame, error) {
+func (l *lane) next(ctx context.Context) (wire.Frame, error) {
 	for {
 		l.mu.Lock()
 		if l.closed {
 			l.mu.Unlock()
-			return Frame{}, ErrClosed
+			return wire.Frame{}, ErrClosed
 		}
 		if len(l.entries) > 0 {
 			e := l.entries[0]
@@ -58,7 +60,7 @@ func (l *lane) next(ctx context.Context) (Frame, error) {
 			f := e.frame
 			if e.tick {
 				f = e.att.slot
-				e.att.slot = Frame{}
+				e.att.slot = wire.Frame{}
 				e.att.slotQueued = false
 			} else {
 				l.frames--
@@ -75,14 +77,14 @@ func (l *lane) next(ctx context.Context) (Frame, error) {
 		select {
 		case <-ready:
 		case <-ctx.Done():
-			return Frame{}, ctx.Err()
+			return wire.Frame{}, ctx.Err()
 		}
 	}
 }
 
 // pushFrame appends a state or end frame, waiting for room until ctx ends or
 // the lane closes.
-func (l *lane) pushFrame(ctx context.Context, att *attachment, f Frame) error {
+func (l *lane) pushFrame(ctx context.Context, att *attachment, f wire.Frame) error {
 	for {
 		l.mu.Lock()
 		if l.closed {
@@ -112,7 +114,7 @@ func (l *lane) pushFrame(ctx context.Context, att *attachment, f Frame) error {
 // putTick places f in the attachment's tick slot: it replaces the contents
 // of a slot still queued, or queues the slot at the end of the lane. It never
 // waits.
-func (l *lane) putTick(att *attachment, f Frame) {
+func (l *lane) putTick(att *attachment, f wire.Frame) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closed {
@@ -154,7 +156,7 @@ func (l *lane) removeLocked(match func(laneEntry) bool) {
 			continue
 		}
 		if e.tick {
-			e.att.slot = Frame{}
+			e.att.slot = wire.Frame{}
 			e.att.slotQueued = false
 		} else {
 			removedFrames++
@@ -186,7 +188,7 @@ func (l *lane) close() {
 	l.closed = true
 	for _, e := range l.entries {
 		if e.tick {
-			e.att.slot = Frame{}
+			e.att.slot = wire.Frame{}
 			e.att.slotQueued = false
 		}
 	}

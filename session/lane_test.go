@@ -9,14 +9,15 @@ import (
 
 	"github.com/nspl-dev/nspl/clock"
 	"github.com/nspl-dev/nspl/runtime"
+	"github.com/nspl-dev/nspl/wire"
 )
 
-func stateFrame(att *attachment, gen uint64) Frame {
-	return Frame{Domain: att.domain, Attachment: att.id, Kind: FrameState, Clock: clock.Observed{Generation: gen, State: clock.Stopped}}
+func stateFrame(att *attachment, gen uint64) wire.Frame {
+	return wire.Frame{Domain: att.domain, Attachment: att.id, Kind: wire.FrameState, Clock: clock.Observed{Generation: gen, State: clock.Stopped}}
 }
 
-func tickFrame(att *attachment, id uint64) Frame {
-	return Frame{Domain: att.domain, Attachment: att.id, Kind: FrameTick, Tick: runtime.Tick{Generation: 1, ID: id}}
+func tickFrame(att *attachment, id uint64) wire.Frame {
+	return wire.Frame{Domain: att.domain, Attachment: att.id, Kind: wire.FrameTick, Tick: runtime.Tick{Generation: 1, ID: id}}
 }
 
 func TestLaneFullKeepsReplacingTicks(t *testing.T) {
@@ -74,43 +75,43 @@ func TestLaneFullKeepsReplacingTicks(t *testing.T) {
 
 func TestFrameJSON(t *testing.T) {
 	for _, tc := range []struct {
-		f    Frame
+		f    wire.Frame
 		want string
 	}{
-		{Frame{Domain: "prod", Attachment: 3, Kind: FrameState, Clock: clock.Observed{Generation: 2, State: clock.Uninstalled}},
+		{wire.Frame{Domain: "prod", Attachment: 3, Kind: wire.FrameState, Clock: clock.Observed{Generation: 2, State: clock.Uninstalled}},
 			`{"domain":"prod","attachment":3,"kind":"state","clock":{"generation":2,"state":"uninstalled"}}`},
-		{Frame{Domain: "prod", Attachment: 3, Kind: FrameState, Clock: clock.Observed{Generation: 2, State: clock.Paced,
+		{wire.Frame{Domain: "prod", Attachment: 3, Kind: wire.FrameState, Clock: clock.Observed{Generation: 2, State: clock.Paced,
 			Period: 1e9, Skew: 5, LogicalStart: -1, WallStartedAt: 7, Rate: 5e-324}},
 			`{"domain":"prod","attachment":3,"kind":"state","clock":{"generation":2,"state":"paced","period_ns":1000000000,` +
 				`"skew_ns":5,"logical_start_ns":-1,"wall_started_at_ns":7,"time_rate":5e-324}}`},
-		{Frame{Domain: "p-1", Attachment: 1, Kind: FrameTick, Tick: runtime.Tick{Generation: 1, ID: 18446744073709551615,
+		{wire.Frame{Domain: "p-1", Attachment: 1, Kind: wire.FrameTick, Tick: runtime.Tick{Generation: 1, ID: 18446744073709551615,
 			Boundary: -9223372036854775808, AuthorityUTC: 9223372036854775807}, Reading: 0},
 			`{"domain":"p-1","attachment":1,"kind":"tick","generation":1,"tick":18446744073709551615,` +
 				`"boundary_ns":-9223372036854775808,"authority_utc_ns":9223372036854775807,"reading_ns":0}`},
-		{Frame{Domain: "x", Kind: FrameEnd, Reason: DomainRemoved}, `{"domain":"x","attachment":0,"kind":"end","reason":"DomainRemoved"}`},
+		{wire.Frame{Domain: "x", Kind: wire.FrameEnd, Reason: wire.DomainRemoved}, `{"domain":"x","attachment":0,"kind":"end","reason":"DomainRemoved"}`},
 	} {
 		got := string(tc.f.AppendJSON(nil))
 		require.Equal(t, tc.want, got)
 		require.True(t, json.Valid([]byte(got)))
 	}
 	require.Equal(t, "tick prod generation 1 id 2 boundary 2026-01-01T00:00:01Z authority_utc 2026-01-01T00:00:01Z reading 2026-01-01T00:00:02Z",
-		FormatFrame(Frame{Domain: "prod", Kind: FrameTick, Tick: runtime.Tick{Generation: 1, ID: 2, Boundary: t0 + 1e9, AuthorityUTC: t0 + 1e9},
+		FormatFrame(wire.Frame{Domain: "prod", Kind: wire.FrameTick, Tick: runtime.Tick{Generation: 1, ID: 2, Boundary: t0 + 1e9, AuthorityUTC: t0 + 1e9},
 			Reading: t0 + 2e9}))
-	require.Equal(t, "end prod DomainRemoved", FormatFrame(Frame{Domain: "prod", Kind: FrameEnd, Reason: DomainRemoved}))
+	require.Equal(t, "end prod DomainRemoved", FormatFrame(wire.Frame{Domain: "prod", Kind: wire.FrameEnd, Reason: wire.DomainRemoved}))
 }
 
 func TestValueText(t *testing.T) {
 	for _, tc := range []struct {
-		v          Value
+		v          wire.Value
 		text, json string
 	}{
-		{Null(), "NULL", "null"},
-		{Text("a\"b\x01é"), "a\"b\x01é", `"a\"b\u0001é"`},
-		{Uint(18446744073709551615), "18446744073709551615", "18446744073709551615"},
-		{Duration(1500 * 1e6), "1s500ms", `"1s500ms"`},
-		{Timestamp(t0), "2026-01-01T00:00:00Z", `"2026-01-01T00:00:00Z"`},
-		{Rate(60), "60", "60"},
-		{Rate(1.7976931348623157e308), "1.7976931348623157e+308", "1.7976931348623157e+308"},
+		{wire.Null(), "NULL", "null"},
+		{wire.Text("a\"b\x01é"), "a\"b\x01é", `"a\"b\u0001é"`},
+		{wire.Uint(18446744073709551615), "18446744073709551615", "18446744073709551615"},
+		{wire.Duration(1500 * 1e6), "1s500ms", `"1s500ms"`},
+		{wire.Timestamp(t0), "2026-01-01T00:00:00Z", `"2026-01-01T00:00:00Z"`},
+		{wire.Rate(60), "60", "60"},
+		{wire.Rate(1.7976931348623157e308), "1.7976931348623157e+308", "1.7976931348623157e+308"},
 	} {
 		require.Equal(t, tc.text, FormatValue(tc.v))
 		require.Equal(t, tc.json, string(AppendValueJSON(nil, tc.v)))

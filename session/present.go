@@ -15,7 +15,7 @@ import (
 
 // FormatValue renders v as plain text: durations and rates as NSPL reads them
 // back ("1s500ms", "60"), timestamps as RFC 3339 UTC, null as "NULL".
-func FormatValue(v Value) string {
+func FormatValue(v wire.Value) string {
 	switch v.Kind() {
 	case wire.KindText:
 		return v.Text()
@@ -36,7 +36,7 @@ func FormatValue(v Value) string {
 // strings in their plain-text form, integers and rates as numbers, null as
 // null. Every uint64 is written exactly; readers that decode numbers into
 // float64 lose precision above 2^53.
-func AppendValueJSON(b []byte, v Value) []byte {
+func AppendValueJSON(b []byte, v wire.Value) []byte {
 	switch v.Kind() {
 	case wire.KindText:
 		return wire.AppendString(b, v.Text())
@@ -53,7 +53,7 @@ func AppendValueJSON(b []byte, v Value) []byte {
 
 // AppendSetJSON appends the set as a JSON array of row objects keyed by column
 // name, in column order.
-func AppendSetJSON(b []byte, s *ResultSet) []byte {
+func AppendSetJSON(b []byte, s *wire.ResultSet) []byte {
 	b = append(b, '[')
 	for i, row := range s.Rows {
 		if i > 0 {
@@ -75,18 +75,18 @@ func AppendSetJSON(b []byte, s *ResultSet) []byte {
 
 // FormatFrame renders the frame as one plain line, for example
 // "tick prod generation 2 id 17 boundary 2026-01-01T00:00:16Z ...".
-func FormatFrame(f Frame) string {
+func FormatFrame(f wire.Frame) string {
 	name := grammar.FormatName(f.Domain)
 	switch f.Kind {
-	case FrameState:
+	case wire.FrameState:
 		return "clock " + name + " " + FormatObserved(f.Clock)
-	case FrameTick:
+	case wire.FrameTick:
 		return "tick " + name + " generation " + strconv.FormatUint(f.Tick.Generation, 10) +
 			" id " + strconv.FormatUint(f.Tick.ID, 10) +
 			" boundary " + grammar.FormatTimestamp(f.Tick.Boundary) +
 			" authority_utc " + grammar.FormatTimestamp(f.Tick.AuthorityUTC) +
 			" reading " + grammar.FormatTimestamp(f.Reading)
-	case FrameEnd:
+	case wire.FrameEnd:
 		return "end " + name + " " + f.Reason.String()
 	default:
 		return f.Kind.String() + " " + name

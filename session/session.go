@@ -8,6 +8,7 @@ import (
 
 	"github.com/nspl-dev/nspl/grammar"
 	"github.com/nspl-dev/nspl/planner"
+	"github.com/nspl-dev/nspl/wire"
 )
 
 // Defaults of Options.
@@ -146,9 +147,9 @@ func (s *Session) Attached() []string {
 // syntax or literal error where the text is wrong, the statement's start for
 // a refusal), whose Kind is the typed cause. Statements before a syntax
 // error run; nothing after it does.
-func (s *Session) ExecText(ctx context.Context, text string) ([]Result, error) {
+func (s *Session) ExecText(ctx context.Context, text string) ([]wire.Result, error) {
 	plans, planErr := planner.PlanScript(text)
-	results := make([]Result, 0, len(plans))
+	results := make([]wire.Result, 0, len(plans))
 	for _, p := range plans {
 		r, err := s.Exec(ctx, p)
 		if err != nil {
@@ -171,19 +172,19 @@ func (s *Session) ExecText(ctx context.Context, text string) ([]Result, error) {
 // first installation keeps its place on the lane until that installation
 // or the end of the session, so later requests run after it; its reply is
 // not returned, and nothing is attached.
-func (s *Session) Exec(ctx context.Context, p planner.Plan) (Result, error) {
+func (s *Session) Exec(ctx context.Context, p planner.Plan) (wire.Result, error) {
 	if p == nil {
-		return Result{}, errors.New("session: nil plan")
+		return wire.Result{}, errors.New("session: nil plan")
 	}
 	if s.ctx.Err() != nil {
-		return Result{}, positioned(p, ErrClosed)
+		return wire.Result{}, positioned(p, ErrClosed)
 	}
 	select {
 	case <-s.turn:
 	case <-ctx.Done():
-		return Result{}, positioned(p, ctx.Err())
+		return wire.Result{}, positioned(p, ctx.Err())
 	case <-s.ctx.Done():
-		return Result{}, positioned(p, ErrClosed)
+		return wire.Result{}, positioned(p, ErrClosed)
 	}
 	// A request also ends with the session.
 	ctx, cancel := context.WithCancel(ctx)
@@ -198,7 +199,7 @@ func (s *Session) Exec(ctx context.Context, p planner.Plan) (Result, error) {
 		if s.ctx.Err() != nil && errors.Is(err, context.Canceled) {
 			err = ErrClosed
 		}
-		return Result{}, positioned(p, err)
+		return wire.Result{}, positioned(p, err)
 	}
 	r.Statement = p.String()
 	return r, nil
@@ -217,7 +218,7 @@ func positioned(p planner.Plan, err error) error {
 // NextFrame returns the next control-lane frame, waiting until one is queued,
 // ctx ends or the session closes (ErrClosed). Taking a tick frame empties
 // its attachment's slot, so the next tick of that attachment queues anew.
-func (s *Session) NextFrame(ctx context.Context) (Frame, error) {
+func (s *Session) NextFrame(ctx context.Context) (wire.Frame, error) {
 	return s.lane.next(ctx)
 }
 

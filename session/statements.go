@@ -8,6 +8,7 @@ import (
 
 	"github.com/nspl-dev/nspl/lifecycle"
 	"github.com/nspl-dev/nspl/planner"
+	"github.com/nspl-dev/nspl/wire"
 )
 
 // transaction is an open BEGIN: the domain it is bound to and the queued
@@ -19,7 +20,7 @@ type transaction struct {
 
 // run dispatches one plan. handedOff reports that the request lane's token
 // now belongs to an attach still waiting for the node's installation.
-func (s *Session) run(ctx context.Context, p planner.Plan) (r Result, handedOff bool, err error) {
+func (s *Session) run(ctx context.Context, p planner.Plan) (r wire.Result, handedOff bool, err error) {
 	switch p := p.(type) {
 	case planner.CreateDomain:
 		r, err = s.createDomain(ctx, p)
@@ -83,14 +84,14 @@ func (s *Session) activeDomain() (string, error) {
 
 // queue adds a lifecycle step to the open transaction and reports true, or
 // reports false when no transaction is open.
-func (s *Session) queue(p planner.Plan) (Result, bool) {
+func (s *Session) queue(p planner.Plan) (wire.Result, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.tx == nil {
-		return Result{}, false
+		return wire.Result{}, false
 	}
 	s.tx.steps = append(s.tx.steps, p)
-	return Result{
+	return wire.Result{
 		Domain:  s.tx.domain,
 		Message: fmt.Sprintf("queued %s (%d pending)", strings.TrimSuffix(p.String(), ";"), len(s.tx.steps)),
 	}, true
@@ -101,142 +102,142 @@ func errDomainNotFound(name string) error {
 		"domain '%s' does not exist; run LIST DOMAINS to see the catalog or CREATE DOMAIN %s first", name, name)}
 }
 
-func (s *Session) createDomain(ctx context.Context, p planner.CreateDomain) (Result, error) {
+func (s *Session) createDomain(ctx context.Context, p planner.CreateDomain) (wire.Result, error) {
 	if err := s.refuseInTransaction("CREATE DOMAIN"); err != nil {
-		return Result{}, err
+		return wire.Result{}, err
 	}
 	res, err := s.node.CreateDomain(ctx, p)
 	if err != nil {
-		return Result{}, err
+		return wire.Result{}, err
 	}
 	msg := fmt.Sprintf("created domain '%s'", p.Name)
 	if !res.Changed {
 		msg = fmt.Sprintf("domain '%s' already exists; nothing created", p.Name)
 	}
-	return Result{Domain: p.Name, Message: msg}, nil
+	return wire.Result{Domain: p.Name, Message: msg}, nil
 }
 
-func (s *Session) dropDomain(ctx context.Context, p planner.DropDomain) (Result, error) {
+func (s *Session) dropDomain(ctx context.Context, p planner.DropDomain) (wire.Result, error) {
 	if err := s.refuseInTransaction("DROP DOMAIN"); err != nil {
-		return Result{}, err
+		return wire.Result{}, err
 	}
 	res, err := s.node.DropDomain(ctx, p)
 	if err != nil {
-		return Result{}, err
+		return wire.Result{}, err
 	}
 	msg := fmt.Sprintf("dropped domain '%s'", p.Name)
 	if !res.Changed {
 		msg = fmt.Sprintf("domain '%s' does not exist; nothing dropped", p.Name)
 	}
-	return Result{Domain: p.Name, Message: msg}, nil
+	return wire.Result{Domain: p.Name, Message: msg}, nil
 }
 
-func (s *Session) alterPlacement(ctx context.Context, p planner.AlterPlacement) (Result, error) {
+func (s *Session) alterPlacement(ctx context.Context, p planner.AlterPlacement) (wire.Result, error) {
 	if r, ok := s.queue(p); ok {
 		return r, nil
 	}
 	domain, err := s.activeDomain()
 	if err != nil {
-		return Result{}, err
+		return wire.Result{}, err
 	}
 	res, err := s.node.AlterPlacement(ctx, domain, p.Placement)
 	if err != nil {
-		return Result{}, err
+		return wire.Result{}, err
 	}
 	msg := fmt.Sprintf("set placement of domain '%s' to %s", domain, p.Placement)
 	if !res.Changed {
 		msg = fmt.Sprintf("placement of domain '%s' is already %s", domain, p.Placement)
 	}
-	return Result{Domain: domain, Message: msg}, nil
+	return wire.Result{Domain: domain, Message: msg}, nil
 }
 
-func (s *Session) start(ctx context.Context, p planner.Start) (Result, error) {
+func (s *Session) start(ctx context.Context, p planner.Start) (wire.Result, error) {
 	if r, ok := s.queue(p); ok {
 		return r, nil
 	}
 	domain, err := s.activeDomain()
 	if err != nil {
-		return Result{}, err
+		return wire.Result{}, err
 	}
 	if _, err := s.node.Start(ctx, domain, p); err != nil {
-		return Result{}, err
+		return wire.Result{}, err
 	}
-	return Result{Domain: domain, Message: fmt.Sprintf("started domain '%s'", domain)}, nil
+	return wire.Result{Domain: domain, Message: fmt.Sprintf("started domain '%s'", domain)}, nil
 }
 
-func (s *Session) stop(ctx context.Context, p planner.Stop) (Result, error) {
+func (s *Session) stop(ctx context.Context, p planner.Stop) (wire.Result, error) {
 	if r, ok := s.queue(p); ok {
 		return r, nil
 	}
 	domain, err := s.activeDomain()
 	if err != nil {
-		return Result{}, err
+		return wire.Result{}, err
 	}
 	if _, err := s.node.Stop(ctx, domain); err != nil {
-		return Result{}, err
+		return wire.Result{}, err
 	}
-	return Result{Domain: domain, Message: fmt.Sprintf("stopped domain '%s'", domain)}, nil
+	return wire.Result{Domain: domain, Message: fmt.Sprintf("stopped domain '%s'", domain)}, nil
 }
 
-func (s *Session) use(p planner.Use) (Result, error) {
+func (s *Session) use(p planner.Use) (wire.Result, error) {
 	if err := s.refuseInTransaction("USE"); err != nil {
-		return Result{}, err
+		return wire.Result{}, err
 	}
 	if _, err := s.node.Domain(p.Name); err != nil {
-		return Result{}, err
+		return wire.Result{}, err
 	}
 	s.mu.Lock()
 	s.active = p.Name
 	s.mu.Unlock()
-	return Result{Domain: p.Name, Message: fmt.Sprintf("using domain '%s'", p.Name)}, nil
+	return wire.Result{Domain: p.Name, Message: fmt.Sprintf("using domain '%s'", p.Name)}, nil
 }
 
-func (s *Session) begin() (Result, error) {
+func (s *Session) begin() (wire.Result, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.tx != nil {
-		return Result{}, &TransactionError{Err: ErrNestedTransaction, Statement: "BEGIN", Domain: s.tx.domain}
+		return wire.Result{}, &TransactionError{Err: ErrNestedTransaction, Statement: "BEGIN", Domain: s.tx.domain}
 	}
 	if s.active == "" {
-		return Result{}, ErrNoActiveDomain
+		return wire.Result{}, ErrNoActiveDomain
 	}
 	if _, err := s.node.Domain(s.active); err != nil {
-		return Result{}, err
+		return wire.Result{}, err
 	}
 	s.tx = &transaction{domain: s.active}
-	return Result{Domain: s.active, Message: fmt.Sprintf("began transaction on domain '%s'", s.active)}, nil
+	return wire.Result{Domain: s.active, Message: fmt.Sprintf("began transaction on domain '%s'", s.active)}, nil
 }
 
 // commit applies the queued steps as one catalog command. The transaction
 // ends whatever the outcome: a refused commit applied nothing, and a commit
 // whose outcome is unknown must not be sent twice.
-func (s *Session) commit(ctx context.Context) (Result, error) {
+func (s *Session) commit(ctx context.Context) (wire.Result, error) {
 	s.mu.Lock()
 	tx := s.tx
 	s.tx = nil
 	s.mu.Unlock()
 	if tx == nil {
-		return Result{}, ErrNotInTransaction
+		return wire.Result{}, ErrNotInTransaction
 	}
 	if len(tx.steps) == 0 {
-		return Result{Domain: tx.domain, Message: fmt.Sprintf("committed empty transaction on domain '%s'", tx.domain)}, nil
+		return wire.Result{Domain: tx.domain, Message: fmt.Sprintf("committed empty transaction on domain '%s'", tx.domain)}, nil
 	}
 	if _, err := s.node.CommitTransaction(ctx, tx.domain, tx.steps); err != nil {
-		return Result{}, err
+		return wire.Result{}, err
 	}
-	return Result{Domain: tx.domain, Message: fmt.Sprintf("committed transaction on domain '%s' (%s)",
+	return wire.Result{Domain: tx.domain, Message: fmt.Sprintf("committed transaction on domain '%s' (%s)",
 		tx.domain, plural(len(tx.steps), "step"))}, nil
 }
 
-func (s *Session) rollback() (Result, error) {
+func (s *Session) rollback() (wire.Result, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.tx == nil {
-		return Result{}, ErrNotInTransaction
+		return wire.Result{}, ErrNotInTransaction
 	}
 	tx := s.tx
 	s.tx = nil
-	return Result{Domain: tx.domain, Message: fmt.Sprintf("reverted transaction on domain '%s' (%s discarded)",
+	return wire.Result{Domain: tx.domain, Message: fmt.Sprintf("reverted transaction on domain '%s' (%s discarded)",
 		tx.domain, plural(len(tx.steps), "step"))}, nil
 }
 
@@ -248,59 +249,59 @@ func plural(n int, noun string) string {
 }
 
 // Columns of LIST DOMAINS.
-var listColumns = []Column{
-	{Name: "name", Type: KindText},
-	{Name: "pace", Type: KindText},
-	{Name: "status", Type: KindText},
-	{Name: "generation", Type: KindUint},
+var listColumns = []wire.Column{
+	{Name: "name", Type: wire.KindText},
+	{Name: "pace", Type: wire.KindText},
+	{Name: "status", Type: wire.KindText},
+	{Name: "generation", Type: wire.KindUint},
 }
 
-func (s *Session) listDomains() Result {
+func (s *Session) listDomains() wire.Result {
 	domains := s.node.Domains()
-	set := &ResultSet{Columns: listColumns, Rows: make([][]Value, 0, len(domains))}
+	set := &wire.ResultSet{Columns: listColumns, Rows: make([][]wire.Value, 0, len(domains))}
 	for _, d := range domains {
-		set.Rows = append(set.Rows, []Value{Text(d.Name), Text(d.Pace.String()), Text(d.Status.String()), Uint(d.Generation)})
+		set.Rows = append(set.Rows, []wire.Value{wire.Text(d.Name), wire.Text(d.Pace.String()), wire.Text(d.Status.String()), wire.Uint(d.Generation)})
 	}
-	return Result{Message: plural(len(domains), "domain"), Set: set}
+	return wire.Result{Message: plural(len(domains), "domain"), Set: set}
 }
 
 // domainColumns are the columns every per-domain record result shares
 // (DESCRIBE DOMAIN and DESCRIBE BACKUP). The start columns describe the
 // latest START (null before the first); the mapping columns the active
 // paced mapping (null unless the domain is paced and running).
-var domainColumns = []Column{
-	{Name: "name", Type: KindText},
-	{Name: "pace", Type: KindText},
-	{Name: "period", Type: KindDuration},
-	{Name: "skew", Type: KindDuration},
-	{Name: "placement", Type: KindText},
-	{Name: "status", Type: KindText},
-	{Name: "generation", Type: KindUint},
-	{Name: "start_mode", Type: KindText},
-	{Name: "start_point", Type: KindTimestamp},
-	{Name: "start_wall", Type: KindTimestamp},
-	{Name: "start_rate", Type: KindRate},
-	{Name: "mapping_logical_start", Type: KindTimestamp},
-	{Name: "mapping_wall_started_at", Type: KindTimestamp},
-	{Name: "mapping_time_rate", Type: KindRate},
+var domainColumns = []wire.Column{
+	{Name: "name", Type: wire.KindText},
+	{Name: "pace", Type: wire.KindText},
+	{Name: "period", Type: wire.KindDuration},
+	{Name: "skew", Type: wire.KindDuration},
+	{Name: "placement", Type: wire.KindText},
+	{Name: "status", Type: wire.KindText},
+	{Name: "generation", Type: wire.KindUint},
+	{Name: "start_mode", Type: wire.KindText},
+	{Name: "start_point", Type: wire.KindTimestamp},
+	{Name: "start_wall", Type: wire.KindTimestamp},
+	{Name: "start_rate", Type: wire.KindRate},
+	{Name: "mapping_logical_start", Type: wire.KindTimestamp},
+	{Name: "mapping_wall_started_at", Type: wire.KindTimestamp},
+	{Name: "mapping_time_rate", Type: wire.KindRate},
 }
 
 // domainRow returns a row of width columns whose first len(domainColumns)
 // values describe d; the rest are null for the caller to fill.
-func domainRow(d lifecycle.Domain, width int) []Value {
-	row := make([]Value, width)
-	row[0], row[1], row[4], row[5], row[6] = Text(d.Name), Text(d.Pace.String()), Text(d.Placement.String()), Text(d.Status.String()), Uint(d.Generation)
+func domainRow(d lifecycle.Domain, width int) []wire.Value {
+	row := make([]wire.Value, width)
+	row[0], row[1], row[4], row[5], row[6] = wire.Text(d.Name), wire.Text(d.Pace.String()), wire.Text(d.Placement.String()), wire.Text(d.Status.String()), wire.Uint(d.Generation)
 	if d.Pace == lifecycle.Paced {
-		row[2], row[3] = Duration(d.Period), Duration(d.Skew)
+		row[2], row[3] = wire.Duration(d.Period), wire.Duration(d.Skew)
 	}
 	if d.Generation > 0 {
-		row[7] = Text(d.LastStart.Mode.String())
-		row[8] = Timestamp(d.LastStart.LogicalStart)
-		row[9] = Timestamp(d.LastStart.WallStartedAt)
-		row[10] = Rate(d.LastStart.Rate)
+		row[7] = wire.Text(d.LastStart.Mode.String())
+		row[8] = wire.Timestamp(d.LastStart.LogicalStart)
+		row[9] = wire.Timestamp(d.LastStart.WallStartedAt)
+		row[10] = wire.Rate(d.LastStart.Rate)
 	}
 	if m := d.Mapping; m != nil {
-		row[11], row[12], row[13] = Timestamp(m.LogicalStart), Timestamp(m.WallStartedAt), Rate(m.Rate)
+		row[11], row[12], row[13] = wire.Timestamp(m.LogicalStart), wire.Timestamp(m.WallStartedAt), wire.Rate(m.Rate)
 	}
 	return row
 }
@@ -308,34 +309,34 @@ func domainRow(d lifecycle.Domain, width int) []Value {
 // Columns of DESCRIBE DOMAIN: the domain record, then the clock authority
 // fence of a paced domain and the catalog revision of its last change.
 var describeColumns = append(slices.Clip(domainColumns),
-	Column{Name: "authority", Type: KindText},
-	Column{Name: "revision", Type: KindUint},
+	wire.Column{Name: "authority", Type: wire.KindText},
+	wire.Column{Name: "revision", Type: wire.KindUint},
 )
 
-func (s *Session) describeDomain(p planner.DescribeDomain) (Result, error) {
+func (s *Session) describeDomain(p planner.DescribeDomain) (wire.Result, error) {
 	if err := s.refuseInTransaction("DESCRIBE DOMAIN"); err != nil {
-		return Result{}, err
+		return wire.Result{}, err
 	}
 	name := p.Name
 	if name == "" {
 		var err error
 		if name, err = s.activeDomain(); err != nil {
-			return Result{}, err
+			return wire.Result{}, err
 		}
 	}
 	d, err := s.node.Domain(name)
 	if err != nil {
-		return Result{}, err
+		return wire.Result{}, err
 	}
-	return Result{Domain: name, Message: fmt.Sprintf("domain '%s'", name),
-		Set: &ResultSet{Columns: describeColumns, Rows: [][]Value{describeRow(d)}}}, nil
+	return wire.Result{Domain: name, Message: fmt.Sprintf("domain '%s'", name),
+		Set: &wire.ResultSet{Columns: describeColumns, Rows: [][]wire.Value{describeRow(d)}}}, nil
 }
 
-func describeRow(d lifecycle.Domain) []Value {
+func describeRow(d lifecycle.Domain) []wire.Value {
 	row := domainRow(d, len(describeColumns))
 	if d.Pace == lifecycle.Paced {
-		row[len(domainColumns)] = Text(d.Authority.String())
+		row[len(domainColumns)] = wire.Text(d.Authority.String())
 	}
-	row[len(domainColumns)+1] = Uint(d.Revision)
+	row[len(domainColumns)+1] = wire.Uint(d.Revision)
 	return row
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/nspl-dev/nspl/grammar"
 	"github.com/nspl-dev/nspl/lifecycle"
+	"github.com/nspl-dev/nspl/wire"
 )
 
 func TestStatementMessages(t *testing.T) {
@@ -40,9 +41,9 @@ func TestListAndDescribe(t *testing.T) {
 		"START AT '2026-01-01T00:00:00Z' TIME RATE 60;")
 	set := e.exec("LIST DOMAINS;")[0].Set
 	require.Equal(t, []string{"name", "pace", "status", "generation"}, columnNames(set))
-	require.Equal(t, [][]Value{
-		{Text("prod"), Text("PACED"), Text("running"), Uint(1)},
-		{Text("web"), Text("UNPACED"), Text("stopped"), Uint(0)},
+	require.Equal(t, [][]wire.Value{
+		{wire.Text("prod"), wire.Text("PACED"), wire.Text("running"), wire.Uint(1)},
+		{wire.Text("web"), wire.Text("UNPACED"), wire.Text("stopped"), wire.Uint(0)},
 	}, set.Rows)
 	require.JSONEq(t, `[{"name":"prod","pace":"PACED","status":"running","generation":1},
 		{"name":"web","pace":"UNPACED","status":"stopped","generation":0}]`, string(AppendSetJSON(nil, set)))
@@ -72,7 +73,7 @@ func TestListAndDescribe(t *testing.T) {
 	}
 }
 
-func columnNames(s *ResultSet) []string {
+func columnNames(s *wire.ResultSet) []string {
 	out := make([]string, len(s.Columns))
 	for i, c := range s.Columns {
 		out[i] = c.Name

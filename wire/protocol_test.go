@@ -19,14 +19,14 @@ import (
 
 var paced = clock.Observed{Generation: 2, State: clock.Paced, Period: 1e9, Skew: 1e8, LogicalStart: -5, WallStartedAt: math.MaxInt64, Rate: 5e-324}
 
-var frameCases = []session.Frame{
-	{Domain: "prod", Attachment: 1, Kind: session.FrameState, Clock: paced},
-	{Domain: "prod", Attachment: 1, Kind: session.FrameState, Clock: clock.Observed{Generation: 0, State: clock.Uninstalled}},
-	{Domain: "prod", Attachment: 1, Kind: session.FrameState, Clock: clock.Observed{Generation: 7, State: clock.Stopped}},
-	{Domain: "u", Attachment: math.MaxUint64, Kind: session.FrameState, Clock: clock.Observed{Generation: 1, State: clock.Unpaced}},
-	{Domain: "prod", Attachment: 3, Kind: session.FrameTick, Tick: runtime.Tick{Generation: 2, ID: 1, Boundary: math.MinInt64, AuthorityUTC: math.MaxInt64}, Reading: -1},
-	{Domain: "prod", Attachment: 3, Kind: session.FrameTick, Tick: runtime.Tick{Generation: math.MaxUint64, ID: math.MaxUint64}},
-	{Domain: "x-1", Attachment: 9, Kind: session.FrameEnd, Reason: session.DomainRemoved},
+var frameCases = []wire.Frame{
+	{Domain: "prod", Attachment: 1, Kind: wire.FrameState, Clock: paced},
+	{Domain: "prod", Attachment: 1, Kind: wire.FrameState, Clock: clock.Observed{Generation: 0, State: clock.Uninstalled}},
+	{Domain: "prod", Attachment: 1, Kind: wire.FrameState, Clock: clock.Observed{Generation: 7, State: clock.Stopped}},
+	{Domain: "u", Attachment: math.MaxUint64, Kind: wire.FrameState, Clock: clock.Observed{Generation: 1, State: clock.Unpaced}},
+	{Domain: "prod", Attachment: 3, Kind: wire.FrameTick, Tick: runtime.Tick{Generation: 2, ID: 1, Boundary: math.MinInt64, AuthorityUTC: math.MaxInt64}, Reading: -1},
+	{Domain: "prod", Attachment: 3, Kind: wire.FrameTick, Tick: runtime.Tick{Generation: math.MaxUint64, ID: math.MaxUint64}},
+	{Domain: "x-1", Attachment: 9, Kind: wire.FrameEnd, Reason: wire.DomainRemoved},
 }
 
 func TestFrameRoundTrip(t *testing.T) {
@@ -60,33 +60,33 @@ func TestDecodeFrameRefusals(t *testing.T) {
 	}
 }
 
-func setCase() *session.ResultSet {
-	return &session.ResultSet{
-		Columns: []session.Column{
-			{Name: "name", Type: session.KindText}, {Name: "n", Type: session.KindUint},
-			{Name: "period", Type: session.KindDuration}, {Name: "at", Type: session.KindTimestamp},
-			{Name: "rate", Type: session.KindRate}, {Name: "nothing", Type: session.KindNull},
+func setCase() *wire.ResultSet {
+	return &wire.ResultSet{
+		Columns: []wire.Column{
+			{Name: "name", Type: wire.KindText}, {Name: "n", Type: wire.KindUint},
+			{Name: "period", Type: wire.KindDuration}, {Name: "at", Type: wire.KindTimestamp},
+			{Name: "rate", Type: wire.KindRate}, {Name: "nothing", Type: wire.KindNull},
 		},
-		Rows: [][]session.Value{
-			{session.Text("a \"quoted\"\nname"), session.Uint(math.MaxUint64), session.Duration(math.MaxUint64), session.Timestamp(math.MinInt64), session.Rate(math.MaxFloat64), session.Null()},
-			{session.Null(), session.Uint(0), session.Duration(1), session.Timestamp(math.MaxInt64), session.Rate(5e-324), session.Null()},
-			{session.Text(""), session.Null(), session.Null(), session.Null(), session.Rate(0.1), session.Null()},
+		Rows: [][]wire.Value{
+			{wire.Text("a \"quoted\"\nname"), wire.Uint(math.MaxUint64), wire.Duration(math.MaxUint64), wire.Timestamp(math.MinInt64), wire.Rate(math.MaxFloat64), wire.Null()},
+			{wire.Null(), wire.Uint(0), wire.Duration(1), wire.Timestamp(math.MaxInt64), wire.Rate(5e-324), wire.Null()},
+			{wire.Text(""), wire.Null(), wire.Null(), wire.Null(), wire.Rate(0.1), wire.Null()},
 		},
 	}
 }
 
 func TestResultRoundTrip(t *testing.T) {
 	c := paced
-	for _, r := range []session.Result{
+	for _, r := range []wire.Result{
 		{Statement: "LIST DOMAINS;", Message: "3 domains", Set: setCase()},
 		{Statement: "ATTACH DOMAIN CLOCK;", Message: "attached", Domain: "prod", Clock: &c, Attachment: 4},
 		{Statement: "USE prod;", Message: "using domain 'prod'", Domain: "prod"},
-		{Statement: "LIST DOMAINS;", Message: "0 domains", Set: &session.ResultSet{Columns: []session.Column{{Name: "name", Type: session.KindText}}}},
+		{Statement: "LIST DOMAINS;", Message: "0 domains", Set: &wire.ResultSet{Columns: []wire.Column{{Name: "name", Type: wire.KindText}}}},
 	} {
 		got, err := wire.DecodeResult(wire.EncodeResult(r))
 		require.NoError(t, err)
 		if r.Set != nil && r.Set.Rows == nil {
-			r.Set.Rows = [][]session.Value{}
+			r.Set.Rows = [][]wire.Value{}
 		}
 		require.Equal(t, r, got)
 	}

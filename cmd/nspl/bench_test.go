@@ -13,6 +13,7 @@ import (
 
 	"github.com/nspl-dev/nspl/node"
 	"github.com/nspl-dev/nspl/session"
+	"github.com/nspl-dev/nspl/wire"
 )
 
 // script1000 is 1,000 statements: 250 domains each created, used, started
@@ -68,11 +69,11 @@ func BenchmarkComplete(b *testing.B) {
 }
 
 func BenchmarkRenderTable(b *testing.B) {
-	set := &session.ResultSet{Columns: []session.Column{{Name: "name"}, {Name: "pace"}, {Name: "status"}, {Name: "generation"}}}
+	set := &wire.ResultSet{Columns: []wire.Column{{Name: "name"}, {Name: "pace"}, {Name: "status"}, {Name: "generation"}}}
 	for i := range 20 {
-		set.Rows = append(set.Rows, []session.Value{session.Text(fmt.Sprintf("d%d", i)), session.Text("PACED"), session.Text("running"), session.Uint(uint64(i))})
+		set.Rows = append(set.Rows, []wire.Value{wire.Text(fmt.Sprintf("d%d", i)), wire.Text("PACED"), wire.Text("running"), wire.Uint(uint64(i))})
 	}
-	res := session.Result{Message: "20 domains", Set: set}
+	res := wire.Result{Message: "20 domains", Set: set}
 	b.ReportAllocs()
 	for b.Loop() {
 		require.NoError(b, renderResult(io.Discard, formatTable, res))

@@ -14,7 +14,7 @@ import (
 	"github.com/nspl-dev/nspl/planner"
 	"github.com/nspl-dev/nspl/runtime"
 	"github.com/nspl-dev/nspl/runtime/timesource"
-	"github.com/nspl-dev/nspl/session"
+	"github.com/nspl-dev/nspl/wire"
 )
 
 // detachTimeout bounds the DETACH nspl clock sends on its way out.
@@ -23,7 +23,7 @@ const detachTimeout = 5 * time.Second
 // clockSession is what nspl clock needs from a session.
 type clockSession interface {
 	statementExecutor
-	NextFrame(ctx context.Context) (session.Frame, error)
+	NextFrame(ctx context.Context) (wire.Frame, error)
 	ActiveDomain() string
 }
 
@@ -83,7 +83,7 @@ func (m *Main) followClock(ctx context.Context, sess clockSession, src timesourc
 	running := false
 	if res.Clock != nil {
 		running = res.Clock.State != clock.Stopped
-		first := session.Frame{Domain: domain, Attachment: res.Attachment, Kind: session.FrameState, Clock: *res.Clock}
+		first := wire.Frame{Domain: domain, Attachment: res.Attachment, Kind: wire.FrameState, Clock: *res.Clock}
 		if err := writeLine(m.Stdout, clockFrameLine(first, opts.format)); err != nil {
 			return err
 		}
@@ -110,7 +110,7 @@ func (m *Main) followClock(ctx context.Context, sess clockSession, src timesourc
 		if f.Domain != domain {
 			continue // an attachment the -f/-c setup made; not followed here
 		}
-		if f.Kind == session.FrameTick {
+		if f.Kind == wire.FrameTick {
 			if !tickAdvances(printed, f.Tick) {
 				// A clock attached again after a lost connection
 				// delivers the newest tick anew; a tick already printed
@@ -124,9 +124,9 @@ func (m *Main) followClock(ctx context.Context, sess clockSession, src timesourc
 			return err
 		}
 		switch f.Kind {
-		case session.FrameEnd:
+		case wire.FrameEnd:
 			return nil
-		case session.FrameState:
+		case wire.FrameState:
 			if f.Clock.State == clock.Stopped {
 				if running {
 					detach(sess)
@@ -135,7 +135,7 @@ func (m *Main) followClock(ctx context.Context, sess clockSession, src timesourc
 			} else {
 				running = true
 			}
-		case session.FrameTick:
+		case wire.FrameTick:
 			ticks++
 			if opts.untilTick > 0 && ticks >= opts.untilTick {
 				detach(sess)

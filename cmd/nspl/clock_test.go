@@ -20,6 +20,7 @@ import (
 	"github.com/nspl-dev/nspl/runtime"
 	"github.com/nspl-dev/nspl/runtime/timesource"
 	"github.com/nspl-dev/nspl/session"
+	"github.com/nspl-dev/nspl/wire"
 )
 
 // lineSink collects written lines and lets a test wait for one.
@@ -222,23 +223,23 @@ func TestFollowClockRefusals(t *testing.T) {
 // scriptedClock is a clockSession whose frames are a fixed script, as a
 // remote session delivers them around a lost connection.
 type scriptedClock struct {
-	frames []session.Frame
+	frames []wire.Frame
 	execs  []string
 }
 
-func (s *scriptedClock) Exec(_ context.Context, p planner.Plan) (session.Result, error) {
+func (s *scriptedClock) Exec(_ context.Context, p planner.Plan) (wire.Result, error) {
 	s.execs = append(s.execs, p.String())
 	if _, ok := p.(planner.Attach); ok {
 		c := s.frames[0].Clock
-		return session.Result{Domain: "prod", Attachment: 1, Clock: &c}, nil
+		return wire.Result{Domain: "prod", Attachment: 1, Clock: &c}, nil
 	}
-	return session.Result{Domain: "prod"}, nil
+	return wire.Result{Domain: "prod"}, nil
 }
 
-func (s *scriptedClock) NextFrame(ctx context.Context) (session.Frame, error) {
+func (s *scriptedClock) NextFrame(ctx context.Context) (wire.Frame, error) {
 	if len(s.frames) == 0 {
 		<-ctx.Done()
-		return session.Frame{}, ctx.Err()
+		return wire.Frame{}, ctx.Err()
 	}
 	f := s.frames[0]
 	s.frames = s.frames[1:]
@@ -251,13 +252,13 @@ func TestFollowClockCountsATickRepeatedAfterAReconnectOnce(t *testing.T) {
 	paced := clock.Observed{Generation: 1, State: clock.Paced, Period: uint64(time.Second), Rate: 1}
 	next := paced
 	next.Generation = 2
-	tick := func(gen, id uint64) session.Frame {
-		return session.Frame{Domain: "prod", Attachment: 1, Kind: session.FrameTick, Tick: runtime.Tick{Generation: gen, ID: id}}
+	tick := func(gen, id uint64) wire.Frame {
+		return wire.Frame{Domain: "prod", Attachment: 1, Kind: wire.FrameTick, Tick: runtime.Tick{Generation: gen, ID: id}}
 	}
-	state := func(c clock.Observed) session.Frame {
-		return session.Frame{Domain: "prod", Attachment: 1, Kind: session.FrameState, Clock: c}
+	state := func(c clock.Observed) wire.Frame {
+		return wire.Frame{Domain: "prod", Attachment: 1, Kind: wire.FrameState, Clock: c}
 	}
-	sess := &scriptedClock{frames: []session.Frame{
+	sess := &scriptedClock{frames: []wire.Frame{
 		state(paced), // consumed as the attach reply's clock
 		tick(1, 7),
 		state(paced), // the clock attached again on a new session

@@ -22,7 +22,7 @@ import (
 //   - json: one JSON object per statement on one line:
 //     {"statement":"…","message":"…"} plus "rows":[{column:value,…}] for a
 //     result set, with keys in column order.
-func renderResult(w io.Writer, format outputFormat, res session.Result) error {
+func renderResult(w io.Writer, format outputFormat, res wire.Result) error {
 	var b strings.Builder
 	switch format {
 	case formatJSON:
@@ -66,7 +66,7 @@ const verticalColumns = 6
 // writeTable renders set with tablewriter. Every option that changes the
 // look is set here rather than left to the library's defaults, so an
 // upgrade cannot silently change the output scripts compare against.
-func writeTable(w io.Writer, set *session.ResultSet) error {
+func writeTable(w io.Writer, set *wire.ResultSet) error {
 	header := make([]string, len(set.Columns))
 	for i, c := range set.Columns {
 		header[i] = c.Name
@@ -113,7 +113,7 @@ func writeTable(w io.Writer, set *session.ResultSet) error {
 
 // writePlainSet writes set as tab-separated lines, header first. Tabs and
 // newlines inside values are replaced by spaces so every row stays one line.
-func writePlainSet(b *strings.Builder, set *session.ResultSet) {
+func writePlainSet(b *strings.Builder, set *wire.ResultSet) {
 	clean := strings.NewReplacer("\t", " ", "\n", " ", "\r", " ")
 	for i, c := range set.Columns {
 		if i > 0 {

@@ -9,12 +9,12 @@ import (
 
 	"github.com/nspl-dev/nspl/grammar"
 	"github.com/nspl-dev/nspl/planner"
-	"github.com/nspl-dev/nspl/session"
+	"github.com/nspl-dev/nspl/wire"
 )
 
 // statementExecutor runs one planned statement; *session.Session is one.
 type statementExecutor interface {
-	Exec(ctx context.Context, plan planner.Plan) (session.Result, error)
+	Exec(ctx context.Context, plan planner.Plan) (wire.Result, error)
 }
 
 // runner runs statement text against a session and prints replies and
@@ -100,14 +100,14 @@ func (r *runner) runStatement(ctx context.Context, file, text string, st grammar
 }
 
 // plan parses, plans and executes one statement.
-func (r *runner) plan(ctx context.Context, st grammar.StatementSource) (session.Result, error) {
+func (r *runner) plan(ctx context.Context, st grammar.StatementSource) (wire.Result, error) {
 	stmt, err := grammar.ParseStatement(st.Text)
 	if err != nil {
-		return session.Result{}, err
+		return wire.Result{}, err
 	}
 	p, err := planner.PlanStatement(stmt)
 	if err != nil {
-		return session.Result{}, err
+		return wire.Result{}, err
 	}
 	return r.exec.Exec(ctx, p)
 }

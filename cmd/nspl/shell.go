@@ -9,14 +9,14 @@ import (
 	"sync"
 
 	"github.com/nspl-dev/nspl/grammar"
-	"github.com/nspl-dev/nspl/session"
+	"github.com/nspl-dev/nspl/wire"
 )
 
 // shellSession is what the shell needs from a session; *session.Session is
 // one.
 type shellSession interface {
 	statementExecutor
-	NextFrame(ctx context.Context) (session.Frame, error)
+	NextFrame(ctx context.Context) (wire.Frame, error)
 	ActiveDomain() string
 	InTransaction() (domain string, pending int, ok bool)
 }

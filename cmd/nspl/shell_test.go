@@ -15,6 +15,7 @@ import (
 	"github.com/nspl-dev/nspl/node"
 	"github.com/nspl-dev/nspl/planner"
 	"github.com/nspl-dev/nspl/session"
+	"github.com/nspl-dev/nspl/wire"
 )
 
 // keyedLine is one line the scripted editor returns: text, or an error such
@@ -127,10 +128,10 @@ func TestShellLoop(t *testing.T) {
 // a long statement does, so the test can cancel it.
 type blockingExecutor struct{ started chan struct{} }
 
-func (b blockingExecutor) Exec(ctx context.Context, _ planner.Plan) (session.Result, error) {
+func (b blockingExecutor) Exec(ctx context.Context, _ planner.Plan) (wire.Result, error) {
 	close(b.started)
 	<-ctx.Done()
-	return session.Result{}, ctx.Err()
+	return wire.Result{}, ctx.Err()
 }
 
 func TestShellInterruptCancelsTheRunningStatement(t *testing.T) {
