@@ -10,6 +10,12 @@
 //	results, err := s.ExecText(ctx, "USE prod; ATTACH DOMAIN CLOCK;")
 //	f, err := s.NextFrame(ctx)              // state, tick and end frames
 //
+// A session runs on an Engine (engine.go), the few operations of a serving
+// node its statements use; *node.Node implements it, and this package does
+// not import node. Results, result sets and frames are wire's types; this
+// package renders them for operators (present.go) and turns a statement's
+// failure into its wire form and back (wireerror.go).
+//
 // Requests run one at a time (Exec, ExecText). Every failure is a
 // *grammar.Error at the statement's position whose Kind is the typed cause:
 // this package's sentinels and *TransactionError / *AttachmentError, a
