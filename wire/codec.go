@@ -63,7 +63,7 @@ func EncodeSet(s *ResultSet) *EncodedSet {
 func encodeValue(v Value) json.RawMessage {
 	switch v.Kind() {
 	case KindText:
-		return AppendString(nil, v.Text())
+		return AppendString(make([]byte, 0, len(v.Text())+2), v.Text())
 	case KindUint, KindDuration:
 		return strconv.AppendUint(nil, v.Uint(), 10)
 	case KindTimestamp:
