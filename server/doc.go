@@ -20,6 +20,9 @@
 //
 // # Session protocol, version 1
 //
+// The protocol's messages, paths, limits and codecs are package wire's, which
+// the remote client shares; this package serves them.
+//
 // A client opens a session with one long-lived bidirectional HTTP/2 stream:
 //
 //	POST /v1/session    Content-Type: application/x-ndjson
@@ -27,7 +30,8 @@
 // The request body and the response body are streams of newline-delimited
 // JSON objects, one message per line. The server answers 200 at once and
 // flushes every message as it is written. A client message is at most
-// wire.ClientMessageLimit bytes and a server message at most wire.ServerMessageLimit.
+// wire.ClientMessageLimit bytes and a server message at most
+// wire.ServerMessageLimit.
 // The session lives as long as the stream: closing either side ends it and
 // discards its attachments.
 //
