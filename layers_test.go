@@ -3,6 +3,7 @@ package nspl_test
 import (
 	"go/parser"
 	"go/token"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -66,6 +67,15 @@ func modulePath(t *testing.T) string {
 // dir holds no such file, so a renamed package cannot pass unchecked.
 func ourImports(t *testing.T, module, dir string) map[string]string {
 	t.Helper()
+	imports, parsed := ourImportsIn(t, module, dir)
+	require.NotZerof(t, parsed, "no non-test Go files in %s", dir)
+	return imports
+}
+
+// ourImportsIn is ourImports for a directory that may hold no Go files: it
+// also returns how many non-test files it read.
+func ourImportsIn(t *testing.T, module, dir string) (map[string]string, int) {
+	t.Helper()
 	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
 	require.NoError(t, err)
 	imports := map[string]string{}
@@ -86,8 +96,43 @@ func ourImports(t *testing.T, module, dir string) map[string]string {
 			}
 		}
 	}
-	require.NotZerof(t, parsed, "no non-test Go files in %s", dir)
-	return imports
+	return imports, parsed
+}
+
+// TestOnlyTheTopImportsNode holds the seam above node: a serving node is
+// opened by cluster, the root package and cmd/nspl, and every other package
+// (session and server among them) runs on interfaces it defines. It reads
+// the non-test Go files of every package directory in the module; tests may
+// still open a real node.
+func TestOnlyTheTopImportsNode(t *testing.T) {
+	module := modulePath(t)
+	nodePkg := module + "/node"
+	allowed := []string{module, module + "/cluster", module + "/cmd/nspl"}
+	var importers []string
+	err := filepath.WalkDir(".", func(dir string, d fs.DirEntry, err error) error {
+		if err != nil || !d.IsDir() {
+			return err
+		}
+		if name := d.Name(); dir != "." && (name == "testdata" || strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_")) {
+			return filepath.SkipDir
+		}
+		pkg := module
+		if dir != "." {
+			pkg = module + "/" + filepath.ToSlash(dir)
+		}
+		imports, _ := ourImportsIn(t, module, dir)
+		for path, file := range imports {
+			if path != nodePkg && !strings.HasPrefix(path, nodePkg+"/") {
+				continue
+			}
+			importers = append(importers, pkg)
+			require.Truef(t, slices.Contains(allowed, pkg),
+				"%s imports %s; only %s may import node", file, path, strings.Join(allowed, ", "))
+		}
+		return nil
+	})
+	require.NoError(t, err)
+	require.NotEmpty(t, importers, "no package imports %s; was node renamed?", nodePkg)
 }
 
 // TestRemoteClientLinksNoRaftNode holds the seam between a remote client and

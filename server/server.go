@@ -14,7 +14,6 @@ import (
 	"sync/atomic"
 
 	"github.com/nspl-dev/nspl/backup"
-	"github.com/nspl-dev/nspl/node"
 	"github.com/nspl-dev/nspl/pki"
 	"github.com/nspl-dev/nspl/runtime/timesource"
 	"github.com/nspl-dev/nspl/session"
@@ -34,6 +33,17 @@ var (
 	ErrInsecureAddress = wire.ErrInsecureAddress
 )
 
+// Engine is what the server serves sessions on: a session.Engine that also
+// names itself, in the welcome and in leave's reply, and lends its logger.
+// *node.Node implements it; server does not import node.
+type Engine interface {
+	session.Engine
+	// Name is the serving node's name.
+	Name() string
+	// Logger is the node's logger, the server's when Config.Logger is nil.
+	Logger() *slog.Logger
+}
+
 // Cluster is what the server needs from a cluster member. A single embedded
 // node has none (Config.Cluster nil).
 type Cluster interface {
@@ -50,7 +60,7 @@ type Cluster interface {
 // Config configures a Server.
 type Config struct {
 	// Node serves every session. Required.
-	Node *node.Node
+	Node Engine
 	// TLS is the listener's TLS configuration (pki's ServerConfig): it must
 	// present the node's certificate and verify client certificates against
 	// the cluster CA. Required unless Insecure.
