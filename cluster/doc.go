@@ -14,7 +14,7 @@
 //	})
 //	mux.Handle(interconnect.PathPrefix, m.PeerHandler()) // on the node's TLS API listener
 //	n := m.Node()          // sessions run against it; statements on a follower go through the leader
-//	st := m.Status()       // the member's view; st.Session() is what SHOW CLUSTER STATUS shows
+//	st := m.Status()       // the member's view; st.Wire() is what SHOW CLUSTER STATUS shows
 //	met := m.Metrics()     // /metrics
 //	err = m.Close()
 //

@@ -7,6 +7,7 @@ import (
 	"github.com/nspl-dev/nspl/catalog"
 	"github.com/nspl-dev/nspl/lifecycle"
 	"github.com/nspl-dev/nspl/session"
+	"github.com/nspl-dev/nspl/wire"
 )
 
 // ClusterStatus is what SHOW CLUSTER STATUS shows: the members as this
@@ -108,18 +109,18 @@ func (m *Member) Status() ClusterStatus {
 	return st
 }
 
-// Session returns st as a session shows it for SHOW CLUSTER STATUS: the one
-// place a member's view becomes the session's. A raft server that is not
-// registered yet is named by its server ID; the revision shown is the one
-// each node advertised.
-func (st ClusterStatus) Session() session.ClusterStatus {
-	var out session.ClusterStatus
+// Wire returns st as SHOW CLUSTER STATUS shows it and a remote client
+// receives it: the one place a member's view becomes wire's. A raft server
+// that is not registered yet is named by its server ID; the revision shown
+// is the one each node advertised.
+func (st ClusterStatus) Wire() wire.ClusterStatus {
+	var out wire.ClusterStatus
 	for _, n := range st.Nodes {
 		name := n.Name
 		if name == "" {
 			name = n.ServerID // a raft server not registered yet
 		}
-		out.Nodes = append(out.Nodes, session.ClusterNode{Name: name, Incarnation: n.Incarnation, Voter: n.Voter,
+		out.Nodes = append(out.Nodes, wire.ClusterNode{Name: name, Incarnation: n.Incarnation, Voter: n.Voter,
 			Leader: n.Leader, Available: n.Available, Revision: n.AdvertisedRevision})
 	}
 	for _, d := range st.Domains {
@@ -127,7 +128,7 @@ func (st ClusterStatus) Session() session.ClusterStatus {
 		if d.Running {
 			status = lifecycle.Running
 		}
-		out.Domains = append(out.Domains, session.DomainAuthority{Domain: d.Name, Status: status, Generation: d.Generation, Authority: d.Authority})
+		out.Domains = append(out.Domains, session.ClusterDomain(d.Name, status, d.Generation, d.Authority))
 	}
 	return out
 }

@@ -6,24 +6,24 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nspl-dev/nspl/lifecycle"
-	"github.com/nspl-dev/nspl/session"
+	"github.com/nspl-dev/nspl/wire"
 )
 
-func TestClusterStatusAsSessionShowsIt(t *testing.T) {
+func TestClusterStatusAsWireShowsIt(t *testing.T) {
 	fence := lifecycle.AuthorityFence{Node: "n2", Incarnation: 7, Revision: 4}
 	for _, tc := range []struct {
 		name string
 		in   ClusterStatus
-		want session.ClusterStatus
+		want wire.ClusterStatus
 	}{
-		{name: "empty", in: ClusterStatus{Self: "n1"}, want: session.ClusterStatus{}},
+		{name: "empty", in: ClusterStatus{Self: "n1"}, want: wire.ClusterStatus{}},
 		{
 			name: "registered nodes keep their name and advertised revision",
 			in: ClusterStatus{Self: "n1", Nodes: []NodeStatus{
 				{Name: "n1", Incarnation: 3, ServerID: "s1", Voter: true, Leader: true, Available: true, Self: true, AdvertisedRevision: 9},
 				{Name: "n2", Incarnation: 7, ServerID: "s2", Voter: true, AdvertisedRevision: 8},
 			}},
-			want: session.ClusterStatus{Nodes: []session.ClusterNode{
+			want: wire.ClusterStatus{Nodes: []wire.ClusterNode{
 				{Name: "n1", Incarnation: 3, Voter: true, Leader: true, Available: true, Revision: 9},
 				{Name: "n2", Incarnation: 7, Voter: true, Revision: 8},
 			}},
@@ -31,7 +31,7 @@ func TestClusterStatusAsSessionShowsIt(t *testing.T) {
 		{
 			name: "an unregistered raft server is named by its server id",
 			in:   ClusterStatus{Nodes: []NodeStatus{{ServerID: "s3", RaftAddr: "127.0.0.1:1", Voter: true}}},
-			want: session.ClusterStatus{Nodes: []session.ClusterNode{{Name: "s3", Voter: true}}},
+			want: wire.ClusterStatus{Nodes: []wire.ClusterNode{{Name: "s3", Voter: true}}},
 		},
 		{
 			name: "paced domains carry status, generation and fence",
@@ -39,14 +39,14 @@ func TestClusterStatusAsSessionShowsIt(t *testing.T) {
 				{Name: "prod", Running: true, Generation: 2, Authority: fence, Revision: 5},
 				{Name: "idle", Generation: 1, Revision: 6},
 			}},
-			want: session.ClusterStatus{Domains: []session.DomainAuthority{
-				{Domain: "prod", Status: lifecycle.Running, Generation: 2, Authority: fence},
-				{Domain: "idle", Status: lifecycle.Stopped, Generation: 1},
+			want: wire.ClusterStatus{Domains: []wire.ClusterDomain{
+				{Name: "prod", Status: "running", Generation: 2, Authority: wire.ClusterAuthority{Node: "n2", Incarnation: 7, Revision: 4}},
+				{Name: "idle", Status: "stopped", Generation: 1},
 			}},
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			require.Equal(t, tc.want, tc.in.Session())
+			require.Equal(t, tc.want, tc.in.Wire())
 		})
 	}
 }

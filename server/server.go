@@ -48,7 +48,7 @@ type Engine interface {
 // node has none (Config.Cluster nil).
 type Cluster interface {
 	// Status answers SHOW CLUSTER STATUS.
-	Status(ctx context.Context) (session.ClusterStatus, error)
+	Status(ctx context.Context) (wire.ClusterStatus, error)
 	// Leave removes the serving node from the cluster. When the Cluster
 	// also has a Left() method, the server calls it once the leave reply
 	// has been sent, so the process can stop.

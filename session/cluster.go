@@ -8,45 +8,21 @@ import (
 	"github.com/nspl-dev/nspl/wire"
 )
 
-// ClusterStatus is what SHOW CLUSTER STATUS shows: the cluster's nodes and,
-// per paced domain, its clock authority.
-type ClusterStatus struct {
-	Nodes   []ClusterNode
-	Domains []DomainAuthority
-}
-
-// ClusterNode is one node as the serving node sees it.
-type ClusterNode struct {
-	// Name and Incarnation identify the node's current process.
-	Name        string
-	Incarnation uint64
-	// Voter is true for a Raft voter, Leader for the consensus leader.
-	Voter  bool
-	Leader bool
-	// Available is the node's effective availability for clock authority.
-	Available bool
-	// Revision is the runtime revision whose domain clocks the node
-	// advertises as installed (0 when unknown).
-	Revision uint64
-}
-
-// DomainAuthority is the clock authority of one paced domain.
-type DomainAuthority struct {
-	Domain     string
-	Status     lifecycle.Status
-	Generation uint64
-	// Authority is the committed fence; an unassigned fence means the paced
-	// clock is unavailable until an owner is committed.
-	Authority lifecycle.AuthorityFence
+// ClusterDomain is one paced domain's row of SHOW CLUSTER STATUS: the one
+// place a domain's lifecycle status and authority fence become wire's plain
+// values, for an embedded node and a cluster member alike.
+func ClusterDomain(name string, status lifecycle.Status, generation uint64, authority lifecycle.AuthorityFence) wire.ClusterDomain {
+	return wire.ClusterDomain{Name: name, Status: status.String(), Generation: generation,
+		Authority: wire.ClusterAuthority{Node: authority.Node, Incarnation: authority.Incarnation, Revision: authority.Revision}}
 }
 
 // ClusterStatusSource returns the status SHOW CLUSTER STATUS shows.
-type ClusterStatusSource func(ctx context.Context) (ClusterStatus, error)
+type ClusterStatusSource func(ctx context.Context) (wire.ClusterStatus, error)
 
 // showClusterStatus is SHOW CLUSTER STATUS: one row per node, then one row
 // per paced domain.
 func (s *Session) showClusterStatus(ctx context.Context) (wire.Result, error) {
-	var st ClusterStatus
+	var st wire.ClusterStatus
 	if s.cluster != nil {
 		var err error
 		if st, err = s.cluster(ctx); err != nil {
@@ -59,22 +35,22 @@ func (s *Session) showClusterStatus(ctx context.Context) (wire.Result, error) {
 }
 
 // embeddedClusterStatus is the status of an embedded node: itself alone.
-func (s *Session) embeddedClusterStatus() ClusterStatus {
+func (s *Session) embeddedClusterStatus() wire.ClusterStatus {
 	id := s.node.Identity()
 	_, rev, _ := s.node.Installed()
-	st := ClusterStatus{Nodes: []ClusterNode{{
+	st := wire.ClusterStatus{Nodes: []wire.ClusterNode{{
 		Name: id.Node, Incarnation: id.Incarnation, Voter: true,
 		Leader: s.node.IsLeader(), Available: true, Revision: rev,
 	}}}
 	for _, d := range s.node.Domains() {
 		if d.Pace == lifecycle.Paced {
-			st.Domains = append(st.Domains, DomainAuthority{Domain: d.Name, Status: d.Status, Generation: d.Generation, Authority: d.Authority})
+			st.Domains = append(st.Domains, ClusterDomain(d.Name, d.Status, d.Generation, d.Authority))
 		}
 	}
 	return st
 }
 
-func clusterMessage(st ClusterStatus) string {
+func clusterMessage(st wire.ClusterStatus) string {
 	n, avail := len(st.Nodes), 0
 	for _, nd := range st.Nodes {
 		if nd.Available {
@@ -96,7 +72,7 @@ func formatCount(n int) string { return FormatValue(wire.Uint(uint64(n))) }
 // revision), authority (a domain's authority "node#incarnation", "unassigned"
 // while none is committed), generation and status. Nodes are sorted by name,
 // domains by name; columns that do not apply to a row are null.
-func ClusterStatusSet(st ClusterStatus) *wire.ResultSet {
+func ClusterStatusSet(st wire.ClusterStatus) *wire.ResultSet {
 	set := &wire.ResultSet{Columns: []wire.Column{
 		{Name: "kind", Type: wire.KindText},
 		{Name: "name", Type: wire.KindText},
@@ -109,7 +85,7 @@ func ClusterStatusSet(st ClusterStatus) *wire.ResultSet {
 		{Name: "generation", Type: wire.KindUint},
 		{Name: "status", Type: wire.KindText},
 	}}
-	nodes := append([]ClusterNode(nil), st.Nodes...)
+	nodes := append([]wire.ClusterNode(nil), st.Nodes...)
 	sort.Slice(nodes, func(i, j int) bool { return nodes[i].Name < nodes[j].Name })
 	for _, n := range nodes {
 		set.Rows = append(set.Rows, []wire.Value{
@@ -117,16 +93,16 @@ func ClusterStatusSet(st ClusterStatus) *wire.ResultSet {
 			yesNo(n.Available), wire.Uint(n.Revision), wire.Null(), wire.Null(), wire.Null(),
 		})
 	}
-	domains := append([]DomainAuthority(nil), st.Domains...)
-	sort.Slice(domains, func(i, j int) bool { return domains[i].Domain < domains[j].Domain })
+	domains := append([]wire.ClusterDomain(nil), st.Domains...)
+	sort.Slice(domains, func(i, j int) bool { return domains[i].Name < domains[j].Name })
 	for _, d := range domains {
 		auth := "unassigned"
-		if d.Authority.Assigned() {
-			auth = d.Authority.Identity().String()
+		if fence := (lifecycle.AuthorityFence{Node: d.Authority.Node, Incarnation: d.Authority.Incarnation}); fence.Assigned() {
+			auth = fence.Identity().String()
 		}
 		set.Rows = append(set.Rows, []wire.Value{
-			wire.Text("domain"), wire.Text(d.Domain), wire.Null(), wire.Null(), wire.Null(), wire.Null(),
-			wire.Uint(d.Authority.Revision), wire.Text(auth), wire.Uint(d.Generation), wire.Text(d.Status.String()),
+			wire.Text("domain"), wire.Text(d.Name), wire.Null(), wire.Null(), wire.Null(), wire.Null(),
+			wire.Uint(d.Authority.Revision), wire.Text(auth), wire.Uint(d.Generation), wire.Text(d.Status),
 		})
 	}
 	return set

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nspl-dev/nspl/lifecycle"
+	"github.com/nspl-dev/nspl/wire"
 )
 
 func TestShowClusterStatusEmbedded(t *testing.T) {
@@ -40,19 +41,19 @@ func TestShowClusterStatusSource(t *testing.T) {
 	boom := errors.New("status unavailable")
 	tests := []struct {
 		name    string
-		st      ClusterStatus
+		st      wire.ClusterStatus
 		err     error
 		message string
 		rows    [][]string
 	}{
-		{name: "sorted with an unassigned authority", st: ClusterStatus{
-			Nodes: []ClusterNode{
+		{name: "sorted with an unassigned authority", st: wire.ClusterStatus{
+			Nodes: []wire.ClusterNode{
 				{Name: "n2", Incarnation: 7, Voter: true, Available: false, Revision: 9},
 				{Name: "n1", Incarnation: 3, Voter: true, Leader: true, Available: true, Revision: 9},
 			},
-			Domains: []DomainAuthority{
-				{Domain: "zeta", Status: lifecycle.Running, Generation: 2, Authority: lifecycle.AuthorityFence{Revision: 5}},
-				{Domain: "alpha", Status: lifecycle.Running, Generation: 1, Authority: lifecycle.AuthorityFence{Node: "n1", Incarnation: 3, Revision: 2}},
+			Domains: []wire.ClusterDomain{
+				ClusterDomain("zeta", lifecycle.Running, 2, lifecycle.AuthorityFence{Revision: 5}),
+				ClusterDomain("alpha", lifecycle.Running, 1, lifecycle.AuthorityFence{Node: "n1", Incarnation: 3, Revision: 2}),
 			},
 		}, message: "2 nodes, 1 available", rows: [][]string{
 			{"node", "n1", "3", "yes", "yes", "yes", "9", "NULL", "NULL", "NULL"},
@@ -60,12 +61,12 @@ func TestShowClusterStatusSource(t *testing.T) {
 			{"domain", "alpha", "NULL", "NULL", "NULL", "NULL", "2", "n1#3", "1", "running"},
 			{"domain", "zeta", "NULL", "NULL", "NULL", "NULL", "5", "unassigned", "2", "running"},
 		}},
-		{name: "empty", st: ClusterStatus{}, message: "0 nodes, 0 available"},
+		{name: "empty", st: wire.ClusterStatus{}, message: "0 nodes, 0 available"},
 		{name: "source fails", err: boom},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			e := newEnv(t, Options{ClusterStatus: func(context.Context) (ClusterStatus, error) { return tt.st, tt.err }})
+			e := newEnv(t, Options{ClusterStatus: func(context.Context) (wire.ClusterStatus, error) { return tt.st, tt.err }})
 			res, err := e.sess.ExecText(e.ctx, "SHOW CLUSTER STATUS;")
 			if tt.err != nil {
 				require.ErrorIs(t, err, tt.err)

@@ -1,10 +1,10 @@
 // Package wire is the vocabulary nodes, servers and remote clients speak:
-// values, result sets, results, frames, ticks and observed clocks; the
-// session protocol's messages, paths, limits and line framing, encoded and
-// decoded; the one error-code table, the one remote error, the JSON string
-// escaper, and the protocol's own sentinels. It imports clock and nothing
-// else of this module, so a remote client links it without linking a raft
-// node.
+// values, result sets, results, frames, ticks, observed clocks and cluster
+// status; the session protocol's messages, paths, limits and line framing,
+// encoded and decoded; the one error-code table, the one remote error, the
+// JSON string escaper, and the protocol's own sentinels. It imports clock
+// and nothing else of this module, so a remote client links it without
+// linking a raft node.
 //
 // The error-code table maps a stable code to the sentinel a receiver
 // unwraps to. Wire cannot import the packages whose sentinels it maps

@@ -21,7 +21,6 @@ import (
 	"github.com/nspl-dev/nspl/runtime"
 	"github.com/nspl-dev/nspl/runtime/timesource"
 	"github.com/nspl-dev/nspl/server"
-	"github.com/nspl-dev/nspl/session"
 	"github.com/nspl-dev/nspl/wire"
 )
 
@@ -351,8 +350,8 @@ type clusterMember struct {
 }
 
 // Status renders the member's view for SHOW CLUSTER STATUS.
-func (c clusterMember) Status(context.Context) (session.ClusterStatus, error) {
-	return c.m.Status().Session(), nil
+func (c clusterMember) Status(context.Context) (wire.ClusterStatus, error) {
+	return c.m.Status().Wire(), nil
 }
 
 // Leave removes this node from the cluster; nspl serve then exits.

@@ -1,0 +1,45 @@
+package wire
+
+// ClusterStatus is what SHOW CLUSTER STATUS shows: the cluster's nodes as
+// the serving node sees them and, per paced domain, its clock authority. Its
+// rows hold plain values; session renders them as the statement's result set.
+type ClusterStatus struct {
+	Nodes   []ClusterNode
+	Domains []ClusterDomain
+}
+
+// ClusterNode is one node as the serving node sees it.
+type ClusterNode struct {
+	// Name and Incarnation identify the node's current process. A raft
+	// server that has not registered yet is named by its server ID.
+	Name        string
+	Incarnation uint64
+	// Voter is true for a Raft voter, Leader for the consensus leader.
+	Voter  bool
+	Leader bool
+	// Available is the node's effective availability for clock authority.
+	Available bool
+	// Revision is the runtime revision whose domain clocks the node
+	// advertises as installed (0 when unknown).
+	Revision uint64
+}
+
+// ClusterDomain is the clock authority of one paced domain.
+type ClusterDomain struct {
+	Name string
+	// Status is the domain's lifecycle status word ("running", "stopped").
+	Status     string
+	Generation uint64
+	// Authority is the committed authority fence.
+	Authority ClusterAuthority
+}
+
+// ClusterAuthority is a paced domain's committed authority fence: the node
+// incarnation allowed to produce its ticks and the revision that assigned
+// it. Node is empty while unassigned; the paced clock is then unavailable
+// until an owner is committed.
+type ClusterAuthority struct {
+	Node        string
+	Incarnation uint64
+	Revision    uint64
+}
