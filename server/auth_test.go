@@ -6,29 +6,25 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/nspl-dev/nspl/internal/testpki"
 	"github.com/nspl-dev/nspl/pki"
 	"github.com/nspl-dev/nspl/wire"
 )
 
-// verifiedAs returns a connection state whose verified chain is c's leaf.
-func verifiedAs(t *testing.T, c *pki.Certificate) *tls.ConnectionState {
+// verifiedAs returns a connection state whose verified chain is m's leaf.
+func verifiedAs(t *testing.T, m *pki.Material) *tls.ConnectionState {
 	t.Helper()
-	leaf := c.Cert
+	leaf, err := x509.ParseCertificate(m.Certificate.Certificate[0])
+	require.NoError(t, err)
 	return &tls.ConnectionState{PeerCertificates: []*x509.Certificate{leaf}, VerifiedChains: [][]*x509.Certificate{{leaf}}}
 }
 
 func TestAuthenticatedAdmitsClientsOnly(t *testing.T) {
-	now := time.Now()
-	ca, err := pki.NewCA(pki.Options{Now: now})
-	require.NoError(t, err)
-	nodeCert, err := ca.IssueNode("n1", []string{"127.0.0.1"}, pki.Options{Now: now})
-	require.NoError(t, err)
-	clientCert, err := ca.IssueClient("alice", pki.Options{Now: now})
-	require.NoError(t, err)
+	ca := testpki.New(t)
+	nodeCert, clientCert := ca.Node("n1", "127.0.0.1"), ca.Client("alice")
 
 	s := &Server{cfg: Config{Token: "s3cret"}}
 	h := s.authenticated(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusTeapot) }))

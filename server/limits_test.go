@@ -19,6 +19,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/nspl-dev/nspl/internal/testpki"
 	"github.com/nspl-dev/nspl/node"
 	"github.com/nspl-dev/nspl/pki"
 	"github.com/nspl-dev/nspl/runtime/timesource"
@@ -239,18 +240,13 @@ func TestSlowMessageIsCut(t *testing.T) {
 type tlsEnv struct {
 	url string
 	srv *Server
-	ca  *pki.CA
+	ca  *testpki.Authority
 }
 
 func newTLSEnv(t *testing.T, cfg Config) *tlsEnv {
 	t.Helper()
-	now := time.Now() // certificates are verified against the real clock
-	ca, err := pki.NewCA(pki.Options{Now: now})
-	require.NoError(t, err)
-	nc, err := ca.IssueNode("n1", nil, pki.Options{Now: now})
-	require.NoError(t, err)
-	nm, err := pki.ParseMaterial(ca.CertPEM, nc.CertPEM, nc.KeyPEM)
-	require.NoError(t, err)
+	ca := testpki.New(t)
+	nm := ca.Node("n1")
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	n, err := node.Open(ctx, node.Config{Logger: quietLogger(), RaftLogLevel: slog.LevelError})
@@ -279,15 +275,9 @@ func newTLSEnv(t *testing.T, cfg Config) *tlsEnv {
 // name, or none when name is empty.
 func (e *tlsEnv) clientHTTP(t *testing.T, name string) *http.Client {
 	t.Helper()
-	now := time.Now()
-	var m *pki.Material
-	if name == "" {
-		m = &pki.Material{Pool: mustPool(t, e.ca)}
-	} else {
-		cc, err := e.ca.IssueClient(name, pki.Options{Now: now})
-		require.NoError(t, err)
-		m, err = pki.ParseMaterial(e.ca.CertPEM, cc.CertPEM, cc.KeyPEM)
-		require.NoError(t, err)
+	m := &pki.Material{Pool: mustPool(t, e.ca)}
+	if name != "" {
+		m = e.ca.Client(name)
 	}
 	var p http.Protocols
 	p.SetHTTP2(true)
@@ -296,10 +286,10 @@ func (e *tlsEnv) clientHTTP(t *testing.T, name string) *http.Client {
 	return hc
 }
 
-func mustPool(t *testing.T, ca *pki.CA) *x509.CertPool {
+func mustPool(t *testing.T, ca *testpki.Authority) *x509.CertPool {
 	t.Helper()
 	pool := x509.NewCertPool()
-	require.True(t, pool.AppendCertsFromPEM(ca.CertPEM))
+	require.True(t, pool.AppendCertsFromPEM(ca.CA.CertPEM))
 	return pool
 }
 
