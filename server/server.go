@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/nspl-dev/nspl/backup"
 	"github.com/nspl-dev/nspl/pki"
@@ -241,17 +242,57 @@ func (s *Server) Serve(ln net.Listener) error {
 	return err
 }
 
+// closeGrace bounds how long Close after a Drain lets connections send
+// what their handlers already wrote before it closes them.
+const closeGrace = 2 * time.Second
+
 // Close stops listening, ends every session and waits for their goroutines.
+// After a Drain it first shuts the listener down gracefully, for at most
+// closeGrace, so that what the drained sessions wrote last (their end
+// frames) leaves the connection before it is closed: HTTP/2 writes a
+// handler's flushed data asynchronously, and closing the connection at once
+// can drop it. Without a Drain it closes at once.
 func (s *Server) Close() error {
 	// Marked under mu, which admits sessions, so that every wg.Add
 	// happens before this Wait and no session outlives Close.
 	s.mu.Lock()
 	s.closed = true
+	drained := false
+	select {
+	case <-s.draining:
+		drained = true
+	default:
+	}
 	s.mu.Unlock()
 	s.cancel()
+	if drained {
+		s.shutdownGracefully()
+	}
 	err := s.http.Close()
 	s.wg.Wait()
 	return err
+}
+
+// shutdownGracefully stops the listener and waits, for at most closeGrace
+// on the server's time source, until every connection has sent what it
+// holds and gone idle.
+func (s *Server) shutdownGracefully() {
+	ctx, cancel := context.WithCancel(context.Background())
+	t := s.cfg.TimeSource.NewTimer(closeGrace)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { // owned: ends when the grace passes or Shutdown returns
+		defer wg.Done()
+		select {
+		case <-t.C():
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	_ = s.http.Shutdown(ctx)
+	cancel()
+	wg.Wait()
+	t.Stop()
 }
 
 // Drain is the first phase of a graceful shutdown. It refuses new sessions
