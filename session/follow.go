@@ -1,0 +1,303 @@
+package session
+
+import (
+	"context"
+	"iter"
+	"sync"
+
+	"github.com/nspl-dev/nspl/clock"
+	"github.com/nspl-dev/nspl/runtime"
+	"github.com/nspl-dev/nspl/wire"
+)
+
+// Tick is an accepted tick: generation, one-based id, logical boundary and
+// the authority's UTC observation.
+type Tick = runtime.Tick
+
+// Clock is a followed domain clock as the session last received it: the
+// observed clock of the attach reply or the newest state frame, and the
+// newest tick of that clock's generation.
+//
+// Its methods are the client-side arithmetic of package clock,
+// exactly what a node projects: logical time rounds down, waits round up.
+// They use the caller's UTC, so a host whose UTC is offset from the
+// cluster's projects shifted instants (the offset times the rate); Reading
+// is the serving node's own reading to anchor on instead.
+type Clock struct {
+	// Domain is the followed domain.
+	Domain string
+	// Observed is the observed clock: generation, state and, when paced,
+	// period, skew and mapping.
+	Observed clock.Observed
+	// Tick is the newest received tick of Observed's generation; its ID is
+	// 0 when none arrived since the clock became paced.
+	Tick Tick
+	// Reading is the serving node's logical reading taken when Tick's
+	// frame was built.
+	Reading int64
+}
+
+// LogicalAt returns the domain's logical time at the UTC instant utc (signed
+// Unix nanoseconds): the paced projection rounded down, or utc itself for an
+// unpaced clock. A stopped or uninstalled clock is an error wrapping
+// clock.ErrNotReadable.
+func (c Clock) LogicalAt(utc int64) (int64, error) { return c.Observed.LogicalAt(utc) }
+
+// WaitUntil returns the physical nanoseconds that must elapse after the UTC
+// instant utc before logical time reaches target, rounded up so a wait
+// never ends early; 0 when target is reached.
+func (c Clock) WaitUntil(utc, target int64) (uint64, error) { return c.Observed.WaitUntil(utc, target) }
+
+// WindowAt returns the paced admission window at the UTC instant utc: the
+// newest 256 reached tick centers and their inclusive skew, reconstructed
+// from the mapping as a node's ingestion does.
+func (c Clock) WindowAt(utc int64) (clock.Window, error) { return c.Observed.WindowAt(utc) }
+
+// EventKind says what a clock event reports.
+type EventKind uint8
+
+// Event kinds.
+const (
+	// EventState: the followed clock changed (a new generation, a stop,
+	// an uninstalled or re-installed mapping).
+	EventState EventKind = iota + 1
+	// EventTick: a newer tick of the followed clock's generation.
+	EventTick
+	// EventEnd: the attachment ended; the session no longer follows the
+	// domain (Reason says why).
+	EventEnd
+)
+
+// String returns "state", "tick" or "end".
+func (k EventKind) String() string {
+	switch k {
+	case EventState:
+		return "state"
+	case EventTick:
+		return "tick"
+	case EventEnd:
+		return "end"
+	default:
+		return "event"
+	}
+}
+
+// ClockEvent is one coalesced observation of a followed clock. Clock is the
+// followed clock as it stood when the event was received: for a state event
+// its new observation, for a tick event the observation with that tick, for
+// an end event the last clock the attachment held.
+type ClockEvent struct {
+	// Domain is the followed domain the event is about.
+	Domain string
+	// Kind says whether the clock changed, ticked or ended.
+	Kind EventKind
+	// Clock is the followed clock after this event.
+	Clock Clock
+	// Reason says why the attachment ended; it is wire.ReasonNone
+	// unless Kind is EventEnd.
+	Reason wire.EndReason
+}
+
+// Follow is the coalescing follow of a session's clocks: the followed clock
+// of each attached domain (the attach reply's observation or the newest
+// state, and the newest tick of its generation) and the unread events,
+// coalesced per domain to at most one state, one tick and one end, however
+// slowly the caller reads. Its owner records each attach reply (Attached)
+// and each release (Released) before the frames that follow them and feeds
+// every frame it receives (Apply). Its methods are safe for concurrent use.
+type Follow struct {
+	closedErr error
+
+	mu      sync.Mutex
+	clocks  map[string]*followed
+	pending map[string]*pendingEvents
+	queue   []string      // domains with unread events, oldest first
+	ready   chan struct{} // created by a waiter, closed by the next event
+	closed  bool
+}
+
+// followed is one attached clock: its attachment number and the clock.
+type followed struct {
+	attachment uint64
+	clock      Clock
+}
+
+// NewFollow returns an empty follow whose NextEvent returns closedErr once
+// it is closed.
+func NewFollow(closedErr error) *Follow {
+	return &Follow{closedErr: closedErr, clocks: make(map[string]*followed), pending: make(map[string]*pendingEvents)}
+}
+
+// Attached records an attach reply: the domain is followed as attachment
+// with the observed clock, replacing an ended attachment and its unread
+// events.
+func (f *Follow) Attached(domain string, attachment uint64, observed clock.Observed) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.dropPendingLocked(domain)
+	f.clocks[domain] = &followed{attachment: attachment, clock: Clock{Domain: domain, Observed: observed}}
+}
+
+// Released stops following domain and drops its unread events.
+func (f *Follow) Released(domain string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	delete(f.clocks, domain)
+	f.dropPendingLocked(domain)
+}
+
+// Clock returns the followed clock of domain. It reports false when the
+// domain is not followed.
+func (f *Follow) Clock(domain string) (Clock, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	fc := f.clocks[domain]
+	if fc == nil {
+		return Clock{}, false
+	}
+	return fc.clock, true
+}
+
+// Apply folds a received frame into the followed clock and the unread
+// events. A frame of an attachment not followed is dropped, and so is a tick
+// of another generation or no newer than the followed clock's.
+func (f *Follow) Apply(fr wire.Frame) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	fc := f.clocks[fr.Domain]
+	if fc == nil || fc.attachment != fr.Attachment {
+		return // a frame of an attachment already released
+	}
+	c := &fc.clock
+	p := f.pending[fr.Domain]
+	if p == nil {
+		p = &pendingEvents{}
+		f.pending[fr.Domain] = p
+	}
+	switch fr.Kind {
+	case wire.FrameState:
+		if fr.Clock.Generation != c.Observed.Generation || fr.Clock.State != c.Observed.State {
+			c.Tick, c.Reading = Tick{}, 0
+		}
+		c.Observed = fr.Clock
+		// The unread tick came before this state: drop it with the older
+		// state.
+		p.tick = nil
+		p.state = &ClockEvent{Domain: fr.Domain, Kind: EventState, Clock: *c}
+	case wire.FrameTick:
+		if fr.Tick.Generation != c.Observed.Generation || fr.Tick.ID <= c.Tick.ID {
+			return
+		}
+		c.Tick, c.Reading = fr.Tick, fr.Reading
+		p.tick = &ClockEvent{Domain: fr.Domain, Kind: EventTick, Clock: *c}
+	case wire.FrameEnd:
+		delete(f.clocks, fr.Domain)
+		p.state, p.tick = nil, nil
+		p.end = &ClockEvent{Domain: fr.Domain, Kind: EventEnd, Clock: *c, Reason: fr.Reason}
+	default:
+		return
+	}
+	if !p.queued {
+		p.queued = true
+		f.queue = append(f.queue, fr.Domain)
+	}
+	if f.ready != nil {
+		close(f.ready)
+		f.ready = nil
+	}
+}
+
+// NextEvent returns the oldest unread clock event, waiting until one
+// arrives, ctx ends or the follow closes. Events of one domain come in the
+// order received, coalesced; events of different domains in the order their
+// domains first had unread events.
+func (f *Follow) NextEvent(ctx context.Context) (ClockEvent, error) {
+	for {
+		f.mu.Lock()
+		if f.closed {
+			f.mu.Unlock()
+			return ClockEvent{}, f.closedErr
+		}
+		for len(f.queue) > 0 {
+			d := f.queue[0]
+			p := f.pending[d]
+			ev, ok := p.take()
+			if p.empty() {
+				p.queued = false
+				f.queue = f.queue[1:]
+				delete(f.pending, d)
+			}
+			if ok {
+				f.mu.Unlock()
+				return ev, nil
+			}
+		}
+		if f.ready == nil {
+			f.ready = make(chan struct{})
+		}
+		ready := f.ready
+		f.mu.Unlock()
+		select {
+		case <-ready:
+		case <-ctx.Done():
+			return ClockEvent{}, ctx.Err()
+		}
+	}
+}
+
+// Events returns an iterator over clock events, as NextEvent returns them,
+// that ends when ctx ends or the follow closes.
+func (f *Follow) Events(ctx context.Context) iter.Seq[ClockEvent] {
+	return func(yield func(ClockEvent) bool) {
+		for {
+			ev, err := f.NextEvent(ctx)
+			if err != nil || !yield(ev) {
+				return
+			}
+		}
+	}
+}
+
+// Close wakes every waiter; NextEvent returns the closed error from then
+// on. It is idempotent.
+func (f *Follow) Close() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.closed {
+		return
+	}
+	f.closed = true
+	if f.ready != nil {
+		close(f.ready)
+		f.ready = nil
+	}
+}
+
+func (f *Follow) dropPendingLocked(domain string) {
+	p := f.pending[domain]
+	if p == nil {
+		return
+	}
+	p.state, p.tick, p.end = nil, nil, nil
+}
+
+// pendingEvents holds one domain's unread events: at most one state, one
+// tick (always received after that state) and one end, which replaces both.
+type pendingEvents struct {
+	state, tick, end *ClockEvent
+	queued           bool // the domain is in the follow's event order
+}
+
+func (p *pendingEvents) empty() bool { return p.state == nil && p.tick == nil && p.end == nil }
+
+// take removes and returns the oldest unread event.
+func (p *pendingEvents) take() (ClockEvent, bool) {
+	for _, slot := range []**ClockEvent{&p.state, &p.tick, &p.end} {
+		if *slot != nil {
+			ev := **slot
+			*slot = nil
+			return ev, true
+		}
+	}
+	return ClockEvent{}, false
+}

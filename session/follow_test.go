@@ -1,0 +1,78 @@
+package session
+
+import (
+	"context"
+	"strconv"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/nspl-dev/nspl/clock"
+	"github.com/nspl-dev/nspl/wire"
+)
+
+func paced(gen uint64) clock.Observed {
+	return clock.Observed{Generation: gen, State: clock.Paced, Period: 1e9, LogicalStart: t0, WallStartedAt: t0, Rate: 1}
+}
+
+// Events coalesce per domain: a newer state replaces an unread state and
+// drops the unread tick received before it; a newer tick replaces an unread
+// tick; an end replaces everything. Frames of a released attachment are
+// ignored.
+func TestFollowCoalescesPerDomain(t *testing.T) {
+	s := NewFollow(ErrClosed)
+	s.Attached("a", 1, paced(1))
+	s.Attached("b", 7, clock.Observed{State: clock.Stopped})
+	tick := func(d string, att, gen, id uint64) wire.Frame {
+		return wire.Frame{Domain: d, Attachment: att, Kind: wire.FrameTick,
+			Tick: Tick{Generation: gen, ID: id, Boundary: t0 + int64(id-1)*1e9}, Reading: t0 + int64(id)*1e9}
+	}
+	state := func(d string, att uint64, o clock.Observed) wire.Frame {
+		return wire.Frame{Domain: d, Attachment: att, Kind: wire.FrameState, Clock: o}
+	}
+	for _, f := range []wire.Frame{
+		tick("a", 1, 1, 1),
+		tick("a", 1, 1, 4),
+		state("b", 7, paced(1)),
+		tick("a", 1, 1, 3), // older than the newest: ignored
+		tick("a", 9, 1, 9), // another attachment: ignored
+		state("a", 1, clock.Observed{Generation: 1, State: clock.Stopped}),
+		state("a", 1, paced(2)),
+		tick("a", 1, 1, 5), // an earlier generation than the newest state: ignored
+		tick("a", 1, 2, 2),
+		tick("b", 7, 1, 1),
+		tick("b", 7, 1, 2),
+	} {
+		s.Apply(f)
+	}
+	c, ok := s.Clock("a")
+	require.True(t, ok)
+	require.Equal(t, Clock{Domain: "a", Observed: paced(2), Tick: Tick{Generation: 2, ID: 2, Boundary: t0 + 1e9}, Reading: t0 + 2e9}, c)
+
+	var got []string
+	for len(s.queue) > 0 {
+		ev, err := s.NextEvent(context.Background())
+		require.NoError(t, err)
+		got = append(got, ev.Domain+" "+ev.Kind.String()+" "+FormatObserved(ev.Clock.Observed)+" tick "+
+			strconv.FormatUint(ev.Clock.Tick.ID, 10))
+	}
+	require.Equal(t, []string{
+		"a state generation 2 paced period 1s skew 0s origin 2026-01-01T00:00:00Z anchor 2026-01-01T00:00:00Z rate 1 tick 0",
+		"a tick generation 2 paced period 1s skew 0s origin 2026-01-01T00:00:00Z anchor 2026-01-01T00:00:00Z rate 1 tick 2",
+		"b state generation 1 paced period 1s skew 0s origin 2026-01-01T00:00:00Z anchor 2026-01-01T00:00:00Z rate 1 tick 0",
+		"b tick generation 1 paced period 1s skew 0s origin 2026-01-01T00:00:00Z anchor 2026-01-01T00:00:00Z rate 1 tick 2",
+	}, got)
+
+	// An end replaces the unread state and tick and ends the following.
+	s.Apply(state("a", 1, paced(3)))
+	s.Apply(tick("a", 1, 3, 1))
+	s.Apply(wire.Frame{Domain: "a", Attachment: 1, Kind: wire.FrameEnd, Reason: wire.DomainRemoved})
+	ev, err := s.NextEvent(context.Background())
+	require.NoError(t, err)
+	require.Equal(t, EventEnd, ev.Kind)
+	require.Equal(t, wire.DomainRemoved, ev.Reason)
+	_, ok = s.Clock("a")
+	require.False(t, ok)
+	require.Empty(t, s.queue)
+}
+
