@@ -75,4 +75,3 @@ func TestFollowCoalescesPerDomain(t *testing.T) {
 	require.False(t, ok)
 	require.Empty(t, s.queue)
 }
-
