@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"iter"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -207,7 +208,8 @@ type Client struct {
 	lane   chan struct{} // holding its token runs a request or a restoration
 	nextID atomic.Uint64
 	frames *frameQueue
-	kick   chan struct{} // wakes the supervisor
+	follow *session.Follow // the followed clocks and their events
+	kick   chan struct{}   // wakes the supervisor
 
 	mu       sync.Mutex
 	conn     *conn
@@ -246,7 +248,7 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 		return nil, fmt.Errorf("%w: mix of http:// and https:// URLs", ErrConfig)
 	}
 	c := &Client{cfg: cfg, transport: cfg.Transport, src: cfg.TimeSource, logger: cfg.Logger,
-		lane: make(chan struct{}, 1), frames: newFrameQueue(), kick: make(chan struct{}, 1), followed: make(map[string]*follow)}
+		lane: make(chan struct{}, 1), frames: newFrameQueue(), follow: session.NewFollow(ErrClosed), kick: make(chan struct{}, 1), followed: make(map[string]*follow)}
 	if c.src == nil {
 		c.src = timesource.System()
 	}
@@ -350,6 +352,27 @@ func (c *Client) NextFrame(ctx context.Context) (wire.Frame, error) {
 // Pending returns the number of unread frames.
 func (c *Client) Pending() int { return c.frames.len() }
 
+// Clock returns the followed clock of domain, as a local session's is: the
+// observation of the attach reply or the newest state, and the newest tick
+// of its generation. It reports false when the client does not follow the
+// domain. A clock interrupted by a lost transport is still followed and
+// resumes when it is attached again.
+func (c *Client) Clock(domain string) (session.Clock, bool) { return c.follow.Clock(domain) }
+
+// NextEvent returns the oldest unread clock event, waiting until one arrives,
+// ctx ends or the client closes (ErrClosed), coalesced as a local session's
+// are. Events and frames are read independently: reading one does not
+// consume the other.
+func (c *Client) NextEvent(ctx context.Context) (session.ClockEvent, error) {
+	return c.follow.NextEvent(ctx)
+}
+
+// Events returns an iterator over clock events, as NextEvent returns them,
+// that ends when ctx ends or the client closes.
+func (c *Client) Events(ctx context.Context) iter.Seq[session.ClockEvent] {
+	return c.follow.Events(ctx)
+}
+
 // Exec runs one planned statement on the serving node. A failure is a
 // *grammar.Error at the plan's position, whose Kind unwraps to the same
 // sentinel a local session's would (or is a *lifecycle.Error).
@@ -435,6 +458,7 @@ func (c *Client) dropPendingRestoration(p planner.Plan) (wire.Result, bool) {
 		return wire.Result{}, false
 	}
 	c.frames.withdraw(domain)
+	c.follow.Released(domain)
 	return wire.Result{Statement: p.String(), Domain: domain,
 		Message: "stopped following the clock of domain '" + domain + "'; its restoration was still pending"}, true
 }
@@ -459,6 +483,7 @@ func (c *Client) Close() error {
 		cn.close(ErrClosed)
 	}
 	c.frames.close()
+	c.follow.Close()
 	c.wg.Wait()
 	return nil
 }
@@ -651,7 +676,9 @@ func (c *Client) restoreOne(cn *conn, domain string) {
 		delete(c.followed, domain)
 		c.mu.Unlock()
 		if f != nil {
-			c.frames.push(wire.Frame{Domain: domain, Attachment: f.attachment, Kind: wire.FrameEnd, Reason: wire.DomainRemoved})
+			end := wire.Frame{Domain: domain, Attachment: f.attachment, Kind: wire.FrameEnd, Reason: wire.DomainRemoved}
+			c.frames.push(end)
+			c.follow.Apply(end)
 		}
 		return
 	}
@@ -710,11 +737,14 @@ func (c *Client) attached(cn *conn, r *wire.EncodedResult) {
 	}
 	f.conn, f.attachment, f.clock, f.retryAt, f.backoff = cn, res.Attachment, *res.Clock, 0, InitialBackoff
 	c.mu.Unlock()
-	if restored {
-		// A restoration reports the clock it carries: the attachment was
-		// interrupted.
-		c.frames.push(wire.Frame{Domain: res.Domain, Attachment: res.Attachment, Kind: wire.FrameState, Clock: *res.Clock})
+	if !restored {
+		c.follow.Attached(res.Domain, res.Attachment, *res.Clock)
+		return
 	}
+	// A restoration reports the clock it carries: the attachment was
+	// interrupted.
+	c.frames.push(wire.Frame{Domain: res.Domain, Attachment: res.Attachment, Kind: wire.FrameState, Clock: *res.Clock})
+	c.follow.Reattached(res.Domain, res.Attachment, *res.Clock)
 }
 
 // detached drops a followed clock once its detach is answered; no frame of
@@ -724,6 +754,7 @@ func (c *Client) detached(cn *conn, domain string) {
 	delete(c.followed, domain)
 	c.mu.Unlock()
 	c.frames.withdraw(domain)
+	c.follow.Released(domain)
 }
 
 // frameArrived queues a frame of a followed attachment of the current
@@ -747,6 +778,11 @@ func (c *Client) frameArrived(cn *conn, fr wire.Frame) {
 	}
 	c.mu.Unlock()
 	c.frames.push(fr)
+	if fr.Kind != wire.FrameEnd || fr.Reason != wire.NodeShutdown {
+		// A shutdown's end interrupts the followed clock; it does not end
+		// it.
+		c.follow.Apply(fr)
+	}
 }
 
 // connLost reports the end of cn: the followed clocks are interrupted and

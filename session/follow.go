@@ -138,6 +138,24 @@ func (f *Follow) Attached(domain string, attachment uint64, observed clock.Obser
 	f.clocks[domain] = &followed{attachment: attachment, clock: Clock{Domain: domain, Observed: observed}}
 }
 
+// Reattached records the attach reply of a clock attached again after its
+// attachment was interrupted (a lost transport): the domain stays followed
+// under the new attachment number and the reply's observation is applied as
+// a state. The newest tick is kept while the generation and state are
+// unchanged, so a tick received before the interruption and delivered anew
+// is not an event twice.
+func (f *Follow) Reattached(domain string, attachment uint64, observed clock.Observed) {
+	f.mu.Lock()
+	fc := f.clocks[domain]
+	if fc == nil {
+		fc = &followed{clock: Clock{Domain: domain, Observed: observed}}
+		f.clocks[domain] = fc
+	}
+	fc.attachment = attachment
+	f.mu.Unlock()
+	f.Apply(wire.Frame{Domain: domain, Attachment: attachment, Kind: wire.FrameState, Clock: observed})
+}
+
 // Released stops following domain and drops its unread events.
 func (f *Follow) Released(domain string) {
 	f.mu.Lock()

@@ -75,3 +75,36 @@ func TestFollowCoalescesPerDomain(t *testing.T) {
 	require.False(t, ok)
 	require.Empty(t, s.queue)
 }
+
+// A clock attached again after an interruption keeps its newest tick, so the
+// same tick delivered anew by the new attachment is no event; a newer one is.
+func TestFollowReattachedKeepsNewestTick(t *testing.T) {
+	f := NewFollow(ErrClosed)
+	f.Attached("a", 1, paced(1))
+	tick := func(att, id uint64) wire.Frame {
+		return wire.Frame{Domain: "a", Attachment: att, Kind: wire.FrameTick, Tick: Tick{Generation: 1, ID: id}}
+	}
+	f.Apply(tick(1, 3))
+	ev, err := f.NextEvent(context.Background())
+	require.NoError(t, err)
+	require.Equal(t, EventTick, ev.Kind)
+
+	f.Reattached("a", 2, paced(1))
+	f.Apply(tick(1, 4)) // the interrupted attachment: ignored
+	f.Apply(tick(2, 3)) // delivered anew: no event
+	var got []string
+	for len(f.queue) > 0 {
+		ev, err := f.NextEvent(context.Background())
+		require.NoError(t, err)
+		got = append(got, ev.Kind.String()+" "+strconv.FormatUint(ev.Clock.Tick.ID, 10))
+	}
+	require.Equal(t, []string{"state 3"}, got)
+	f.Apply(tick(2, 4))
+	ev, err = f.NextEvent(context.Background())
+	require.NoError(t, err)
+	require.Equal(t, "tick 4", ev.Kind.String()+" "+strconv.FormatUint(ev.Clock.Tick.ID, 10))
+
+	f.Close()
+	_, err = f.NextEvent(context.Background())
+	require.ErrorIs(t, err, ErrClosed)
+}
