@@ -57,6 +57,12 @@ func (s *Session) Exec(ctx context.Context, text string) ([]Result, error) {
 	return results, planErr
 }
 
+// ExecText is Exec, under the name the Follower interface and the remote
+// client share.
+func (s *Session) ExecText(ctx context.Context, text string) ([]Result, error) {
+	return s.Exec(ctx, text)
+}
+
 func (s *Session) exec(ctx context.Context, p planner.Plan) (Result, error) {
 	switch p.(type) {
 	case planner.Attach, planner.Detach:
