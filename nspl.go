@@ -67,10 +67,6 @@ func Open(ctx context.Context, opts Options) (*Engine, error) {
 	return &Engine{node: n, logger: opts.Logger, limit: opts.FrameLimit, sessions: make(map[*Session]struct{})}, nil
 }
 
-// Node returns the engine's node, for callers that need the runtime or the
-// catalog directly.
-func (e *Engine) Node() *node.Node { return e.node }
-
 // NewSession opens a session on the engine. Close it when done; Engine.Close
 // closes every session still open.
 func (e *Engine) NewSession() (*Session, error) {
