@@ -53,6 +53,14 @@ func (c Clock) WaitUntil(utc, target int64) (uint64, error) { return c.Observed.
 // from the mapping as a node's ingestion does.
 func (c Clock) WindowAt(utc int64) (clock.Window, error) { return c.Observed.WindowAt(utc) }
 
+// TickAdvances reports whether t is newer than last: a later generation, or
+// a higher id in the same one. A follow delivers a tick only when it
+// advances, so a tick delivered anew (a clock attached again after a lost
+// connection) is neither an event nor counted twice.
+func TickAdvances(last, t Tick) bool {
+	return t.Generation > last.Generation || t.Generation == last.Generation && t.ID > last.ID
+}
+
 // EventKind says what a clock event reports.
 type EventKind uint8
 
@@ -203,7 +211,7 @@ func (f *Follow) Apply(fr wire.Frame) {
 		p.tick = nil
 		p.state = &ClockEvent{Domain: fr.Domain, Kind: EventState, Clock: *c}
 	case wire.FrameTick:
-		if fr.Tick.Generation != c.Observed.Generation || fr.Tick.ID <= c.Tick.ID {
+		if fr.Tick.Generation != c.Observed.Generation || !TickAdvances(c.Tick, fr.Tick) {
 			return
 		}
 		c.Tick, c.Reading = fr.Tick, fr.Reading

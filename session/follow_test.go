@@ -108,3 +108,22 @@ func TestFollowReattachedKeepsNewestTick(t *testing.T) {
 	_, err = f.NextEvent(context.Background())
 	require.ErrorIs(t, err, ErrClosed)
 }
+
+func TestTickAdvances(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		last, t   Tick
+		advancing bool
+	}{
+		{"first tick", Tick{}, Tick{Generation: 1, ID: 1}, true},
+		{"next id", Tick{Generation: 1, ID: 1}, Tick{Generation: 1, ID: 2}, true},
+		{"same tick anew", Tick{Generation: 1, ID: 2}, Tick{Generation: 1, ID: 2}, false},
+		{"older id", Tick{Generation: 1, ID: 2}, Tick{Generation: 1, ID: 1}, false},
+		{"later generation, lower id", Tick{Generation: 1, ID: 9}, Tick{Generation: 2, ID: 1}, true},
+		{"earlier generation", Tick{Generation: 2, ID: 1}, Tick{Generation: 1, ID: 9}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			require.Equal(t, tc.advancing, TickAdvances(tc.last, tc.t))
+		})
+	}
+}

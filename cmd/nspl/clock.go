@@ -14,6 +14,7 @@ import (
 	"github.com/nspl-dev/nspl/planner"
 	"github.com/nspl-dev/nspl/runtime"
 	"github.com/nspl-dev/nspl/runtime/timesource"
+	"github.com/nspl-dev/nspl/session"
 	"github.com/nspl-dev/nspl/wire"
 )
 
@@ -111,7 +112,7 @@ func (m *Main) followClock(ctx context.Context, sess clockSession, src timesourc
 			continue // an attachment the -f/-c setup made; not followed here
 		}
 		if f.Kind == wire.FrameTick {
-			if !tickAdvances(printed, f.Tick) {
+			if !session.TickAdvances(printed, f.Tick) {
 				// A clock attached again after a lost connection
 				// delivers the newest tick anew; a tick already printed
 				// is neither printed nor counted twice.
@@ -143,12 +144,6 @@ func (m *Main) followClock(ctx context.Context, sess clockSession, src timesourc
 			}
 		}
 	}
-}
-
-// tickAdvances reports whether t is newer than last, the tick printed
-// last: a later generation, or a higher id in the same one.
-func tickAdvances(last, t runtime.Tick) bool {
-	return t.Generation > last.Generation || t.Generation == last.Generation && t.ID > last.ID
 }
 
 // detach leaves the followed clock; its failure does not change the outcome
