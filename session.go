@@ -45,16 +45,7 @@ func newSession(e *Engine, s *session.Session) *Session {
 // *grammar.Error with the statement's position whose Kind is the typed
 // cause (errors.Is with session, lifecycle and catalog sentinels).
 func (s *Session) Exec(ctx context.Context, text string) ([]Result, error) {
-	plans, planErr := planner.PlanScript(text)
-	results := make([]Result, 0, len(plans))
-	for _, p := range plans {
-		r, err := s.exec(ctx, p)
-		if err != nil {
-			return results, err
-		}
-		results = append(results, r)
-	}
-	return results, planErr
+	return session.ExecText(ctx, text, s.exec)
 }
 
 // ExecText is Exec, under the name the Follower interface and the remote

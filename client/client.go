@@ -429,16 +429,7 @@ func (c *Client) Exec(ctx context.Context, p planner.Plan) (wire.Result, error) 
 // ExecText plans every statement of text here and runs them in order,
 // stopping at the first error, as session.Session.ExecText does.
 func (c *Client) ExecText(ctx context.Context, text string) ([]wire.Result, error) {
-	plans, planErr := planner.PlanScript(text)
-	out := make([]wire.Result, 0, len(plans))
-	for _, p := range plans {
-		r, err := c.Exec(ctx, p)
-		if err != nil {
-			return out, err
-		}
-		out = append(out, r)
-	}
-	return out, planErr
+	return session.ExecText(ctx, text, c.Exec)
 }
 
 // dropPendingRestoration ends the following of the active domain's clock

@@ -148,10 +148,19 @@ func (s *Session) Attached() []string {
 // a refusal), whose Kind is the typed cause. Statements before a syntax
 // error run; nothing after it does.
 func (s *Session) ExecText(ctx context.Context, text string) ([]wire.Result, error) {
+	return ExecText(ctx, text, s.Exec)
+}
+
+// ExecText plans every statement of text and runs each through exec in
+// order, as Session.ExecText does: it stops at the first error and returns
+// the results before it, and a syntax error is returned after the
+// statements before it have run. The remote client and the embedded API run
+// statement text through it.
+func ExecText(ctx context.Context, text string, exec func(context.Context, planner.Plan) (wire.Result, error)) ([]wire.Result, error) {
 	plans, planErr := planner.PlanScript(text)
 	results := make([]wire.Result, 0, len(plans))
 	for _, p := range plans {
-		r, err := s.Exec(ctx, p)
+		r, err := exec(ctx, p)
 		if err != nil {
 			return results, err
 		}
