@@ -9,8 +9,8 @@ import (
 	"io"
 	"strings"
 
+	"github.com/nspl-dev/nspl"
 	"github.com/nspl-dev/nspl/client"
-	"github.com/nspl-dev/nspl/node"
 	"github.com/nspl-dev/nspl/pki"
 	"github.com/nspl-dev/nspl/runtime/timesource"
 	"github.com/nspl-dev/nspl/session"
@@ -47,20 +47,15 @@ type sessionBackend interface {
 	DomainNames(ctx context.Context) ([]string, error)
 }
 
-// localSession is a session on an embedded node.
+// localSession is a session on an embedded engine.
 type localSession struct {
 	*session.Session
-	node *node.Node
+	eng *nspl.Engine
 }
 
-// DomainNames lists the node's domains.
+// DomainNames lists the engine's domains.
 func (l localSession) DomainNames(context.Context) ([]string, error) {
-	ds := l.node.Domains()
-	names := make([]string, len(ds))
-	for i, d := range ds {
-		names[i] = d.Name
-	}
-	return names, nil
+	return l.eng.DomainNames(), nil
 }
 
 var _ sessionBackend = (*client.Client)(nil)
@@ -86,17 +81,22 @@ func (m *Main) openSession(ctx context.Context, opts options) (sessionBackend, t
 		}
 		return c, timesource.System(), func() { _ = c.Close() }, nil
 	}
-	n, err := node.Open(ctx, node.Config{Logger: m.logger(opts.verbose), RaftLogLevel: m.raftLevel(opts.verbose), DataDir: opts.dataDir})
+	src := timesource.System()
+	eng, err := nspl.Open(ctx, nspl.Options{Logger: m.logger(opts.verbose), RaftLogLevel: m.raftLevel(opts.verbose), DataDir: opts.dataDir, TimeSource: src})
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, nil, nil, &RunError{Kind: ErrStatementFailed, Err: ErrInterrupted}
 		}
 		return nil, nil, nil, ioError(fmt.Errorf("open the node: %w", err))
 	}
-	sess := session.New(n, session.Options{Logger: m.logger(opts.verbose)})
-	return localSession{Session: sess, node: n}, n.TimeSource(), func() {
+	sess, err := eng.NewFrameSession()
+	if err != nil {
+		_ = eng.Close()
+		return nil, nil, nil, ioError(fmt.Errorf("open a session: %w", err))
+	}
+	return localSession{Session: sess, eng: eng}, src, func() {
 		_ = sess.Close()
-		_ = n.Close()
+		_ = eng.Close()
 	}, nil
 }
 
