@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"slices"
 	"sync"
 	"time"
 
@@ -33,10 +32,10 @@ type stream struct {
 	// is written.
 	writeMu  sync.Mutex
 	writeErr error
-	// live maps each attached domain to the attachment whose frames may
-	// still be written; a frame of any other attachment (one a detach reply
+	// live holds each attached domain's attachment whose frames may still
+	// be written; a frame of any other attachment (one a detach reply
 	// released) is dropped.
-	live map[string]uint64
+	live session.Attachments
 
 	curMu     sync.Mutex
 	curID     uint64
@@ -87,7 +86,7 @@ func (s *Server) serveSession(w http.ResponseWriter, r *http.Request) {
 	stopOnClose := context.AfterFunc(s.ctx, cancel)
 	defer stopOnClose()
 
-	st := &stream{srv: s, w: w, rc: http.NewResponseController(w), live: make(map[string]uint64)}
+	st := &stream{srv: s, w: w, rc: http.NewResponseController(w)}
 	opts := s.cfg.Session
 	opts.Archives = st
 	sess := session.New(s.cfg.Node, opts)
@@ -270,14 +269,7 @@ func (st *stream) execute(ctx context.Context, reqs <-chan request) (drained boo
 func (st *stream) endAttachments(reason wire.EndReason) {
 	st.writeMu.Lock()
 	defer st.writeMu.Unlock()
-	domains := make([]string, 0, len(st.live))
-	for d := range st.live {
-		domains = append(domains, d)
-	}
-	slices.Sort(domains)
-	for _, d := range domains {
-		f := wire.Frame{Domain: d, Attachment: st.live[d], Kind: wire.FrameEnd, Reason: reason}
-		delete(st.live, d)
+	for _, f := range st.live.EndAll(reason) {
 		if !st.writeLocked(wire.ServerMessage{Type: wire.TypeFrame, Frame: f.AppendJSON(nil)}) {
 			return
 		}
@@ -369,9 +361,9 @@ func (st *stream) run(ctx context.Context, m wire.ClientMessage, up *upload) boo
 	}
 	switch plan.(type) {
 	case planner.Attach:
-		st.live[res.Domain] = res.Attachment
+		st.live.Attached(res.Domain, res.Attachment)
 	case planner.Detach:
-		delete(st.live, res.Domain)
+		st.live.Released(res.Domain)
 	}
 	reply := wire.ServerMessage{Type: wire.TypeReply, ID: m.ID, Result: wire.EncodeResult(res), State: st.state()}
 	if x != nil && !x.read {
@@ -392,10 +384,7 @@ func (st *stream) pump(ctx context.Context) {
 		}
 		st.writeMu.Lock()
 		ok := true
-		if id, live := st.live[f.Domain]; live && id == f.Attachment {
-			if f.Kind == wire.FrameEnd {
-				delete(st.live, f.Domain)
-			}
+		if st.live.Admits(f) {
 			ok = st.writeLocked(wire.ServerMessage{Type: wire.TypeFrame, Frame: f.AppendJSON(nil)})
 		}
 		st.writeMu.Unlock()

@@ -117,23 +117,18 @@ type Follow struct {
 	closedErr error
 
 	mu      sync.Mutex
-	clocks  map[string]*followed
+	live    Attachments
+	clocks  map[string]*Clock
 	pending map[string]*pendingEvents
 	queue   []string      // domains with unread events, oldest first
 	ready   chan struct{} // created by a waiter, closed by the next event
 	closed  bool
 }
 
-// followed is one attached clock: its attachment number and the clock.
-type followed struct {
-	attachment uint64
-	clock      Clock
-}
-
 // NewFollow returns an empty follow whose NextEvent returns closedErr once
 // it is closed.
 func NewFollow(closedErr error) *Follow {
-	return &Follow{closedErr: closedErr, clocks: make(map[string]*followed), pending: make(map[string]*pendingEvents)}
+	return &Follow{closedErr: closedErr, clocks: make(map[string]*Clock), pending: make(map[string]*pendingEvents)}
 }
 
 // Attached records an attach reply: the domain is followed as attachment
@@ -143,7 +138,8 @@ func (f *Follow) Attached(domain string, attachment uint64, observed clock.Obser
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.dropPendingLocked(domain)
-	f.clocks[domain] = &followed{attachment: attachment, clock: Clock{Domain: domain, Observed: observed}}
+	f.live.Attached(domain, attachment)
+	f.clocks[domain] = &Clock{Domain: domain, Observed: observed}
 }
 
 // Reattached records the attach reply of a clock attached again after its
@@ -154,12 +150,10 @@ func (f *Follow) Attached(domain string, attachment uint64, observed clock.Obser
 // is not an event twice.
 func (f *Follow) Reattached(domain string, attachment uint64, observed clock.Observed) {
 	f.mu.Lock()
-	fc := f.clocks[domain]
-	if fc == nil {
-		fc = &followed{clock: Clock{Domain: domain, Observed: observed}}
-		f.clocks[domain] = fc
+	if f.clocks[domain] == nil {
+		f.clocks[domain] = &Clock{Domain: domain, Observed: observed}
 	}
-	fc.attachment = attachment
+	f.live.Attached(domain, attachment)
 	f.mu.Unlock()
 	f.Apply(wire.Frame{Domain: domain, Attachment: attachment, Kind: wire.FrameState, Clock: observed})
 }
@@ -168,6 +162,7 @@ func (f *Follow) Reattached(domain string, attachment uint64, observed clock.Obs
 func (f *Follow) Released(domain string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.live.Released(domain)
 	delete(f.clocks, domain)
 	f.dropPendingLocked(domain)
 }
@@ -177,11 +172,11 @@ func (f *Follow) Released(domain string) {
 func (f *Follow) Clock(domain string) (Clock, bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	fc := f.clocks[domain]
-	if fc == nil {
+	c := f.clocks[domain]
+	if c == nil {
 		return Clock{}, false
 	}
-	return fc.clock, true
+	return *c, true
 }
 
 // Apply folds a received frame into the followed clock and the unread
@@ -190,11 +185,10 @@ func (f *Follow) Clock(domain string) (Clock, bool) {
 func (f *Follow) Apply(fr wire.Frame) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	fc := f.clocks[fr.Domain]
-	if fc == nil || fc.attachment != fr.Attachment {
+	if !f.live.Admits(fr) {
 		return // a frame of an attachment already released
 	}
-	c := &fc.clock
+	c := f.clocks[fr.Domain]
 	p := f.pending[fr.Domain]
 	if p == nil {
 		p = &pendingEvents{}

@@ -1,0 +1,58 @@
+package session
+
+import (
+	"slices"
+
+	"github.com/nspl-dev/nspl/wire"
+)
+
+// Attachments is the attach bookkeeping of a reader of frames: the
+// attachment of each domain it still holds. An attach reply records one
+// (Attached), a detach reply releases it (Released), and a frame of any
+// other attachment, one already released or replaced, is not the reader's
+// (Admits). The zero value holds nothing. It is not safe for concurrent
+// use: its owner serialises it with the replies and frames it orders.
+type Attachments struct {
+	live map[string]uint64
+}
+
+// Attached records that domain is held as attachment id, replacing an
+// earlier attachment of it.
+func (a *Attachments) Attached(domain string, id uint64) {
+	if a.live == nil {
+		a.live = make(map[string]uint64)
+	}
+	a.live[domain] = id
+}
+
+// Released forgets the attachment of domain.
+func (a *Attachments) Released(domain string) { delete(a.live, domain) }
+
+// Admits reports whether f is a frame of a held attachment. An end frame it
+// admits releases that attachment, so nothing more of it is admitted.
+func (a *Attachments) Admits(f wire.Frame) bool {
+	id, ok := a.live[f.Domain]
+	if !ok || id != f.Attachment {
+		return false
+	}
+	if f.Kind == wire.FrameEnd {
+		delete(a.live, f.Domain)
+	}
+	return true
+}
+
+// EndAll releases every held attachment and returns an end frame with
+// reason for each, in domain order.
+func (a *Attachments) EndAll(reason wire.EndReason) []wire.Frame {
+	domains := make([]string, 0, len(a.live))
+	for d := range a.live {
+		domains = append(domains, d)
+	}
+	slices.Sort(domains)
+	ends := make([]wire.Frame, len(domains))
+	for i, d := range domains {
+		ends[i] = wire.Frame{Domain: d, Attachment: a.live[d], Kind: wire.FrameEnd, Reason: reason}
+		delete(a.live, d)
+	}
+	return ends
+}
