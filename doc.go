@@ -19,8 +19,12 @@
 // physical waits and admission windows with the arithmetic of package clock
 // that a node uses.
 //
-// The package owns no logic of its own beyond that folding: statements run
-// in package session, clocks are served by package node. It never reads the
+// A Session and a remote client.Client are both a Follower, so a program
+// written against it runs unchanged on a cluster. NewFrameSession is for a
+// program that renders the frames itself.
+//
+// The package owns no logic of its own: statements, the follow of clocks
+// and events run in package session, clocks are served by package node. It never reads the
 // wall clock except through Options.TimeSource, never starts a goroutine that
 // Engine.Close or Session.Close does not stop and wait for, and never talks
 // to other nodes: it embeds one single-node catalog. To run statements against

@@ -14,10 +14,13 @@
 // node its statements use; *node.Node implements it, and this package does
 // not import node. Results, result sets and frames are wire's types; this
 // package renders them for operators (present.go) and turns a statement's
-// failure into its wire form and back (wireerror.go). Follow (follow.go) is
-// the one coalescing follow of attached clocks, the followed clock and the
-// unread events per domain, that the embedded API and the remote client
-// build from the frames they receive.
+// failure into its wire form and back (wireerror.go). What a reader of
+// frames elsewhere needs is written here once: ExecText's loop over planned
+// statement text, Attachments (attachments.go), the attach bookkeeping that
+// admits only frames of held attachments, and Follow (follow.go), the one
+// coalescing follow of attached clocks, the followed clock and the unread
+// events per domain, that the embedded API and the remote client build from
+// the frames they receive.
 //
 // Requests run one at a time (Exec, ExecText). Every failure is a
 // *grammar.Error at the statement's position whose Kind is the typed cause:
