@@ -202,18 +202,18 @@ func (f *Follow) Apply(fr wire.Frame) {
 		c.Observed = fr.Clock
 		// The unread tick came before this state: drop it with the older
 		// state.
-		p.tick = nil
-		p.state = &ClockEvent{Domain: fr.Domain, Kind: EventState, Clock: *c}
+		p.tick = ClockEvent{}
+		p.state = ClockEvent{Domain: fr.Domain, Kind: EventState, Clock: *c}
 	case wire.FrameTick:
 		if fr.Tick.Generation != c.Observed.Generation || !TickAdvances(c.Tick, fr.Tick) {
 			return
 		}
 		c.Tick, c.Reading = fr.Tick, fr.Reading
-		p.tick = &ClockEvent{Domain: fr.Domain, Kind: EventTick, Clock: *c}
+		p.tick = ClockEvent{Domain: fr.Domain, Kind: EventTick, Clock: *c}
 	case wire.FrameEnd:
 		delete(f.clocks, fr.Domain)
-		p.state, p.tick = nil, nil
-		p.end = &ClockEvent{Domain: fr.Domain, Kind: EventEnd, Clock: *c, Reason: fr.Reason}
+		p.state, p.tick = ClockEvent{}, ClockEvent{}
+		p.end = ClockEvent{Domain: fr.Domain, Kind: EventEnd, Clock: *c, Reason: fr.Reason}
 	default:
 		return
 	}
@@ -298,24 +298,26 @@ func (f *Follow) dropPendingLocked(domain string) {
 	if p == nil {
 		return
 	}
-	p.state, p.tick, p.end = nil, nil, nil
+	p.state, p.tick, p.end = ClockEvent{}, ClockEvent{}, ClockEvent{}
 }
 
 // pendingEvents holds one domain's unread events: at most one state, one
 // tick (always received after that state) and one end, which replaces both.
+// An empty slot has the zero Kind; slots are values, so a tick replacing an
+// unread one allocates nothing.
 type pendingEvents struct {
-	state, tick, end *ClockEvent
+	state, tick, end ClockEvent
 	queued           bool // the domain is in the follow's event order
 }
 
-func (p *pendingEvents) empty() bool { return p.state == nil && p.tick == nil && p.end == nil }
+func (p *pendingEvents) empty() bool { return p.state.Kind == 0 && p.tick.Kind == 0 && p.end.Kind == 0 }
 
 // take removes and returns the oldest unread event.
 func (p *pendingEvents) take() (ClockEvent, bool) {
-	for _, slot := range []**ClockEvent{&p.state, &p.tick, &p.end} {
-		if *slot != nil {
-			ev := **slot
-			*slot = nil
+	for _, slot := range []*ClockEvent{&p.state, &p.tick, &p.end} {
+		if slot.Kind != 0 {
+			ev := *slot
+			*slot = ClockEvent{}
 			return ev, true
 		}
 	}
