@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nspl-dev/nspl/backup"
+	"github.com/nspl-dev/nspl/internal/testserve"
 	"github.com/nspl-dev/nspl/lifecycle"
 	"github.com/nspl-dev/nspl/wire"
 )
@@ -151,7 +152,7 @@ func TestMisbehavingNodeArchives(t *testing.T) {
 		}, wire.ErrProtocol},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c, err := Dial(ctxT(t), Config{URLs: []string{serveScripted(t, tc.answer)}, Logger: quietLogger()})
+			c, err := Dial(ctxT(t), Config{URLs: []string{testserve.H2C(t, tc.answer)}, Logger: quietLogger()})
 			require.NoError(t, err)
 			defer c.Close()
 			dest := filepath.Join(t.TempDir(), "out.nsplbak")
@@ -166,7 +167,7 @@ func TestMisbehavingNodeArchives(t *testing.T) {
 	}
 
 	// The one good answer is written.
-	c, err := Dial(ctxT(t), Config{URLs: []string{serveScripted(t, answering(func(m wire.ClientMessage) []wire.ServerMessage {
+	c, err := Dial(ctxT(t), Config{URLs: []string{testserve.H2C(t, answering(func(m wire.ClientMessage) []wire.ServerMessage {
 		if m.Archive == nil {
 			return []wire.ServerMessage{{Type: wire.TypeArchive, ID: m.ID, Data: good}}
 		}

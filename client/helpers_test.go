@@ -6,13 +6,14 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/nspl-dev/nspl/internal/testpki"
+	"github.com/nspl-dev/nspl/internal/testserve"
 	"github.com/nspl-dev/nspl/node"
 	"github.com/nspl-dev/nspl/pki"
 	"github.com/nspl-dev/nspl/runtime/timesource"
@@ -36,18 +37,8 @@ type authority struct {
 
 func newAuthority(t testing.TB) *authority {
 	t.Helper()
-	now := time.Now() // certificates are verified against the real clock
-	ca, err := pki.NewCA(pki.Options{Now: now})
-	require.NoError(t, err)
-	nc, err := ca.IssueNode("n1", nil, pki.Options{Now: now})
-	require.NoError(t, err)
-	cc, err := ca.IssueClient("alice", pki.Options{Now: now})
-	require.NoError(t, err)
-	nm, err := pki.ParseMaterial(ca.CertPEM, nc.CertPEM, nc.KeyPEM)
-	require.NoError(t, err)
-	cm, err := pki.ParseMaterial(ca.CertPEM, cc.CertPEM, cc.KeyPEM)
-	require.NoError(t, err)
-	return &authority{ca: ca, node: nm, client: cm}
+	a := testpki.New(t)
+	return &authority{ca: a.CA, node: a.Node("n1"), client: a.Client("alice")}
 }
 
 // tokenOnly is a TLS config that trusts the CA and presents no certificate.
@@ -88,17 +79,8 @@ func newEnvWith(t testing.TB, token string, adjust func(*server.Config)) *env {
 	require.NoError(t, err)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		_ = srv.Serve(ln)
-	}()
-	t.Cleanup(func() {
-		require.NoError(t, srv.Close())
-		wg.Wait()
-		require.NoError(t, n.Close())
-	})
+	t.Cleanup(func() { require.NoError(t, n.Close()) })
+	testserve.Serve(t, ln, srv.Serve, srv.Close)
 	return &env{t: t, auth: auth, fake: fake, node: n, srv: srv, url: "https://" + ln.Addr().String()}
 }
 

@@ -2,14 +2,13 @@ package client
 
 import (
 	"encoding/json"
-	"net"
 	"net/http"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/nspl-dev/nspl/internal/testserve"
 	"github.com/nspl-dev/nspl/runtime/timesource"
 	"github.com/nspl-dev/nspl/server"
 	"github.com/nspl-dev/nspl/wire"
@@ -50,28 +49,6 @@ func (s *lineServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// serveLines serves h over unencrypted HTTP/2 on loopback until the test
-// ends and returns its URL.
-func serveLines(t *testing.T, h http.Handler) string {
-	t.Helper()
-	var protocols http.Protocols
-	protocols.SetUnencryptedHTTP2(true)
-	hs := &http.Server{Handler: h, Protocols: &protocols}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		_ = hs.Serve(ln)
-	}()
-	t.Cleanup(func() {
-		require.NoError(t, hs.Close())
-		wg.Wait()
-	})
-	return "http://" + ln.Addr().String()
-}
-
 func (s *lineServer) next(t *testing.T) string {
 	t.Helper()
 	select {
@@ -86,7 +63,7 @@ func (s *lineServer) next(t *testing.T) string {
 func TestClientPingsWithinTheIdleBound(t *testing.T) {
 	const idle = 30 * time.Second
 	ls := &lineServer{idle: idle, lines: make(chan string, 16)}
-	url := serveLines(t, ls)
+	url := testserve.H2C(t, ls)
 	cfake := timesource.NewFake(0)
 	c, err := Dial(ctxT(t), Config{URLs: []string{url}, TimeSource: cfake, Logger: quietLogger()})
 	require.NoError(t, err)
@@ -101,7 +78,7 @@ func TestClientPingsWithinTheIdleBound(t *testing.T) {
 func TestClientSurfacesSessionError(t *testing.T) {
 	ls := &lineServer{lines: make(chan string, 16), answer: wire.ServerMessage{Type: wire.TypeError,
 		Error: &wire.Error{Line: 1, Column: 1, Code: "protocol", Message: "malformed session protocol message: trailing data after the object"}}}
-	url := serveLines(t, ls)
+	url := testserve.H2C(t, ls)
 	c, err := Dial(ctxT(t), Config{URLs: []string{url}, TimeSource: timesource.NewFake(0), Logger: quietLogger()})
 	require.NoError(t, err)
 	defer c.Close()

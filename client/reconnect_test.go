@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nspl-dev/nspl/clock"
+	"github.com/nspl-dev/nspl/internal/testserve"
 	"github.com/nspl-dev/nspl/pki"
 	"github.com/nspl-dev/nspl/runtime/timesource"
 	"github.com/nspl-dev/nspl/server"
@@ -203,7 +204,7 @@ func (s *scripted) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 func TestRefusedRestorationBackoff(t *testing.T) {
 	sc := &scripted{refusals: 7, drop: make(chan struct{}, 1)}
-	url := serveScripted(t, sc)
+	url := testserve.H2C(t, sc)
 
 	ns := make(notices, 64)
 	cfake := timesource.NewFake(0)
@@ -243,7 +244,7 @@ func nextTimer(t testing.TB, f *timesource.Fake) time.Duration {
 
 func TestDetachDuringPendingRestoration(t *testing.T) {
 	sc := &scripted{refusals: 100, drop: make(chan struct{}, 1)}
-	url := serveScripted(t, sc)
+	url := testserve.H2C(t, sc)
 	ns := make(notices, 64)
 	cfake := timesource.NewFake(0)
 	c, err := Dial(ctxT(t), Config{URLs: []string{url}, TimeSource: cfake, Notify: ns.notify, Logger: quietLogger()})
@@ -266,31 +267,9 @@ func (s *scripted) attachCount() int {
 	return s.attaches
 }
 
-// serveScripted serves sc over unencrypted HTTP/2 on loopback until the
-// test ends and returns its URL.
-func serveScripted(t *testing.T, sc http.Handler) string {
-	t.Helper()
-	var protocols http.Protocols
-	protocols.SetUnencryptedHTTP2(true)
-	hs := &http.Server{Handler: sc, Protocols: &protocols}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		_ = hs.Serve(ln)
-	}()
-	t.Cleanup(func() {
-		require.NoError(t, hs.Close())
-		wg.Wait()
-	})
-	return "http://" + ln.Addr().String()
-}
-
 func TestRefusedRestorationBackoffStartsAgainOnEachSession(t *testing.T) {
 	sc := &scripted{refusals: 3, drop: make(chan struct{}, 1)}
-	url := serveScripted(t, sc)
+	url := testserve.H2C(t, sc)
 	ns := make(notices, 64)
 	cfake := timesource.NewFake(0)
 	c, err := Dial(ctxT(t), Config{URLs: []string{url}, TimeSource: cfake, Notify: ns.notify, Logger: quietLogger()})
@@ -318,7 +297,7 @@ func TestRefusedRestorationBackoffStartsAgainOnEachSession(t *testing.T) {
 func TestUnansweredRestorationEndsTheSession(t *testing.T) {
 	// The first restoration (the second attach) is never answered.
 	sc := &scripted{silent: 2, drop: make(chan struct{}, 1)}
-	url := serveScripted(t, sc)
+	url := testserve.H2C(t, sc)
 	ns := make(notices, 64)
 	cfake := timesource.NewFake(0)
 	const timeout = 7 * time.Second

@@ -13,13 +13,13 @@ import (
 	"os"
 	"reflect"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/nspl-dev/nspl/internal/testpki"
+	"github.com/nspl-dev/nspl/internal/testserve"
 	"github.com/nspl-dev/nspl/node"
 	"github.com/nspl-dev/nspl/pki"
 	"github.com/nspl-dev/nspl/runtime/timesource"
@@ -257,17 +257,8 @@ func newTLSEnv(t *testing.T, cfg Config) *tlsEnv {
 	require.NoError(t, err)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		_ = srv.Serve(ln)
-	}()
-	t.Cleanup(func() {
-		require.NoError(t, srv.Close())
-		wg.Wait()
-		require.NoError(t, n.Close())
-	})
+	t.Cleanup(func() { require.NoError(t, n.Close()) })
+	testserve.Serve(t, ln, srv.Serve, srv.Close)
 	return &tlsEnv{url: "https://" + ln.Addr().String(), srv: srv, ca: ca}
 }
 

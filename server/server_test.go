@@ -11,13 +11,13 @@ import (
 	"net/http/httptest"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/nspl-dev/nspl/internal/testserve"
 	"github.com/nspl-dev/nspl/node"
 	"github.com/nspl-dev/nspl/wire"
 )
@@ -38,17 +38,8 @@ func insecureEnv(t *testing.T, cfg Config) (string, *Server) {
 	require.NoError(t, err)
 	ln, err := srv.Listen("127.0.0.1:0")
 	require.NoError(t, err)
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		_ = srv.Serve(ln)
-	}()
-	t.Cleanup(func() {
-		require.NoError(t, srv.Close())
-		wg.Wait()
-		require.NoError(t, n.Close())
-	})
+	t.Cleanup(func() { require.NoError(t, n.Close()) })
+	testserve.Serve(t, ln, srv.Serve, srv.Close)
 	return "http://" + ln.Addr().String(), srv
 }
 
