@@ -27,12 +27,7 @@ func TestPeerRoutesRefuseWhoMayNotCallThem(t *testing.T) {
 	h := newHarness(t, false)
 	h.startThree()
 	leader := h.leader()
-	var follower *Member
-	for _, m := range h.live() {
-		if m != leader {
-			follower = m
-		}
-	}
+	follower := h.follower(leader)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	outsider := h.peerClient("evil") // a node certificate of the cluster's CA, never joined

@@ -64,12 +64,7 @@ func BenchmarkCommitLatency3Node(b *testing.B) {
 	h := newHarness(b, false)
 	h.startThree()
 	leader := h.leader()
-	var follower *Member
-	for _, m := range h.live() {
-		if m != leader {
-			follower = m
-		}
-	}
+	follower := h.follower(leader)
 	for _, c := range []struct {
 		name string
 		m    *Member

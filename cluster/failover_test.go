@@ -33,12 +33,7 @@ func runTakeover(h *harness, domain string, pick func(authority, leader string) 
 	t := h.t
 	t.Helper()
 	leader := h.leader()
-	follower := h.live()[0]
-	for _, m := range h.live() {
-		if m != leader {
-			follower = m
-		}
-	}
+	follower := h.follower(leader)
 	d := h.startPaced(follower, domain, 20*time.Millisecond)
 	victim, ok := pick(d.Authority.Node, leader.cfg.Node)
 	if !ok {

@@ -15,12 +15,7 @@ func TestLeaderGossipNamesAStoppedFollower(t *testing.T) {
 	h := newHarness(t, false)
 	h.startThree()
 	leader := h.leader()
-	var victim string
-	for _, m := range h.live() {
-		if m != leader {
-			victim = m.cfg.Node
-		}
-	}
+	victim := h.follower(leader).cfg.Node
 	h.kill(victim)
 	h.eventually(20*time.Second, "gossip marking "+victim+" dead on the leader", func() bool {
 		leader.avail.mu.Lock()

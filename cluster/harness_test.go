@@ -178,6 +178,29 @@ func (h *harness) leader() *Member {
 	return out
 }
 
+// followersOf returns the live members other than leader, in h.live's
+// order.
+func (h *harness) followersOf(leader *Member) []*Member {
+	var out []*Member
+	for _, m := range h.live() {
+		if m != leader {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// follower returns the last of followersOf(leader), failing the test when
+// leader is the only live member.
+func (h *harness) follower(leader *Member) *Member {
+	h.t.Helper()
+	fs := h.followersOf(leader)
+	if len(fs) == 0 {
+		h.t.Fatal("no live member but the leader")
+	}
+	return fs[len(fs)-1]
+}
+
 // eventually polls cond every few milliseconds until it holds or timeout
 // passes (a bound on waiting for the cluster, not a sleep for time to pass)
 // and returns how long it took.

@@ -52,12 +52,7 @@ func TestStatementsSurviveLeaderKill(t *testing.T) {
 	h := newHarness(t, false)
 	h.startThree()
 	leader := h.leader()
-	var followers []*Member
-	for _, m := range h.live() {
-		if m != leader {
-			followers = append(followers, m)
-		}
-	}
+	followers := h.followersOf(leader)
 
 	const (
 		sessions  = 8

@@ -116,12 +116,7 @@ func TestStatementsOnAFollowerReplyAsOnTheLeader(t *testing.T) {
 	h := newHarness(t, false)
 	h.startThree()
 	leader := h.leader()
-	var follower *Member
-	for _, m := range h.live() {
-		if m != leader {
-			follower = m
-		}
-	}
+	follower := h.follower(leader)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	create := planner.CreateDomain{Name: "fwd", Pace: lifecycle.Paced, Period: uint64(time.Second)}
