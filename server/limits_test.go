@@ -174,12 +174,20 @@ func FuzzDecodeClientMessage(f *testing.F) {
 	})
 }
 
-func TestIdleSessionClosedWithReason(t *testing.T) {
+// fakeEnv serves one in-memory node with limits on a fake time source and
+// returns the source, an HTTP/2 client closed with the test, and the URL.
+func fakeEnv(t *testing.T, limits Limits) (*timesource.Fake, *http.Client, string) {
+	t.Helper()
 	fake := timesource.NewFake(0)
-	const idle = 10 * time.Minute
-	url, _ := insecureEnv(t, Config{TimeSource: fake, Limits: Limits{SessionIdleTimeout: idle}})
+	url, _ := insecureEnv(t, Config{TimeSource: fake, Limits: limits})
 	hc := h2c()
-	defer hc.CloseIdleConnections()
+	t.Cleanup(hc.CloseIdleConnections)
+	return fake, hc, url
+}
+
+func TestIdleSessionClosedWithReason(t *testing.T) {
+	const idle = 10 * time.Minute
+	fake, hc, url := fakeEnv(t, Limits{SessionIdleTimeout: idle})
 	ts := openSession(t, hc, url)
 	require.NoError(t, fake.BlockUntil(ctxT(t), 1))
 	fake.Advance(idle)
@@ -188,11 +196,8 @@ func TestIdleSessionClosedWithReason(t *testing.T) {
 }
 
 func TestPingKeepsSessionOpen(t *testing.T) {
-	fake := timesource.NewFake(0)
 	const idle = 10 * time.Minute
-	url, _ := insecureEnv(t, Config{TimeSource: fake, Limits: Limits{SessionIdleTimeout: idle}})
-	hc := h2c()
-	defer hc.CloseIdleConnections()
+	fake, hc, url := fakeEnv(t, Limits{SessionIdleTimeout: idle})
 	ts := openSession(t, hc, url)
 	require.NoError(t, fake.BlockUntil(ctxT(t), 1))
 	for range 3 {
@@ -217,11 +222,8 @@ func TestPingKeepsSessionOpen(t *testing.T) {
 }
 
 func TestSlowMessageIsCut(t *testing.T) {
-	fake := timesource.NewFake(0)
 	const bound = 30 * time.Second
-	url, _ := insecureEnv(t, Config{TimeSource: fake, Limits: Limits{MessageTimeout: bound}})
-	hc := h2c()
-	defer hc.CloseIdleConnections()
+	fake, hc, url := fakeEnv(t, Limits{MessageTimeout: bound})
 	ts := openSession(t, hc, url)
 	msg := `{"type":"exec","id":1,"text":"LIST DOMAINS;"}`
 	ts.write(msg[:1])
@@ -365,11 +367,8 @@ func TestLimitsRefuseNegative(t *testing.T) {
 // answered 408 once the message timeout passes, instead of holding its
 // stream; a body sent whole is read and answered.
 func TestSlowClusterRequestBodyIsCut(t *testing.T) {
-	fake := timesource.NewFake(0)
 	const bound = 30 * time.Second
-	url, _ := insecureEnv(t, Config{TimeSource: fake, Limits: Limits{MessageTimeout: bound}})
-	hc := h2c()
-	defer hc.CloseIdleConnections()
+	fake, hc, url := fakeEnv(t, Limits{MessageTimeout: bound})
 
 	resp, err := hc.Post(url+wire.RemovePath, "application/json", strings.NewReader(`{"node":"n2"}`))
 	require.NoError(t, err)
