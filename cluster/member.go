@@ -16,6 +16,8 @@ import (
 	"github.com/nspl-dev/nspl/pki"
 	"github.com/nspl-dev/nspl/runtime"
 	"github.com/nspl-dev/nspl/runtime/timesource"
+
+	"golang.org/x/net/http2"
 )
 
 // Member is one running cluster member. All methods are safe for
@@ -25,7 +27,7 @@ type Member struct {
 	logger    *slog.Logger
 	src       timesource.Source
 	avail     *Availability
-	transport *http.Transport
+	transport *http2.Transport
 	client    *interconnect.Client
 	delivery  *interconnect.Delivery
 	handler   *interconnect.Handler

@@ -24,7 +24,7 @@
 //	err = pki.WriteCertificate(pki.NodeCertPath(dir, "n1"), pki.NodeKeyPath(dir, "n1"), node)
 //	m, err := pki.LoadNode(dir, "n1")
 //	srv := &http.Server{TLSConfig: m.ServerConfig(pki.ServerOptions{})}
-//	tr := m.Transport()              // HTTP/2 client transport (ForceAttemptHTTP2)
+//	tr := m.Transport()              // HTTP/2 client transport (x/net http2)
 //	name, err := pki.PeerName(*r.TLS) // the node that sent request r
 //
 // This package never reads the wall clock: issuing takes the time in

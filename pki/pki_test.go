@@ -377,6 +377,56 @@ func TestTransportSpeaksHTTP2(t *testing.T) {
 	require.Equal(t, "HTTP/2.0 n2", string(body))
 }
 
+func TestTransportRefusesAPeerWithoutH2(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	ca := testCA(t)
+	n1 := nodeMaterial(t, ca, "n1")
+	n2 := nodeMaterial(t, ca, "n2")
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	srv.TLS = n1.PeerServerConfig()
+	srv.TLS.NextProtos = []string{"http/1.1"}
+	srv.StartTLS()
+	defer srv.Close()
+
+	tr := n2.Transport()
+	defer tr.CloseIdleConnections()
+	req, err := http.NewRequestWithContext(context.Background(), http.MethodGet, srv.URL, nil)
+	require.NoError(t, err)
+	_, err = (&http.Client{Transport: tr}).Do(req)
+	require.ErrorContains(t, err, "not h2")
+}
+
+func TestTransportBoundsAStalledHandshake(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	ca := testCA(t)
+	n2 := nodeMaterial(t, ca, "n2")
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	accepted := make(chan net.Conn, 1)
+	go func() {
+		c, err := ln.Accept()
+		if err == nil {
+			accepted <- c // never answers the ClientHello
+		}
+		close(accepted)
+	}()
+	defer func() {
+		if c, ok := <-accepted; ok {
+			_ = c.Close()
+		}
+	}()
+
+	tr := n2.Transport()
+	defer tr.CloseIdleConnections()
+	// The request's own context has no deadline: only the handshake bound
+	// can end it.
+	req, err := http.NewRequestWithContext(context.Background(), http.MethodGet, "https://"+ln.Addr().String(), nil)
+	require.NoError(t, err)
+	_, err = (&http.Client{Transport: tr}).Do(req)
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+}
+
 func FuzzParseMaterial(f *testing.F) {
 	ca := testCA(f)
 	n, err := ca.IssueNode("n1", nil, Options{Now: issueTime})
