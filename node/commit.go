@@ -166,22 +166,7 @@ func retryable(err error) bool {
 // writeDeadline returns ctx cancelled, with cause context.DeadlineExceeded,
 // after d on the node's time source, and the function that releases it.
 func (n *Node) writeDeadline(ctx context.Context, d time.Duration) (context.Context, func()) {
-	ctx, cancel := context.WithCancelCause(ctx)
-	t := n.src.NewTimer(max(d, 0))
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		select {
-		case <-t.C():
-			cancel(context.DeadlineExceeded)
-		case <-ctx.Done():
-		}
-	}()
-	return ctx, func() {
-		t.Stop()
-		cancel(context.Canceled)
-		<-done
-	}
+	return timesource.WithTimeout(ctx, n.src, d)
 }
 
 // wait waits d on the node's time source; false when ctx ends or the node

@@ -43,3 +43,34 @@ func TestSleep(t *testing.T) {
 }
 
 func closedChan() chan struct{} { c := make(chan struct{}); close(c); return c }
+
+func TestWithTimeout(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		advance time.Duration
+		release bool // release before the time passes
+		cause   error
+	}{
+		{"just inside the bound", time.Second - 1, true, context.Canceled},
+		{"at the bound", time.Second, false, context.DeadlineExceeded},
+		{"past the bound", time.Second + 1, false, context.DeadlineExceeded},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := NewFake(0)
+			tctx, release := WithTimeout(context.Background(), f, time.Second)
+			require.Equal(t, 1, f.Armed())
+			f.Advance(tc.advance)
+			if tc.release {
+				require.NoError(t, tctx.Err(), "not expired before its time")
+				release()
+			} else {
+				<-tctx.Done()
+				release()
+			}
+			require.ErrorIs(t, context.Cause(tctx), tc.cause)
+			require.Zero(t, f.Armed(), "the timer is stopped")
+			_, has := tctx.Deadline()
+			require.False(t, has, "the bound lives on the source, not the wall clock")
+		})
+	}
+}
