@@ -44,6 +44,7 @@ type Standing struct {
 //	          (Backend.Registrable)
 //	remove    a member
 //	status    a member
+//	installed a member, holding at most MaxInstalledWaitsPerCaller waits
 //
 // Every refusal is ErrForbidden, counted in Metrics.Forbidden and logged.
 

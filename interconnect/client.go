@@ -44,6 +44,14 @@ func (c *Client) Status(ctx context.Context, addr string) (Status, error) {
 	return st, err
 }
 
+// Installed waits until the node at addr has installed catalog revision
+// rev, or its own bound or ctx ends the wait, and returns its reply.
+func (c *Client) Installed(ctx context.Context, addr string, rev uint64) (InstalledReply, error) {
+	var reply InstalledReply
+	err := c.do(ctx, http.MethodPost, addr, PathInstalled, false, InstalledRequest{Revision: rev}, &reply)
+	return reply, err
+}
+
 // Join asks the node at addr to add req's server as a voter.
 func (c *Client) Join(ctx context.Context, addr string, forwarded bool, req JoinRequest) error {
 	var out struct{}

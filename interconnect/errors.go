@@ -20,6 +20,9 @@ var (
 	// ErrRemote: the peer failed the request for a reason that has no
 	// sentinel of its own; the message says which.
 	ErrRemote = wire.ErrRemote
+	// ErrBusy: the caller already holds its share of the receiver's
+	// waits; it tries again after one of them ends.
+	ErrBusy = errors.New("peer is busy")
 	// ErrUnreachable: the peer could not be reached or did not answer in
 	// time.
 	ErrUnreachable = errors.New("peer is unreachable")
@@ -32,6 +35,7 @@ const (
 	CodeUnknownNode    = "unknown_node"
 	CodeBadRequest     = "bad_request"
 	CodeForbidden      = "forbidden"
+	CodeBusy           = "busy"
 	CodeInternal       = "internal"
 )
 
@@ -42,6 +46,7 @@ func init() {
 	wire.RegisterCode(CodeUnknownNode, lifecycle.ErrUnknownNode)
 	wire.RegisterCode(CodeBadRequest, ErrBadRequest)
 	wire.RegisterCode(CodeForbidden, ErrForbidden)
+	wire.RegisterCode(CodeBusy, ErrBusy)
 }
 
 // remoteErrorOf maps a local error to its wire form: wire's one remote

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"sync"
 
 	"github.com/nspl-dev/nspl/catalog"
 	"github.com/nspl-dev/nspl/lifecycle"
@@ -36,6 +37,11 @@ type Backend interface {
 	// Standing reports the committed membership's standing of the node
 	// name (see Standing). It must be cheap: every request asks it.
 	Standing(name string) (Standing, error)
+	// WaitInstalled waits until the node has installed catalog revision
+	// rev or a later one, or until ctx or the backend's own bound ends the
+	// wait, and returns its installed revision (older than rev when the
+	// wait ended first).
+	WaitInstalled(ctx context.Context, rev uint64) (uint64, error)
 	// Registrable returns nil when the node name, not a member, may
 	// register the raft server serverID as itself: the server is in the
 	// raft configuration, no other registered node claims it, and it is
@@ -55,7 +61,16 @@ type Handler struct {
 	metrics *Metrics
 	logger  *slog.Logger
 	mux     *http.ServeMux
+
+	waitsMu sync.Mutex
+	waits   map[string]int // caller → installed waits in flight
 }
+
+// MaxInstalledWaitsPerCaller caps the installed waits one node may hold open
+// on another at once: each write of its statements holds one per peer until
+// the peer installs, so a handful covers concurrent statements, and a
+// member cannot tie up the receiver's handlers without bound.
+const MaxInstalledWaitsPerCaller = 32
 
 // NewHandler returns the peer handler. metrics may be nil; logger nil means
 // slog.Default().
@@ -66,12 +81,13 @@ func NewHandler(b Backend, metrics *Metrics, logger *slog.Logger) *Handler {
 	if logger == nil {
 		logger = slog.Default()
 	}
-	h := &Handler{backend: b, metrics: metrics, logger: logger, mux: http.NewServeMux()}
+	h := &Handler{backend: b, metrics: metrics, logger: logger, mux: http.NewServeMux(), waits: make(map[string]int)}
 	h.mux.HandleFunc("POST "+PathProgress, h.progress)
 	h.mux.HandleFunc("POST "+PathJoin, h.join)
 	h.mux.HandleFunc("POST "+PathPropose, h.propose)
 	h.mux.HandleFunc("GET "+PathStatus, h.status)
 	h.mux.HandleFunc("POST "+PathRemove, h.remove)
+	h.mux.HandleFunc("POST "+PathInstalled, h.installed)
 	return h
 }
 
@@ -259,6 +275,50 @@ func (h *Handler) propose(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, ProposeReply{Result: &res})
+}
+
+// installed serves PathInstalled. Caller: a member, with at most
+// MaxInstalledWaitsPerCaller waits in flight.
+func (h *Handler) installed(w http.ResponseWriter, r *http.Request) {
+	if !h.member(w, r) {
+		return
+	}
+	var req InstalledRequest
+	if err := decodeStrict(r.Body, &req); err != nil {
+		writeError(w, http.StatusBadRequest, err)
+		return
+	}
+	caller := peerOf(r)
+	if !h.acquireWait(caller) {
+		h.refused(r, caller, ErrBusy)
+		writeError(w, http.StatusTooManyRequests, fmt.Errorf("%w: node %q already holds %d installed waits on this node", ErrBusy, caller, MaxInstalledWaitsPerCaller))
+		return
+	}
+	defer h.releaseWait(caller)
+	rev, err := h.backend.WaitInstalled(r.Context(), req.Revision)
+	if err != nil && rev == 0 {
+		writeError(w, statusOf(err), err)
+		return
+	}
+	writeJSON(w, http.StatusOK, InstalledReply{Installed: rev >= req.Revision, AdvertisedRevision: rev})
+}
+
+func (h *Handler) acquireWait(caller string) bool {
+	h.waitsMu.Lock()
+	defer h.waitsMu.Unlock()
+	if h.waits[caller] >= MaxInstalledWaitsPerCaller {
+		return false
+	}
+	h.waits[caller]++
+	return true
+}
+
+func (h *Handler) releaseWait(caller string) {
+	h.waitsMu.Lock()
+	defer h.waitsMu.Unlock()
+	if h.waits[caller]--; h.waits[caller] <= 0 {
+		delete(h.waits, caller)
+	}
 }
 
 // status serves PathStatus. Caller: a member.

@@ -243,6 +243,7 @@ func TestPeerAuthorization(t *testing.T) {
 		{"a non-member proposes", p.outsider, func(c *Client) error { _, err := c.Propose(ctx, addrOf(srv), false, stop); return err }, true},
 		{"a non-member reports progress", p.outsider, func(c *Client) error { _, err := c.Progress(ctx, addrOf(srv), report(1)); return err }, true},
 		{"a non-member probes status", p.outsider, func(c *Client) error { _, err := c.Status(ctx, addrOf(srv)); return err }, true},
+		{"a non-member waits for an installation", p.outsider, func(c *Client) error { _, err := c.Installed(ctx, addrOf(srv), 1); return err }, true},
 		{"a non-member registers a server someone holds", p.outsider, func(c *Client) error {
 			_, err := c.Propose(ctx, addrOf(srv), true, register("n9", "s-n1"))
 			return err
@@ -263,6 +264,7 @@ func TestPeerAuthorization(t *testing.T) {
 		{"a member proposes", p.n3, func(c *Client) error { _, err := c.Propose(ctx, addrOf(srv), true, stop); return err }, false},
 		{"a member removes a member", p.n3, func(c *Client) error { return c.Remove(ctx, addrOf(srv), true, "n2") }, false},
 		{"a member probes status", p.n3, func(c *Client) error { _, err := c.Status(ctx, addrOf(srv)); return err }, false},
+		{"a member waits for an installed revision", p.n3, func(c *Client) error { _, err := c.Installed(ctx, addrOf(srv), 5); return err }, false},
 	}
 	forbidden := uint64(0)
 	for _, c := range cases {
@@ -285,4 +287,57 @@ func TestPeerAuthorization(t *testing.T) {
 	require.Equal(t, []lifecycle.Command{register("n9", "s-fresh"), stop}, rcv.proposed)
 	require.Empty(t, rcv.seen(), "no report of a non-member reached the runtime")
 	require.Equal(t, forbidden, m.Snapshot().Forbidden)
+}
+
+func TestInstalledWaits(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t) })
+	p := newPKI(t)
+	rcv := newReceiver(t) // has installed revision 5
+	srv := serve(t, p, NewHandler(rcv, nil, nil))
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c := clientFor(t, p.n1)
+
+	for _, rev := range []uint64{4, 5} {
+		reply, err := c.Installed(ctx, addrOf(srv), rev)
+		require.NoError(t, err)
+		require.Equal(t, InstalledReply{Installed: true, AdvertisedRevision: 5}, reply, "revision %d is installed already", rev)
+	}
+
+	// Revision 6 is not installed: the wait holds until it is, and a
+	// caller holds at most its share of waits.
+	replies := make(chan InstalledReply, MaxInstalledWaitsPerCaller)
+	errs := make(chan error, MaxInstalledWaitsPerCaller)
+	for range MaxInstalledWaitsPerCaller {
+		go func() {
+			reply, err := c.Installed(ctx, addrOf(srv), 6)
+			replies <- reply
+			errs <- err
+		}()
+	}
+	require.Eventually(t, func() bool { return rcv.waits() == MaxInstalledWaitsPerCaller }, 10*time.Second, time.Millisecond)
+	_, err := c.Installed(ctx, addrOf(srv), 6)
+	require.ErrorIs(t, err, ErrBusy, "one wait past the caller's share is refused")
+	// Another node has a share of its own; a wait cut short by its caller
+	// answers nothing installed.
+	short, stop := context.WithCancel(ctx)
+	go func() {
+		for rcv.waits() <= MaxInstalledWaitsPerCaller {
+			time.Sleep(time.Millisecond)
+		}
+		stop()
+	}()
+	_, err = clientFor(t, p.n3).Installed(short, addrOf(srv), 6)
+	require.ErrorIs(t, err, ErrUnreachable)
+
+	rcv.mu.Lock()
+	rcv.advertRv = 6
+	rcv.mu.Unlock()
+	close(rcv.installed)
+	for range MaxInstalledWaitsPerCaller {
+		require.NoError(t, <-errs)
+		require.Equal(t, InstalledReply{Installed: true, AdvertisedRevision: 6}, <-replies)
+	}
+	_, err = c.Installed(ctx, addrOf(srv), 6)
+	require.NoError(t, err, "the share is free again once the waits answered")
 }

@@ -52,6 +52,10 @@ type receiver struct {
 	proposed []lifecycle.Command
 	propose  func(lifecycle.Command) (lifecycle.Result, error)
 	advertRv uint64
+	// installed is closed to let every installed wait answer advertRv;
+	// waiting counts the waits in flight.
+	installed chan struct{}
+	waiting   int
 	// standings is the committed membership as the receiver knows it;
 	// free lists raft servers in its configuration that nobody claims.
 	standings map[string]Standing
@@ -69,7 +73,7 @@ func newReceiver(t testing.TB) *receiver {
 		Period:  uint64(time.Second), Authority: authority, Revision: 5,
 	})
 	require.NoError(t, err)
-	return &receiver{reg: reg, advertRv: 5,
+	return &receiver{reg: reg, advertRv: 5, installed: make(chan struct{}),
 		standings: map[string]Standing{"n1": {Member: true, Voter: true}, "n2": {Member: true, Voter: true}, "n3": {Member: true, Voter: true}},
 		free:      map[string]bool{"s-fresh": true}}
 }
@@ -127,6 +131,30 @@ func (r *receiver) Status() Status {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return Status{Node: "n2", Incarnation: 11, AdvertisedRevision: r.advertRv, Healthy: true}
+}
+
+func (r *receiver) WaitInstalled(ctx context.Context, rev uint64) (uint64, error) {
+	r.mu.Lock()
+	if r.advertRv >= rev {
+		defer r.mu.Unlock()
+		return r.advertRv, nil
+	}
+	r.waiting++
+	r.mu.Unlock()
+	defer func() { r.mu.Lock(); r.waiting--; r.mu.Unlock() }()
+	select {
+	case <-r.installed:
+	case <-ctx.Done():
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.advertRv, nil
+}
+
+func (r *receiver) waits() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.waiting
 }
 
 func (r *receiver) seen() []runtime.ProgressReport {

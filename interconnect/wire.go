@@ -13,12 +13,13 @@ import (
 
 // Paths under the peer API.
 const (
-	PathPrefix   = "/v1/peer/"
-	PathProgress = "/v1/peer/progress"
-	PathJoin     = "/v1/peer/join"
-	PathPropose  = "/v1/peer/propose"
-	PathStatus   = "/v1/peer/status"
-	PathRemove   = "/v1/peer/remove"
+	PathPrefix    = "/v1/peer/"
+	PathProgress  = "/v1/peer/progress"
+	PathJoin      = "/v1/peer/join"
+	PathPropose   = "/v1/peer/propose"
+	PathStatus    = "/v1/peer/status"
+	PathRemove    = "/v1/peer/remove"
+	PathInstalled = "/v1/peer/installed"
 )
 
 // MaxBodyBytes caps every request and response body of the interconnect.
@@ -103,6 +104,21 @@ type ProposeReply struct {
 // ErrorReply is the body of every failed request other than propose.
 type ErrorReply struct {
 	Error *wire.RemoteError `json:"error"`
+}
+
+// InstalledRequest asks the receiver to answer once it has installed the
+// catalog revision Revision: a statement's completion boundary, waited for
+// by the node that served it.
+type InstalledRequest struct {
+	Revision uint64 `json:"revision"`
+}
+
+// InstalledReply is the receiver's installed revision when it answered:
+// at least the requested one when Installed, older when its own bound
+// (MaxInstalledWait) ended the wait first.
+type InstalledReply struct {
+	Installed          bool   `json:"installed"`
+	AdvertisedRevision uint64 `json:"advertised_revision"`
 }
 
 // Status is a node's answer to the health probe.
