@@ -23,6 +23,10 @@ type RestorePlan struct {
 	// Revision is the catalog revision after the restore; for a dry run,
 	// the current revision, which the restore would advance by one.
 	Revision uint64
+	// Unconfirmed names the live nodes that had not installed Revision
+	// when the restore's completion boundary ended (lifecycle.Outcome's
+	// Unconfirmed).
+	Unconfirmed []string
 }
 
 // RestoredDomain is one domain of a restore.

@@ -38,6 +38,7 @@ type Member struct {
 	commits latencyHistogram
 
 	availChanged chan struct{} // signals the catalog that a verdict changed
+	live         liveSignal    // wakes completion waits on a verdict change
 
 	// node is set once node.Open returns. Only the peer handler (which
 	// serves while the node opens, so peers can reach a restarting member)
@@ -110,6 +111,7 @@ func Start(ctx context.Context, cfg Config) (*Member, error) {
 		Forward:             m.forward,
 		OnCommit:            m.commits.observe,
 		OnProgress:          m.onProgress,
+		AwaitPeers:          m.awaitPeers,
 		MaxClockOffset:      cfg.MaxClockOffset,
 		Cluster: &catalog.ClusterConfig{
 			RaftAddr:           cfg.RaftAddr,
@@ -257,6 +259,7 @@ func (m *Member) availabilityChanged() {
 	case m.availChanged <- struct{}{}:
 	default: // a signal is pending already
 	}
+	m.live.changed()
 	m.delivery.PeersChanged()
 }
 

@@ -12,4 +12,10 @@ type Outcome struct {
 	// Domain is the domain's record after the command; zero after a DROP
 	// (or a DROP IF EXISTS of a missing domain).
 	Domain Domain
+	// Unconfirmed names the live nodes that had not installed Revision
+	// when the command's completion boundary ended (its deadline passed
+	// first): the command is committed, but a statement through one of them
+	// may see the previous state until it installs. Empty when every live
+	// node installed it, and always on one embedded node.
+	Unconfirmed []string
 }

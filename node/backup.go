@@ -147,10 +147,11 @@ func (n *Node) Restore(ctx context.Context, p planner.Restore, name string, a ba
 		if err := res.Err(); err != nil {
 			return RestorePlan{}, err
 		}
-		if err := n.WaitInstalledRevision(ctx, res.Revision); err != nil {
-			return RestorePlan{}, fmt.Errorf("restore committed at revision %d, but waiting for its local installation ended: %w", res.Revision, err)
+		unconfirmed, err := n.complete(ctx, res.Revision)
+		if err != nil {
+			return RestorePlan{}, fmt.Errorf("restore %w", err)
 		}
-		plan.Revision = res.Revision
+		plan.Revision, plan.Unconfirmed = res.Revision, unconfirmed
 		after = n.catalog.State()
 	}
 	for _, pk := range picks {

@@ -128,7 +128,7 @@ func (n *Node) CommitTransaction(ctx context.Context, domain string, plans []pla
 	return n.propose(ctx, domain, lifecycle.Command{Op: lifecycle.OpTransaction, Transaction: &tx})
 }
 
-// propose commits cmd, waits until this node installed the revision and
+// propose commits cmd, waits for its completion boundary (complete) and
 // returns the domain's record after it.
 func (n *Node) propose(ctx context.Context, domain string, cmd lifecycle.Command) (Outcome, error) {
 	res, err := n.commit(ctx, cmd)
@@ -138,12 +138,34 @@ func (n *Node) propose(ctx context.Context, domain string, cmd lifecycle.Command
 	if err := res.Err(); err != nil {
 		return Outcome{}, err
 	}
-	if err := n.WaitInstalledRevision(ctx, res.Revision); err != nil {
-		return Outcome{}, fmt.Errorf("committed at revision %d, but waiting for its local installation ended: %w", res.Revision, err)
+	unconfirmed, err := n.complete(ctx, res.Revision)
+	if err != nil {
+		return Outcome{}, err
 	}
-	out := Outcome{Revision: res.Revision, Changed: res.Changed}
+	out := Outcome{Revision: res.Revision, Changed: res.Changed, Unconfirmed: unconfirmed}
 	out.Domain, _ = n.catalog.State().Domain(domain)
 	return out, nil
+}
+
+// complete is a committed write's completion boundary: it returns once
+// this node has installed revision rev and, in a cluster, every other live
+// node has too (Config.AwaitPeers), naming the live nodes that had not when
+// the wait ended. The wait is bounded by ctx or, for a ctx without a
+// deadline, Config.WriteTimeout from here. Only this node's own
+// installation is an error: the change is committed either way.
+func (n *Node) complete(ctx context.Context, rev uint64) ([]string, error) {
+	if err := n.WaitInstalledRevision(ctx, rev); err != nil {
+		return nil, fmt.Errorf("committed at revision %d, but waiting for its local installation ended: %w", rev, err)
+	}
+	if n.cfg.AwaitPeers == nil {
+		return nil, nil
+	}
+	if _, ok := ctx.Deadline(); !ok {
+		var stop func()
+		ctx, stop = n.writeDeadline(ctx, n.cfg.WriteTimeout)
+		defer stop()
+	}
+	return n.cfg.AwaitPeers(ctx, rev), nil
 }
 
 // candidates returns the authority candidates START may choose from.

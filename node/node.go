@@ -74,8 +74,16 @@ type Config struct {
 	OnProgress func(runtime.ProgressReport)
 	// WriteTimeout bounds how long a statement's write whose context has
 	// no deadline keeps retrying through a leadership change. Zero means
-	// DefaultWriteTimeout.
+	// DefaultWriteTimeout. It also bounds, from the commit, the wait for
+	// the statement's completion boundary on the other nodes.
 	WriteTimeout time.Duration
+	// AwaitPeers, when set, makes a statement's write a cluster-wide
+	// completion boundary: after this node installed the committed
+	// revision, it waits until every other live node has installed it too,
+	// or ctx ends, and returns the names of the live nodes that had not
+	// (a node that stops being live meanwhile ends its wait and is named).
+	// Nil, for an embedded node, waits for this node alone.
+	AwaitPeers func(ctx context.Context, revision uint64) (unconfirmed []string)
 }
 
 // Node is one running nspl node. All methods are safe for concurrent use.

@@ -122,7 +122,8 @@ func (s *Session) restore(ctx context.Context, p planner.Restore) (wire.Result, 
 	if plan.DryRun {
 		msg = fmt.Sprintf("dry run: would restore %s from '%s', %s; nothing changed", strings.Join(names, ", "), plan.Path, mode)
 	}
-	return wire.Result{Domain: p.Target(), Set: set, Message: msg}, nil
+	return wire.Result{Domain: p.Target(), Set: set, Message: msg,
+		Warnings: unconfirmedWarnings(plan.Revision, plan.Unconfirmed)}, nil
 }
 
 // Columns of DESCRIBE BACKUP: one row per archived domain, its record

@@ -114,7 +114,7 @@ func (s *Session) createDomain(ctx context.Context, p planner.CreateDomain) (wir
 	if !res.Changed {
 		msg = fmt.Sprintf("domain '%s' already exists; nothing created", p.Name)
 	}
-	return wire.Result{Domain: p.Name, Message: msg}, nil
+	return wire.Result{Domain: p.Name, Message: msg, Warnings: completionWarnings(res)}, nil
 }
 
 func (s *Session) dropDomain(ctx context.Context, p planner.DropDomain) (wire.Result, error) {
@@ -129,7 +129,7 @@ func (s *Session) dropDomain(ctx context.Context, p planner.DropDomain) (wire.Re
 	if !res.Changed {
 		msg = fmt.Sprintf("domain '%s' does not exist; nothing dropped", p.Name)
 	}
-	return wire.Result{Domain: p.Name, Message: msg}, nil
+	return wire.Result{Domain: p.Name, Message: msg, Warnings: completionWarnings(res)}, nil
 }
 
 func (s *Session) alterPlacement(ctx context.Context, p planner.AlterPlacement) (wire.Result, error) {
@@ -148,7 +148,7 @@ func (s *Session) alterPlacement(ctx context.Context, p planner.AlterPlacement) 
 	if !res.Changed {
 		msg = fmt.Sprintf("placement of domain '%s' is already %s", domain, p.Placement)
 	}
-	return wire.Result{Domain: domain, Message: msg}, nil
+	return wire.Result{Domain: domain, Message: msg, Warnings: completionWarnings(res)}, nil
 }
 
 func (s *Session) start(ctx context.Context, p planner.Start) (wire.Result, error) {
@@ -159,10 +159,11 @@ func (s *Session) start(ctx context.Context, p planner.Start) (wire.Result, erro
 	if err != nil {
 		return wire.Result{}, err
 	}
-	if _, err := s.node.Start(ctx, domain, p); err != nil {
+	res, err := s.node.Start(ctx, domain, p)
+	if err != nil {
 		return wire.Result{}, err
 	}
-	return wire.Result{Domain: domain, Message: fmt.Sprintf("started domain '%s'", domain)}, nil
+	return wire.Result{Domain: domain, Message: fmt.Sprintf("started domain '%s'", domain), Warnings: completionWarnings(res)}, nil
 }
 
 func (s *Session) stop(ctx context.Context, p planner.Stop) (wire.Result, error) {
@@ -173,10 +174,11 @@ func (s *Session) stop(ctx context.Context, p planner.Stop) (wire.Result, error)
 	if err != nil {
 		return wire.Result{}, err
 	}
-	if _, err := s.node.Stop(ctx, domain); err != nil {
+	res, err := s.node.Stop(ctx, domain)
+	if err != nil {
 		return wire.Result{}, err
 	}
-	return wire.Result{Domain: domain, Message: fmt.Sprintf("stopped domain '%s'", domain)}, nil
+	return wire.Result{Domain: domain, Message: fmt.Sprintf("stopped domain '%s'", domain), Warnings: completionWarnings(res)}, nil
 }
 
 func (s *Session) use(p planner.Use) (wire.Result, error) {
@@ -222,11 +224,12 @@ func (s *Session) commit(ctx context.Context) (wire.Result, error) {
 	if len(tx.steps) == 0 {
 		return wire.Result{Domain: tx.domain, Message: fmt.Sprintf("committed empty transaction on domain '%s'", tx.domain)}, nil
 	}
-	if _, err := s.node.CommitTransaction(ctx, tx.domain, tx.steps); err != nil {
+	res, err := s.node.CommitTransaction(ctx, tx.domain, tx.steps)
+	if err != nil {
 		return wire.Result{}, err
 	}
 	return wire.Result{Domain: tx.domain, Message: fmt.Sprintf("committed transaction on domain '%s' (%s)",
-		tx.domain, plural(len(tx.steps), "step"))}, nil
+		tx.domain, plural(len(tx.steps), "step")), Warnings: completionWarnings(res)}, nil
 }
 
 func (s *Session) rollback() (wire.Result, error) {

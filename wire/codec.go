@@ -14,7 +14,7 @@ import (
 
 // EncodeResult turns a Result into its wire form.
 func EncodeResult(r Result) *EncodedResult {
-	w := &EncodedResult{Statement: r.Statement, Message: r.Message, Domain: r.Domain, Attachment: r.Attachment}
+	w := &EncodedResult{Statement: r.Statement, Message: r.Message, Domain: r.Domain, Attachment: r.Attachment, Warnings: r.Warnings}
 	if r.Clock != nil {
 		w.Clock = AppendObserved(nil, *r.Clock)
 	}
@@ -26,7 +26,7 @@ func EncodeResult(r Result) *EncodedResult {
 
 // DecodeResult turns a wire result back into a Result.
 func DecodeResult(w *EncodedResult) (Result, error) {
-	r := Result{Statement: w.Statement, Message: w.Message, Domain: w.Domain, Attachment: w.Attachment}
+	r := Result{Statement: w.Statement, Message: w.Message, Domain: w.Domain, Attachment: w.Attachment, Warnings: w.Warnings}
 	if len(w.Clock) > 0 {
 		o, err := DecodeObserved(w.Clock)
 		if err != nil {

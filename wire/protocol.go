@@ -123,6 +123,7 @@ type EncodedResult struct {
 	Set        *EncodedSet     `json:"set,omitempty"`
 	Clock      json.RawMessage `json:"clock,omitempty"`
 	Attachment uint64          `json:"attachment,omitempty"`
+	Warnings   []string        `json:"warnings,omitempty"`
 }
 
 // EncodedSet is a typed result set: values are JSON numbers in their exact

@@ -27,6 +27,10 @@ type Result struct {
 	Clock *clock.Observed
 	// Attachment is the attachment number of an attach reply; 0 otherwise.
 	Attachment uint64
+	// Warnings say what the statement did not fully achieve although it
+	// succeeded, such as a committed change that a live node had not
+	// installed when the statement returned.
+	Warnings []string
 }
 
 // ResultSet is a typed table: named, typed columns and rows of values in

@@ -100,9 +100,9 @@ func scriptEnv(ts *testscript.TestScript) []string {
 
 func cmdSignal(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 2 {
-		ts.Fatalf("usage: signal NAME TERM|INT")
+		ts.Fatalf("usage: signal NAME TERM|INT|STOP|CONT")
 	}
-	sig := map[string]os.Signal{"TERM": syscall.SIGTERM, "INT": os.Interrupt}[args[1]]
+	sig := map[string]os.Signal{"TERM": syscall.SIGTERM, "INT": os.Interrupt, "STOP": syscall.SIGSTOP, "CONT": syscall.SIGCONT}[args[1]]
 	if sig == nil {
 		ts.Fatalf("signal: unknown signal %q", args[1])
 	}

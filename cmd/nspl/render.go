@@ -21,7 +21,10 @@ import (
 //     message; any other reply as its message;
 //   - json: one JSON object per statement on one line:
 //     {"statement":"…","message":"…"} plus "rows":[{column:value,…}] for a
-//     result set, with keys in column order.
+//     result set, with keys in column order, and "warnings":["…"] when the
+//     statement succeeded with warnings.
+//
+// In table and plain output each warning follows as a "warning: …" line.
 func renderResult(w io.Writer, format outputFormat, res wire.Result) error {
 	var b strings.Builder
 	switch format {
@@ -34,6 +37,16 @@ func renderResult(w io.Writer, format outputFormat, res wire.Result) error {
 			buf = append(buf, `,"rows":`...)
 			buf = session.AppendSetJSON(buf, res.Set)
 		}
+		if len(res.Warnings) > 0 {
+			buf = append(buf, `,"warnings":[`...)
+			for i, w := range res.Warnings {
+				if i > 0 {
+					buf = append(buf, ',')
+				}
+				buf = wire.AppendString(buf, w)
+			}
+			buf = append(buf, ']')
+		}
 		buf = append(buf, '}', '\n')
 		b.Write(buf)
 	case formatPlain:
@@ -43,6 +56,7 @@ func renderResult(w io.Writer, format outputFormat, res wire.Result) error {
 			b.WriteString(res.Message)
 			b.WriteByte('\n')
 		}
+		writeWarnings(&b, res.Warnings)
 	default:
 		if res.Set != nil {
 			if err := writeTable(&b, res.Set); err != nil {
@@ -53,9 +67,19 @@ func renderResult(w io.Writer, format outputFormat, res wire.Result) error {
 			b.WriteString(res.Message)
 			b.WriteByte('\n')
 		}
+		writeWarnings(&b, res.Warnings)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// writeWarnings writes each warning on a line of its own after the reply.
+func writeWarnings(b *strings.Builder, warnings []string) {
+	for _, w := range warnings {
+		b.WriteString("warning: ")
+		b.WriteString(w)
+		b.WriteByte('\n')
+	}
 }
 
 // verticalColumns is the number of columns above which a one-row result set

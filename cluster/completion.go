@@ -1,0 +1,152 @@
+package cluster
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/nspl-dev/nspl/interconnect"
+	"github.com/nspl-dev/nspl/runtime/timesource"
+)
+
+// maxInstalledWait bounds how long this node holds a peer's installed wait
+// open before answering with the revision it has; the peer asks again
+// while its statement's own bound lasts.
+const maxInstalledWait = 15 * time.Second
+
+// liveSignal is a broadcast of availability changes: wait takes the
+// current channel, which the next change closes.
+type liveSignal struct {
+	mu sync.Mutex
+	ch chan struct{}
+}
+
+func (s *liveSignal) wait() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ch == nil {
+		s.ch = make(chan struct{})
+	}
+	return s.ch
+}
+
+func (s *liveSignal) changed() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ch != nil {
+		close(s.ch)
+		s.ch = nil
+	}
+}
+
+// awaitPeers is the node's completion boundary in a cluster
+// (node.Config.AwaitPeers): it returns once every other live registered
+// node has installed revision rev, and otherwise, when ctx ends, the sorted
+// names of those that had not. Each peer is asked once through the
+// installed route, which answers the moment the peer installs, so the wait
+// adds no polling delay; a request that fails is asked again after
+// forwardRetry. A peer that is not live, or stops being live (a paused or
+// partitioned node, once availability says so), does not hold the
+// statement, and is named unless it last advertised rev.
+func (m *Member) awaitPeers(ctx context.Context, rev uint64) []string {
+	type waiter struct {
+		peer   interconnect.Peer
+		cancel context.CancelFunc
+	}
+	ctx, cancelAll := context.WithCancel(ctx)
+	defer cancelAll()
+	done := make(chan string)
+	pending := make(map[string]waiter)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	var gaveUp []string
+	for _, p := range m.peers() {
+		switch {
+		case p.Advertised >= rev:
+			continue
+		case !p.Live:
+			gaveUp = append(gaveUp, p.Name) // does not hold the statement, but is named
+			continue
+		}
+		pctx, cancel := context.WithCancel(ctx)
+		pending[p.Name] = waiter{peer: p, cancel: cancel}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if m.awaitPeer(pctx, p.APIAddr, rev) {
+				select {
+				case done <- p.Name:
+				case <-ctx.Done():
+				}
+			}
+		}()
+	}
+	for len(pending) > 0 {
+		changed := m.live.wait()
+		live := make(map[string]bool, len(pending))
+		for _, p := range m.peers() {
+			live[p.Name] = p.Live && p.Incarnation == pending[p.Name].peer.Incarnation
+		}
+		for name, w := range pending {
+			if !live[name] {
+				w.cancel()
+				delete(pending, name)
+				gaveUp = append(gaveUp, name)
+			}
+		}
+		if len(pending) == 0 {
+			break
+		}
+		select {
+		case name := <-done:
+			pending[name].cancel()
+			delete(pending, name)
+		case <-changed:
+		case <-ctx.Done():
+			for name, w := range pending {
+				w.cancel()
+				gaveUp = append(gaveUp, name)
+			}
+			pending = nil
+		}
+	}
+	if len(gaveUp) > 0 {
+		slices.Sort(gaveUp)
+		m.logger.Warn("statement returned before every live node installed its revision", "revision", rev, "nodes", gaveUp)
+	}
+	return gaveUp
+}
+
+// awaitPeer asks the node at addr until it answers that it installed rev;
+// false when ctx ends first.
+func (m *Member) awaitPeer(ctx context.Context, addr string, rev uint64) bool {
+	for {
+		reply, err := m.client.Installed(ctx, addr, rev)
+		switch {
+		case err == nil && reply.Installed:
+			return true
+		case ctx.Err() != nil:
+			return false
+		case err == nil:
+			continue // the peer's own bound ended its wait: ask again
+		}
+		m.logger.Debug("installed wait failed; asking again", "addr", addr, "revision", rev, "err", err)
+		if !timesource.Sleep(ctx, m.src, forwardRetry, m.ctx.Done()) {
+			return false
+		}
+	}
+}
+
+// WaitInstalled serves a peer's installed wait, for at most
+// maxInstalledWait.
+func (b backend) WaitInstalled(ctx context.Context, rev uint64) (uint64, error) {
+	n, err := b.m.opened()
+	if err != nil {
+		return 0, err
+	}
+	ctx, stop := timesource.WithTimeout(ctx, b.m.src, maxInstalledWait)
+	defer stop()
+	_ = n.WaitInstalledRevision(ctx, rev) // ends installed or with ctx: the reply says which
+	return n.AdvertisedRevision(), nil
+}

@@ -1,0 +1,123 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/nspl-dev/nspl/clock"
+	"github.com/nspl-dev/nspl/lifecycle"
+	"github.com/nspl-dev/nspl/session"
+)
+
+// allLive waits until every member sees every other as live.
+func (h *harness) allLive() {
+	h.t.Helper()
+	h.eventually(20*time.Second, "every member live to every other", func() bool {
+		for _, m := range h.live() {
+			peers := m.peers()
+			if len(peers) != len(h.live())-1 {
+				return false
+			}
+			for _, p := range peers {
+				if !p.Live {
+					return false
+				}
+			}
+		}
+		return true
+	})
+}
+
+// sessionOn opens a session on m with domain active.
+func sessionOn(t *testing.T, ctx context.Context, m *Member, domain string) *session.Session {
+	t.Helper()
+	s := session.New(m.Node(), session.Options{})
+	t.Cleanup(func() { _ = s.Close() })
+	_, err := s.ExecText(ctx, "USE "+domain+";")
+	require.NoError(t, err)
+	return s
+}
+
+// A lifecycle statement is a cluster-wide completion boundary: once START
+// or STOP returns through one node, DESCRIBE and ATTACH through any other
+// node, asked at once, show the new generation and state.
+func TestCompletionIsClusterWide(t *testing.T) {
+	h := newHarness(t, false)
+	h.startThree()
+	h.allLive()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	names := []string{"n1", "n2", "n3"}
+	_, err := session.New(h.member("n1").Node(), session.Options{}).ExecText(ctx, "CREATE PACED DOMAIN d WITH PERIOD 1s SKEW 1s;")
+	require.NoError(t, err)
+	sessions := make(map[string]*session.Session)
+	for _, n := range names {
+		sessions[n] = sessionOn(t, ctx, h.member(n), "d")
+	}
+
+	const rounds = 1000
+	for i := range rounds {
+		writer, reader := names[i%3], names[(i+1+i/3)%3]
+		if reader == writer {
+			reader = names[(i+2)%3]
+		}
+		stmt, status, state := "START AT NOW;", lifecycle.Running, clock.Paced
+		if i%2 == 1 {
+			stmt, status, state = "STOP;", lifecycle.Stopped, clock.Stopped
+		}
+		res, err := sessions[writer].ExecText(ctx, stmt)
+		require.NoError(t, err, "round %d: %s through %s", i, stmt, writer)
+		require.Empty(t, res[len(res)-1].Warnings, "round %d: every node is live and installs", i)
+		want := uint64(i/2 + 1)
+
+		d, err := h.member(reader).Node().Domain("d")
+		require.NoError(t, err)
+		require.Equal(t, status, d.Status, "round %d: DESCRIBE through %s after %s through %s", i, reader, stmt, writer)
+		require.Equal(t, want, d.Generation, "round %d: DESCRIBE's generation through %s", i, reader)
+
+		att, err := sessions[reader].ExecText(ctx, "ATTACH DOMAIN CLOCK;")
+		require.NoError(t, err)
+		c := att[len(att)-1].Clock
+		require.NotNil(t, c)
+		require.Equal(t, state, c.State, "round %d: ATTACH through %s after %s through %s", i, reader, stmt, writer)
+		require.Equal(t, want, c.Generation, "round %d: ATTACH's generation through %s", i, reader)
+		_, err = sessions[reader].ExecText(ctx, "DETACH DOMAIN CLOCK;")
+		require.NoError(t, err)
+	}
+}
+
+// A live node that stops answering does not hold a statement: once
+// availability stops counting it live its wait ends, and the reply names
+// it; the change is committed. A node known not to be live is named
+// without being waited for.
+func TestCompletionNamesANodeThatStoppedAnswering(t *testing.T) {
+	h := newHarness(t, false)
+	h.startThree()
+	h.allLive()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	leader := h.leader()
+	gone := h.follower(leader)
+	other := h.followersOf(leader)[0]
+	sess := session.New(leader.Node(), session.Options{})
+	t.Cleanup(func() { _ = sess.Close() })
+	_, err := sess.ExecText(ctx, "CREATE PACED DOMAIN d WITH PERIOD 1s SKEW 1s; USE d;")
+	require.NoError(t, err)
+
+	h.kill(gone.cfg.Node)
+	for round, stmt := range []string{"START AT NOW;", "STOP;"} {
+		res, err := sess.ExecText(ctx, stmt)
+		require.NoError(t, err, "round %d", round)
+		w := res[len(res)-1].Warnings
+		require.Len(t, w, 1, "round %d: %v", round, w)
+		require.Contains(t, w[0], fmt.Sprintf("node '%s' had not installed it", gone.cfg.Node))
+		require.Contains(t, w[0], "the change is committed")
+		d, err := other.Node().Domain("d")
+		require.NoError(t, err)
+		require.EqualValues(t, 1, d.Generation, "the live node installed it")
+	}
+}
