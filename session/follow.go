@@ -71,8 +71,9 @@ const (
 	EventState EventKind = iota + 1
 	// EventTick: a newer tick of the followed clock's generation.
 	EventTick
-	// EventEnd: the attachment ended; the session no longer follows the
-	// domain (Reason says why).
+	// EventEnd: the attachment ended (Reason says why); the session no
+	// longer follows the domain, unless the end only interrupted the
+	// attachment (Follow.Interrupted).
 	EventEnd
 )
 
@@ -97,6 +98,9 @@ func (k EventKind) String() string {
 type ClockEvent struct {
 	// Domain is the followed domain the event is about.
 	Domain string
+	// Attachment numbers the attachment whose frame the event reports
+	// within its session, as the attach reply did.
+	Attachment uint64
 	// Kind says whether the clock changed, ticked or ended.
 	Kind EventKind
 	// Clock is the followed clock after this event.
@@ -104,6 +108,23 @@ type ClockEvent struct {
 	// Reason says why the attachment ended; it is wire.ReasonNone
 	// unless Kind is EventEnd.
 	Reason wire.EndReason
+}
+
+// Frame returns the frame the event reports, as the session delivered it:
+// a state frame with the observed clock, a tick frame with the tick and the
+// node's reading, or an end frame with its reason. Programs that print
+// frames (nspl clock --format json) render events through it.
+func (ev ClockEvent) Frame() wire.Frame {
+	f := wire.Frame{Domain: ev.Domain, Attachment: ev.Attachment}
+	switch ev.Kind {
+	case EventState:
+		f.Kind, f.Clock = wire.FrameState, ev.Clock.Observed
+	case EventTick:
+		f.Kind, f.Tick, f.Reading = wire.FrameTick, ev.Clock.Tick, ev.Clock.Reading
+	case EventEnd:
+		f.Kind, f.Reason = wire.FrameEnd, ev.Reason
+	}
+	return f
 }
 
 // Follow is the coalescing follow of a session's clocks: the followed clock
@@ -189,11 +210,8 @@ func (f *Follow) Apply(fr wire.Frame) {
 		return // a frame of an attachment already released
 	}
 	c := f.clocks[fr.Domain]
-	p := f.pending[fr.Domain]
-	if p == nil {
-		p = &pendingEvents{}
-		f.pending[fr.Domain] = p
-	}
+	head := f.pendingLocked(fr.Domain)
+	p := head.tail(fr.Kind)
 	switch fr.Kind {
 	case wire.FrameState:
 		if fr.Clock.Generation != c.Observed.Generation || fr.Clock.State != c.Observed.State {
@@ -203,23 +221,75 @@ func (f *Follow) Apply(fr wire.Frame) {
 		// The unread tick came before this state: drop it with the older
 		// state.
 		p.tick = ClockEvent{}
-		p.state = ClockEvent{Domain: fr.Domain, Kind: EventState, Clock: *c}
+		p.state = ClockEvent{Domain: fr.Domain, Attachment: fr.Attachment, Kind: EventState, Clock: *c}
 	case wire.FrameTick:
 		if fr.Tick.Generation != c.Observed.Generation || !TickAdvances(c.Tick, fr.Tick) {
 			return
 		}
 		c.Tick, c.Reading = fr.Tick, fr.Reading
-		p.tick = ClockEvent{Domain: fr.Domain, Kind: EventTick, Clock: *c}
+		p.tick = ClockEvent{Domain: fr.Domain, Attachment: fr.Attachment, Kind: EventTick, Clock: *c}
 	case wire.FrameEnd:
 		delete(f.clocks, fr.Domain)
 		p.state, p.tick = ClockEvent{}, ClockEvent{}
-		p.end = ClockEvent{Domain: fr.Domain, Kind: EventEnd, Clock: *c, Reason: fr.Reason}
+		p.end = ClockEvent{Domain: fr.Domain, Attachment: fr.Attachment, Kind: EventEnd, Clock: *c, Reason: fr.Reason}
 	default:
 		return
 	}
-	if !p.queued {
-		p.queued = true
-		f.queue = append(f.queue, fr.Domain)
+	f.queueLocked(fr.Domain, head)
+}
+
+// Interrupted records an end frame that interrupts an attachment without
+// ending the following (a node draining for shutdown ends its sessions'
+// attachments with reason wire.NodeShutdown, and the clock is attached
+// again on the next session): the end is an event, replacing the unread
+// state and tick before it, but the domain stays followed with its clock,
+// and the events of the attachment Reattached records come after it.
+func (f *Follow) Interrupted(fr wire.Frame) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if fr.Kind != wire.FrameEnd || !f.live.Admits(fr) {
+		return
+	}
+	head := f.pendingLocked(fr.Domain)
+	p := head.tail(fr.Kind)
+	p.state, p.tick = ClockEvent{}, ClockEvent{}
+	p.end = ClockEvent{Domain: fr.Domain, Attachment: fr.Attachment, Kind: EventEnd, Clock: *f.clocks[fr.Domain], Reason: fr.Reason}
+	f.queueLocked(fr.Domain, head)
+}
+
+// Pending returns the number of unread events.
+func (f *Follow) Pending() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n := 0
+	for _, p := range f.pending {
+		for ; p != nil; p = p.after {
+			for _, ev := range []*ClockEvent{&p.state, &p.tick, &p.end} {
+				if ev.Kind != 0 {
+					n++
+				}
+			}
+		}
+	}
+	return n
+}
+
+// pendingLocked returns the unread events of domain, adding an empty entry.
+func (f *Follow) pendingLocked(domain string) *pendingEvents {
+	p := f.pending[domain]
+	if p == nil {
+		p = &pendingEvents{}
+		f.pending[domain] = p
+	}
+	return p
+}
+
+// queueLocked puts domain, whose unread events head holds, in the event
+// order and wakes a waiter.
+func (f *Follow) queueLocked(domain string, head *pendingEvents) {
+	if !head.queued {
+		head.queued = true
+		f.queue = append(f.queue, domain)
 	}
 	if f.ready != nil {
 		close(f.ready)
@@ -242,7 +312,13 @@ func (f *Follow) NextEvent(ctx context.Context) (ClockEvent, error) {
 			d := f.queue[0]
 			p := f.pending[d]
 			ev, ok := p.take()
-			if p.empty() {
+			switch {
+			case p.empty() && p.after != nil:
+				// The events of the next attachment follow an
+				// interruption's end.
+				p.after.queued = true
+				f.pending[d] = p.after
+			case p.empty():
 				p.queued = false
 				f.queue = f.queue[1:]
 				delete(f.pending, d)
@@ -298,7 +374,7 @@ func (f *Follow) dropPendingLocked(domain string) {
 	if p == nil {
 		return
 	}
-	p.state, p.tick, p.end = ClockEvent{}, ClockEvent{}, ClockEvent{}
+	p.state, p.tick, p.end, p.after = ClockEvent{}, ClockEvent{}, ClockEvent{}, nil
 }
 
 // pendingEvents holds one domain's unread events: at most one state, one
@@ -308,6 +384,22 @@ func (f *Follow) dropPendingLocked(domain string) {
 type pendingEvents struct {
 	state, tick, end ClockEvent
 	queued           bool // the domain is in the follow's event order
+	// after holds the events of the attachment that resumed the following
+	// after an interruption's unread end (Interrupted).
+	after *pendingEvents
+}
+
+// tail returns the entry an event of kind goes to: the last one, or a new
+// one after it when that holds an end and the event is no end.
+func (p *pendingEvents) tail(kind wire.FrameKind) *pendingEvents {
+	for p.after != nil {
+		p = p.after
+	}
+	if p.end.Kind != 0 && kind != wire.FrameEnd {
+		p.after = &pendingEvents{}
+		p = p.after
+	}
+	return p
 }
 
 func (p *pendingEvents) empty() bool { return p.state.Kind == 0 && p.tick.Kind == 0 && p.end.Kind == 0 }

@@ -127,3 +127,51 @@ func TestTickAdvances(t *testing.T) {
 		})
 	}
 }
+
+// An interruption's end is an event but keeps the clock followed, and the
+// state of the clock attached again comes after that end, not before it.
+func TestFollowInterruptedEndComesBeforeTheRestoredState(t *testing.T) {
+	f := NewFollow(ErrClosed)
+	f.Attached("a", 1, paced(1))
+	f.Apply(wire.Frame{Domain: "a", Attachment: 1, Kind: wire.FrameTick, Tick: Tick{Generation: 1, ID: 3}})
+	f.Interrupted(wire.Frame{Domain: "a", Attachment: 1, Kind: wire.FrameEnd, Reason: wire.NodeShutdown})
+	f.Apply(wire.Frame{Domain: "a", Attachment: 1, Kind: wire.FrameTick, Tick: Tick{Generation: 1, ID: 4}}) // the ended attachment: ignored
+	c, ok := f.Clock("a")
+	require.True(t, ok, "an interrupted clock is still followed")
+	require.Equal(t, uint64(3), c.Tick.ID)
+
+	f.Reattached("a", 2, paced(1))
+	f.Apply(wire.Frame{Domain: "a", Attachment: 2, Kind: wire.FrameTick, Tick: Tick{Generation: 1, ID: 5}})
+	require.Equal(t, 3, f.Pending())
+	var got []string
+	for f.Pending() > 0 {
+		ev, err := f.NextEvent(context.Background())
+		require.NoError(t, err)
+		got = append(got, FormatFrame(ev.Frame()))
+	}
+	require.Equal(t, []string{
+		"end a NodeShutdown",
+		"clock a generation 1 paced period 1s skew 0s origin 2026-01-01T00:00:00Z anchor 2026-01-01T00:00:00Z rate 1",
+		"tick a generation 1 id 5 boundary 1970-01-01T00:00:00Z authority_utc 1970-01-01T00:00:00Z reading 1970-01-01T00:00:00Z",
+	}, got)
+	require.Empty(t, f.queue)
+}
+
+// An event's frame is the frame it reports.
+func TestClockEventFrame(t *testing.T) {
+	tick := Tick{Generation: 2, ID: 7, Boundary: t0, AuthorityUTC: t0 + 5}
+	for _, fr := range []wire.Frame{
+		{Domain: "a", Attachment: 3, Kind: wire.FrameState, Clock: paced(2)},
+		{Domain: "a", Attachment: 3, Kind: wire.FrameTick, Tick: tick, Reading: t0 + 9},
+		{Domain: "a", Attachment: 3, Kind: wire.FrameEnd, Reason: wire.DomainRemoved},
+	} {
+		t.Run(fr.Kind.String(), func(t *testing.T) {
+			f := NewFollow(ErrClosed)
+			f.Attached("a", 3, paced(2))
+			f.Apply(fr)
+			ev, err := f.NextEvent(context.Background())
+			require.NoError(t, err)
+			require.Equal(t, fr, ev.Frame())
+		})
+	}
+}
