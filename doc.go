@@ -20,8 +20,9 @@
 // that a node uses.
 //
 // A Session and a remote client.Client are both a Follower, so a program
-// written against it runs unchanged on a cluster. NewFrameSession is for a
-// program that renders the frames itself.
+// written against it runs unchanged on a cluster; the nspl shell, script
+// runner and nspl clock run on either through the same methods. A program
+// that prints frames renders each event's (ClockEvent.Frame).
 //
 // The package owns no logic of its own: statements, the follow of clocks
 // and events run in package session, clocks are served by package node. It never reads the

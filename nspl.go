@@ -80,29 +80,6 @@ func (e *Engine) NewSession() (*Session, error) {
 	return s, nil
 }
 
-// NewFrameSession opens a statement session whose clock frames the caller
-// reads itself (session.Session.NextFrame), for a program that renders
-// frames rather than following clocks, such as the nspl shell. Unlike
-// NewSession's, it is the caller's to close, before Engine.Close.
-func (e *Engine) NewFrameSession() (*session.Session, error) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.closed {
-		return nil, ErrClosed
-	}
-	return session.New(e.node, session.Options{Logger: e.logger, FrameLimit: e.limit}), nil
-}
-
-// DomainNames returns the names of the engine's committed domains.
-func (e *Engine) DomainNames() []string {
-	ds := e.node.Domains()
-	names := make([]string, len(ds))
-	for i, d := range ds {
-		names[i] = d.Name
-	}
-	return names
-}
-
 // Close closes every open session, then the node, and waits for every
 // goroutine the engine started. It is idempotent.
 func (e *Engine) Close() error {

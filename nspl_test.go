@@ -86,23 +86,26 @@ func TestFollowAcrossRestart(t *testing.T) {
 	require.NoError(t, eng.Close())
 }
 
-// A frame session hands its frames to the caller; the engine lists the
-// committed domains; a closed engine opens no session.
-func TestFrameSessionAndDomainNames(t *testing.T) {
+// A session's events report the frames the node delivered; the session
+// lists the committed domains; a closed engine opens no session.
+func TestSessionFramesAndDomainNames(t *testing.T) {
 	eng, _ := openEngine(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	fs, err := eng.NewFrameSession()
+	fs, err := eng.NewSession()
 	require.NoError(t, err)
 	_, err = fs.ExecText(ctx, "CREATE PACED DOMAIN prod WITH PERIOD 1s SKEW 0s; CREATE DOMAIN dev; USE prod; START AT NOW; ATTACH DOMAIN CLOCK;")
 	require.NoError(t, err)
-	f, err := fs.NextFrame(ctx)
+	ev, err := fs.NextEvent(ctx)
 	require.NoError(t, err)
+	f := ev.Frame()
 	require.Equal(t, "prod", f.Domain)
 	require.Equal(t, uint64(1), f.Tick.ID)
-	require.ElementsMatch(t, []string{"prod", "dev"}, eng.DomainNames())
+	names, err := fs.DomainNames(ctx)
+	require.NoError(t, err)
+	require.ElementsMatch(t, []string{"prod", "dev"}, names)
 	require.NoError(t, fs.Close())
 	require.NoError(t, eng.Close())
-	_, err = eng.NewFrameSession()
+	_, err = eng.NewSession()
 	require.ErrorIs(t, err, ErrClosed)
 }

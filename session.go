@@ -91,6 +91,25 @@ func (s *Session) attached(domain string) bool {
 	return false
 }
 
+// ActiveDomain returns the domain USE made active, or "".
+func (s *Session) ActiveDomain() string { return s.s.ActiveDomain() }
+
+// InTransaction reports the open transaction's domain and the number of
+// queued steps; ok is false when no transaction is open.
+func (s *Session) InTransaction() (domain string, pending int, ok bool) { return s.s.InTransaction() }
+
+// DomainNames returns the names of the engine's committed domains, as
+// client.Client.DomainNames returns the serving node's; the shell completes
+// domain names with it.
+func (s *Session) DomainNames(context.Context) ([]string, error) {
+	ds := s.eng.node.Domains()
+	names := make([]string, len(ds))
+	for i, d := range ds {
+		names[i] = d.Name
+	}
+	return names, nil
+}
+
 // Clock returns the followed clock of domain: the observation of the attach
 // reply or the newest state, and the newest tick of its generation. It
 // reports false when the session does not follow the domain.

@@ -25,7 +25,7 @@ func BenchmarkRemoteStatement(b *testing.B) {
 }
 
 // BenchmarkRemoteTick is one tick's way from the node's producer to the
-// remote client's NextFrame.
+// remote client's NextEvent.
 func BenchmarkRemoteTick(b *testing.B) {
 	e := newEnv(b, "")
 	c := e.dial(Config{})

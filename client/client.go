@@ -16,7 +16,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/nspl-dev/nspl/clock"
 	"github.com/nspl-dev/nspl/grammar"
 	"github.com/nspl-dev/nspl/lifecycle"
 	"github.com/nspl-dev/nspl/planner"
@@ -180,7 +179,6 @@ type Config struct {
 type follow struct {
 	conn       *conn  // the session holding the attachment; nil while interrupted
 	attachment uint64 // its number in that session
-	clock      clock.Observed
 	backoff    time.Duration // the next restoration refusal's wait
 	retryAt    time.Duration // monotonic instant of the next restoration; 0 none
 }
@@ -189,8 +187,8 @@ type follow struct {
 // errors and clock frames as a local session.Session, served by a node over
 // the session protocol.
 //
-// Exec and ExecText run one request at a time. NextFrame may run
-// concurrently. On a lost transport the client opens a new session (trying
+// Exec and ExecText run one request at a time. Clock, NextEvent and Events
+// may run concurrently with them. On a lost transport the client opens a new session (trying
 // the URLs in order, one second apart doubling to thirty), restores the
 // active domain and attaches every followed clock again before any other
 // request runs on it; a restoration the new session refuses is retried after
@@ -207,7 +205,6 @@ type Client struct {
 	wg     sync.WaitGroup
 	lane   chan struct{} // holding its token runs a request or a restoration
 	nextID atomic.Uint64
-	frames *frameQueue
 	follow *session.Follow // the followed clocks and their events
 	kick   chan struct{}   // wakes the supervisor
 
@@ -248,7 +245,7 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 		return nil, fmt.Errorf("%w: mix of http:// and https:// URLs", ErrConfig)
 	}
 	c := &Client{cfg: cfg, transport: cfg.Transport, src: cfg.TimeSource, logger: cfg.Logger,
-		lane: make(chan struct{}, 1), frames: newFrameQueue(), follow: session.NewFollow(ErrClosed), kick: make(chan struct{}, 1), followed: make(map[string]*follow)}
+		lane: make(chan struct{}, 1), follow: session.NewFollow(ErrClosed), kick: make(chan struct{}, 1), followed: make(map[string]*follow)}
 	if c.src == nil {
 		c.src = timesource.System()
 	}
@@ -342,15 +339,8 @@ func (c *Client) Followed() []string {
 	return out
 }
 
-// NextFrame returns the next clock frame, waiting for one. Frames are
-// coalesced per domain while unread (the newest state, then its newest
-// tick, then an end).
-func (c *Client) NextFrame(ctx context.Context) (wire.Frame, error) {
-	return c.frames.next(ctx)
-}
-
-// Pending returns the number of unread frames.
-func (c *Client) Pending() int { return c.frames.len() }
+// Pending returns the number of unread clock events.
+func (c *Client) Pending() int { return c.follow.Pending() }
 
 // Clock returns the followed clock of domain, as a local session's is: the
 // observation of the attach reply or the newest state, and the newest tick
@@ -361,8 +351,9 @@ func (c *Client) Clock(domain string) (session.Clock, bool) { return c.follow.Cl
 
 // NextEvent returns the oldest unread clock event, waiting until one arrives,
 // ctx ends or the client closes (ErrClosed), coalesced as a local session's
-// are. Events and frames are read independently: reading one does not
-// consume the other.
+// are. A node draining for shutdown ends the attachment with reason
+// wire.NodeShutdown without ending the following: that end is an event, the
+// clock stays followed, and the state of its restoration comes after it.
 func (c *Client) NextEvent(ctx context.Context) (session.ClockEvent, error) {
 	return c.follow.NextEvent(ctx)
 }
@@ -448,7 +439,6 @@ func (c *Client) dropPendingRestoration(p planner.Plan) (wire.Result, bool) {
 	if !pending {
 		return wire.Result{}, false
 	}
-	c.frames.withdraw(domain)
 	c.follow.Released(domain)
 	return wire.Result{Statement: p.String(), Domain: domain,
 		Message: "stopped following the clock of domain '" + domain + "'; its restoration was still pending"}, true
@@ -473,7 +463,6 @@ func (c *Client) Close() error {
 	if cn != nil {
 		cn.close(ErrClosed)
 	}
-	c.frames.close()
 	c.follow.Close()
 	c.wg.Wait()
 	return nil
@@ -667,9 +656,7 @@ func (c *Client) restoreOne(cn *conn, domain string) {
 		delete(c.followed, domain)
 		c.mu.Unlock()
 		if f != nil {
-			end := wire.Frame{Domain: domain, Attachment: f.attachment, Kind: wire.FrameEnd, Reason: wire.DomainRemoved}
-			c.frames.push(end)
-			c.follow.Apply(end)
+			c.follow.Apply(wire.Frame{Domain: domain, Attachment: f.attachment, Kind: wire.FrameEnd, Reason: wire.DomainRemoved})
 		}
 		return
 	}
@@ -726,15 +713,14 @@ func (c *Client) attached(cn *conn, r *wire.EncodedResult) {
 		f = &follow{}
 		c.followed[res.Domain] = f
 	}
-	f.conn, f.attachment, f.clock, f.retryAt, f.backoff = cn, res.Attachment, *res.Clock, 0, InitialBackoff
+	f.conn, f.attachment, f.retryAt, f.backoff = cn, res.Attachment, 0, InitialBackoff
 	c.mu.Unlock()
 	if !restored {
 		c.follow.Attached(res.Domain, res.Attachment, *res.Clock)
 		return
 	}
-	// A restoration reports the clock it carries: the attachment was
-	// interrupted.
-	c.frames.push(wire.Frame{Domain: res.Domain, Attachment: res.Attachment, Kind: wire.FrameState, Clock: *res.Clock})
+	// A restoration reports the clock it carries as a state: the
+	// attachment was interrupted.
 	c.follow.Reattached(res.Domain, res.Attachment, *res.Clock)
 }
 
@@ -744,12 +730,11 @@ func (c *Client) detached(cn *conn, domain string) {
 	c.mu.Lock()
 	delete(c.followed, domain)
 	c.mu.Unlock()
-	c.frames.withdraw(domain)
 	c.follow.Released(domain)
 }
 
-// frameArrived queues a frame of a followed attachment of the current
-// session and drops any other.
+// frameArrived folds a frame of a followed attachment of the current
+// session into the follow and drops any other.
 func (c *Client) frameArrived(cn *conn, fr wire.Frame) {
 	c.mu.Lock()
 	f := c.followed[fr.Domain]
@@ -757,23 +742,18 @@ func (c *Client) frameArrived(cn *conn, fr wire.Frame) {
 		c.mu.Unlock()
 		return
 	}
-	switch fr.Kind {
-	case wire.FrameState:
-		f.clock = fr.Clock
-	case wire.FrameEnd:
-		// A node shutting down ends its session next; the clock is still
-		// followed and is attached again on the next session.
-		if fr.Reason != wire.NodeShutdown {
-			delete(c.followed, fr.Domain)
-		}
+	// A node shutting down ends its session next: its end interrupts the
+	// followed clock, which is attached again on the next session.
+	interrupted := fr.Kind == wire.FrameEnd && fr.Reason == wire.NodeShutdown
+	if fr.Kind == wire.FrameEnd && !interrupted {
+		delete(c.followed, fr.Domain)
 	}
 	c.mu.Unlock()
-	c.frames.push(fr)
-	if fr.Kind != wire.FrameEnd || fr.Reason != wire.NodeShutdown {
-		// A shutdown's end interrupts the followed clock; it does not end
-		// it.
-		c.follow.Apply(fr)
+	if interrupted {
+		c.follow.Interrupted(fr)
+		return
 	}
+	c.follow.Apply(fr)
 }
 
 // connLost reports the end of cn: the followed clocks are interrupted and

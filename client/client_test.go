@@ -258,7 +258,7 @@ func TestAttachDeliveryOrder(t *testing.T) {
 	e.fake.Advance(5 * time.Second)
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
-	_, err := c.NextFrame(ctx)
+	_, err := c.NextEvent(ctx)
 	require.ErrorIs(t, err, context.DeadlineExceeded, "no frame follows the detach reply")
 
 	// A dropped domain ends the attachment with DomainRemoved, last.
@@ -290,7 +290,7 @@ func TestClosedClient(t *testing.T) {
 	require.NoError(t, c.Close())
 	_, err := c.ExecText(ctxT(t), "LIST DOMAINS;")
 	require.ErrorIs(t, err, ErrClosed)
-	_, err = c.NextFrame(ctxT(t))
+	_, err = c.NextEvent(ctxT(t))
 	require.ErrorIs(t, err, ErrClosed)
 	require.True(t, errors.Is(err, ErrClosed))
 }

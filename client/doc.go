@@ -1,14 +1,15 @@
 // Package client is the remote session of nspl: it runs statements on a
 // node over the session protocol (see package server) and delivers the same
-// results, positioned errors and clock frames a local session.Session does,
-// so the shell, the script runner and nspl clock run unchanged against it.
+// results, positioned errors, followed clocks and clock events an embedded
+// nspl.Session does, so the shell, the script runner and nspl clock run
+// unchanged against it.
 //
 // Using it:
 //
 //	c, err := client.Dial(ctx, client.Config{URLs: []string{"https://127.0.0.1:7401"}, TLS: tc})
 //	defer c.Close()
 //	res, err := c.ExecText(ctx, "USE prod; ATTACH DOMAIN CLOCK;")
-//	f, err := c.NextFrame(ctx)
+//	for ev := range c.Events(ctx) { ... }
 //
 // Statements are parsed and planned here, so syntax errors point into the
 // caller's text without a round trip; the server runs the plan's canonical
@@ -18,12 +19,12 @@
 // transport: the end of a session interrupts every followed clock (Notify
 // reports it), the next session restores the active domain and attaches the
 // followed clocks again before it serves any other request, reporting each
-// restored clock as a state frame; a restoration the new session refuses is
+// restored clock as a state event; a restoration the new session refuses is
 // retried after one second, doubling to thirty, and starts again from one
 // second on each new session; one refused as not found ends the attachment
-// with a DomainRemoved end frame; an end frame with reason NodeShutdown (a
+// with a DomainRemoved end event; an end frame with reason NodeShutdown (a
 // node draining for shutdown) ends that attachment but not the following,
-// which the next session restores; one left unanswered past RequestTimeout
+// which the next session restores (session.Follow.Interrupted); one left unanswered past RequestTimeout
 // ends that session, and the next attaches again. An open transaction does
 // not survive its session (TransactionLost). Reconnecting tries the URLs in
 // order, one second apart doubling to thirty, while clocks are followed; with
@@ -45,8 +46,13 @@
 // client names.
 //
 // Every wait is bounded or cancellable, every read is capped
-// (wire.ServerMessageLimit) and unread frames are coalesced per domain, so
-// memory does not grow with a slow reader. Time comes from an injected
+// (wire.ServerMessageLimit) and unread events are coalesced per domain by
+// the one follow of package session (session.Follow), so memory does not
+// grow with a slow reader. Beside that follow's attachments the client keeps
+// its own record of which session holds each followed clock and when a
+// refused restoration is retried, because a followed clock outlives its
+// attachment across sessions whose attachment numbers start again, which
+// session.Attachments, keyed by one session's numbers, does not model. Time comes from an injected
 // timesource.Source. The client persists nothing but the archives BACKUP
 // writes.
 package client

@@ -116,24 +116,25 @@ func exec(t testing.TB, c *Client, text string) []wire.Result {
 	return res
 }
 
-// nextFrame reads one frame within the test's deadline.
+// nextFrame reads one clock event within the test's deadline and returns
+// the frame it reports.
 func nextFrame(t testing.TB, c *Client) wire.Frame {
 	t.Helper()
-	f, err := c.NextFrame(ctxT(t))
+	ev, err := c.NextEvent(ctxT(t))
 	require.NoError(t, err)
-	return f
+	return ev.Frame()
 }
 
 // waitTicks advances the node's fake clock one period at a time until the
-// client has read a tick frame of domain with an id of at least id.
+// client has read a tick event of domain with an id of at least id.
 func (e *env) waitTick(c *Client, domain string, period time.Duration) wire.Frame {
 	e.t.Helper()
 	for i := 0; i < 100; i++ {
 		e.fake.Advance(period)
 		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
-		f, err := c.NextFrame(ctx)
+		ev, err := c.NextEvent(ctx)
 		cancel()
-		if err == nil && f.Domain == domain && f.Kind == wire.FrameTick {
+		if f := ev.Frame(); err == nil && f.Domain == domain && f.Kind == wire.FrameTick {
 			return f
 		}
 	}

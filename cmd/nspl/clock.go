@@ -12,7 +12,6 @@ import (
 	"github.com/nspl-dev/nspl/clock"
 	"github.com/nspl-dev/nspl/grammar"
 	"github.com/nspl-dev/nspl/planner"
-	"github.com/nspl-dev/nspl/runtime"
 	"github.com/nspl-dev/nspl/runtime/timesource"
 	"github.com/nspl-dev/nspl/session"
 	"github.com/nspl-dev/nspl/wire"
@@ -24,23 +23,25 @@ const detachTimeout = 5 * time.Second
 // clockSession is what nspl clock needs from a session.
 type clockSession interface {
 	statementExecutor
-	NextFrame(ctx context.Context) (wire.Frame, error)
+	NextEvent(ctx context.Context) (session.ClockEvent, error)
 	ActiveDomain() string
 }
 
 // followClock is nspl clock: attach to the domain's clock and print the
-// attach reply and every frame as one stable line each until the domain
-// ends (its attachment ends, or a running clock stops), --until-tick frames
-// have arrived, --timeout passes (ErrClockTimeout) or Ctrl-C
-// (ErrInterrupted). It detaches before it returns unless the attachment has
-// already ended.
+// attach reply and every clock event as the stable line of the frame it
+// reports until the domain ends (its attachment ends, or a running clock
+// stops), --until-tick ticks have arrived, --timeout passes
+// (ErrClockTimeout) or Ctrl-C (ErrInterrupted). It detaches before it
+// returns unless the attachment has already ended. The session's follow
+// delivers a tick only when it advances, so a tick delivered anew after a
+// lost connection is neither printed nor counted twice.
 func (m *Main) followClock(ctx context.Context, sess clockSession, src timesource.Source, opts options) error {
 	if opts.clockDomain != "" {
 		name, err := grammar.ParseName(opts.clockDomain)
 		if err != nil {
 			return usageErrorf("clock: --domain: %v", err)
 		}
-		if _, err := sess.Exec(ctx, planner.Use{Name: name}); err != nil {
+		if _, err := execPlan(ctx, sess, planner.Use{Name: name}); err != nil {
 			return clockFailure(m.Stderr, err)
 		}
 	}
@@ -77,23 +78,23 @@ func (m *Main) followClock(ctx context.Context, sess clockSession, src timesourc
 		}()
 	}
 
-	res, err := sess.Exec(waitCtx, planner.Attach{})
+	res, err := execPlan(waitCtx, sess, planner.Attach{})
 	if err != nil {
 		return clockFailure(m.Stderr, err)
 	}
 	running := false
 	if res.Clock != nil {
 		running = res.Clock.State != clock.Stopped
-		first := wire.Frame{Domain: domain, Attachment: res.Attachment, Kind: wire.FrameState, Clock: *res.Clock}
-		if err := writeLine(m.Stdout, clockFrameLine(first, opts.format)); err != nil {
+		first := session.ClockEvent{Domain: domain, Attachment: res.Attachment, Kind: session.EventState,
+			Clock: session.Clock{Domain: domain, Observed: *res.Clock}}
+		if err := writeLine(m.Stdout, clockEventLine(first, opts.format)); err != nil {
 			return err
 		}
 	}
 
 	var ticks uint64
-	var printed runtime.Tick // zero: no tick yet; tick ids start at 1
 	for {
-		f, err := sess.NextFrame(waitCtx)
+		ev, err := sess.NextEvent(waitCtx)
 		if err != nil {
 			detach(sess)
 			select {
@@ -108,27 +109,18 @@ func (m *Main) followClock(ctx context.Context, sess clockSession, src timesourc
 			}
 			return &RunError{Kind: ErrStatementFailed, Err: fmt.Errorf("clock %s: %w", grammar.FormatName(domain), err)}
 		}
-		if f.Domain != domain {
+		if ev.Domain != domain {
 			continue // an attachment the -f/-c setup made; not followed here
 		}
-		if f.Kind == wire.FrameTick {
-			if !session.TickAdvances(printed, f.Tick) {
-				// A clock attached again after a lost connection
-				// delivers the newest tick anew; a tick already printed
-				// is neither printed nor counted twice.
-				continue
-			}
-			printed = f.Tick
-		}
-		if err := writeLine(m.Stdout, clockFrameLine(f, opts.format)); err != nil {
+		if err := writeLine(m.Stdout, clockEventLine(ev, opts.format)); err != nil {
 			detach(sess)
 			return err
 		}
-		switch f.Kind {
-		case wire.FrameEnd:
+		switch ev.Kind {
+		case session.EventEnd:
 			return nil
-		case wire.FrameState:
-			if f.Clock.State == clock.Stopped {
+		case session.EventState:
+			if ev.Clock.Observed.State == clock.Stopped {
 				if running {
 					detach(sess)
 					return nil
@@ -136,7 +128,7 @@ func (m *Main) followClock(ctx context.Context, sess clockSession, src timesourc
 			} else {
 				running = true
 			}
-		case wire.FrameTick:
+		case session.EventTick:
 			ticks++
 			if opts.untilTick > 0 && ticks >= opts.untilTick {
 				detach(sess)
@@ -151,7 +143,20 @@ func (m *Main) followClock(ctx context.Context, sess clockSession, src timesourc
 func detach(sess clockSession) {
 	ctx, cancel := context.WithTimeout(context.Background(), detachTimeout)
 	defer cancel()
-	_, _ = sess.Exec(ctx, planner.Detach{})
+	_, _ = execPlan(ctx, sess, planner.Detach{})
+}
+
+// execPlan runs the one statement p, in its canonical text, and returns its
+// result.
+func execPlan(ctx context.Context, sess statementExecutor, p planner.Plan) (wire.Result, error) {
+	results, err := sess.ExecText(ctx, p.String())
+	if err != nil {
+		return wire.Result{}, err
+	}
+	if len(results) != 1 {
+		return wire.Result{}, fmt.Errorf("%s: expected one result, got %d", p, len(results))
+	}
+	return results[0], nil
 }
 
 // clockFailure prints a statement failure of nspl clock's own statements.

@@ -14,8 +14,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/nspl-dev/nspl"
 	"github.com/nspl-dev/nspl/clock"
-	"github.com/nspl-dev/nspl/node"
 	"github.com/nspl-dev/nspl/planner"
 	"github.com/nspl-dev/nspl/runtime"
 	"github.com/nspl-dev/nspl/runtime/timesource"
@@ -70,32 +70,40 @@ func (s *lineSink) waitLine(t *testing.T, prefix string) {
 }
 
 type clockFixture struct {
-	node     *node.Node
-	driver   *session.Session
-	follower *session.Session
+	src      timesource.Source // the engine's
+	driver   *nspl.Session
+	follower *nspl.Session
 	out      *lineSink
 	errOut   *bytes.Buffer
 	main     *Main
 }
 
-// newClockFixture opens a real in-memory node with a driver session that
-// runs setup and a follower session for nspl clock.
+// newClockFixture opens a real in-memory engine (on the system clock when
+// src is nil) with a driver session that runs setup and a follower session
+// for nspl clock.
 func newClockFixture(t *testing.T, src timesource.Source, setup string) *clockFixture {
 	t.Helper()
+	if src == nil {
+		src = timesource.System()
+	}
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	n, err := node.Open(context.Background(), node.Config{Logger: logger, RaftLogLevel: slog.LevelError, TimeSource: src})
+	eng, err := nspl.Open(context.Background(), nspl.Options{Logger: logger, RaftLogLevel: slog.LevelError, TimeSource: src})
+	require.NoError(t, err)
+	driver, err := eng.NewSession()
+	require.NoError(t, err)
+	follower, err := eng.NewSession()
 	require.NoError(t, err)
 	f := &clockFixture{
-		node:     n,
-		driver:   session.New(n, session.Options{Logger: logger}),
-		follower: session.New(n, session.Options{Logger: logger}),
+		src:      src,
+		driver:   driver,
+		follower: follower,
 		out:      newLineSink(),
 		errOut:   new(bytes.Buffer),
 	}
 	t.Cleanup(func() {
 		f.follower.Close()
 		f.driver.Close()
-		n.Close()
+		eng.Close()
 	})
 	f.main = &Main{Stdout: f.out, Stderr: f.errOut}
 	if setup != "" {
@@ -103,6 +111,13 @@ func newClockFixture(t *testing.T, src timesource.Source, setup string) *clockFi
 		require.NoError(t, err)
 	}
 	return f
+}
+
+// follows reports whether the follower session still follows the clock of
+// domain: it stops once nspl clock detaches (or the attachment ends).
+func (f *clockFixture) follows(domain string) bool {
+	_, ok := f.follower.Clock(domain)
+	return ok
 }
 
 // follow runs nspl clock on the follower session in the background.
@@ -129,7 +144,7 @@ const fastDomain = `CREATE PACED DOMAIN prod WITH PERIOD 100ms SKEW 10ms; USE pr
 func TestFollowClockUntilTicks(t *testing.T) {
 	t.Cleanup(func() { goleak.VerifyNone(t) })
 	f := newClockFixture(t, nil, fastDomain)
-	err := waitResult(t, f.follow(f.node.TimeSource(), options{clockDomain: "prod", untilTick: 3}))
+	err := waitResult(t, f.follow(f.src, options{clockDomain: "prod", untilTick: 3}))
 	require.NoError(t, err)
 	lines := f.out.lines()
 	require.Len(t, lines, 4)
@@ -137,20 +152,20 @@ func TestFollowClockUntilTicks(t *testing.T) {
 	for _, l := range lines[1:] {
 		require.True(t, strings.HasPrefix(l, "tick prod generation 1 id "), l)
 	}
-	require.Empty(t, f.follower.Attached(), "nspl clock detaches when it is done")
+	require.False(t, f.follows("prod"), "nspl clock detaches when it is done")
 }
 
 func TestFollowClockEndsWhenARunningClockStops(t *testing.T) {
 	t.Cleanup(func() { goleak.VerifyNone(t) })
 	f := newClockFixture(t, nil, fastDomain)
-	done := f.follow(f.node.TimeSource(), options{clockDomain: "prod"})
+	done := f.follow(f.src, options{clockDomain: "prod"})
 	f.out.waitLine(t, "tick prod ")
 	_, err := f.driver.ExecText(context.Background(), "STOP;")
 	require.NoError(t, err)
 	require.NoError(t, waitResult(t, done))
 	lines := f.out.lines()
 	require.Equal(t, "clock prod generation 1 stopped", lines[len(lines)-1])
-	require.Empty(t, f.follower.Attached())
+	require.False(t, f.follows("prod"))
 }
 
 func TestFollowClockEndsWhenTheDomainIsDropped(t *testing.T) {
@@ -158,7 +173,7 @@ func TestFollowClockEndsWhenTheDomainIsDropped(t *testing.T) {
 	// A stopped domain that has never run does not end the wait: it may
 	// start later. Dropping it does.
 	f := newClockFixture(t, nil, "CREATE DOMAIN idle;")
-	done := f.follow(f.node.TimeSource(), options{clockDomain: "idle"})
+	done := f.follow(f.src, options{clockDomain: "idle"})
 	f.out.waitLine(t, "clock idle generation 0 stopped")
 	_, err := f.driver.ExecText(context.Background(), "DROP DOMAIN idle;")
 	require.NoError(t, err)
@@ -186,7 +201,7 @@ func TestFollowClockTimesOut(t *testing.T) {
 	err := waitResult(t, done)
 	require.ErrorIs(t, err, ErrClockTimeout)
 	require.Equal(t, ExitFailed, ExitCode(err))
-	require.Empty(t, f.follower.Attached())
+	require.False(t, f.follows("idle"))
 }
 
 func TestFollowClockInterruptDetaches(t *testing.T) {
@@ -196,54 +211,56 @@ func TestFollowClockInterruptDetaches(t *testing.T) {
 	f.main.Interrupts = intr
 	stop := f.main.routeInterrupts(context.Background())
 	defer stop()
-	done := f.follow(f.node.TimeSource(), options{clockDomain: "prod"})
+	done := f.follow(f.src, options{clockDomain: "prod"})
 	f.out.waitLine(t, "tick prod ")
 	intr <- os.Interrupt
 	err := waitResult(t, done)
 	require.ErrorIs(t, err, ErrInterrupted)
 	require.Equal(t, ExitFailed, ExitCode(err))
-	require.Empty(t, f.follower.Attached())
+	require.False(t, f.follows("prod"))
 }
 
 func TestFollowClockRefusals(t *testing.T) {
 	t.Cleanup(func() { goleak.VerifyNone(t) })
 	f := newClockFixture(t, nil, "")
-	err := waitResult(t, f.follow(f.node.TimeSource(), options{clockDomain: "nope"}))
+	err := waitResult(t, f.follow(f.src, options{clockDomain: "nope"}))
 	require.ErrorIs(t, err, ErrStatementFailed)
 	require.True(t, reported(err))
 	require.Contains(t, f.errOut.String(), "nspl clock: error: domain 'nope' does not exist")
 
-	err = waitResult(t, f.follow(f.node.TimeSource(), options{}))
+	err = waitResult(t, f.follow(f.src, options{}))
 	require.ErrorIs(t, err, ErrUsage)
 
-	err = waitResult(t, f.follow(f.node.TimeSource(), options{clockDomain: "a.b"}))
+	err = waitResult(t, f.follow(f.src, options{clockDomain: "a.b"}))
 	require.ErrorIs(t, err, ErrUsage)
 }
 
 // scriptedClock is a clockSession whose frames are a fixed script, as a
-// remote session delivers them around a lost connection.
+// remote session delivers them around a lost connection, folded into a
+// session.Follow as the remote client folds them: each frame is applied
+// when the reader has read the events before it.
 type scriptedClock struct {
 	frames []wire.Frame
 	execs  []string
+	follow *session.Follow
 }
 
-func (s *scriptedClock) Exec(_ context.Context, p planner.Plan) (wire.Result, error) {
-	s.execs = append(s.execs, p.String())
-	if _, ok := p.(planner.Attach); ok {
+func (s *scriptedClock) ExecText(_ context.Context, text string) ([]wire.Result, error) {
+	s.execs = append(s.execs, text)
+	if text == (planner.Attach{}).String() {
 		c := s.frames[0].Clock
-		return wire.Result{Domain: "prod", Attachment: 1, Clock: &c}, nil
+		s.follow.Attached("prod", 1, c)
+		return []wire.Result{{Domain: "prod", Attachment: 1, Clock: &c}}, nil
 	}
-	return wire.Result{Domain: "prod"}, nil
+	return []wire.Result{{Domain: "prod"}}, nil
 }
 
-func (s *scriptedClock) NextFrame(ctx context.Context) (wire.Frame, error) {
-	if len(s.frames) == 0 {
-		<-ctx.Done()
-		return wire.Frame{}, ctx.Err()
+func (s *scriptedClock) NextEvent(ctx context.Context) (session.ClockEvent, error) {
+	for s.follow.Pending() == 0 && len(s.frames) > 0 {
+		s.follow.Apply(s.frames[0])
+		s.frames = s.frames[1:]
 	}
-	f := s.frames[0]
-	s.frames = s.frames[1:]
-	return f, nil
+	return s.follow.NextEvent(ctx)
 }
 
 func (s *scriptedClock) ActiveDomain() string { return "prod" }
@@ -258,7 +275,7 @@ func TestFollowClockCountsATickRepeatedAfterAReconnectOnce(t *testing.T) {
 	state := func(c clock.Observed) wire.Frame {
 		return wire.Frame{Domain: "prod", Attachment: 1, Kind: wire.FrameState, Clock: c}
 	}
-	sess := &scriptedClock{frames: []wire.Frame{
+	sess := &scriptedClock{follow: session.NewFollow(ErrInterrupted), frames: []wire.Frame{
 		state(paced), // consumed as the attach reply's clock
 		tick(1, 7),
 		state(paced), // the clock attached again on a new session

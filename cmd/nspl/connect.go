@@ -13,7 +13,6 @@ import (
 	"github.com/nspl-dev/nspl/client"
 	"github.com/nspl-dev/nspl/pki"
 	"github.com/nspl-dev/nspl/runtime/timesource"
-	"github.com/nspl-dev/nspl/session"
 )
 
 // remoteOptions are the flags that point the shell, the script runner and
@@ -47,18 +46,10 @@ type sessionBackend interface {
 	DomainNames(ctx context.Context) ([]string, error)
 }
 
-// localSession is a session on an embedded engine.
-type localSession struct {
-	*session.Session
-	eng *nspl.Engine
-}
-
-// DomainNames lists the engine's domains.
-func (l localSession) DomainNames(context.Context) ([]string, error) {
-	return l.eng.DomainNames(), nil
-}
-
-var _ sessionBackend = (*client.Client)(nil)
+var (
+	_ sessionBackend = (*nspl.Session)(nil)
+	_ sessionBackend = (*client.Client)(nil)
+)
 
 // openSession opens what statements run against: a remote client with
 // --connect, otherwise a session on an embedded node. It returns the time
@@ -89,12 +80,12 @@ func (m *Main) openSession(ctx context.Context, opts options) (sessionBackend, t
 		}
 		return nil, nil, nil, ioError(fmt.Errorf("open the node: %w", err))
 	}
-	sess, err := eng.NewFrameSession()
+	sess, err := eng.NewSession()
 	if err != nil {
 		_ = eng.Close()
 		return nil, nil, nil, ioError(fmt.Errorf("open a session: %w", err))
 	}
-	return localSession{Session: sess, eng: eng}, src, func() {
+	return sess, src, func() {
 		_ = sess.Close()
 		_ = eng.Close()
 	}, nil

@@ -7,10 +7,11 @@
 // beside it, one per subcommand or concern: run.go and flags.go (the
 // invocation and its flags), script.go and diagnostic.go (scripts and their
 // positioned errors), shell.go, editor.go and complete.go (the interactive
-// shell), render.go and frames.go (results and clock frames as tables, plain
-// text or JSON), clock.go, backup.go, restore.go, serve.go and cert.go (the
-// subcommands), connect.go (a session on a remote node through package
-// client), help.go and exit.go.
+// shell), render.go and frames.go (results as tables, plain text or JSON;
+// clock events as lines), clock.go, backup.go, restore.go, serve.go and cert.go (the
+// subcommands), connect.go (the session statements run on: an embedded
+// nspl.Session, or a remote node through package client, both behind one
+// interface), help.go and exit.go.
 //
 // The command owns only the operator's surface: arguments, terminal and
 // script text in, rendered replies and exit codes out. It never decides a

@@ -130,7 +130,7 @@ func (m *Main) Run(ctx context.Context, args []string) error {
 
 	r := &runner{exec: sess, stdout: m.Stdout, stderr: m.Stderr, format: opts.format, echo: opts.echo, outMu: new(sync.Mutex)}
 	if len(scripts) > 0 {
-		if err := m.runScripts(ctx, r, sess, scripts, opts.continueOnError); err != nil {
+		if err := m.runScripts(ctx, r, scripts, opts.continueOnError); err != nil {
 			return err
 		}
 	}
@@ -191,29 +191,14 @@ func (m *Main) readSources(sources []scriptSource) ([]script, error) {
 	return out, nil
 }
 
-// runScripts runs the scripts in order. Clock frames of attachments a script
-// makes are drained and not printed (use nspl clock to follow a clock), so a
-// script's output does not depend on timing.
-func (m *Main) runScripts(ctx context.Context, r *runner, sess shellSession, scripts []script, keepGoing bool) error {
+// runScripts runs the scripts in order. Clock events of attachments a
+// script makes are not printed (use nspl clock to follow a clock), so a
+// script's output does not depend on timing; the session's follow coalesces
+// them unread, so nothing waits for a reader.
+func (m *Main) runScripts(ctx context.Context, r *runner, scripts []script, keepGoing bool) error {
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	defer m.setInterruptHandler(cancel)()
-
-	drainCtx, stopDrain := context.WithCancel(ctx)
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			if _, err := sess.NextFrame(drainCtx); err != nil {
-				return
-			}
-		}
-	}()
-	defer func() {
-		stopDrain()
-		wg.Wait()
-	}()
 
 	failed := 0
 	for _, s := range scripts {

@@ -8,13 +8,13 @@ import (
 	"sync"
 
 	"github.com/nspl-dev/nspl/grammar"
-	"github.com/nspl-dev/nspl/planner"
 	"github.com/nspl-dev/nspl/wire"
 )
 
-// statementExecutor runs one planned statement; *session.Session is one.
+// statementExecutor runs statement text; an embedded *nspl.Session and a
+// remote *client.Client are both one.
 type statementExecutor interface {
-	Exec(ctx context.Context, plan planner.Plan) (wire.Result, error)
+	ExecText(ctx context.Context, text string) ([]wire.Result, error)
 }
 
 // runner runs statement text against a session and prints replies and
@@ -83,7 +83,7 @@ func (r *runner) runStatement(ctx context.Context, file, text string, st grammar
 			return false, ioError(err)
 		}
 	}
-	res, err := r.plan(ctx, st)
+	results, err := r.exec.ExecText(ctx, st.Text)
 	if err != nil {
 		if ctx.Err() != nil && !errors.As(err, new(*grammar.Error)) {
 			err = fmt.Errorf("statement cancelled: %w", err)
@@ -93,21 +93,10 @@ func (r *runner) runStatement(ctx context.Context, file, text string, st grammar
 		}
 		return false, nil
 	}
-	if err := renderResult(r.stdout, r.format, res); err != nil {
-		return false, ioError(err)
+	for _, res := range results {
+		if err := renderResult(r.stdout, r.format, res); err != nil {
+			return false, ioError(err)
+		}
 	}
 	return true, nil
-}
-
-// plan parses, plans and executes one statement.
-func (r *runner) plan(ctx context.Context, st grammar.StatementSource) (wire.Result, error) {
-	stmt, err := grammar.ParseStatement(st.Text)
-	if err != nil {
-		return wire.Result{}, err
-	}
-	p, err := planner.PlanStatement(stmt)
-	if err != nil {
-		return wire.Result{}, err
-	}
-	return r.exec.Exec(ctx, p)
 }

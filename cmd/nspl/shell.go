@@ -9,14 +9,13 @@ import (
 	"sync"
 
 	"github.com/nspl-dev/nspl/grammar"
-	"github.com/nspl-dev/nspl/wire"
+	"github.com/nspl-dev/nspl/session"
 )
 
-// shellSession is what the shell needs from a session; *session.Session is
-// one.
+// shellSession is what the shell needs from a session.
 type shellSession interface {
 	statementExecutor
-	NextFrame(ctx context.Context) (wire.Frame, error)
+	NextEvent(ctx context.Context) (session.ClockEvent, error)
 	ActiveDomain() string
 	InTransaction() (domain string, pending int, ok bool)
 }
@@ -26,7 +25,7 @@ type shellSession interface {
 const promptContinuation = "...> "
 
 // shell is the interactive loop: it reads lines, runs each complete
-// statement and prints clock frames above the prompt.
+// statement and prints clock events above the prompt.
 type shell struct {
 	sess   shellSession
 	editor lineEditor
@@ -111,18 +110,18 @@ func metaCommand(line string) meta {
 }
 
 // loop runs the shell until exit, Ctrl-D or a terminal failure. Clock
-// frames are printed by a goroutine loop owns: it is stopped and waited for
+// events are printed by a goroutine loop owns: it is stopped and waited for
 // before loop returns.
 func (s *shell) loop(ctx context.Context) error {
-	frameCtx, stopFrames := context.WithCancel(ctx)
+	eventCtx, stopEvents := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		s.printFrames(frameCtx)
+		s.printEvents(eventCtx)
 	}()
 	defer func() {
-		stopFrames()
+		stopEvents()
 		wg.Wait()
 	}()
 
@@ -226,18 +225,18 @@ func (s *shell) execute(ctx context.Context, text string) error {
 	return err
 }
 
-// printFrames prints each clock frame above the prompt until ctx ends or
-// the session closes. It takes the runner's output lock, so a frame waits
+// printEvents prints each clock event above the prompt until ctx ends or
+// the session closes. It takes the runner's output lock, so an event waits
 // for the reply of the statement that is running (the ATTACH that started
 // it, above all) to be printed first.
-func (s *shell) printFrames(ctx context.Context) {
+func (s *shell) printEvents(ctx context.Context) {
 	for {
-		f, err := s.sess.NextFrame(ctx)
+		ev, err := s.sess.NextEvent(ctx)
 		if err != nil {
 			return
 		}
 		s.run.outMu.Lock()
-		_ = s.editor.PrintAbove(shellFrameLine(f))
+		_ = s.editor.PrintAbove(shellEventLine(ev))
 		s.run.outMu.Unlock()
 	}
 }

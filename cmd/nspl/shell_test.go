@@ -12,9 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
-	"github.com/nspl-dev/nspl/node"
-	"github.com/nspl-dev/nspl/planner"
-	"github.com/nspl-dev/nspl/session"
+	"github.com/nspl-dev/nspl"
 	"github.com/nspl-dev/nspl/wire"
 )
 
@@ -65,12 +63,13 @@ func (e *scriptedEditor) Close() error { return nil }
 func TestShellLoop(t *testing.T) {
 	t.Cleanup(func() { goleak.VerifyNone(t) })
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	n, err := node.Open(context.Background(), node.Config{Logger: logger, RaftLogLevel: slog.LevelError})
+	eng, err := nspl.Open(context.Background(), nspl.Options{Logger: logger, RaftLogLevel: slog.LevelError})
 	require.NoError(t, err)
-	sess := session.New(n, session.Options{Logger: logger})
+	sess, err := eng.NewSession()
+	require.NoError(t, err)
 	t.Cleanup(func() {
 		sess.Close()
-		n.Close()
+		eng.Close()
 	})
 	ed := &scriptedEditor{lines: make(chan keyedLine), out: newLineSink()}
 	errOut := newLineSink()
@@ -128,10 +127,10 @@ func TestShellLoop(t *testing.T) {
 // a long statement does, so the test can cancel it.
 type blockingExecutor struct{ started chan struct{} }
 
-func (b blockingExecutor) Exec(ctx context.Context, _ planner.Plan) (wire.Result, error) {
+func (b blockingExecutor) ExecText(ctx context.Context, _ string) ([]wire.Result, error) {
 	close(b.started)
 	<-ctx.Done()
-	return wire.Result{}, ctx.Err()
+	return nil, ctx.Err()
 }
 
 func TestShellInterruptCancelsTheRunningStatement(t *testing.T) {
