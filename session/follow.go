@@ -243,13 +243,17 @@ func (f *Follow) Apply(fr wire.Frame) {
 // attachments with reason wire.NodeShutdown, and the clock is attached
 // again on the next session): the end is an event, replacing the unread
 // state and tick before it, but the domain stays followed with its clock,
-// and the events of the attachment Reattached records come after it.
+// and the events of the attachment Reattached records come after it. Until
+// then the interrupted attachment stays recorded, so an end its owner
+// reports for it on its own (a restoration refused as not found) still
+// ends the following.
 func (f *Follow) Interrupted(fr wire.Frame) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if fr.Kind != wire.FrameEnd || !f.live.Admits(fr) {
 		return
 	}
+	f.live.Attached(fr.Domain, fr.Attachment)
 	head := f.pendingLocked(fr.Domain)
 	p := head.tail(fr.Kind)
 	p.state, p.tick = ClockEvent{}, ClockEvent{}

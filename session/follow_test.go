@@ -135,7 +135,6 @@ func TestFollowInterruptedEndComesBeforeTheRestoredState(t *testing.T) {
 	f.Attached("a", 1, paced(1))
 	f.Apply(wire.Frame{Domain: "a", Attachment: 1, Kind: wire.FrameTick, Tick: Tick{Generation: 1, ID: 3}})
 	f.Interrupted(wire.Frame{Domain: "a", Attachment: 1, Kind: wire.FrameEnd, Reason: wire.NodeShutdown})
-	f.Apply(wire.Frame{Domain: "a", Attachment: 1, Kind: wire.FrameTick, Tick: Tick{Generation: 1, ID: 4}}) // the ended attachment: ignored
 	c, ok := f.Clock("a")
 	require.True(t, ok, "an interrupted clock is still followed")
 	require.Equal(t, uint64(3), c.Tick.ID)
@@ -174,4 +173,23 @@ func TestClockEventFrame(t *testing.T) {
 			require.Equal(t, fr, ev.Frame())
 		})
 	}
+}
+
+// An end reported for an interrupted attachment (its restoration refused as
+// not found) ends the following, replacing the unread interruption as an
+// end replaces every unread event before it.
+func TestFollowInterruptedThenRemoved(t *testing.T) {
+	f := NewFollow(ErrClosed)
+	f.Attached("a", 1, paced(1))
+	f.Interrupted(wire.Frame{Domain: "a", Attachment: 1, Kind: wire.FrameEnd, Reason: wire.NodeShutdown})
+	f.Apply(wire.Frame{Domain: "a", Attachment: 1, Kind: wire.FrameEnd, Reason: wire.DomainRemoved})
+	_, ok := f.Clock("a")
+	require.False(t, ok)
+	var got []string
+	for f.Pending() > 0 {
+		ev, err := f.NextEvent(context.Background())
+		require.NoError(t, err)
+		got = append(got, FormatFrame(ev.Frame()))
+	}
+	require.Equal(t, []string{"end a DomainRemoved"}, got)
 }
