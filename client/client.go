@@ -177,8 +177,8 @@ type Config struct {
 
 // follow is one clock the client follows.
 type follow struct {
-	conn       *conn  // the session holding the attachment; nil while interrupted
-	attachment uint64 // its number in that session
+	conn       *conn         // the session holding the attachment; nil while interrupted
+	attachment uint64        // its number in that session
 	backoff    time.Duration // the next restoration refusal's wait
 	retryAt    time.Duration // monotonic instant of the next restoration; 0 none
 }
