@@ -186,6 +186,9 @@ func (f *Follow) Released(domain string) {
 	f.live.Released(domain)
 	delete(f.clocks, domain)
 	f.dropPendingLocked(domain)
+	if p := f.pending[domain]; p != nil && !p.queued {
+		delete(f.pending, domain)
+	}
 }
 
 // Clock returns the followed clock of domain. It reports false when the
@@ -325,7 +328,9 @@ func (f *Follow) NextEvent(ctx context.Context) (ClockEvent, error) {
 			case p.empty():
 				p.queued = false
 				f.queue = f.queue[1:]
-				delete(f.pending, d)
+				if f.clocks[d] == nil {
+					delete(f.pending, d)
+				} // else kept for the domain's next event: a tick allocates nothing
 			}
 			if ok {
 				f.mu.Unlock()
