@@ -20,7 +20,9 @@
 // admits only frames of held attachments, and Follow (follow.go), the one
 // coalescing follow of attached clocks, the followed clock and the unread
 // events per domain, that the embedded API and the remote client build from
-// the frames they receive.
+// the frames they receive; the shell, the script runner and nspl clock read
+// its events on either, and a program that prints frames rebuilds each from
+// its event (ClockEvent.Frame).
 //
 // Requests run one at a time (Exec, ExecText). Every failure is a
 // *grammar.Error at the statement's position whose Kind is the typed cause:

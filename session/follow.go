@@ -132,8 +132,9 @@ func (ev ClockEvent) Frame() wire.Frame {
 // state, and the newest tick of its generation) and the unread events,
 // coalesced per domain to at most one state, one tick and one end, however
 // slowly the caller reads. Its owner records each attach reply (Attached)
-// and each release (Released) before the frames that follow them and feeds
-// every frame it receives (Apply). Its methods are safe for concurrent use.
+// and each release (Released) before the frames that follow them, feeds
+// every frame it receives (Apply) and reports an end that interrupts the
+// attachment without ending the following (Interrupted). Its methods are safe for concurrent use.
 type Follow struct {
 	closedErr error
 
