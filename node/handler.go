@@ -95,35 +95,13 @@ func (n *Node) Stop(ctx context.Context, domain string) (Outcome, error) {
 // a *lifecycle.Error whose Step names it. An empty transaction commits
 // nothing.
 func (n *Node) CommitTransaction(ctx context.Context, domain string, plans []planner.Plan) (Outcome, error) {
-	steps := make([]lifecycle.StepRequest, 0, len(plans))
-	for i, p := range plans {
-		switch p := p.(type) {
-		case planner.Start:
-			steps = append(steps, lifecycle.StepRequest{Op: lifecycle.StepStart, Start: p.Request()})
-		case planner.Stop:
-			steps = append(steps, lifecycle.StepRequest{Op: lifecycle.StepStop})
-		case planner.AlterPlacement:
-			steps = append(steps, lifecycle.StepRequest{Op: lifecycle.StepAlterPlacement, Placement: p.Placement})
-		default:
-			return Outcome{}, fmt.Errorf("%w: step %d is %q", ErrNotTransactional, i+1, p.String())
-		}
+	s, tx, err := n.resolveTransaction(domain, plans)
+	if err != nil {
+		return Outcome{}, err
 	}
-	s := n.catalog.State()
-	d, ok := s.Domain(domain)
-	if !ok {
-		return Outcome{}, errNotFound(domain)
-	}
-	if len(steps) == 0 {
+	if len(tx.Steps) == 0 {
+		d, _ := s.Domain(domain)
 		return Outcome{Revision: s.Revision(), Domain: d}, nil
-	}
-	utc := n.src.Now()
-	available, voters, err := n.candidates(s)
-	if err != nil {
-		return Outcome{}, err
-	}
-	tx, err := lifecycle.ResolveTransaction(d, steps, utc, n.readable(d, utc), available, voters)
-	if err != nil {
-		return Outcome{}, err
 	}
 	return n.propose(ctx, domain, lifecycle.Command{Op: lifecycle.OpTransaction, Transaction: &tx})
 }

@@ -32,7 +32,16 @@
 // Transactions: BEGIN binds to the existing active domain; START, STOP and
 // ALTER DOMAIN SET PLACEMENT are queued; COMMIT applies them as one catalog
 // command and ends the transaction whatever the outcome; REVERT (ROLLBACK)
-// discards them. CREATE DOMAIN, DROP DOMAIN, USE, DESCRIBE DOMAIN, ATTACH and
+// discards them. Each step is preflighted as it is queued (the Engine's
+// PreflightTransaction): the queued steps and the new one are resolved and
+// applied, with the transitions COMMIT applies, to a copy of the domain's
+// committed state, and a step that cannot follow is refused with the error
+// COMMIT would give for it now, the *lifecycle.Error naming its step
+// ("transaction step 2 (start): domain 'prod' is already running; …"),
+// while the transaction stays open with the steps before it. A committed
+// change made meanwhile by another session counts: when it leaves an earlier
+// step unable to apply, that step's error refuses the new one. COMMIT
+// validates again against the state committed by then. CREATE DOMAIN, DROP DOMAIN, USE, DESCRIBE DOMAIN, ATTACH and
 // DETACH are refused inside, as is a nested BEGIN, and so are BACKUP,
 // RESTORE and DESCRIBE BACKUP (backup.go). Their archives are written and
 // read through Options.Archives (archives.go): files on this machine for an

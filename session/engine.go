@@ -43,6 +43,10 @@ type Engine interface {
 	Stop(ctx context.Context, domain string) (lifecycle.Outcome, error)
 	// CommitTransaction commits plans on domain as one command.
 	CommitTransaction(ctx context.Context, domain string, plans []planner.Plan) (lifecycle.Outcome, error)
+	// PreflightTransaction reports whether plans, committed now on domain
+	// as one command, would apply to the node's state, and returns the
+	// error CommitTransaction would. It proposes nothing and never blocks.
+	PreflightTransaction(domain string, plans []planner.Plan) error
 
 	// Capture reads one consistent state as an archive.
 	Capture(scope backup.CaptureScope) (backup.Archive, error)

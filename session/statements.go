@@ -83,18 +83,26 @@ func (s *Session) activeDomain() (string, error) {
 }
 
 // queue adds a lifecycle step to the open transaction and reports true, or
-// reports false when no transaction is open.
-func (s *Session) queue(p planner.Plan) (wire.Result, bool) {
+// reports false when no transaction is open. The step is queued only if
+// the transaction's steps with it would apply to the domain's state now (the
+// node's preflight, the same transitions COMMIT applies); a step that would
+// not is refused with the error COMMIT would give, which names it by its
+// step number, and the transaction stays open with the steps before it.
+func (s *Session) queue(p planner.Plan) (wire.Result, bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.tx == nil {
-		return wire.Result{}, false
+		return wire.Result{}, false, nil
 	}
-	s.tx.steps = append(s.tx.steps, p)
+	steps := append(slices.Clip(s.tx.steps), p)
+	if err := s.node.PreflightTransaction(s.tx.domain, steps); err != nil {
+		return wire.Result{}, true, err
+	}
+	s.tx.steps = steps
 	return wire.Result{
 		Domain:  s.tx.domain,
 		Message: fmt.Sprintf("queued %s (%d pending)", strings.TrimSuffix(p.String(), ";"), len(s.tx.steps)),
-	}, true
+	}, true, nil
 }
 
 func errDomainNotFound(name string) error {
@@ -133,8 +141,8 @@ func (s *Session) dropDomain(ctx context.Context, p planner.DropDomain) (wire.Re
 }
 
 func (s *Session) alterPlacement(ctx context.Context, p planner.AlterPlacement) (wire.Result, error) {
-	if r, ok := s.queue(p); ok {
-		return r, nil
+	if r, ok, err := s.queue(p); ok {
+		return r, err
 	}
 	domain, err := s.activeDomain()
 	if err != nil {
@@ -152,8 +160,8 @@ func (s *Session) alterPlacement(ctx context.Context, p planner.AlterPlacement) 
 }
 
 func (s *Session) start(ctx context.Context, p planner.Start) (wire.Result, error) {
-	if r, ok := s.queue(p); ok {
-		return r, nil
+	if r, ok, err := s.queue(p); ok {
+		return r, err
 	}
 	domain, err := s.activeDomain()
 	if err != nil {
@@ -167,8 +175,8 @@ func (s *Session) start(ctx context.Context, p planner.Start) (wire.Result, erro
 }
 
 func (s *Session) stop(ctx context.Context, p planner.Stop) (wire.Result, error) {
-	if r, ok := s.queue(p); ok {
-		return r, nil
+	if r, ok, err := s.queue(p); ok {
+		return r, err
 	}
 	domain, err := s.activeDomain()
 	if err != nil {

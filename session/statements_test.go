@@ -118,15 +118,164 @@ func TestTransactions(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, lifecycle.Running, d.Status)
 
-	// A refused COMMIT applies nothing and ends the transaction.
-	e.exec("BEGIN; START;")
+	// A refused COMMIT applies nothing and ends the transaction: COMMIT
+	// validates against the committed state, which another session changed
+	// after the steps were queued.
+	other := New(e.node, Options{Logger: quietLogger()})
+	defer func() { require.NoError(t, other.Close()) }()
+	e.exec("BEGIN; STOP; ALTER DOMAIN SET PLACEMENT NEUTRAL;")
+	_, err = other.ExecText(e.ctx, "USE prod; STOP;")
+	require.NoError(t, err)
+	d, err = e.node.Domain("prod")
+	require.NoError(t, err)
 	err = e.fail("COMMIT;")
-	require.ErrorIs(t, err, lifecycle.ErrAlreadyRunning)
+	require.ErrorIs(t, err, lifecycle.ErrAlreadyStopped)
+	require.EqualError(t, err, "1:1: transaction step 1 (stop): domain 'prod' is already stopped; START it to establish a new generation")
 	_, _, ok = e.sess.InTransaction()
 	require.False(t, ok)
+	after, err := e.node.Domain("prod")
+	require.NoError(t, err)
+	require.Equal(t, d, after, "a refused COMMIT applies nothing")
 
 	// LIST DOMAINS is allowed inside a transaction.
 	e.exec("BEGIN; LIST DOMAINS; REVERT;")
+}
+
+// TestTransactionPreflight queues steps that cannot follow the steps before
+// them: each is refused at once with the error COMMIT would give for it
+// (the same sentinel, code, step number and message), the transaction stays
+// open with the earlier steps, and COMMIT then applies those.
+func TestTransactionPreflight(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		setup    string // run before BEGIN on the active domain prod
+		prefix   string // queued after BEGIN, all accepted
+		refused  string // the step refused at once
+		want     string // its error
+		is       error
+		step     int // the step the error names; 0 for a refusal that is no step's
+		after    lifecycle.Status
+		gen      uint64
+		placed   lifecycle.Placement
+		commitOK string
+	}{
+		{
+			name: "second START of a stopped domain", prefix: "START;", refused: "START;",
+			want: "1:1: transaction step 2 (start): domain 'prod' is already running; STOP it before starting a new generation",
+			is:   lifecycle.ErrAlreadyRunning, step: 2, after: lifecycle.Running, gen: 1,
+			commitOK: "committed transaction on domain 'prod' (1 step)",
+		},
+		{
+			name: "START after START AT and a placement", prefix: "START AT '2030-01-01T00:00:00Z' TIME RATE 4; ALTER DOMAIN SET PLACEMENT PREFER COLOCATION;",
+			refused: "START AT NOW;",
+			want:    "1:1: transaction step 3 (start): domain 'prod' is already running; STOP it before starting a new generation",
+			is:      lifecycle.ErrAlreadyRunning, step: 3, after: lifecycle.Running, gen: 1, placed: lifecycle.PreferColocation,
+			commitOK: "committed transaction on domain 'prod' (2 steps)",
+		},
+		{
+			name: "second STOP of a running domain", setup: "START;", prefix: "STOP;", refused: "STOP;",
+			want: "1:1: transaction step 2 (stop): domain 'prod' is already stopped; START it to establish a new generation",
+			is:   lifecycle.ErrAlreadyStopped, step: 2, after: lifecycle.Stopped, gen: 1,
+			commitOK: "committed transaction on domain 'prod' (1 step)",
+		},
+		{
+			name: "STOP after STOP; START; STOP", setup: "START;", prefix: "STOP; START; STOP;", refused: "STOP;",
+			want: "1:1: transaction step 4 (stop): domain 'prod' is already stopped; START it to establish a new generation",
+			is:   lifecycle.ErrAlreadyStopped, step: 4, after: lifecycle.Stopped, gen: 2,
+			commitOK: "committed transaction on domain 'prod' (3 steps)",
+		},
+		{
+			name: "first STOP of a stopped domain", refused: "STOP;",
+			want: "1:1: transaction step 1 (stop): domain 'prod' is already stopped; START it to establish a new generation",
+			is:   lifecycle.ErrAlreadyStopped, step: 1, after: lifecycle.Stopped,
+			commitOK: "committed empty transaction on domain 'prod'",
+		},
+		{
+			// DROP DOMAIN is no transaction content: it is refused at once
+			// whatever the prefix leaves, and the prefix stays queued.
+			name: "DROP of a domain the prefix leaves running", prefix: "START;", refused: "DROP DOMAIN prod;",
+			want: "1:1: DROP DOMAIN is not allowed inside a transaction (open on domain 'prod'); COMMIT or REVERT first",
+			is:   ErrInTransaction, after: lifecycle.Running, gen: 1,
+			commitOK: "committed transaction on domain 'prod' (1 step)",
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, Options{})
+			e.exec("CREATE PACED DOMAIN prod WITH PERIOD 1s SKEW 0s; USE prod;")
+			if tc.setup != "" {
+				e.exec(tc.setup)
+			}
+			before, err := e.node.Domain("prod")
+			require.NoError(t, err)
+			e.exec("BEGIN;")
+			queued := 0
+			if tc.prefix != "" {
+				queued = len(e.exec(tc.prefix))
+			}
+
+			err = e.fail(tc.refused)
+			require.EqualError(t, err, tc.want)
+			require.ErrorIs(t, err, tc.is)
+			if tc.step > 0 {
+				le := lifecycle.AsError(err)
+				require.NotNil(t, le)
+				require.Equal(t, tc.step, le.Step)
+			}
+			dom, pending, ok := e.sess.InTransaction()
+			require.True(t, ok, "the transaction stays open")
+			require.Equal(t, "prod", dom)
+			require.Equal(t, queued, pending, "the earlier steps stay queued, the refused one is not")
+			d, err := e.node.Domain("prod")
+			require.NoError(t, err)
+			require.Equal(t, before, d, "nothing is applied before COMMIT")
+
+			require.Equal(t, tc.commitOK, e.msg("COMMIT;"))
+			_, _, ok = e.sess.InTransaction()
+			require.False(t, ok)
+			d, err = e.node.Domain("prod")
+			require.NoError(t, err)
+			require.Equal(t, tc.after, d.Status)
+			require.Equal(t, tc.gen, d.Generation)
+			require.Equal(t, tc.placed, d.Placement)
+		})
+	}
+}
+
+// TestTransactionPreflightFollowsCommittedState: the preflight applies the
+// queued steps to the state committed when a step is queued, so a change
+// another session commits meanwhile counts. When that change leaves an
+// earlier step unable to apply, the new step is refused with that step's
+// error, the one COMMIT would give, and the transaction stays open for a
+// REVERT.
+func TestTransactionPreflightFollowsCommittedState(t *testing.T) {
+	e := newEnv(t, Options{})
+	other := New(e.node, Options{Logger: quietLogger()})
+	defer func() { require.NoError(t, other.Close()) }()
+	e.exec("CREATE PACED DOMAIN prod WITH PERIOD 1s SKEW 0s; USE prod; BEGIN; START;")
+
+	_, err := other.ExecText(e.ctx, "USE prod; START;")
+	require.NoError(t, err)
+	err = e.fail("ALTER DOMAIN SET PLACEMENT PREFER COLOCATION;")
+	require.ErrorIs(t, err, lifecycle.ErrAlreadyRunning)
+	require.EqualError(t, err, "1:1: transaction step 1 (start): domain 'prod' is already running; STOP it before starting a new generation")
+	_, pending, ok := e.sess.InTransaction()
+	require.True(t, ok)
+	require.Equal(t, 1, pending)
+	require.Equal(t, "reverted transaction on domain 'prod' (1 step discarded)", e.msg("REVERT;"))
+
+	// A STOP queued on the running domain, then the domain dropped by the
+	// other session: every further step is refused as COMMIT would refuse.
+	e.exec("BEGIN; STOP;")
+	_, err = other.ExecText(e.ctx, "STOP; DROP DOMAIN prod;")
+	require.NoError(t, err)
+	err = e.fail("START;")
+	require.ErrorIs(t, err, lifecycle.ErrDomainNotFound)
+	_, pending, ok = e.sess.InTransaction()
+	require.True(t, ok)
+	require.Equal(t, 1, pending)
+	commitErr := e.fail("COMMIT;")
+	require.ErrorIs(t, commitErr, lifecycle.ErrDomainNotFound)
+	require.Equal(t, commitErr.Error(), err.Error(), "the refusal is the error COMMIT gives")
 }
 
 func TestRefusals(t *testing.T) {
