@@ -12,7 +12,9 @@ import (
 // CommitTransaction does, against the same catalog state, and applies the
 // resulting command to a copy of that state with lifecycle's transitions,
 // the ones the catalog applies at COMMIT. Nothing is proposed, nothing is
-// installed and the catalog is not changed. It never blocks.
+// installed and the catalog is not changed; like CommitTransaction it reads
+// the raft configuration for a START's authority candidates, and waits for
+// nothing else.
 //
 // The error is the one CommitTransaction would return for the same plans
 // now: a refused step is a *lifecycle.Error whose Step names it, with the

@@ -45,7 +45,8 @@ type Engine interface {
 	CommitTransaction(ctx context.Context, domain string, plans []planner.Plan) (lifecycle.Outcome, error)
 	// PreflightTransaction reports whether plans, committed now on domain
 	// as one command, would apply to the node's state, and returns the
-	// error CommitTransaction would. It proposes nothing and never blocks.
+	// error CommitTransaction would. It proposes nothing and waits for no
+	// commit or installation.
 	PreflightTransaction(domain string, plans []planner.Plan) error
 
 	// Capture reads one consistent state as an archive.

@@ -88,20 +88,29 @@ func (s *Session) activeDomain() (string, error) {
 // node's preflight, the same transitions COMMIT applies); a step that would
 // not is refused with the error COMMIT would give, which names it by its
 // step number, and the transaction stays open with the steps before it.
+//
+// The preflight runs without s.mu, so InTransaction never waits on the
+// node: requests run one at a time, and only the running one changes s.tx.
 func (s *Session) queue(p planner.Plan) (wire.Result, bool, error) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.tx == nil {
+	tx := s.tx
+	var steps []planner.Plan
+	if tx != nil {
+		steps = append(slices.Clip(tx.steps), p)
+	}
+	s.mu.Unlock()
+	if tx == nil {
 		return wire.Result{}, false, nil
 	}
-	steps := append(slices.Clip(s.tx.steps), p)
-	if err := s.node.PreflightTransaction(s.tx.domain, steps); err != nil {
+	if err := s.node.PreflightTransaction(tx.domain, steps); err != nil {
 		return wire.Result{}, true, err
 	}
-	s.tx.steps = steps
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	tx.steps = steps
 	return wire.Result{
-		Domain:  s.tx.domain,
-		Message: fmt.Sprintf("queued %s (%d pending)", strings.TrimSuffix(p.String(), ";"), len(s.tx.steps)),
+		Domain:  tx.domain,
+		Message: fmt.Sprintf("queued %s (%d pending)", strings.TrimSuffix(p.String(), ";"), len(tx.steps)),
 	}, true, nil
 }
 
