@@ -34,6 +34,11 @@
 //     domain's authority. Capture reads a consistent catalog state for a
 //     backup. Neither opens a file: where archives live is the session's
 //     business.
+//   - Preflight. PreflightTransaction resolves a transaction's queued plans
+//     as CommitTransaction does and applies the command to a copy of the
+//     catalog state with lifecycle's transitions, proposing nothing, so a
+//     session refuses a step that cannot follow the ones before it with the
+//     error COMMIT would give (preflight.go).
 //
 // A Node never reads the wall clock except through its timesource.Source,
 // and never applies anything that was not committed through the catalog.
