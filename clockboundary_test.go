@@ -80,8 +80,11 @@ func TestOnlyTheClockSourceReadsWallTime(t *testing.T) {
 					if sel.Sel.Name == "Until" && contextDeadlines[filepath.ToSlash(path)+":"+fn] {
 						return true
 					}
-					t.Errorf("%s: %s: time.%s reads wall time or arms a timer; take a timesource.Source instead",
-						fset.Position(sel.Pos()), fn, sel.Sel.Name)
+					where := fset.Position(sel.Pos()).String()
+					if fn != "" {
+						where += " (" + fn + ")"
+					}
+					t.Errorf("%s: time.%s reads wall time or arms a timer; take a timesource.Source instead", where, sel.Sel.Name)
 					return true
 				})
 			}
