@@ -1,7 +1,10 @@
 package interconnect
 
 import (
+	"encoding/json"
+	"maps"
 	"net/http"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -96,4 +99,27 @@ func TestSpecSubquotaBoundsConcurrentAttempts(t *testing.T) {
 	_, most, requests := g.stats()
 	require.Equal(t, quota, most)
 	require.Equal(t, domains, requests, "every domain's lane got its turn")
+}
+
+// TestSpecProgressWireCarriesTypedTimestamps holds the progress request's
+// wire value: the fence, the tick id and two timestamps, the logical
+// boundary and the authority's UTC observation, as signed Unix nanoseconds,
+// and the period; nothing else, so no process-local monotonic instant
+// travels. The value decodes to the report it was made from.
+func TestSpecProgressWireCarriesTypedTimestamps(t *testing.T) {
+	rep := report(7)
+	data, err := json.Marshal(ProgressOf(rep))
+	require.NoError(t, err)
+	var fields map[string]json.RawMessage
+	require.NoError(t, json.Unmarshal(data, &fields))
+	require.Equal(t, []string{"authority", "authority_utc", "boundary", "domain", "generation", "period", "tick", "type"},
+		slices.Sorted(maps.Keys(fields)))
+	for name, want := range map[string]int64{"boundary": rep.Boundary, "authority_utc": rep.AuthorityUTC} {
+		var got int64
+		require.NoError(t, json.Unmarshal(fields[name], &got), "%s is an integer of nanoseconds", name)
+		require.Equal(t, want, got, name)
+	}
+	var back Progress
+	require.NoError(t, json.Unmarshal(data, &back))
+	require.Equal(t, rep, back.Report())
 }
