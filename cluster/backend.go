@@ -22,16 +22,16 @@ type backend struct{ m *Member }
 var _ interconnect.Backend = backend{}
 
 func (b backend) AcceptProgress(from string, rep runtime.ProgressReport) (bool, error) {
-	n := b.m.node.Load()
-	if n == nil {
-		return false, ErrNotReady
+	n, err := b.m.opened()
+	if err != nil {
+		return false, err
 	}
 	return n.AcceptProgress(from, rep)
 }
 
 func (b backend) Status() interconnect.Status {
-	n := b.m.node.Load()
-	if n == nil {
+	n, err := b.m.opened()
+	if err != nil {
 		return interconnect.Status{Node: b.m.cfg.Node}
 	}
 	return interconnect.Status{
@@ -166,13 +166,14 @@ func (b backend) Remove(ctx context.Context, forwarded bool, name string) error 
 	return b.m.remove(ctx, forwarded, name)
 }
 
-// opened returns the member's node, ErrNotReady while it is opening.
+// opened returns the member's node, ErrNotReady while it is starting.
 func (m *Member) opened() (*node.Node, error) {
-	n := m.node.Load()
-	if n == nil {
+	select {
+	case <-m.ready:
+		return m.node, nil
+	default:
 		return nil, ErrNotReady
 	}
-	return n, nil
 }
 
 // leaderAPI returns the leader to forward to, refusing when this request

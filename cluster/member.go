@@ -40,12 +40,13 @@ type Member struct {
 	availChanged chan struct{} // signals the catalog that a verdict changed
 	live         liveSignal    // wakes completion waits on a verdict change
 
-	// node is set once node.Open returns. Only the peer handler (which
-	// serves while the node opens, so peers can reach a restarting member)
-	// and delivery's peer and fence views (fed by producers that start
-	// inside Open) can run before that; the node's and catalog's own hooks
-	// (availability, observations, forwarding) need no node.
-	node atomic.Pointer[node.Node]
+	// node exists before anything can call it: its hooks and the views
+	// above are wired when it is built, and it opens after them. ready is
+	// closed once it has opened; until then the peer handler, which serves
+	// while the node opens so a restarting member answers, refuses with
+	// ErrNotReady.
+	node  *node.Node
+	ready chan struct{}
 
 	lastVerdicts string // owned by probeLoop
 
@@ -80,26 +81,13 @@ func Start(ctx context.Context, cfg Config) (*Member, error) {
 		statuses:     make(map[string]probeResult),
 		probing:      make(map[string]bool),
 		availChanged: make(chan struct{}, 1),
+		ready:        make(chan struct{}),
 		ctx:          mctx,
 		cancel:       cancel,
 	}
 	m.client = interconnect.NewClient(m.transport)
 	m.avail = NewAvailability(m.src, cfg.Node, cfg.UnavailabilityInterval, m.availabilityChanged)
-	m.delivery = interconnect.NewDelivery(interconnect.DeliveryConfig{
-		Client:         m.client,
-		Source:         m.src,
-		Peers:          m.peers,
-		Required:       m.required,
-		RequestTimeout: cfg.ProgressTimeout,
-		Backoff:        cfg.ProgressBackoff,
-		Metrics:        &m.metrics,
-		Logger:         m.logger,
-	})
-	m.handler = interconnect.NewHandler(backend{m}, &m.metrics, m.logger)
-	if cfg.Listener != nil {
-		m.serve()
-	}
-	n, err := node.Open(ctx, node.Config{
+	n, err := node.New(node.Config{
 		Name:                cfg.Node,
 		DataDir:             cfg.DataDir,
 		Logger:              cfg.Logger,
@@ -130,13 +118,32 @@ func Start(ctx context.Context, cfg Config) (*Member, error) {
 		},
 	})
 	if err != nil {
+		cancel()
+		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	m.node = n
+	m.delivery = interconnect.NewDelivery(interconnect.DeliveryConfig{
+		Client:         m.client,
+		Source:         m.src,
+		Peers:          m.peers,
+		Required:       m.required,
+		RequestTimeout: cfg.ProgressTimeout,
+		Backoff:        cfg.ProgressBackoff,
+		Metrics:        &m.metrics,
+		Logger:         m.logger,
+	})
+	m.handler = interconnect.NewHandler(backend{m}, &m.metrics, m.logger)
+	if cfg.Listener != nil {
+		m.serve()
+	}
+	if err := n.Open(ctx); err != nil {
 		m.shutdown()
 		if errors.Is(err, node.ErrConfig) {
 			return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 		}
 		return nil, err
 	}
-	m.node.Store(n)
+	close(m.ready)
 	m.wg.Add(2)
 	go m.probeLoop()
 	go m.installLoop(n)
@@ -166,7 +173,7 @@ func (m *Member) serve() {
 
 // Node returns the member's node: sessions and the control-plane handler
 // run against it.
-func (m *Member) Node() *node.Node { return m.node.Load() }
+func (m *Member) Node() *node.Node { return m.node }
 
 // PeerHandler returns the /v1/peer/ handler to mount on the node's API
 // listener under interconnect.PathPrefix. That listener's TLS config must
@@ -197,9 +204,7 @@ func (m *Member) shutdown() error {
 	if m.server != nil {
 		errs = append(errs, m.server.Close())
 	}
-	if n := m.node.Load(); n != nil {
-		errs = append(errs, n.Close())
-	}
+	errs = append(errs, m.node.Close())
 	m.wg.Wait()
 	m.transport.CloseIdleConnections()
 	return errors.Join(errs...)
@@ -215,11 +220,7 @@ func (m *Member) onProgress(rep runtime.ProgressReport) {
 // installation the producer started from, while rep's fence is still the
 // installed one.
 func (m *Member) required(rep runtime.ProgressReport) (uint64, bool) {
-	n := m.node.Load()
-	if n == nil {
-		return 0, false
-	}
-	in := n.Installation(rep.Domain)
+	in := m.node.Installation(rep.Domain)
 	f, ok := runtime.FenceOf(in)
 	if !ok || f.Generation != rep.Generation || f.Authority != rep.Authority {
 		return 0, false
@@ -230,11 +231,7 @@ func (m *Member) required(rep runtime.ProgressReport) (uint64, bool) {
 // peers is the delivery's view of its targets: every other registered
 // member with its effective availability and advertised revision.
 func (m *Member) peers() []interconnect.Peer {
-	n := m.node.Load()
-	if n == nil {
-		return nil
-	}
-	nodes := n.CatalogState().Nodes()
+	nodes := m.node.CatalogState().Nodes()
 	m.statusMu.Lock()
 	defer m.statusMu.Unlock()
 	out := make([]interconnect.Peer, 0, len(nodes))

@@ -29,7 +29,7 @@ func (m *Member) probeLoop() {
 			return
 		case <-t.C():
 		}
-		n := m.node.Load()
+		n := m.node
 		m.checkVerdicts(n)
 		for _, nd := range n.CatalogState().Nodes() {
 			if nd.Name == m.cfg.Node {

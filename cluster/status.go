@@ -63,10 +63,7 @@ type DomainStatus struct {
 
 // Status returns the cluster as this member sees it.
 func (m *Member) Status() ClusterStatus {
-	n := m.node.Load()
-	if n == nil {
-		return ClusterStatus{Self: m.cfg.Node}
-	}
+	n := m.node
 	s := n.CatalogState()
 	st := ClusterStatus{Self: m.cfg.Node, CatalogRevision: s.Revision(), AdvertisedRevision: n.AdvertisedRevision()}
 	leader, _ := n.Leader()

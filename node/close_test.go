@@ -36,3 +36,31 @@ func TestCloseTwice(t *testing.T) {
 	require.ErrorIs(t, err, ErrClosed)
 	require.Zero(t, forwarded.Load(), "a closed node forwards nothing")
 }
+
+// TestNewWithoutOpen checks the two steps of Open apart: New refuses an
+// invalid Config before anything starts, and a node built but never opened
+// has nothing to close (goleak checks that it started nothing).
+func TestNewWithoutOpen(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		cfg     Config
+		wantErr error
+	}{
+		{"negative max clock offset", Config{MaxClockOffset: -time.Second}, ErrConfig},
+		{"valid", Config{Name: "a"}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.cfg.Logger = quietLogger()
+			n, err := New(tc.cfg)
+			if tc.wantErr != nil {
+				require.ErrorIs(t, err, tc.wantErr)
+				return
+			}
+			require.NoError(t, err)
+			require.Equal(t, tc.cfg.Name, n.Name())
+			require.Zero(t, n.Installation("any").Lifecycle(), "nothing is installed before Open")
+			require.NoError(t, n.Close())
+			require.NoError(t, n.Close())
+		})
+	}
+}

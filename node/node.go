@@ -115,13 +115,11 @@ type Node struct {
 	closeErr  error
 }
 
-// Open opens a node: the catalog (embedded single-node, in memory unless
-// Config.DataDir is set) with its runtime registry, installs the committed
-// domains and starts the producers of the domains this node is the
-// authority of. ctx bounds the open. On a reopened data directory the
-// catalog's leader reconciles the previous incarnation's authorities to this
-// incarnation, whose producers then resume from the unchanged mappings.
-func Open(ctx context.Context, cfg Config) (*Node, error) {
+// New builds a node that is not open yet: its configuration is checked and
+// its runtime registry exists, so a member can wire the node's hooks and
+// views before anything calls them. Open it with Node.Open, or build and
+// open it in one step with the package's Open.
+func New(cfg Config) (*Node, error) {
 	if cfg.Name == "" {
 		cfg.Name = DefaultName
 	}
@@ -150,6 +148,35 @@ func Open(ctx context.Context, cfg Config) (*Node, error) {
 	}
 	n.registry.SetMaxClockOffset(cfg.MaxClockOffset)
 	n.refused = newRefusedProgress(cfg.TimeSource, n.logger)
+	return n, nil
+}
+
+// Open builds a node (New) and opens it (Node.Open).
+func Open(ctx context.Context, cfg Config) (*Node, error) {
+	n, err := New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := n.Open(ctx); err != nil {
+		return nil, err
+	}
+	return n, nil
+}
+
+// Open opens the node's catalog (embedded single-node, in memory unless
+// Config.DataDir is set), installs the committed domains and starts the
+// producers of the domains this node is the authority of. ctx bounds the
+// open. On a reopened data directory the catalog's leader reconciles the
+// previous incarnation's authorities to this incarnation, whose producers
+// then resume from the unchanged mappings.
+//
+// Open is called once, before any other method but Name, TimeSource,
+// Logger, Installation and Close. Config's hooks may run from the moment it
+// begins; the first report reaches Config.OnProgress only once the catalog
+// is open. A node whose Open failed holds nothing open and is not opened
+// again; Close is then a no-op.
+func (n *Node) Open(ctx context.Context) error {
+	cfg := n.cfg
 	cat, err := catalog.Open(ctx, catalog.Config{
 		NodeName:            cfg.Name,
 		DataDir:             cfg.DataDir,
@@ -164,9 +191,9 @@ func Open(ctx context.Context, cfg Config) (*Node, error) {
 	})
 	if err != nil {
 		if errors.Is(err, catalog.ErrConfig) {
-			return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+			return fmt.Errorf("%w: %w", ErrConfig, err)
 		}
-		return nil, err
+		return err
 	}
 	n.catalog = cat
 	n.producers = newProducerSet(n)
@@ -177,15 +204,20 @@ func Open(ctx context.Context, cfg Config) (*Node, error) {
 	n.ready = true
 	n.installLocked(cat.State())
 	n.installMu.Unlock()
-	return n, nil
+	return nil
 }
 
 // Close stops the producers, closes the catalog and waits for every
-// goroutine the node started. It is idempotent.
+// goroutine the node started. It is idempotent; it must not run
+// concurrently with Open, and a node that never started has nothing to
+// close.
 func (n *Node) Close() error {
 	n.closeOnce.Do(func() {
 		n.closed.Store(true)
 		close(n.done)
+		if n.catalog == nil {
+			return // never started
+		}
 		n.producers.close()
 		n.closeErr = n.catalog.Close()
 	})
