@@ -1,4 +1,4 @@
-package cluster
+package cluster_test
 
 import (
 	"context"
@@ -10,28 +10,22 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/nspl-dev/nspl/cluster"
 	"github.com/nspl-dev/nspl/interconnect"
+	"github.com/nspl-dev/nspl/internal/testcluster"
 	"github.com/nspl-dev/nspl/lifecycle"
 )
 
-// peerClient is an interconnect client presenting the named node's
-// certificate of the harness CA.
-func (h *harness) peerClient(name string) *interconnect.Client {
-	tr := h.material(name).Transport()
-	h.t.Cleanup(tr.CloseIdleConnections)
-	return interconnect.NewClient(tr)
-}
-
 func TestPeerRoutesRefuseWhoMayNotCallThem(t *testing.T) {
 	t.Cleanup(func() { goleak.VerifyNone(t) })
-	h := newHarness(t, false)
-	h.startThree()
-	leader := h.leader()
-	follower := h.follower(leader)
+	h := testcluster.New(t, testcluster.Options{})
+	h.StartThree()
+	leader := h.Leader()
+	follower := h.Follower(leader)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	outsider := h.peerClient("evil") // a node certificate of the cluster's CA, never joined
-	member := h.peerClient(follower.cfg.Node)
+	outsider := peerClient(t, h, "evil") // a node certificate of the cluster's CA, never joined
+	member := peerClient(t, h, follower.Node().Name())
 	fake := interconnect.JoinRequest{Name: "ghost", ServerID: "ghost-server", RaftAddr: "127.0.0.1:1"}
 	stop := lifecycle.Command{Op: lifecycle.OpStop, Stop: &lifecycle.Stop{Domain: "d"}}
 
@@ -43,8 +37,8 @@ func TestPeerRoutesRefuseWhoMayNotCallThem(t *testing.T) {
 		{"a non-member forwards its own join to a follower", func() error {
 			return outsider.Join(ctx, follower.APIAddr(), true, interconnect.JoinRequest{Name: "evil", ServerID: "evil-server", RaftAddr: "127.0.0.1:1"})
 		}},
-		{"a non-member removes a member, forwarded", func() error { return outsider.Remove(ctx, leader.APIAddr(), true, follower.cfg.Node) }},
-		{"a non-member removes a member", func() error { return outsider.Remove(ctx, follower.APIAddr(), false, follower.cfg.Node) }},
+		{"a non-member removes a member, forwarded", func() error { return outsider.Remove(ctx, leader.APIAddr(), true, follower.Node().Name()) }},
+		{"a non-member removes a member", func() error { return outsider.Remove(ctx, follower.APIAddr(), false, follower.Node().Name()) }},
 		{"a non-member proposes, forwarded", func() error { _, err := outsider.Propose(ctx, leader.APIAddr(), true, stop); return err }},
 		{"a non-member registers as a member's server", func() error {
 			_, err := outsider.Propose(ctx, leader.APIAddr(), true, lifecycle.Command{Op: lifecycle.OpRegisterNode, RegisterNode: &lifecycle.RegisterNode{
@@ -61,9 +55,9 @@ func TestPeerRoutesRefuseWhoMayNotCallThem(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			before := leader.metrics.Snapshot().Forbidden + follower.metrics.Snapshot().Forbidden
+			before := leader.Metrics().PeerForbidden + follower.Metrics().PeerForbidden
 			require.ErrorIs(t, c.call(), interconnect.ErrForbidden)
-			require.Equal(t, before+1, leader.metrics.Snapshot().Forbidden+follower.metrics.Snapshot().Forbidden, "the refusal is counted")
+			require.Equal(t, before+1, leader.Metrics().PeerForbidden+follower.Metrics().PeerForbidden, "the refusal is counted")
 		})
 	}
 	servers, err := leader.Node().Servers()
@@ -78,24 +72,24 @@ func TestPeerRoutesRefuseWhoMayNotCallThem(t *testing.T) {
 
 	// A genuine join through a follower still works: the follower checks
 	// the joiner and forwards it as a voter.
-	n4 := h.start("n4", false, follower.APIAddr())
+	n4 := h.Start("n4", false, follower.APIAddr())
 	servers, err = leader.Node().Servers()
 	require.NoError(t, err)
 	require.Len(t, servers, 4)
-	st, err := (backend{leader}).Standing("n4")
+	st, err := cluster.StandingOf(leader, "n4")
 	require.NoError(t, err)
 	require.Equal(t, interconnect.Standing{Member: true, Voter: true}, st)
 	// The new member may propose and is a member everywhere.
-	_, err = h.peerClient("n4").Propose(ctx, n4.APIAddr(), false, stop)
+	_, err = peerClient(t, h, "n4").Propose(ctx, n4.APIAddr(), false, stop)
 	require.NotErrorIs(t, err, interconnect.ErrForbidden)
 }
 
 // fakeRaftListener accepts TLS connections as the named node and does
 // nothing else: a raft server that presents the node's certificate but
 // never answers raft.
-func (h *harness) fakeRaftListener(name string) string {
-	ln, err := tls.Listen("tcp", "127.0.0.1:0", h.material(name).PeerServerConfig())
-	require.NoError(h.t, err)
+func fakeRaftListener(t testing.TB, h *testcluster.Cluster, name string) string {
+	ln, err := tls.Listen("tcp", "127.0.0.1:0", h.Material(name).PeerServerConfig())
+	require.NoError(t, err)
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
@@ -109,35 +103,35 @@ func (h *harness) fakeRaftListener(name string) string {
 			_ = c.Close()
 		}
 	}()
-	h.t.Cleanup(func() { _ = ln.Close(); wg.Wait() })
+	t.Cleanup(func() { _ = ln.Close(); wg.Wait() })
 	return ln.Addr().String()
 }
 
 func TestOnlyTheJoinerRegistersItsServer(t *testing.T) {
 	t.Cleanup(func() { goleak.VerifyNone(t) })
-	h := newHarness(t, false)
-	h.startThree()
-	leader := h.leader()
+	h := testcluster.New(t, testcluster.Options{})
+	h.StartThree()
+	leader := h.Leader()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	// "evil" joins as itself with a raft server that presents its
 	// certificate: a genuine join, not yet registered.
-	addr := h.fakeRaftListener("evil")
-	require.NoError(t, h.peerClient("evil").Join(ctx, leader.APIAddr(), false, interconnect.JoinRequest{Name: "evil", ServerID: "evil-server", RaftAddr: addr}))
+	addr := fakeRaftListener(t, h, "evil")
+	require.NoError(t, peerClient(t, h, "evil").Join(ctx, leader.APIAddr(), false, interconnect.JoinRequest{Name: "evil", ServerID: "evil-server", RaftAddr: addr}))
 	register := func(name string) lifecycle.Command {
 		return lifecycle.Command{Op: lifecycle.OpRegisterNode, RegisterNode: &lifecycle.RegisterNode{
 			Name: name, Incarnation: 1, RaftID: "evil-server", RaftAddr: addr, APIAddr: "127.0.0.1:1"}}
 	}
 	// Another node that saw the server id cannot register it as its own.
-	_, err := h.peerClient("mallory").Propose(ctx, leader.APIAddr(), true, register("mallory"))
+	_, err := peerClient(t, h, "mallory").Propose(ctx, leader.APIAddr(), true, register("mallory"))
 	require.ErrorIs(t, err, interconnect.ErrForbidden)
 	_, ok := leader.Node().CatalogState().Node("mallory")
 	require.False(t, ok)
 	// The joiner itself can.
-	res, err := h.peerClient("evil").Propose(ctx, leader.APIAddr(), true, register("evil"))
+	res, err := peerClient(t, h, "evil").Propose(ctx, leader.APIAddr(), true, register("evil"))
 	require.NoError(t, err)
 	require.NoError(t, res.Err())
-	st, err := (backend{leader}).Standing("evil")
+	st, err := cluster.StandingOf(leader, "evil")
 	require.NoError(t, err)
 	require.Equal(t, interconnect.Standing{Member: true, Voter: true}, st)
 }

@@ -1,6 +1,6 @@
 //go:build nspl_bench
 
-package cluster
+package cluster_test
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nspl-dev/nspl/cluster"
+	"github.com/nspl-dev/nspl/internal/testcluster"
 	"github.com/nspl-dev/nspl/lifecycle"
 	"github.com/nspl-dev/nspl/planner"
 )
@@ -35,16 +37,16 @@ func BenchmarkAuthorityTakeover(b *testing.B) {
 		var committed, resumed []time.Duration
 		leaders := 0
 		for trial := 0; trial < trials; trial++ {
-			h := newHarness(b, false)
-			h.startThree()
-			leader := h.leader().cfg.Node
-			res, _ := runTakeover(h, fmt.Sprintf("take%d", trial), func(a, _ string) (string, bool) { return a, true })
+			h := testcluster.New(b, testcluster.Options{})
+			h.StartThree()
+			leader := h.Leader().Node().Name()
+			res, _ := runTakeover(b, h, fmt.Sprintf("take%d", trial), func(a, _ string) (string, bool) { return a, true })
 			if res.victim == leader {
 				leaders++
 			}
 			committed = append(committed, res.committed)
 			resumed = append(resumed, res.resumed)
-			h.closeAll()
+			_ = h.Close()
 		}
 		b.ReportMetric(ms(percentile(committed, 50)), "commit-p50-ms")
 		b.ReportMetric(ms(percentile(committed, 99)), "commit-p99-ms")
@@ -61,13 +63,13 @@ func BenchmarkAuthorityTakeover(b *testing.B) {
 // installed on the calling node: proposed on the leader, and on a follower
 // (forwarded to the leader, then applied locally).
 func BenchmarkCommitLatency3Node(b *testing.B) {
-	h := newHarness(b, false)
-	h.startThree()
-	leader := h.leader()
-	follower := h.follower(leader)
+	h := testcluster.New(b, testcluster.Options{})
+	h.StartThree()
+	leader := h.Leader()
+	follower := h.Follower(leader)
 	for _, c := range []struct {
 		name string
-		m    *Member
+		m    *cluster.Member
 	}{{"leader", leader}, {"forwarded", follower}} {
 		b.Run(c.name, func(b *testing.B) {
 			ctx := context.Background()
@@ -104,12 +106,12 @@ func BenchmarkCommitLatency3Node(b *testing.B) {
 // emitted a tick (its UTC observation) a peer had accepted it, for a 10 ms
 // paced domain in a 3-node cluster on one host (one UTC clock).
 func BenchmarkProgressDelivery(b *testing.B) {
-	h := newHarness(b, false)
-	h.startThree()
-	d := h.startPaced(h.member("n1"), "delivery", 10*time.Millisecond)
-	var peer *Member
-	for _, m := range h.live() {
-		if m.cfg.Node != d.Authority.Node {
+	h := testcluster.New(b, testcluster.Options{})
+	h.StartThree()
+	d := startPaced(t, h.Member("n1"), "delivery", 10*time.Millisecond)
+	var peer *cluster.Member
+	for _, m := range h.Live() {
+		if m.Node().Name() != d.Authority.Node {
 			peer = m
 		}
 	}

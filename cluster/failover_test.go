@@ -1,4 +1,4 @@
-package cluster
+package cluster_test
 
 import (
 	"testing"
@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/nspl-dev/nspl/internal/testcluster"
 	"github.com/nspl-dev/nspl/lifecycle"
 )
 
@@ -29,19 +30,18 @@ type takeoverResult struct {
 
 // runTakeover starts a paced domain, kills the victim pick chooses and
 // measures the takeover; false when pick refuses this domain's placement.
-func runTakeover(h *harness, domain string, pick func(authority, leader string) (string, bool)) (takeoverResult, bool) {
-	t := h.t
+func runTakeover(t testing.TB, h *testcluster.Cluster, domain string, pick func(authority, leader string) (string, bool)) (takeoverResult, bool) {
 	t.Helper()
-	leader := h.leader()
-	follower := h.follower(leader)
-	d := h.startPaced(follower, domain, 20*time.Millisecond)
-	victim, ok := pick(d.Authority.Node, leader.cfg.Node)
+	leader := h.Leader()
+	follower := h.Follower(leader)
+	d := startPaced(t, follower, domain, 20*time.Millisecond)
+	victim, ok := pick(d.Authority.Node, leader.Node().Name())
 	if !ok {
 		return takeoverResult{}, false
 	}
 	// Every member has the authority's ticks before the kill.
-	h.eventually(10*time.Second, "ticks on every member", func() bool {
-		for _, m := range h.live() {
+	h.Eventually(10*time.Second, "ticks on every member", func() bool {
+		for _, m := range h.Live() {
 			if _, ok := tickedBy(m, domain, d.Authority); !ok {
 				return false
 			}
@@ -49,10 +49,10 @@ func runTakeover(h *harness, domain string, pick func(authority, leader string) 
 		return true
 	})
 	killedAt := time.Now()
-	h.kill(victim)
-	survivors := h.live()
+	h.Kill(victim)
+	survivors := h.Live()
 	res := takeoverResult{victim: victim, before: d}
-	h.eventually(takeoverBound, "a committed replacement authority", func() bool {
+	h.Eventually(takeoverBound, "a committed replacement authority", func() bool {
 		for _, m := range survivors {
 			a := domainOn(t, m, domain).Authority
 			if a.Node == victim || !a.Assigned() {
@@ -65,7 +65,7 @@ func runTakeover(h *harness, domain string, pick func(authority, leader string) 
 	if victim != d.Authority.Node {
 		res.committed = 0 // nothing to replace
 	}
-	h.eventually(takeoverBound, "ticks produced after the kill on every survivor", func() bool {
+	h.Eventually(takeoverBound, "ticks produced after the kill on every survivor", func() bool {
 		for _, m := range survivors {
 			tk := m.Node().Progress(domain)
 			if tk.ID == 0 || tk.AuthorityUTC <= killedAt.UnixNano() {
@@ -95,12 +95,12 @@ func TestAuthorityFailover(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			h := newHarness(t, false)
-			h.startThree()
+			h := testcluster.New(t, testcluster.Options{})
+			h.StartThree()
 			var res takeoverResult
 			ok := false
 			for i := 0; i < 12 && !ok; i++ {
-				res, ok = runTakeover(h, "d"+string(rune('a'+i)), c.pick)
+				res, ok = runTakeover(t, h, "d"+string(rune('a'+i)), c.pick)
 			}
 			require.True(t, ok, "no domain name put the authority where the case needs it")
 			t.Logf("killed %s: replacement committed after %s, ticks resumed on every survivor after %s", res.victim, res.committed, res.resumed)

@@ -1,4 +1,4 @@
-package cluster
+package cluster_test
 
 import (
 	"context"
@@ -8,19 +8,21 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/nspl-dev/nspl/cluster"
 	"github.com/nspl-dev/nspl/interconnect"
+	"github.com/nspl-dev/nspl/internal/testcluster"
 	"github.com/nspl-dev/nspl/planner"
 	"github.com/nspl-dev/nspl/runtime"
 )
 
 func TestReceiversRefuseProgressOutsideTheCommittedFence(t *testing.T) {
 	t.Cleanup(func() { goleak.VerifyNone(t) })
-	h := newHarness(t, false)
-	h.startThree()
-	d := h.startPaced(h.member("n1"), "fenced", 20*time.Millisecond)
-	authority := h.member(d.Authority.Node)
-	var bystander, receiver *Member
-	for _, m := range h.live() {
+	h := testcluster.New(t, testcluster.Options{})
+	h.StartThree()
+	d := startPaced(t, h.Member("n1"), "fenced", 20*time.Millisecond)
+	authority := h.Member(d.Authority.Node)
+	var bystander, receiver *cluster.Member
+	for _, m := range h.Live() {
 		switch {
 		case m == authority:
 		case bystander == nil:
@@ -29,7 +31,7 @@ func TestReceiversRefuseProgressOutsideTheCommittedFence(t *testing.T) {
 			receiver = m
 		}
 	}
-	h.eventually(10*time.Second, "ticks on the receiver", func() bool {
+	h.Eventually(10*time.Second, "ticks on the receiver", func() bool {
 		_, ok := tickedBy(receiver, "fenced", d.Authority)
 		return ok
 	})
@@ -44,7 +46,7 @@ func TestReceiversRefuseProgressOutsideTheCommittedFence(t *testing.T) {
 	}
 	cases := []struct {
 		name string
-		from *Member
+		from *cluster.Member
 		rep  runtime.ProgressReport
 	}{
 		{"the authority's fence signed by another node", bystander, far(func(*runtime.ProgressReport) {})},
@@ -55,7 +57,7 @@ func TestReceiversRefuseProgressOutsideTheCommittedFence(t *testing.T) {
 	refusedBefore := receiver.Metrics().ProgressRefused
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			reply, err := c.from.client.Progress(ctx, receiver.APIAddr(), c.rep)
+			reply, err := peerClient(t, h, c.from.Node().Name()).Progress(ctx, receiver.APIAddr(), c.rep)
 			require.NoError(t, err)
 			require.Equal(t, interconnect.OutcomeRefused, reply.Outcome, reply.Reason)
 		})
@@ -70,27 +72,27 @@ func TestReceiversRefuseProgressOutsideTheCommittedFence(t *testing.T) {
 	out, err := receiver.Node().Start(ctx, "fenced", planner.Start{Mode: planner.StartAtNow, Rate: 1})
 	require.NoError(t, err)
 	require.Greater(t, out.Domain.Generation, d.Generation)
-	reply, err := authority.client.Progress(ctx, receiver.APIAddr(), far(func(*runtime.ProgressReport) {}))
+	reply, err := peerClient(t, h, authority.Node().Name()).Progress(ctx, receiver.APIAddr(), far(func(*runtime.ProgressReport) {}))
 	require.NoError(t, err)
 	require.Equal(t, interconnect.OutcomeRefused, reply.Outcome)
 	m := receiver.Metrics()
 	require.Positive(t, m.ProgressAccepted)
-	require.Positive(t, h.member(out.Domain.Authority.Node).Metrics().TicksProduced)
+	require.Positive(t, h.Member(out.Domain.Authority.Node).Metrics().TicksProduced)
 }
 
 func TestForgedAheadProgressDoesNotFreezeFollowers(t *testing.T) {
 	t.Cleanup(func() { goleak.VerifyNone(t) })
-	h := newHarness(t, false)
-	h.startThree()
-	d := h.startPaced(h.member("n1"), "forged", 20*time.Millisecond)
-	authority := h.member(d.Authority.Node)
-	var receiver *Member
-	for _, m := range h.live() {
+	h := testcluster.New(t, testcluster.Options{})
+	h.StartThree()
+	d := startPaced(t, h.Member("n1"), "forged", 20*time.Millisecond)
+	authority := h.Member(d.Authority.Node)
+	var receiver *cluster.Member
+	for _, m := range h.Live() {
 		if m != authority {
 			receiver = m
 		}
 	}
-	h.eventually(10*time.Second, "ticks on the receiver", func() bool {
+	h.Eventually(10*time.Second, "ticks on the receiver", func() bool {
 		_, ok := tickedBy(receiver, "forged", d.Authority)
 		return ok
 	})
@@ -100,7 +102,7 @@ func TestForgedAheadProgressDoesNotFreezeFollowers(t *testing.T) {
 	// periods ahead, boundary 0 and a UTC ten years in the future.
 	forged := runtime.ProgressReport{Domain: "forged", Generation: d.Generation, Authority: d.Authority,
 		ID: 1_000_000_000, Boundary: 0, AuthorityUTC: time.Now().Add(10 * 365 * 24 * time.Hour).UnixNano(), Period: d.Period}
-	reply, err := authority.client.Progress(ctx, receiver.APIAddr(), forged)
+	reply, err := peerClient(t, h, authority.Node().Name()).Progress(ctx, receiver.APIAddr(), forged)
 	require.NoError(t, err)
 	require.Equal(t, interconnect.OutcomeRefused, reply.Outcome)
 	require.Contains(t, reply.Reason, runtime.ErrImplausibleProgress.Error())
@@ -109,7 +111,7 @@ func TestForgedAheadProgressDoesNotFreezeFollowers(t *testing.T) {
 
 	// Genuine ticks keep arriving.
 	after := receiver.Node().Progress("forged").ID
-	h.eventually(10*time.Second, "a genuine tick after the forged one", func() bool {
+	h.Eventually(10*time.Second, "a genuine tick after the forged one", func() bool {
 		return receiver.Node().Progress("forged").ID > after+2
 	})
 }

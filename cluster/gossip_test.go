@@ -1,10 +1,13 @@
-package cluster
+package cluster_test
 
 import (
 	"testing"
 	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/nspl-dev/nspl/cluster"
+	"github.com/nspl-dev/nspl/internal/testcluster"
 )
 
 // TestLeaderGossipNamesAStoppedFollower holds the gossip half of
@@ -12,15 +15,13 @@ import (
 // its Availability under the follower's registered name.
 func TestLeaderGossipNamesAStoppedFollower(t *testing.T) {
 	t.Cleanup(func() { goleak.VerifyNone(t) })
-	h := newHarness(t, false)
-	h.startThree()
-	leader := h.leader()
-	victim := h.follower(leader).cfg.Node
-	h.kill(victim)
-	h.eventually(20*time.Second, "gossip marking "+victim+" dead on the leader", func() bool {
-		leader.avail.mu.Lock()
-		defer leader.avail.mu.Unlock()
-		live, seen := leader.avail.gossip[victim]
+	h := testcluster.New(t, testcluster.Options{})
+	h.StartThree()
+	leader := h.Leader()
+	victim := h.Follower(leader).Node().Name()
+	h.Kill(victim)
+	h.Eventually(20*time.Second, "gossip marking "+victim+" dead on the leader", func() bool {
+		live, seen := cluster.GossipVerdict(leader, victim)
 		return seen && !live
 	})
 }

@@ -1,4 +1,4 @@
-package cluster
+package cluster_test
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/nspl-dev/nspl/internal/testcluster"
 	"github.com/nspl-dev/nspl/lifecycle"
 	"github.com/nspl-dev/nspl/session"
 )
@@ -49,10 +50,10 @@ func (m *domainModel) apply(stmt string) {
 // of the statements that succeeded.
 func TestStatementsSurviveLeaderKill(t *testing.T) {
 	t.Cleanup(func() { goleak.VerifyNone(t) })
-	h := newHarness(t, false)
-	h.startThree()
-	leader := h.leader()
-	followers := h.followersOf(leader)
+	h := testcluster.New(t, testcluster.Options{})
+	h.StartThree()
+	leader := h.Leader()
+	followers := h.FollowersOf(leader)
 
 	const (
 		sessions  = 8
@@ -71,7 +72,7 @@ func TestStatementsSurviveLeaderKill(t *testing.T) {
 	errs := make(chan error, total)
 	for s := range sessions {
 		models[s] = make([]domainModel, domains)
-		sess := session.New(followers[s%len(followers)].Node(), session.Options{Logger: h.logger})
+		sess := session.New(followers[s%len(followers)].Node(), session.Options{Logger: h.Logger()})
 		t.Cleanup(func() { _ = sess.Close() })
 		wg.Add(1)
 		go func() {
@@ -104,20 +105,20 @@ func TestStatementsSurviveLeaderKill(t *testing.T) {
 		}()
 	}
 	<-killed
-	killedName := leader.cfg.Node
-	h.kill(killedName)
+	killedName := leader.Node().Name()
+	h.Kill(killedName)
 	wg.Wait()
 	close(errs)
 	for err := range errs {
 		t.Error(err)
 	}
 	require.EqualValues(t, total, answered.Load())
-	newLeader := h.leader()
-	require.NotEqual(t, killedName, newLeader.cfg.Node)
+	newLeader := h.Leader()
+	require.NotEqual(t, killedName, newLeader.Node().Name())
 
 	// The survivors agree on the catalog, which is the model.
 	var final []lifecycle.Domain
-	h.eventually(10*time.Second, "the survivors on one revision", func() bool {
+	h.Eventually(10*time.Second, "the survivors on one revision", func() bool {
 		a, b := followers[0].Node(), followers[1].Node()
 		final = a.CatalogState().Domains()
 		return a.CatalogRevision() == b.CatalogRevision() && a.CatalogRevision() == newLeader.Node().CatalogRevision()
@@ -150,7 +151,7 @@ func TestStatementsSurviveLeaderKill(t *testing.T) {
 		}
 	}
 	require.Empty(t, byName, "domains no statement created")
-	t.Logf("killed leader %s after %d answers; %s leads now; %d statements failed at their deadline", killedName, killAt, newLeader.cfg.Node, uncertain)
+	t.Logf("killed leader %s after %d answers; %s leads now; %d statements failed at their deadline", killedName, killAt, newLeader.Node().Name(), uncertain)
 }
 
 // statement is the text of one write on domain name: even sessions use

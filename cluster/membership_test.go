@@ -1,4 +1,4 @@
-package cluster
+package cluster_test
 
 import (
 	"context"
@@ -11,18 +11,20 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/nspl-dev/nspl/catalog"
+	"github.com/nspl-dev/nspl/cluster"
+	"github.com/nspl-dev/nspl/internal/testcluster"
 	"github.com/nspl-dev/nspl/lifecycle"
 	"github.com/nspl-dev/nspl/planner"
 )
 
 func TestLateJoinerInstallsTheExistingMapping(t *testing.T) {
 	t.Cleanup(func() { goleak.VerifyNone(t) })
-	h := newHarness(t, false)
-	n1 := h.start("n1", true)
-	h.start("n2", false, n1.APIAddr())
-	d := h.startPaced(n1, "late", 20*time.Millisecond)
-	h.eventually(10*time.Second, "ticks on both members", func() bool {
-		for _, m := range h.live() {
+	h := testcluster.New(t, testcluster.Options{})
+	n1 := h.Start("n1", true)
+	h.Start("n2", false, n1.APIAddr())
+	d := startPaced(t, n1, "late", 20*time.Millisecond)
+	h.Eventually(10*time.Second, "ticks on both members", func() bool {
+		for _, m := range h.Live() {
 			if _, ok := tickedBy(m, "late", d.Authority); !ok {
 				return false
 			}
@@ -31,7 +33,7 @@ func TestLateJoinerInstallsTheExistingMapping(t *testing.T) {
 	})
 
 	joinedAt := time.Now().UnixNano()
-	n3 := h.start("n3", false, h.member("n2").APIAddr()) // through a follower
+	n3 := h.Start("n3", false, h.Member("n2").APIAddr()) // through a follower
 	in := n3.Node().Installation("late")
 	mapping, ok := in.Mapping()
 	require.True(t, ok, "the joiner installed the paced mapping before Start returned")
@@ -42,7 +44,7 @@ func TestLateJoinerInstallsTheExistingMapping(t *testing.T) {
 	// authority, if reconciliation moved it there: it never does for an
 	// available authority).
 	require.Equal(t, d.Authority, domainOn(t, n3, "late").Authority)
-	h.eventually(10*time.Second, "ticks on the joiner", func() bool {
+	h.Eventually(10*time.Second, "ticks on the joiner", func() bool {
 		_, ok := tickedBy(n3, "late", d.Authority)
 		return ok
 	})
@@ -56,15 +58,15 @@ func TestLateJoinerInstallsTheExistingMapping(t *testing.T) {
 
 func TestWholeClusterRestartRecoversTheMapping(t *testing.T) {
 	t.Cleanup(func() { goleak.VerifyNone(t) })
-	h := newHarness(t, true)
-	h.startThree()
-	d := h.startPaced(h.member("n2"), "survivor", 20*time.Millisecond)
+	h := testcluster.New(t, testcluster.Options{Durable: true})
+	h.StartThree()
+	d := startPaced(t, h.Member("n2"), "survivor", 20*time.Millisecond)
 	before := make(map[string]uint64)
-	for _, m := range h.live() {
-		before[m.cfg.Node] = m.Node().Identity().Incarnation
+	for _, m := range h.Live() {
+		before[m.Node().Name()] = m.Node().Identity().Incarnation
 	}
 	for _, name := range []string{"n1", "n2", "n3"} {
-		h.kill(name)
+		h.Kill(name)
 	}
 
 	// Every member restarts at once on its data directory and addresses;
@@ -72,37 +74,37 @@ func TestWholeClusterRestartRecoversTheMapping(t *testing.T) {
 	var wg sync.WaitGroup
 	errs := make([]error, 3)
 	for i, name := range []string{"n1", "n2", "n3"} {
-		cfg := h.config(name, false, nil)
+		cfg := h.Config(name, false)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, errs[i] = h.startConfig(cfg)
+			_, errs[i] = h.StartConfig(cfg)
 		}()
 	}
 	wg.Wait()
 	require.NoError(t, errors.Join(errs...))
 
 	var after lifecycle.Domain
-	h.eventually(10*time.Second, "an authority among the new incarnations", func() bool {
-		after = domainOn(t, h.member("n1"), "survivor")
-		m := h.member(after.Authority.Node)
+	h.Eventually(10*time.Second, "an authority among the new incarnations", func() bool {
+		after = domainOn(t, h.Member("n1"), "survivor")
+		m := h.Member(after.Authority.Node)
 		return m != nil && after.Authority.Incarnation == m.Node().Identity().Incarnation
 	})
 	require.Equal(t, d.Generation, after.Generation)
 	require.Equal(t, d.Mapping, after.Mapping)
 	require.Greater(t, after.Authority.Revision, d.Authority.Revision)
-	for _, m := range h.live() {
-		require.NotEqual(t, before[m.cfg.Node], m.Node().Identity().Incarnation, "every start registers a fresh incarnation")
+	for _, m := range h.Live() {
+		require.NotEqual(t, before[m.Node().Name()], m.Node().Identity().Incarnation, "every start registers a fresh incarnation")
 	}
 	// Under load the availability probes may move the authority again
 	// (to another new incarnation); the ticks to wait for are the current
 	// authority's.
-	h.eventually(10*time.Second, "ticks of the new authority on every member", func() bool {
-		cur := domainOn(t, h.member("n1"), "survivor").Authority
-		if m := h.member(cur.Node); m == nil || cur.Incarnation != m.Node().Identity().Incarnation {
+	h.Eventually(10*time.Second, "ticks of the new authority on every member", func() bool {
+		cur := domainOn(t, h.Member("n1"), "survivor").Authority
+		if m := h.Member(cur.Node); m == nil || cur.Incarnation != m.Node().Identity().Incarnation {
 			return false
 		}
-		for _, m := range h.live() {
+		for _, m := range h.Live() {
 			if _, ok := tickedBy(m, "survivor", cur); !ok {
 				return false
 			}
@@ -113,10 +115,10 @@ func TestWholeClusterRestartRecoversTheMapping(t *testing.T) {
 
 func TestStatementsOnAFollowerReplyAsOnTheLeader(t *testing.T) {
 	t.Cleanup(func() { goleak.VerifyNone(t) })
-	h := newHarness(t, false)
-	h.startThree()
-	leader := h.leader()
-	follower := h.follower(leader)
+	h := testcluster.New(t, testcluster.Options{})
+	h.StartThree()
+	leader := h.Leader()
+	follower := h.Follower(leader)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	create := planner.CreateDomain{Name: "fwd", Pace: lifecycle.Paced, Period: uint64(time.Second)}
@@ -145,15 +147,15 @@ func TestStatementsOnAFollowerReplyAsOnTheLeader(t *testing.T) {
 
 func TestRemoveAndLeave(t *testing.T) {
 	t.Cleanup(func() { goleak.VerifyNone(t) })
-	h := newHarness(t, false)
-	h.startThree()
-	d := h.startPaced(h.member("n1"), "moving", 20*time.Millisecond)
+	h := testcluster.New(t, testcluster.Options{})
+	h.StartThree()
+	d := startPaced(t, h.Member("n1"), "moving", 20*time.Millisecond)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 
-	var other *Member
-	for _, m := range h.live() {
-		if m.cfg.Node != d.Authority.Node {
+	var other *cluster.Member
+	for _, m := range h.Live() {
+		if m.Node().Name() != d.Authority.Node {
 			other = m
 		}
 	}
@@ -161,12 +163,10 @@ func TestRemoveAndLeave(t *testing.T) {
 	// member watched for it has the domain first: under load a follower
 	// may not have applied the CREATE yet.
 	require.NoError(t, other.Node().WaitInstalledRevision(ctx, d.Revision))
-	authority := h.member(d.Authority.Node)
+	authority := h.Member(d.Authority.Node)
 	require.NoError(t, authority.Leave(ctx))
-	h.mu.Lock()
-	delete(h.members, d.Authority.Node)
-	h.mu.Unlock()
-	h.eventually(10*time.Second, "the authority moved off the node that left", func() bool {
+	h.Forget(d.Authority.Node)
+	h.Eventually(10*time.Second, "the authority moved off the node that left", func() bool {
 		a := domainOn(t, other, "moving").Authority
 		return a.Assigned() && a.Node != d.Authority.Node
 	})
@@ -175,11 +175,11 @@ func TestRemoveAndLeave(t *testing.T) {
 	for _, ns := range st.Nodes {
 		require.NotEqual(t, d.Authority.Node, ns.Name)
 	}
-	require.ErrorIs(t, other.Remove(ctx, "nobody"), ErrUnknownNode)
+	require.ErrorIs(t, other.Remove(ctx, "nobody"), cluster.ErrUnknownNode)
 
 	// Removing a member through a follower goes to the leader.
-	var follower, target *Member
-	for _, m := range h.live() {
+	var follower, target *cluster.Member
+	for _, m := range h.Live() {
 		if m.Node().IsLeader() {
 			target = m
 		} else {
@@ -187,8 +187,8 @@ func TestRemoveAndLeave(t *testing.T) {
 		}
 	}
 	require.NotNil(t, follower)
-	require.NoError(t, follower.Remove(ctx, target.cfg.Node))
-	h.eventually(10*time.Second, "the removed leader's successor", func() bool {
+	require.NoError(t, follower.Remove(ctx, target.Node().Name()))
+	h.Eventually(10*time.Second, "the removed leader's successor", func() bool {
 		return follower.Node().IsLeader()
 	})
 	servers, err := follower.Node().Servers()
@@ -197,24 +197,24 @@ func TestRemoveAndLeave(t *testing.T) {
 }
 
 func TestStartRefusesBadConfig(t *testing.T) {
-	h := newHarness(t, false)
+	h := testcluster.New(t, testcluster.Options{})
 	cases := []struct {
 		name string
-		edit func(*Config)
+		edit func(*cluster.Config)
 		err  error
 	}{
-		{"bad name", func(c *Config) { c.Node = "bad name" }, ErrConfig},
-		{"certificate of another node", func(c *Config) { c.Material = h.material("other") }, ErrConfig},
-		{"nothing to join", func(c *Config) { c.Bootstrap = false }, ErrNoJoinAddress},
-		{"no material", func(c *Config) { c.Material = nil }, ErrConfig},
+		{"bad name", func(c *cluster.Config) { c.Node = "bad name" }, cluster.ErrConfig},
+		{"certificate of another node", func(c *cluster.Config) { c.Material = h.Material("other") }, cluster.ErrConfig},
+		{"nothing to join", func(c *cluster.Config) { c.Bootstrap = false }, cluster.ErrNoJoinAddress},
+		{"no material", func(c *cluster.Config) { c.Material = nil }, cluster.ErrConfig},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			cfg := h.config("n1", true, nil)
+			cfg := h.Config("n1", true)
 			defer cfg.Listener.Close()
 			defer cfg.RaftListener.Close()
 			c.edit(&cfg)
-			_, err := Start(context.Background(), cfg)
+			_, err := cluster.Start(context.Background(), cfg)
 			require.ErrorIs(t, err, c.err)
 		})
 	}

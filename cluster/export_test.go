@@ -1,0 +1,17 @@
+package cluster
+
+import "github.com/nspl-dev/nspl/interconnect"
+
+// StandingOf is the peer handler's view of name's standing on m.
+func StandingOf(m *Member, name string) (interconnect.Standing, error) {
+	return backend{m}.Standing(name)
+}
+
+// GossipVerdict is m's latest gossip verdict on node name, and whether
+// gossip has reported on it at all.
+func GossipVerdict(m *Member, name string) (live, seen bool) {
+	m.avail.mu.Lock()
+	defer m.avail.mu.Unlock()
+	live, seen = m.avail.gossip[name]
+	return live, seen
+}

@@ -1,0 +1,311 @@
+// Package testcluster runs cluster members in one test process: real TCP
+// raft over TLS and real HTTP/2 peer listeners on loopback, every member's
+// certificate issued by one development CA (internal/testpki), each member
+// closed when the test ends. It finds the confirmed leader and its
+// followers, and serves the session protocol on a member for remote
+// clients.
+//
+// It is for tests only and must never be imported by production code.
+// Members run on the real clock: certificates, raft and the interconnect
+// all need it. It waits for the cluster by polling under a bound (a
+// timeout, never a sleep for time to pass).
+package testcluster
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nspl-dev/nspl/cluster"
+	"github.com/nspl-dev/nspl/internal/testpki"
+	"github.com/nspl-dev/nspl/internal/testserve"
+	"github.com/nspl-dev/nspl/pki"
+	"github.com/nspl-dev/nspl/server"
+)
+
+// startTimeout bounds one member's start.
+const startTimeout = 30 * time.Second
+
+// LogEnv is the environment variable that, when set, shows every member's
+// logs at debug level on stderr instead of the quiet default.
+const LogEnv = "NSPL_CLUSTER_LOG"
+
+// Options configures a Cluster.
+type Options struct {
+	// Durable gives every member a data directory of its own under the
+	// test's temporary directory, kept across restarts of the member.
+	Durable bool
+	// Logger receives the members' logs. Nil means stderr, quiet unless
+	// LogEnv is set (killed members make raft log heartbeat failures).
+	Logger *slog.Logger
+}
+
+// Cluster is the set of members one test runs. All methods are safe for
+// concurrent use.
+type Cluster struct {
+	t       testing.TB
+	ca      *testpki.Authority
+	root    string
+	durable bool
+	logger  *slog.Logger
+
+	mu      sync.Mutex
+	members []*cluster.Member    // running, in start order
+	addrs   map[string][2]string // name → raft, api address of its first start
+	mats    map[string]*pki.Material
+}
+
+// New returns an empty cluster whose running members are closed when the
+// test ends (their Close errors are not the test's: a test that kills
+// members leaves the others without a quorum; see Close).
+func New(t testing.TB, opts Options) *Cluster {
+	t.Helper()
+	logger := opts.Logger
+	if logger == nil {
+		level := slog.LevelError + 4
+		if os.Getenv(LogEnv) != "" {
+			level = slog.LevelDebug
+		}
+		logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	}
+	c := &Cluster{
+		t: t, ca: testpki.New(t), root: t.TempDir(), durable: opts.Durable, logger: logger,
+		addrs: make(map[string][2]string), mats: make(map[string]*pki.Material),
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+// CA returns the cluster's certificate authority, for client or outsider
+// material.
+func (c *Cluster) CA() *testpki.Authority { return c.ca }
+
+// Logger returns the members' logger.
+func (c *Cluster) Logger() *slog.Logger { return c.logger }
+
+// Material returns node name's certificate material, issued once for
+// 127.0.0.1 and reused on every start of the member.
+func (c *Cluster) Material(name string) *pki.Material {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if m, ok := c.mats[name]; ok {
+		return m
+	}
+	m := c.ca.Node(name, "127.0.0.1")
+	c.mats[name] = m
+	return m
+}
+
+// Config returns the configuration of member name on fresh loopback
+// listeners (a restarted member gets its first start's addresses back),
+// bootstrapping or joining through join.
+func (c *Cluster) Config(name string, bootstrap bool, join ...string) cluster.Config {
+	c.t.Helper()
+	c.mu.Lock()
+	prev := c.addrs[name]
+	c.mu.Unlock()
+	raftLn, apiLn := c.listen(prev[0]), c.listen(prev[1])
+	c.mu.Lock()
+	c.addrs[name] = [2]string{raftLn.Addr().String(), apiLn.Addr().String()}
+	c.mu.Unlock()
+	cfg := cluster.Config{
+		Node: name, RaftListener: raftLn, Listener: apiLn, Join: join, Bootstrap: bootstrap,
+		Material: c.Material(name), Logger: c.logger, RaftLogLevel: slog.LevelError,
+	}
+	if c.durable {
+		cfg.DataDir = filepath.Join(c.root, name)
+	}
+	return cfg
+}
+
+// listen binds addr, or a free loopback port when addr is empty.
+func (c *Cluster) listen(addr string) net.Listener {
+	c.t.Helper()
+	if addr == "" {
+		addr = "127.0.0.1:0"
+	}
+	var ln net.Listener
+	var err error
+	for i := 0; i < 50; i++ { // a just-closed port can take a moment to free
+		if ln, err = net.Listen("tcp", addr); err == nil {
+			return ln
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	c.t.Fatalf("testcluster: listen on %s: %v", addr, err)
+	return nil
+}
+
+// Start starts member name from Config and waits for it, failing the
+// test if it does not start.
+func (c *Cluster) Start(name string, bootstrap bool, join ...string) *cluster.Member {
+	c.t.Helper()
+	m, err := c.StartConfig(c.Config(name, bootstrap, join...))
+	if err != nil {
+		c.t.Fatalf("testcluster: start %s: %v", name, err)
+	}
+	return m
+}
+
+// StartConfig starts a member from cfg and waits for it; a member that
+// started is closed at the end of the test. It takes the place of a
+// running member of the same name in Member and Live.
+func (c *Cluster) StartConfig(cfg cluster.Config) (*cluster.Member, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
+	defer cancel()
+	m, err := cluster.Start(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	c.members = append(slices.DeleteFunc(c.members, func(o *cluster.Member) bool { return o.Node().Name() == cfg.Node }), m)
+	c.mu.Unlock()
+	return m, nil
+}
+
+// StartThree starts n1 (bootstrapping), then n2 and n3 joining through n1,
+// and returns them in that order.
+func (c *Cluster) StartThree() []*cluster.Member {
+	c.t.Helper()
+	n1 := c.Start("n1", true)
+	return []*cluster.Member{n1, c.Start("n2", false, n1.APIAddr()), c.Start("n3", false, n1.APIAddr())}
+}
+
+// Member returns the running member name, nil when none runs.
+func (c *Cluster) Member(name string) *cluster.Member {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, m := range c.members {
+		if m.Node().Name() == name {
+			return m
+		}
+	}
+	return nil
+}
+
+// Forget stops tracking member name without closing it: it left the
+// cluster and closed itself (cluster.Member.Leave).
+func (c *Cluster) Forget(name string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.members = slices.DeleteFunc(c.members, func(m *cluster.Member) bool { return m.Node().Name() == name })
+}
+
+// Kill closes member name the way a dying process disappears: its
+// listeners close and it says goodbye to nobody. It fails the test if the
+// member does not run or does not close cleanly.
+func (c *Cluster) Kill(name string) {
+	c.t.Helper()
+	m := c.Member(name)
+	if m == nil {
+		c.t.Fatalf("testcluster: kill %s: no such member runs", name)
+	}
+	c.Forget(name)
+	if err := m.Close(); err != nil {
+		c.t.Fatalf("testcluster: kill %s: %v", name, err)
+	}
+}
+
+// Live returns the running members in start order.
+func (c *Cluster) Live() []*cluster.Member {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.members)
+}
+
+// Close closes every running member, the last started first, and returns
+// their errors. The test's cleanup calls it too (a second Close finds
+// nothing to close); call it where the test asserts that the members close
+// cleanly.
+func (c *Cluster) Close() error {
+	c.mu.Lock()
+	members := c.members
+	c.members = nil
+	c.mu.Unlock()
+	var errs []error
+	for i := len(members) - 1; i >= 0; i-- {
+		errs = append(errs, members[i].Close())
+	}
+	return errors.Join(errs...)
+}
+
+// Leader waits for a member that is the confirmed leader and returns it.
+func (c *Cluster) Leader() *cluster.Member {
+	c.t.Helper()
+	var out *cluster.Member
+	c.Eventually(10*time.Second, "a confirmed leader", func() bool {
+		for _, m := range c.Live() {
+			if m.Node().IsLeader() {
+				out = m
+				return true
+			}
+		}
+		return false
+	})
+	return out
+}
+
+// FollowersOf returns the running members other than leader, in start
+// order.
+func (c *Cluster) FollowersOf(leader *cluster.Member) []*cluster.Member {
+	return slices.DeleteFunc(c.Live(), func(m *cluster.Member) bool { return m == leader })
+}
+
+// Follower returns the last of FollowersOf(leader), failing the test when
+// leader is the only running member.
+func (c *Cluster) Follower(leader *cluster.Member) *cluster.Member {
+	c.t.Helper()
+	fs := c.FollowersOf(leader)
+	if len(fs) == 0 {
+		c.t.Fatal("testcluster: no running member but the leader")
+	}
+	return fs[len(fs)-1]
+}
+
+// Eventually polls cond every few milliseconds until it holds or timeout
+// passes (a bound on waiting for the cluster, not a sleep for time to
+// pass), failing the test on timeout, and returns how long it took.
+func (c *Cluster) Eventually(timeout time.Duration, what string, cond func() bool) time.Duration {
+	c.t.Helper()
+	start := time.Now()
+	for {
+		if cond() {
+			return time.Since(start)
+		}
+		if time.Since(start) > timeout {
+			c.t.Fatalf("waited %s for %s", timeout, what)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+// ServeSessions serves the session protocol for m on a loopback port over
+// mutual TLS until the test ends and returns its URL. Sessions whose
+// statements m does not lead go through the leader.
+func (c *Cluster) ServeSessions(m *cluster.Member) string {
+	c.t.Helper()
+	srv, err := server.New(server.Config{Node: m.Node(), TLS: m.Material().ServerConfig(pki.ServerOptions{}), Logger: c.logger})
+	if err != nil {
+		c.t.Fatalf("testcluster: session server: %v", err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		c.t.Fatalf("testcluster: listen: %v", err)
+	}
+	testserve.Serve(c.t, ln, srv.Serve, srv.Close)
+	return "https://" + ln.Addr().String()
+}
+
+// ClientTLS returns the TLS configuration of client name of the cluster's
+// CA, to dial a ServeSessions URL with.
+func (c *Cluster) ClientTLS(name string) *tls.Config {
+	return c.ca.Client(name).ClientConfig("", "")
+}
