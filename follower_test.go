@@ -5,9 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -15,10 +13,7 @@ import (
 
 	"github.com/nspl-dev/nspl"
 	"github.com/nspl-dev/nspl/client"
-	"github.com/nspl-dev/nspl/cluster"
-	"github.com/nspl-dev/nspl/internal/testpki"
-	"github.com/nspl-dev/nspl/pki"
-	"github.com/nspl-dev/nspl/server"
+	"github.com/nspl-dev/nspl/internal/testcluster"
 )
 
 var _ nspl.Follower = (*client.Client)(nil)
@@ -104,66 +99,17 @@ func TestOneProgramFollowsEmbeddedAndCluster(t *testing.T) {
 	t.Run("cluster", func(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 		defer cancel()
-		ca := testpki.New(t)
-		members := startThree(t, ctx, ca, logger)
+		tc := testcluster.New(t, testcluster.Options{Logger: logger})
+		t.Cleanup(func() { require.NoError(t, tc.Close()) })
+		members := tc.StartThree()
 		// The session server runs on the last member to join; statements
 		// it does not lead go through the leader.
-		url := serveSessions(t, members[2], logger)
-		c, err := client.Dial(ctx, client.Config{URLs: []string{url}, TLS: ca.Client("alice").ClientConfig("", ""), Logger: logger})
+		url := tc.ServeSessions(members[2])
+		c, err := client.Dial(ctx, client.Config{URLs: []string{url}, TLS: tc.ClientTLS("alice"), Logger: logger})
 		require.NoError(t, err)
 		defer func() { require.NoError(t, c.Close()) }()
 		got, err := followThreeTicks(ctx, c, "prod")
 		require.NoError(t, err)
 		require.Equal(t, want, got)
 	})
-}
-
-// startThree starts a bootstrapping member and two that join it, on
-// loopback with raft and the interconnect over TLS.
-func startThree(t *testing.T, ctx context.Context, ca *testpki.Authority, logger *slog.Logger) []*cluster.Member {
-	t.Helper()
-	var members []*cluster.Member
-	t.Cleanup(func() {
-		for i := len(members) - 1; i >= 0; i-- {
-			require.NoError(t, members[i].Close())
-		}
-	})
-	for i, name := range []string{"n1", "n2", "n3"} {
-		cfg := cluster.Config{Node: name, RaftListener: listen(t), Listener: listen(t), Bootstrap: i == 0,
-			Material: ca.Node(name, "127.0.0.1"), Logger: logger, RaftLogLevel: slog.LevelError}
-		if i > 0 {
-			cfg.Join = []string{members[0].APIAddr()}
-		}
-		m, err := cluster.Start(ctx, cfg)
-		require.NoError(t, err)
-		members = append(members, m)
-	}
-	return members
-}
-
-// serveSessions serves the session protocol for m on a loopback port over
-// mutual TLS and returns its URL.
-func serveSessions(t *testing.T, m *cluster.Member, logger *slog.Logger) string {
-	t.Helper()
-	srv, err := server.New(server.Config{Node: m.Node(), TLS: m.Material().ServerConfig(pki.ServerOptions{}), Logger: logger})
-	require.NoError(t, err)
-	ln := listen(t)
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		_ = srv.Serve(ln)
-	}()
-	t.Cleanup(func() {
-		require.NoError(t, srv.Close())
-		wg.Wait()
-	})
-	return "https://" + ln.Addr().String()
-}
-
-func listen(t *testing.T) net.Listener {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	return ln
 }
