@@ -108,7 +108,7 @@ func BenchmarkCommitLatency3Node(b *testing.B) {
 func BenchmarkProgressDelivery(b *testing.B) {
 	h := testcluster.New(b, testcluster.Options{})
 	h.StartThree()
-	d := startPaced(t, h.Member("n1"), "delivery", 10*time.Millisecond)
+	d := startPaced(b, h.Member("n1"), "delivery", 10*time.Millisecond)
 	var peer *cluster.Member
 	for _, m := range h.Live() {
 		if m.Node().Name() != d.Authority.Node {
