@@ -1,4 +1,4 @@
-package cluster
+package cluster_test
 
 import (
 	"context"
@@ -9,23 +9,18 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nspl-dev/nspl/clock"
+	"github.com/nspl-dev/nspl/cluster"
+	"github.com/nspl-dev/nspl/internal/testcluster"
 	"github.com/nspl-dev/nspl/lifecycle"
 	"github.com/nspl-dev/nspl/session"
 )
 
-// allLive waits until every member sees every other as live.
-func (h *harness) allLive() {
-	h.t.Helper()
-	h.eventually(20*time.Second, "every member live to every other", func() bool {
-		for _, m := range h.live() {
-			peers := m.peers()
-			if len(peers) != len(h.live())-1 {
+// allLive waits until every member counts every other live.
+func allLive(h *testcluster.Cluster) {
+	h.Eventually(20*time.Second, "every member live to every other", func() bool {
+		for _, m := range h.Live() {
+			if n, ok := cluster.PeersLive(m); n != len(h.Live())-1 || !ok {
 				return false
-			}
-			for _, p := range peers {
-				if !p.Live {
-					return false
-				}
 			}
 		}
 		return true
@@ -33,7 +28,7 @@ func (h *harness) allLive() {
 }
 
 // sessionOn opens a session on m with domain active.
-func sessionOn(t *testing.T, ctx context.Context, m *Member, domain string) *session.Session {
+func sessionOn(t *testing.T, ctx context.Context, m *cluster.Member, domain string) *session.Session {
 	t.Helper()
 	s := session.New(m.Node(), session.Options{})
 	t.Cleanup(func() { _ = s.Close() })
@@ -46,17 +41,17 @@ func sessionOn(t *testing.T, ctx context.Context, m *Member, domain string) *ses
 // or STOP returns through one node, DESCRIBE and ATTACH through any other
 // node, asked at once, show the new generation and state.
 func TestCompletionIsClusterWide(t *testing.T) {
-	h := newHarness(t, false)
-	h.startThree()
-	h.allLive()
+	h := testcluster.New(t, testcluster.Options{})
+	h.StartThree()
+	allLive(h)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	names := []string{"n1", "n2", "n3"}
-	_, err := session.New(h.member("n1").Node(), session.Options{}).ExecText(ctx, "CREATE PACED DOMAIN d WITH PERIOD 1s SKEW 1s;")
+	_, err := session.New(h.Member("n1").Node(), session.Options{}).ExecText(ctx, "CREATE PACED DOMAIN d WITH PERIOD 1s SKEW 1s;")
 	require.NoError(t, err)
 	sessions := make(map[string]*session.Session)
 	for _, n := range names {
-		sessions[n] = sessionOn(t, ctx, h.member(n), "d")
+		sessions[n] = sessionOn(t, ctx, h.Member(n), "d")
 	}
 
 	const rounds = 1000
@@ -74,7 +69,7 @@ func TestCompletionIsClusterWide(t *testing.T) {
 		require.Empty(t, res[len(res)-1].Warnings, "round %d: every node is live and installs", i)
 		want := uint64(i/2 + 1)
 
-		d, err := h.member(reader).Node().Domain("d")
+		d, err := h.Member(reader).Node().Domain("d")
 		require.NoError(t, err)
 		require.Equal(t, status, d.Status, "round %d: DESCRIBE through %s after %s through %s", i, reader, stmt, writer)
 		require.Equal(t, want, d.Generation, "round %d: DESCRIBE's generation through %s", i, reader)
@@ -95,26 +90,26 @@ func TestCompletionIsClusterWide(t *testing.T) {
 // it; the change is committed. A node known not to be live is named
 // without being waited for.
 func TestCompletionNamesANodeThatStoppedAnswering(t *testing.T) {
-	h := newHarness(t, false)
-	h.startThree()
-	h.allLive()
+	h := testcluster.New(t, testcluster.Options{})
+	h.StartThree()
+	allLive(h)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	leader := h.leader()
-	gone := h.follower(leader)
-	other := h.followersOf(leader)[0]
+	leader := h.Leader()
+	followers := h.FollowersOf(leader)
+	gone, other := followers[0], followers[1]
 	sess := session.New(leader.Node(), session.Options{})
 	t.Cleanup(func() { _ = sess.Close() })
 	_, err := sess.ExecText(ctx, "CREATE PACED DOMAIN d WITH PERIOD 1s SKEW 1s; USE d;")
 	require.NoError(t, err)
 
-	h.kill(gone.cfg.Node)
+	h.Kill(gone.Node().Name())
 	for round, stmt := range []string{"START AT NOW;", "STOP;"} {
 		res, err := sess.ExecText(ctx, stmt)
 		require.NoError(t, err, "round %d", round)
 		w := res[len(res)-1].Warnings
 		require.Len(t, w, 1, "round %d: %v", round, w)
-		require.Contains(t, w[0], fmt.Sprintf("node '%s' had not installed it", gone.cfg.Node))
+		require.Contains(t, w[0], fmt.Sprintf("node '%s' had not installed it", gone.Node().Name()))
 		require.Contains(t, w[0], "the change is committed")
 		d, err := other.Node().Domain("d")
 		require.NoError(t, err)

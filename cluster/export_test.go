@@ -15,3 +15,15 @@ func GossipVerdict(m *Member, name string) (live, seen bool) {
 	live, seen = m.avail.gossip[name]
 	return live, seen
 }
+
+// PeersLive reports whether m counts every other registered member live,
+// and how many there are.
+func PeersLive(m *Member) (int, bool) {
+	peers := m.peers()
+	for _, p := range peers {
+		if !p.Live {
+			return len(peers), false
+		}
+	}
+	return len(peers), true
+}
