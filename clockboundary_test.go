@@ -21,11 +21,13 @@ var wallClockReads = map[string]bool{
 }
 
 // clockOwners are the directories whose production code may call them:
-// the one clock source, and test support that issues certificates valid
-// from the moment a test runs.
+// the one clock source, test support that issues certificates valid from
+// the moment a test runs, and the in-process cluster test support, which
+// binds ports and bounds its waits for a real cluster on the real clock.
 var clockOwners = map[string]bool{
-	"runtime/timesource": true,
-	"internal/testpki":   true,
+	"runtime/timesource":   true,
+	"internal/testpki":     true,
+	"internal/testcluster": true,
 }
 
 // contextDeadlines are the functions that turn a context's deadline, an
