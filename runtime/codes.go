@@ -7,4 +7,6 @@ func init() {
 	wire.RegisterCode("domain_missing", ErrDomainMissing)
 	wire.RegisterCode("domain_stopped", ErrDomainStopped)
 	wire.RegisterCode("clock_unavailable", ErrClockUnavailable)
+	wire.RegisterCode("clock_overflow", ErrClockOverflow)
+	wire.RegisterCode("tick_overflow", ErrTickOverflow)
 }

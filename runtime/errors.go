@@ -39,7 +39,12 @@ var (
 	ErrCannotSchedule = errors.New("deadline cannot be scheduled as a physical wait at this rate; choose a nearer target")
 	// ErrClockOverflow: projecting the current UTC through the installed
 	// mapping leaves signed Unix nanoseconds.
-	ErrClockOverflow = errors.New("domain clock projection leaves signed unix nanoseconds; START the domain with a representable origin and rate")
+	ErrClockOverflow = errors.New("domain clock projection leaves the signed Unix-nanosecond range; START the domain with a representable origin and rate")
+	// ErrTickOverflow: the latest due or the next tick of the installed
+	// mapping has no id or boundary in range (unsigned 64-bit ids, signed
+	// Unix nanoseconds), so no further tick of the generation can be
+	// produced.
+	ErrTickOverflow = errors.New("domain clock tick leaves the range of tick ids and signed Unix-nanosecond boundaries; START the domain with an earlier origin or another period")
 	// ErrInvalidLifecycle: an installation request is inconsistent.
 	ErrInvalidLifecycle = errors.New("invalid lifecycle installation")
 	// ErrOlderRevision: an installation request comes from an older catalog

@@ -45,6 +45,10 @@ type Observation struct {
 	// Tick is the newest accepted tick of Clock's generation; its ID is 0
 	// when there is none or Clock is not paced.
 	Tick Tick
+	// Failure is the failure the authority reported for Clock's
+	// generation, nil when none was accepted. It holds until the next
+	// generation (or a STOP) clears it.
+	Failure *ClockFailure
 }
 
 // Observer follows one domain's lifecycle publication and progress watch
@@ -77,11 +81,12 @@ func (r *Registry) Observe(domain string) (*Observer, error) {
 func (o *Observer) Domain() string { return o.alloc.domain }
 
 // Read subscribes to the installation and the progress watch and then reads
-// both: the current observed clock, and the newest accepted tick when the
-// installation is paced and of that tick's generation.
+// both: the current observed clock, the newest accepted tick when the
+// installation is paced and of that tick's generation, and the accepted
+// failure of the observed generation.
 func (o *Observer) Read() Observation {
 	in, instC := o.alloc.Watch()
-	tick, progC := o.alloc.progress.subscribe()
+	tick, failure, progC := o.alloc.progress.subscribe()
 	o.instC, o.progC = instC, progC
 	c, ok := in.Observed()
 	if !ok {
@@ -90,6 +95,9 @@ func (o *Observer) Read() Observation {
 	obs := Observation{Clock: c}
 	if c.State == clock.Paced && tick.ID != 0 && tick.Generation == c.Generation {
 		obs.Tick = tick
+	}
+	if failure != nil && failure.Generation == c.Generation {
+		obs.Failure = failure
 	}
 	return obs
 }

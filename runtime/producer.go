@@ -11,6 +11,7 @@ import (
 	"github.com/nspl-dev/nspl/clock"
 	"github.com/nspl-dev/nspl/lifecycle"
 	"github.com/nspl-dev/nspl/runtime/timesource"
+	"github.com/nspl-dev/nspl/wire"
 )
 
 // ProducerFence is everything a tick producer is bound to. A node runs a
@@ -52,7 +53,8 @@ type ProducerConfig struct {
 	// Emit receives every report, in order, on the producer's goroutine. It
 	// must not block for long: the node applies the report locally
 	// (Registry.AcceptProgress) and hands it to peer delivery, which keeps
-	// one replaceable pending report per peer.
+	// one replaceable pending report per peer. When the producer's
+	// arithmetic fails, its last report carries the Failure.
 	Emit func(ProgressReport)
 	// Logger receives warnings about arithmetic failures. Nil means
 	// slog.Default().
@@ -70,9 +72,13 @@ type ProducerConfig struct {
 // from the configured timesource.Source.
 //
 // When the projection or the tick arithmetic fails, the producer logs the
-// typed error as a warning, records it (Err) and stops producing: its
-// goroutine ends and Done is closed. A wait too long to represent is armed
-// for the largest time.Duration and evaluated again when it fires.
+// typed error as a warning, records it (Err), emits one last report that
+// carries its full typed report (ProgressReport.Failure, with the newest
+// tick it emitted) so every node's attached sessions learn of it, and
+// stops producing: its goroutine ends and Done is closed. A wait too long
+// to represent is armed for the largest time.Duration and evaluated again
+// when it fires; a tick spacing too long to represent means no second tick
+// is ever due. Neither is a failure.
 type Producer struct {
 	cfg     ProducerConfig
 	logger  *slog.Logger
@@ -146,6 +152,7 @@ func (p *Producer) run(ctx context.Context) {
 		last     uint64
 		lastMono time.Duration
 		emitted  bool
+		lastRep  ProgressReport // the newest emitted report
 	)
 	defer func() {
 		if timer != nil {
@@ -156,12 +163,12 @@ func (p *Producer) run(ctx context.Context) {
 		now := src.Now()
 		logical, err := f.Mapping.Project(now)
 		if err != nil {
-			p.fail("project", err)
+			p.fail("project", err, lastRep)
 			return
 		}
 		id, boundary, err := clock.LatestDueTick(origin, f.Period, logical)
 		if err != nil {
-			p.fail("latest due tick", err)
+			p.fail("latest due tick", err, lastRep)
 			return
 		}
 		// wait is the physical time to sleep before evaluating again.
@@ -172,16 +179,17 @@ func (p *Producer) run(ctx context.Context) {
 			}
 		}
 		if id > last && wait == 0 {
-			p.emit(ProgressReport{
+			lastRep = ProgressReport{
 				Domain: f.Domain, Generation: f.Generation, Authority: f.Authority,
 				ID: id, Boundary: boundary, AuthorityUTC: now, Period: f.Period,
-			})
+			}
+			p.emit(lastRep)
 			last, lastMono, emitted = id, src.Monotonic(), true
 		}
 		if wait == 0 {
 			_, next, err := clock.NextTick(origin, f.Period, logical)
 			if err != nil {
-				p.fail("next tick", err)
+				p.fail("next tick", err, lastRep)
 				return
 			}
 			if wait, err = f.Mapping.Wait(logical, next); err != nil {
@@ -221,15 +229,26 @@ func (p *Producer) emit(rep ProgressReport) {
 	p.last.Store(rep.ID)
 }
 
-// fail records err and logs it; the producer's goroutine then ends, and
-// Done is closed, though the producer stays bound to its fence until Stop.
-func (p *Producer) fail(op string, err error) {
-	sentinel := ErrCannotSchedule
+// fail records err, logs it and emits the last report: last (the newest
+// emitted report, zero before the first) with the failure's typed report.
+// The producer's goroutine then ends, and Done is closed, though the
+// producer stays bound to its fence until Stop.
+func (p *Producer) fail(op string, err error, last ProgressReport) {
+	f := p.cfg.Fence
+	sentinel := ErrTickOverflow
 	if op == "project" {
 		sentinel = ErrClockOverflow
 	}
-	cerr := error(&ClockError{Op: "produce", Domain: p.cfg.Fence.Domain, Generation: p.cfg.Fence.Generation,
-		Err: sentinel, Detail: op, Cause: err})
-	p.err.Store(&cerr)
+	cerr := &ClockError{Op: "produce", Domain: f.Domain, Generation: f.Generation, Err: sentinel, Cause: err}
+	stored := error(cerr)
+	p.err.Store(&stored)
 	p.logger.Warn("tick producer stopped producing", "op", op, "err", cerr)
+	if last.ID == 0 {
+		last = ProgressReport{Domain: f.Domain, Generation: f.Generation, Authority: f.Authority, Period: f.Period}
+	}
+	last.Failure = &ClockFailure{Domain: f.Domain, Generation: f.Generation, Op: op,
+		Code: wire.CodeOf(cerr), Cause: err.Error(), Message: cerr.Error()}
+	if p.cfg.Emit != nil {
+		p.cfg.Emit(last)
+	}
 }

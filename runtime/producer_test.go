@@ -220,31 +220,103 @@ func TestProducerStop(t *testing.T) {
 	require.NoError(t, rig.p.Err())
 }
 
+// reports returns the reports emitted so far.
+func (r *producerRig) reports() []ProgressReport {
+	var reps []ProgressReport
+	for {
+		select {
+		case rep := <-r.reps:
+			reps = append(reps, rep)
+		default:
+			return reps
+		}
+	}
+}
+
 func TestProducerArithmeticLimits(t *testing.T) {
-	t.Run("no later tick", func(t *testing.T) {
-		f := timesource.NewFake(base)
-		fence := fenceWith(1, 100)
-		fence.Mapping.LogicalStart = math.MaxInt64 - 10
-		rig := startRig(t, f, fence)
-		<-rig.p.Done()
-		require.Equal(t, []uint64{1}, rig.drain())
-		err := rig.p.Err()
-		requireClockErr(t, err, ErrCannotSchedule, "d")
-		require.ErrorIs(t, err, clock.ErrOverflow)
-		require.Zero(t, f.Armed())
-	})
-	t.Run("projection overflow", func(t *testing.T) {
-		f := timesource.NewFake(base)
-		fence := fenceWith(1e300, uint64(second))
-		rig := startRig(t, f, fence)
-		rig.settle()
-		require.Equal(t, []uint64{1}, rig.drain())
-		f.Advance(time.Nanosecond)
-		<-rig.p.Done()
-		err := rig.p.Err()
-		requireClockErr(t, err, ErrClockOverflow, "d")
-		require.ErrorIs(t, err, clock.ErrOverflow)
-	})
+	failures := []struct {
+		name     string
+		fence    func() ProducerFence
+		advance  time.Duration // after the first settle; 0: the producer fails at once
+		sentinel error
+		op       string
+		ticks    []uint64 // emitted before the failure
+		phrases  []string // in the failure's report
+	}{
+		{
+			name: "no later tick",
+			fence: func() ProducerFence {
+				f := fenceWith(1, 100)
+				f.Mapping.LogicalStart = math.MaxInt64 - 10
+				return f
+			},
+			sentinel: ErrTickOverflow, op: "next tick", ticks: []uint64{1},
+			phrases: []string{`produce domain "d" generation 1`, "domain clock tick leaves the range", "clock: next tick"},
+		},
+		{
+			name:     "projection overflow",
+			fence:    func() ProducerFence { return fenceWith(1e300, uint64(second)) },
+			advance:  time.Nanosecond,
+			sentinel: ErrClockOverflow, op: "project", ticks: []uint64{1},
+			phrases: []string{`produce domain "d" generation 1`, "domain clock projection", "leaves the signed Unix-nanosecond range", "clock: project"},
+		},
+		{
+			name: "projection past the range at the first read",
+			fence: func() ProducerFence {
+				f := fenceWith(1, uint64(second))
+				f.Mapping.LogicalStart = math.MaxInt64
+				f.Mapping.WallStartedAt = base - 1
+				return f
+			},
+			sentinel: ErrClockOverflow, op: "project",
+			phrases: []string{"domain clock projection", "leaves the signed Unix-nanosecond range"},
+		},
+	}
+	for _, tt := range failures {
+		t.Run(tt.name, func(t *testing.T) {
+			f := timesource.NewFake(base)
+			fence := tt.fence()
+			rig := startRig(t, f, fence)
+			if tt.advance > 0 {
+				rig.settle()
+				f.Advance(tt.advance)
+			}
+			<-rig.p.Done()
+			err := rig.p.Err()
+			requireClockErr(t, err, tt.sentinel, "d")
+			require.ErrorIs(t, err, clock.ErrOverflow)
+			require.Zero(t, f.Armed())
+
+			reps := rig.reports()
+			require.Len(t, reps, len(tt.ticks)+1, "the ticks and then one failure report")
+			for i, id := range tt.ticks {
+				require.Equal(t, id, reps[i].ID)
+				require.Nil(t, reps[i].Failure)
+			}
+			last := reps[len(reps)-1]
+			require.NotNil(t, last.Failure)
+			require.Equal(t, fence.Authority, last.Authority)
+			require.Equal(t, fence.Generation, last.Generation)
+			if len(tt.ticks) > 0 {
+				prev := reps[len(reps)-2]
+				prev.Failure = last.Failure
+				require.Equal(t, prev, last, "the failure report repeats the newest tick")
+			} else {
+				require.Zero(t, last.ID)
+			}
+			fl := last.Failure
+			require.Equal(t, "d", fl.Domain)
+			require.Equal(t, fence.Generation, fl.Generation)
+			require.Equal(t, tt.op, fl.Op)
+			require.Equal(t, err.Error(), fl.Message, "the full typed report, as the warning logs it")
+			require.Equal(t, clockCause(t, err).Error(), fl.Cause)
+			require.ErrorIs(t, fl, tt.sentinel, "the failure unwraps to its sentinel through its code")
+			for _, ph := range tt.phrases {
+				require.Contains(t, fl.Message, ph)
+			}
+			require.Equal(t, uint64(len(tt.ticks)), rig.p.Emitted(), "the failure report is not a tick")
+		})
+	}
 	t.Run("wait beyond a duration", func(t *testing.T) {
 		f := timesource.NewFake(base)
 		fence := fenceWith(math.SmallestNonzeroFloat64, uint64(second))
@@ -253,4 +325,13 @@ func TestProducerArithmeticLimits(t *testing.T) {
 		require.Equal(t, []uint64{1}, rig.drain())
 		require.NoError(t, rig.p.Err())
 	})
+}
+
+// clockCause returns the cause a *ClockError wraps.
+func clockCause(t *testing.T, err error) error {
+	t.Helper()
+	var ce *ClockError
+	require.ErrorAs(t, err, &ce)
+	require.NotNil(t, ce.Cause)
+	return ce.Cause
 }

@@ -14,10 +14,19 @@ import (
 // generation.
 type Tick = wire.Tick
 
+// ClockFailure is the typed report of a paced clock whose tick producer
+// failed at the domain's authority, in wire's vocabulary.
+type ClockFailure = wire.ClockFailure
+
 // ProgressReport is one tick as the authority reports it: the fence it was
 // produced under (generation, authority revision and full identity) and the
 // tick itself. The period travels for diagnostics only; a receiver never
 // takes a mapping, period or time from a report.
+//
+// A producer's last report, when its arithmetic failed, also carries
+// Failure: the typed report of the failure, for the domain and generation
+// of the report. Its tick is then the newest tick the producer emitted
+// (ID 0 when it emitted none).
 type ProgressReport struct {
 	Domain       string
 	Generation   uint64
@@ -26,6 +35,7 @@ type ProgressReport struct {
 	Boundary     int64
 	AuthorityUTC int64
 	Period       uint64
+	Failure      *ClockFailure
 }
 
 // Tick returns the tick the report carries.
@@ -33,27 +43,36 @@ func (r ProgressReport) Tick() Tick {
 	return Tick{Generation: r.Generation, ID: r.ID, Boundary: r.Boundary, AuthorityUTC: r.AuthorityUTC}
 }
 
-// progressWatch is one domain's progress watch: the newest accepted tick
-// and a wake channel closed when it changes. Accepting (compare and
-// replace) and clearing are serialised by mu, so concurrent deliveries
-// cannot replace newer progress with an older report. The wake channel is
-// made only when someone subscribes, so a domain nobody observes accepts
-// ticks without allocating.
+// progressWatch is one domain's progress watch: the newest accepted tick,
+// the accepted failure of the authority's producer, and a wake channel
+// closed when either changes. Accepting (compare and replace) and clearing
+// are serialised by mu, so concurrent deliveries cannot replace newer
+// progress with an older report. The wake channel is made only when
+// someone subscribes, so a domain nobody observes accepts ticks without
+// allocating.
 type progressWatch struct {
-	mu   sync.Mutex
-	tick Tick
-	wake chan struct{}
+	mu      sync.Mutex
+	tick    Tick
+	failure *ClockFailure // immutable once published; nil when none
+	wake    chan struct{}
 }
 
-// subscribe returns the current tick and a channel closed at the next
-// change, read together so that no change is missed.
-func (w *progressWatch) subscribe() (Tick, <-chan struct{}) {
+// subscribe returns the current tick and failure and a channel closed at
+// the next change, read together so that no change is missed.
+func (w *progressWatch) subscribe() (Tick, *ClockFailure, <-chan struct{}) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.wake == nil {
 		w.wake = make(chan struct{})
 	}
-	return w.tick, w.wake
+	return w.tick, w.failure, w.wake
+}
+
+// loadFailure returns the retained failure, nil when none.
+func (w *progressWatch) loadFailure() *ClockFailure {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.failure
 }
 
 // load returns the current tick.
@@ -67,6 +86,10 @@ func (w *progressWatch) load() Tick {
 // be held.
 func (w *progressWatch) replaceLocked(t Tick) {
 	w.tick = t
+	w.wakeLocked()
+}
+
+func (w *progressWatch) wakeLocked() {
 	if w.wake != nil {
 		close(w.wake)
 		w.wake = nil
@@ -74,17 +97,21 @@ func (w *progressWatch) replaceLocked(t Tick) {
 }
 
 // syncInstalled clears the watch when lc no longer runs the retained tick's
-// generation: a generation change, a STOP or the removal of the domain. It
-// is called after the installation was stored, so a report validated
-// against the replaced installation either landed before the clear or is
-// validated again against the replacement.
+// or failure's generation: a generation change, a STOP or the removal of
+// the domain. It is called after the installation was stored, so a report
+// validated against the replaced installation either landed before the
+// clear or is validated again against the replacement.
 func (w *progressWatch) syncInstalled(lc Lifecycle) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	running := lc.State == StatePaced || lc.State == StateUninstalled
+	if f := w.failure; f != nil && (!running || lc.Generation != f.Generation) {
+		w.failure = nil
+		w.wakeLocked()
+	}
 	if w.tick.ID == 0 {
 		return
 	}
-	running := lc.State == StatePaced || lc.State == StateUninstalled
 	if !running || lc.Generation != w.tick.Generation {
 		w.replaceLocked(Tick{})
 	}
@@ -122,6 +149,14 @@ func (r *Registry) Progress(domain string) Tick {
 // precede the retained one; duplicate, reordered, delayed and superseded
 // reports are ignored with (false, nil).
 //
+// A report that carries a Failure passes the same fence; its tick, when its
+// ID is not zero, is evaluated as above, and the failure is retained for
+// the generation (the first accepted one; later ones of the generation,
+// such as a reassigned authority failing the same arithmetic, are
+// ignored). It reports true when the tick or the failure was published.
+// The failure is cleared with the tick, by the next generation, a STOP or
+// the removal of the domain.
+//
 // Progress never creates a domain and never changes an installation: the
 // mapping, period and time stay those the catalog committed.
 func (r *Registry) AcceptProgress(from string, rep ProgressReport) (bool, error) {
@@ -136,16 +171,49 @@ func (r *Registry) AcceptProgress(from string, rep ProgressReport) (bool, error)
 	if err := checkProgress(in, from, rep); err != nil {
 		return false, err
 	}
+	if rep.Failure != nil && rep.ID == 0 {
+		return w.failLocked(rep.Failure), nil
+	}
 	if err := checkPlausible(in.lc, rep, r.src.Now(), r.MaxClockOffset()); err != nil {
 		return false, err
 	}
+	newer := true
 	if cur := w.tick; cur.ID != 0 && cur.Generation == rep.Generation {
 		if rep.ID <= cur.ID || rep.AuthorityUTC < cur.AuthorityUTC {
-			return false, nil
+			newer = false
 		}
 	}
-	w.replaceLocked(rep.Tick())
-	return true, nil
+	if newer {
+		w.replaceLocked(rep.Tick())
+	}
+	if rep.Failure != nil && w.failLocked(rep.Failure) {
+		newer = true
+	}
+	return newer, nil
+}
+
+// failLocked retains f unless a failure of its generation is already
+// retained, waking subscribers; it reports whether f was retained. w.mu
+// must be held and f validated against the installed fence.
+func (w *progressWatch) failLocked(f *ClockFailure) bool {
+	if w.failure != nil && w.failure.Generation == f.Generation {
+		return false
+	}
+	kept := *f // the sender's copy stays the sender's
+	w.failure = &kept
+	w.wakeLocked()
+	return true
+}
+
+// ClockFailure returns the failure the domain's authority reported for
+// the installed generation, and nil when none is retained (or the domain
+// is not installed).
+func (r *Registry) ClockFailure(domain string) *ClockFailure {
+	a, ok := r.Lookup(domain)
+	if !ok {
+		return nil
+	}
+	return a.progress.loadFailure()
 }
 
 // checkProgress validates rep, received from the node named from, against
@@ -161,9 +229,12 @@ func checkProgress(in *Installation, from string, rep ProgressReport) error {
 		return &ClockError{Op: "progress", Domain: rep.Domain, Generation: rep.Generation, Err: ErrDomainMissing}
 	case lc.State == StateStopped:
 		return &ClockError{Op: "progress", Domain: rep.Domain, Generation: rep.Generation, Err: ErrDomainStopped}
-	case rep.ID == 0:
+	case rep.ID == 0 && rep.Failure == nil:
 		return &ClockError{Op: "progress", Domain: rep.Domain, Generation: rep.Generation, Err: ErrInvalidProgress,
 			Detail: fmt.Sprintf("tick id 0 from node %q", from)}
+	case rep.Failure != nil && (rep.Failure.Domain != rep.Domain || rep.Failure.Generation != rep.Generation || rep.Failure.Message == ""):
+		return &ClockError{Op: "progress", Domain: rep.Domain, Generation: rep.Generation, Err: ErrInvalidProgress,
+			Detail: fmt.Sprintf("clock failure from node %q names domain %q generation %d, or no report", from, rep.Failure.Domain, rep.Failure.Generation)}
 	case lc.State != StatePaced:
 		return fence("the domain is %s here and has no installed authority", lc.State)
 	case rep.Generation != lc.Generation:

@@ -140,7 +140,7 @@ func TestProgressWatchClearing(t *testing.T) {
 			_, err := r.AcceptProgress("a", report(1, 2, base))
 			require.NoError(t, err)
 			a, _ := r.Lookup("d")
-			tick, wake := a.progress.subscribe()
+			tick, _, wake := a.progress.subscribe()
 			require.Equal(t, uint64(2), tick.ID)
 			tc.change(r)
 			require.Equal(t, tc.cleared, closed(wake), "a clear wakes the watch")
@@ -194,7 +194,7 @@ func TestAcceptProgressConcurrentKeepsNewest(t *testing.T) {
 	go func() {
 		defer close(done)
 		for {
-			tick, wake := a.progress.subscribe()
+			tick, _, wake := a.progress.subscribe()
 			seen = append(seen, tick.ID)
 			if tick.ID == writers*per {
 				return

@@ -269,7 +269,7 @@ func TestClockErrorMessages(t *testing.T) {
 	}
 	unavailable := []error{ErrDomainMissing, ErrDomainStopped, ErrClockUninstalled, ErrStaleGeneration, ErrForeignDeadline}
 	for _, s := range []error{ErrDomainMissing, ErrDomainStopped, ErrClockUninstalled, ErrStaleGeneration,
-		ErrForeignDeadline, ErrWaitCancelled, ErrCannotSchedule, ErrClockOverflow, ErrInvalidLifecycle, ErrOlderRevision} {
+		ErrForeignDeadline, ErrWaitCancelled, ErrCannotSchedule, ErrClockOverflow, ErrTickOverflow, ErrInvalidLifecycle, ErrOlderRevision} {
 		err := &ClockError{Op: "read", Domain: "d", Err: s}
 		require.ErrorIs(t, err, s)
 		require.Equal(t, contains(unavailable, s), errorsIs(err, ErrClockUnavailable), "%v", s)

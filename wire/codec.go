@@ -198,6 +198,10 @@ type wireFrame struct {
 	AuthorityUTC int64           `json:"authority_utc_ns"`
 	Reading      int64           `json:"reading_ns"`
 	Reason       string          `json:"reason"`
+	Op           string          `json:"op"`
+	Code         string          `json:"code"`
+	Cause        string          `json:"cause"`
+	Message      string          `json:"message"`
 }
 
 // DecodeFrame decodes the JSON Frame.AppendJSON writes.
@@ -234,6 +238,12 @@ func DecodeFrame(b []byte) (Frame, error) {
 			return Frame{}, fmt.Errorf("%w: unknown end reason %q", ErrProtocol, w.Reason)
 		}
 		f.Kind = FrameEnd
+	case FrameError.String():
+		if w.Message == "" {
+			return Frame{}, fmt.Errorf("%w: error frame without a message", ErrProtocol)
+		}
+		f.Kind = FrameError
+		f.Failure = ClockFailure{Domain: w.Domain, Generation: w.Generation, Op: w.Op, Code: w.Code, Cause: w.Cause, Message: w.Message}
 	default:
 		return Frame{}, fmt.Errorf("%w: unknown frame kind %q", ErrProtocol, w.Kind)
 	}

@@ -18,9 +18,14 @@ const (
 	FrameTick
 	// FrameEnd is the last frame of an attachment; Reason says why.
 	FrameEnd
+	// FrameError reports that the attached clock failed at its authority:
+	// Failure names the generation, the operation and the arithmetic
+	// cause. The attachment stays; no further tick of that generation
+	// follows.
+	FrameError
 )
 
-// String returns "state", "tick" or "end".
+// String returns "state", "tick", "end" or "error".
 func (k FrameKind) String() string {
 	switch k {
 	case FrameState:
@@ -29,6 +34,8 @@ func (k FrameKind) String() string {
 		return "tick"
 	case FrameEnd:
 		return "end"
+	case FrameError:
+		return "error"
 	default:
 		return "frame(" + strconv.Itoa(int(k)) + ")"
 	}
@@ -86,6 +93,9 @@ type Tick struct {
 // accepted Tick of the generation the client last received as paced, and
 // Reading, the serving node's own logical reading taken when the frame was
 // built. An end frame carries Reason and is the attachment's last frame.
+// An error frame carries Failure, the typed report of the clock's failure
+// at its authority; it follows the state that reported Failure's generation
+// as paced and any tick of that generation delivered before it.
 // Attachment numbers the attachment within its session, as the attach reply
 // (Result.Attachment) did.
 type Frame struct {
@@ -96,6 +106,7 @@ type Frame struct {
 	Tick       Tick
 	Reading    int64
 	Reason     EndReason
+	Failure    ClockFailure
 }
 
 // AppendJSON appends the frame's wire form: one JSON object whose instants
@@ -128,6 +139,18 @@ func (f Frame) AppendJSON(b []byte) []byte {
 		b = append(b, `,"reason":"`...)
 		b = append(b, f.Reason.String()...)
 		b = append(b, '"')
+	case FrameError:
+		// The failure's domain is the frame's.
+		b = append(b, `,"generation":`...)
+		b = strconv.AppendUint(b, f.Failure.Generation, 10)
+		b = append(b, `,"op":`...)
+		b = AppendString(b, f.Failure.Op)
+		b = append(b, `,"code":`...)
+		b = AppendString(b, f.Failure.Code)
+		b = append(b, `,"cause":`...)
+		b = AppendString(b, f.Failure.Cause)
+		b = append(b, `,"message":`...)
+		b = AppendString(b, f.Failure.Message)
 	}
 	return append(b, '}')
 }

@@ -27,6 +27,11 @@ var frameCases = []wire.Frame{
 	{Domain: "prod", Attachment: 3, Kind: wire.FrameTick, Tick: runtime.Tick{Generation: 2, ID: 1, Boundary: math.MinInt64, AuthorityUTC: math.MaxInt64}, Reading: -1},
 	{Domain: "prod", Attachment: 3, Kind: wire.FrameTick, Tick: runtime.Tick{Generation: math.MaxUint64, ID: math.MaxUint64}},
 	{Domain: "x-1", Attachment: 9, Kind: wire.FrameEnd, Reason: wire.DomainRemoved},
+	{Domain: "prod", Attachment: 4, Kind: wire.FrameError, Failure: wire.ClockFailure{
+		Domain: "prod", Generation: 2, Op: "project", Code: "clock_overflow",
+		Cause:   "clock: project: result of \"quoted\"\nleaves signed unix nanoseconds",
+		Message: "produce domain \"prod\" generation 2: domain clock projection leaves the signed Unix-nanosecond range"}},
+	{Domain: "p", Attachment: 1, Kind: wire.FrameError, Failure: wire.ClockFailure{Domain: "p", Generation: math.MaxUint64, Message: "m"}},
 }
 
 func TestFrameRoundTrip(t *testing.T) {
@@ -54,6 +59,10 @@ func TestDecodeFrameRefusals(t *testing.T) {
 		`{"domain":"p","attachment":1,"kind":"end","reason":"DomainRemoved"} {}`,
 		`{"domain":"p","attachment":1,"kind":"end","reason":"DomainRemoved"}]`,
 		`{"domain":"p","attachment":1,"kind":"end","reason":"DomainRemoved"}}`,
+		`{"domain":"p","attachment":1,"kind":"error","generation":1,"op":"project","code":"clock_overflow","cause":"c"}`,
+		`{"domain":"p","attachment":1,"kind":"error","generation":1,"message":""}`,
+		`{"domain":"p","attachment":1,"kind":"error","generation":-1,"message":"m"}`,
+		`{"domain":"p","attachment":1,"kind":"error","generation":1,"message":1}`,
 	} {
 		_, err := wire.DecodeFrame([]byte(tt))
 		require.ErrorIs(t, err, wire.ErrProtocol, tt)
@@ -203,3 +212,22 @@ func FuzzLineReader(f *testing.F) {
 }
 
 type jsonRaw = json.RawMessage
+
+func TestClockFailureUnwrapsToItsCode(t *testing.T) {
+	tests := []struct {
+		name string
+		code string
+		want error
+	}{
+		{name: "registered code", code: "protocol", want: wire.ErrProtocol},
+		{name: "unknown code", code: "no_such_code", want: wire.ErrRemote},
+		{name: "no code", code: "", want: wire.ErrRemote},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := &wire.ClockFailure{Domain: "d", Generation: 1, Op: "project", Code: tt.code, Message: "the report"}
+			require.ErrorIs(t, f, tt.want)
+			require.EqualError(t, f, "the report")
+		})
+	}
+}

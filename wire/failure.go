@@ -1,0 +1,40 @@
+package wire
+
+// ClockFailure is the typed report of a domain clock that failed at its
+// authority: the clock arithmetic of one generation left its representable
+// range, so the authority's tick producer stopped and no further tick of
+// that generation will come. It travels in an error frame (FrameError), in
+// the interconnect's progress report and in DESCRIBE DOMAIN and SHOW CLUSTER
+// STATUS, and holds until the domain's next generation.
+//
+// Its fields are plain values so that a frame carrying it stays comparable
+// and a receiver that has not linked the failing package still reads it.
+type ClockFailure struct {
+	// Domain and Generation name the clock that failed.
+	Domain     string
+	Generation uint64
+	// Op is the clock operation that failed, as package clock names it:
+	// "project", "latest due tick" or "next tick".
+	Op string
+	// Code is the registered code of the failure's sentinel (for example
+	// "clock_overflow"); a receiver unwraps to that sentinel.
+	Code string
+	// Cause is the arithmetic cause beneath the operation.
+	Cause string
+	// Message is the full typed report, exactly as the authority's warning
+	// logged it.
+	Message string
+}
+
+// Error returns the full typed report.
+func (f *ClockFailure) Error() string { return f.Message }
+
+// Unwrap returns the sentinel registered for Code, or ErrRemote for a code
+// this side does not know, so errors.Is matches a failure reported by
+// another node exactly like a local one.
+func (f *ClockFailure) Unwrap() error {
+	if err := Sentinel(f.Code); err != nil {
+		return err
+	}
+	return ErrRemote
+}
