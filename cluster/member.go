@@ -212,7 +212,9 @@ func (m *Member) shutdown() error {
 
 // onProgress hands every report of this node's producers to delivery.
 func (m *Member) onProgress(rep runtime.ProgressReport) {
-	m.ticks.Add(1)
+	if rep.Failure == nil {
+		m.ticks.Add(1)
+	}
 	m.delivery.Publish(rep)
 }
 

@@ -75,6 +75,52 @@ func TestProgressFencing(t *testing.T) {
 	require.Equal(t, uint64(2), s.ProgressImplausible)
 }
 
+// failureReport is the last report of the authority's producer after its
+// projection failed, repeating tick id (0: none was emitted).
+func failureReport(id uint64) runtime.ProgressReport {
+	rep := runtime.ProgressReport{Domain: "d", Generation: 2, Authority: authority, Period: uint64(time.Second)}
+	if id != 0 {
+		rep = report(id)
+	}
+	rep.Failure = &runtime.ClockFailure{Domain: "d", Generation: 2, Op: "project", Code: "clock_overflow",
+		Cause:   "clock: project: result of wall 1 leaves signed unix nanoseconds",
+		Message: `produce domain "d" generation 2: domain clock projection leaves the signed Unix-nanosecond range`}
+	return rep
+}
+
+func TestProgressFailureFencing(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t) })
+	p := newPKI(t)
+	rcv := newReceiver(t)
+	srv := serve(t, p, NewHandler(rcv, nil, nil))
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	stale := failureReport(0)
+	stale.Generation, stale.Failure.Generation = 1, 1
+	cases := []struct {
+		name    string
+		from    *pki.Material
+		rep     runtime.ProgressReport
+		outcome string
+	}{
+		{"signed by a node that is not the authority", p.n3, failureReport(0), OutcomeRefused},
+		{"an old generation", p.n1, stale, OutcomeRefused},
+		{"the authority's failure", p.n1, failureReport(3), OutcomeAccepted},
+		{"the same failure again", p.n1, failureReport(3), OutcomeIgnored},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			reply, err := clientFor(t, c.from).Progress(ctx, addrOf(srv), c.rep)
+			require.NoError(t, err)
+			require.Equal(t, c.outcome, reply.Outcome, reply.Reason)
+		})
+	}
+	got := rcv.reg.ClockFailure("d")
+	require.Equal(t, failureReport(3).Failure, got, "the failure travels whole")
+	require.ErrorIs(t, got, runtime.ErrClockOverflow)
+	require.Equal(t, uint64(3), rcv.reg.Progress("d").ID, "its tick is accepted with it")
+}
+
 func TestHandlerRefusesWhatItCannotTrust(t *testing.T) {
 	t.Cleanup(func() { goleak.VerifyNone(t) })
 	p := newPKI(t)
@@ -193,6 +239,11 @@ func FuzzDecodeProgress(f *testing.F) {
 	f.Add([]byte(`{"type":"domain_clock_progress","domain":"d"} {}`))
 	f.Add([]byte(`{"type":"domain_clock_progress","domain":"d","extra":1}`))
 	f.Add([]byte(`null`))
+	failure, _ := json.Marshal(ProgressOf(failureReport(0)))
+	f.Add(failure)
+	f.Add([]byte(`{"type":"domain_clock_progress","domain":"d","failure":{"op":"project","code":"","cause":"","message":""}}`))
+	f.Add([]byte(`{"type":"domain_clock_progress","domain":"d","failure":{"message":"m","extra":1}}`))
+	f.Add([]byte(`{"type":"domain_clock_progress","domain":"d","failure":null}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		p, err := DecodeProgress(b)
 		if err != nil {
@@ -201,6 +252,11 @@ func FuzzDecodeProgress(f *testing.F) {
 		}
 		require.Equal(t, ProgressType, p.Type)
 		require.NotEmpty(t, p.Domain)
+		if p.Failure != nil {
+			require.NotEmpty(t, p.Failure.Message)
+			require.Equal(t, p.Domain, p.Report().Failure.Domain)
+			require.Equal(t, p.Generation, p.Report().Failure.Generation)
+		}
 		// What decodes re-encodes to a value that decodes to the same.
 		again, err := json.Marshal(p)
 		require.NoError(t, err)

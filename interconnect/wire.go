@@ -35,6 +35,12 @@ const forwardedHeader = "Nspl-Forwarded"
 // Progress is the domain_clock_progress request: one tick with the fence it
 // was produced under. The reporting node is not in the body: the receiver
 // takes it from the verified peer certificate.
+//
+// The last report of a producer whose clock arithmetic failed also carries
+// Failure, the failure's typed report, for the report's domain and
+// generation; its tick is then the newest the producer emitted, and Tick is
+// 0 when it emitted none. The receiver authorizes it like any report: only
+// the installed authority of that generation can report its failure.
 type Progress struct {
 	Type         string                   `json:"type"`
 	Domain       string                   `json:"domain"`
@@ -44,18 +50,37 @@ type Progress struct {
 	Boundary     int64                    `json:"boundary"`
 	AuthorityUTC int64                    `json:"authority_utc"`
 	Period       uint64                   `json:"period"`
+	Failure      *ProgressFailure         `json:"failure,omitempty"`
+}
+
+// ProgressFailure is a failure report as it travels between nodes; the
+// domain and generation are the report's.
+type ProgressFailure struct {
+	Op      string `json:"op"`
+	Code    string `json:"code"`
+	Cause   string `json:"cause"`
+	Message string `json:"message"`
 }
 
 // ProgressOf returns the wire form of a report.
 func ProgressOf(rep runtime.ProgressReport) Progress {
-	return Progress{Type: ProgressType, Domain: rep.Domain, Generation: rep.Generation, Authority: rep.Authority,
+	p := Progress{Type: ProgressType, Domain: rep.Domain, Generation: rep.Generation, Authority: rep.Authority,
 		Tick: rep.ID, Boundary: rep.Boundary, AuthorityUTC: rep.AuthorityUTC, Period: rep.Period}
+	if f := rep.Failure; f != nil {
+		p.Failure = &ProgressFailure{Op: f.Op, Code: f.Code, Cause: f.Cause, Message: f.Message}
+	}
+	return p
 }
 
 // Report returns the runtime report p carries.
 func (p Progress) Report() runtime.ProgressReport {
-	return runtime.ProgressReport{Domain: p.Domain, Generation: p.Generation, Authority: p.Authority,
+	rep := runtime.ProgressReport{Domain: p.Domain, Generation: p.Generation, Authority: p.Authority,
 		ID: p.Tick, Boundary: p.Boundary, AuthorityUTC: p.AuthorityUTC, Period: p.Period}
+	if f := p.Failure; f != nil {
+		rep.Failure = &runtime.ClockFailure{Domain: p.Domain, Generation: p.Generation,
+			Op: f.Op, Code: f.Code, Cause: f.Cause, Message: f.Message}
+	}
+	return rep
 }
 
 // Outcomes of a progress evaluation.
@@ -173,6 +198,9 @@ func DecodeProgress(b []byte) (Progress, error) {
 	}
 	if p.Domain == "" {
 		return Progress{}, fmt.Errorf("%w: the report names no domain", ErrBadRequest)
+	}
+	if p.Failure != nil && p.Failure.Message == "" {
+		return Progress{}, fmt.Errorf("%w: the clock failure carries no report", ErrBadRequest)
 	}
 	return p, nil
 }
