@@ -59,6 +59,10 @@ type DomainStatus struct {
 	Authority lifecycle.AuthorityFence
 	// Revision is the catalog revision that last changed the domain.
 	Revision uint64
+	// ClockFailure is the running generation's clock failure as this node
+	// learned it from the authority (its own producer or a progress
+	// report); nil while none.
+	ClockFailure *wire.ClockFailure
 }
 
 // Status returns the cluster as this member sees it.
@@ -101,7 +105,11 @@ func (m *Member) Status() ClusterStatus {
 		if d.Pace != lifecycle.Paced {
 			continue
 		}
-		st.Domains = append(st.Domains, DomainStatus{Name: d.Name, Running: d.Running(), Generation: d.Generation, Authority: d.Authority, Revision: d.Revision})
+		ds := DomainStatus{Name: d.Name, Running: d.Running(), Generation: d.Generation, Authority: d.Authority, Revision: d.Revision}
+		if f := n.ClockFailure(d.Name); f != nil && d.Running() && f.Generation == d.Generation {
+			ds.ClockFailure = f
+		}
+		st.Domains = append(st.Domains, ds)
 	}
 	return st
 }
@@ -125,7 +133,7 @@ func (st ClusterStatus) Wire() wire.ClusterStatus {
 		if d.Running {
 			status = lifecycle.Running
 		}
-		out.Domains = append(out.Domains, session.ClusterDomain(d.Name, status, d.Generation, d.Authority))
+		out.Domains = append(out.Domains, session.ClusterDomain(d.Name, status, d.Generation, d.Authority, d.ClockFailure))
 	}
 	return out
 }

@@ -244,6 +244,13 @@ func (n *Node) Observe(domain string) (*runtime.Observer, error) {
 	return n.registry.Observe(domain)
 }
 
+// ClockFailure returns the failure the domain's authority reported for the
+// installed generation (this node's own producer, or a progress report it
+// accepted), nil when none.
+func (n *Node) ClockFailure(domain string) *runtime.ClockFailure {
+	return n.registry.ClockFailure(domain)
+}
+
 // AcceptProgress applies a progress report received from the authenticated
 // peer from; see runtime.Registry.AcceptProgress. A report refused as
 // implausible (runtime.ErrImplausibleProgress) is counted

@@ -210,12 +210,14 @@ func (s *Session) fits(a *attachment, f wire.Frame) bool {
 // the attach reply carried and, on every wake, reads the newest installation
 // and progress: a changed observation is queued as a state frame (after
 // withdrawing an untaken tick), a newer accepted tick of the generation the
-// client last received as paced fills the tick slot, and a missing domain
-// ends the attachment with one end frame.
+// client last received as paced fills the tick slot, the authority's failure
+// of that generation is queued once as an error frame behind that tick, and
+// a missing domain ends the attachment with one end frame.
 func (s *Session) deliver(ctx context.Context, a *attachment) {
 	defer close(a.done)
 	last := a.reply     // the observation the client last received
 	var lastTick uint64 // newest tick id of last.Generation put in the slot
+	var failed uint64   // generation whose failure was queued (generations start at 1)
 	var unfit clock.Observed
 	unfitSet := false // unfit is a state that did not fit the frame limit
 	for {
@@ -266,6 +268,20 @@ func (s *Session) deliver(ctx context.Context, a *attachment) {
 			if s.fits(a, f) {
 				s.lane.putTick(a, f)
 			}
+		}
+		// The failure follows the state the client received as paced for
+		// its generation and any tick of it already queued; none of that
+		// generation comes after it.
+		if fl := o.Failure; fl != nil && o.Clock == last && last.State == clock.Paced &&
+			fl.Generation == last.Generation && failed != fl.Generation {
+			failed = fl.Generation
+			f := wire.Frame{Domain: a.domain, Attachment: a.id, Kind: wire.FrameError, Failure: *fl}
+			if s.fits(a, f) {
+				if err := s.lane.pushFrame(ctx, a, f); err != nil {
+					return
+				}
+			}
+			continue
 		}
 		if err := a.obs.Wait(ctx); err != nil {
 			return

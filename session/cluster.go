@@ -9,11 +9,16 @@ import (
 )
 
 // ClusterDomain is one paced domain's row of SHOW CLUSTER STATUS: the one
-// place a domain's lifecycle status and authority fence become wire's plain
-// values, for an embedded node and a cluster member alike.
-func ClusterDomain(name string, status lifecycle.Status, generation uint64, authority lifecycle.AuthorityFence) wire.ClusterDomain {
-	return wire.ClusterDomain{Name: name, Status: status.String(), Generation: generation,
+// place a domain's lifecycle status, authority fence and clock failure
+// (nil when none) become wire's plain values, for an embedded node and a
+// cluster member alike.
+func ClusterDomain(name string, status lifecycle.Status, generation uint64, authority lifecycle.AuthorityFence, failure *wire.ClockFailure) wire.ClusterDomain {
+	d := wire.ClusterDomain{Name: name, Status: status.String(), Generation: generation,
 		Authority: wire.ClusterAuthority{Node: authority.Node, Incarnation: authority.Incarnation, Revision: authority.Revision}}
+	if failure != nil {
+		d.ClockFailure = failure.Message
+	}
+	return d
 }
 
 // ClusterStatusSource returns the status SHOW CLUSTER STATUS shows.
@@ -44,7 +49,7 @@ func (s *Session) embeddedClusterStatus() wire.ClusterStatus {
 	}}}
 	for _, d := range s.node.Domains() {
 		if d.Pace == lifecycle.Paced {
-			st.Domains = append(st.Domains, ClusterDomain(d.Name, d.Status, d.Generation, d.Authority))
+			st.Domains = append(st.Domains, ClusterDomain(d.Name, d.Status, d.Generation, d.Authority, s.clockFailure(d)))
 		}
 	}
 	return st
@@ -70,8 +75,10 @@ func formatCount(n int) string { return FormatValue(wire.Uint(uint64(n))) }
 // columns kind ("node" or "domain"), name, incarnation, voter, leader,
 // available, revision (a node's advertised revision, a domain's authority
 // revision), authority (a domain's authority "node#incarnation", "unassigned"
-// while none is committed), generation and status. Nodes are sorted by name,
-// domains by name; columns that do not apply to a row are null.
+// while none is committed), generation, status and clock_failure (the full
+// typed report of a domain's clock failure, null while none). Nodes are
+// sorted by name, domains by name; columns that do not apply to a row are
+// null.
 func ClusterStatusSet(st wire.ClusterStatus) *wire.ResultSet {
 	set := &wire.ResultSet{Columns: []wire.Column{
 		{Name: "kind", Type: wire.KindText},
@@ -84,13 +91,14 @@ func ClusterStatusSet(st wire.ClusterStatus) *wire.ResultSet {
 		{Name: "authority", Type: wire.KindText},
 		{Name: "generation", Type: wire.KindUint},
 		{Name: "status", Type: wire.KindText},
+		{Name: "clock_failure", Type: wire.KindText},
 	}}
 	nodes := append([]wire.ClusterNode(nil), st.Nodes...)
 	sort.Slice(nodes, func(i, j int) bool { return nodes[i].Name < nodes[j].Name })
 	for _, n := range nodes {
 		set.Rows = append(set.Rows, []wire.Value{
 			wire.Text("node"), wire.Text(n.Name), wire.Uint(n.Incarnation), yesNo(n.Voter), yesNo(n.Leader),
-			yesNo(n.Available), wire.Uint(n.Revision), wire.Null(), wire.Null(), wire.Null(),
+			yesNo(n.Available), wire.Uint(n.Revision), wire.Null(), wire.Null(), wire.Null(), wire.Null(),
 		})
 	}
 	domains := append([]wire.ClusterDomain(nil), st.Domains...)
@@ -100,9 +108,13 @@ func ClusterStatusSet(st wire.ClusterStatus) *wire.ResultSet {
 		if fence := (lifecycle.AuthorityFence{Node: d.Authority.Node, Incarnation: d.Authority.Incarnation}); fence.Assigned() {
 			auth = fence.Identity().String()
 		}
+		failure := wire.Null()
+		if d.ClockFailure != "" {
+			failure = wire.Text(d.ClockFailure)
+		}
 		set.Rows = append(set.Rows, []wire.Value{
 			wire.Text("domain"), wire.Text(d.Name), wire.Null(), wire.Null(), wire.Null(), wire.Null(),
-			wire.Uint(d.Authority.Revision), wire.Text(auth), wire.Uint(d.Generation), wire.Text(d.Status),
+			wire.Uint(d.Authority.Revision), wire.Text(auth), wire.Uint(d.Generation), wire.Text(d.Status), failure,
 		})
 	}
 	return set

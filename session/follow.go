@@ -35,6 +35,10 @@ type Clock struct {
 	// Reading is the serving node's logical reading taken when Tick's
 	// frame was built.
 	Reading int64
+	// Failure is the typed report of Observed's generation failing at its
+	// authority, nil while none was received. No tick of that generation
+	// follows it; it holds until a state of another generation.
+	Failure *wire.ClockFailure
 }
 
 // LogicalAt returns the domain's logical time at the UTC instant utc (signed
@@ -75,9 +79,13 @@ const (
 	// longer follows the domain, unless the end only interrupted the
 	// attachment (Follow.Interrupted).
 	EventEnd
+	// EventError: the followed clock's generation failed at its authority
+	// (Failure says how); the clock stays followed, but no tick of that
+	// generation follows.
+	EventError
 )
 
-// String returns "state", "tick" or "end".
+// String returns "state", "tick", "end" or "error".
 func (k EventKind) String() string {
 	switch k {
 	case EventState:
@@ -86,6 +94,8 @@ func (k EventKind) String() string {
 		return "tick"
 	case EventEnd:
 		return "end"
+	case EventError:
+		return "error"
 	default:
 		return "event"
 	}
@@ -108,12 +118,16 @@ type ClockEvent struct {
 	// Reason says why the attachment ended; it is wire.ReasonNone
 	// unless Kind is EventEnd.
 	Reason wire.EndReason
+	// Failure is the typed failure of an error event (it matches the
+	// failure's sentinel with errors.Is); nil unless Kind is EventError.
+	Failure *wire.ClockFailure
 }
 
 // Frame returns the frame the event reports, as the session delivered it:
 // a state frame with the observed clock, a tick frame with the tick and the
-// node's reading, or an end frame with its reason. Programs that print
-// frames (nspl clock --format json) render events through it.
+// node's reading, an end frame with its reason, or an error frame with its
+// failure. Programs that print frames (nspl clock --format json) render
+// events through it.
 func (ev ClockEvent) Frame() wire.Frame {
 	f := wire.Frame{Domain: ev.Domain, Attachment: ev.Attachment}
 	switch ev.Kind {
@@ -123,14 +137,20 @@ func (ev ClockEvent) Frame() wire.Frame {
 		f.Kind, f.Tick, f.Reading = wire.FrameTick, ev.Clock.Tick, ev.Clock.Reading
 	case EventEnd:
 		f.Kind, f.Reason = wire.FrameEnd, ev.Reason
+	case EventError:
+		f.Kind = wire.FrameError
+		if ev.Failure != nil {
+			f.Failure = *ev.Failure
+		}
 	}
 	return f
 }
 
 // Follow is the coalescing follow of a session's clocks: the followed clock
 // of each attached domain (the attach reply's observation or the newest
-// state, and the newest tick of its generation) and the unread events,
-// coalesced per domain to at most one state, one tick and one end, however
+// state, the newest tick of its generation and its failure) and the unread
+// events, coalesced per domain to at most one state, one tick, one error and
+// one end, however
 // slowly the caller reads. Its owner records each attach reply (Attached)
 // and each release (Released) before the frames that follow them, feeds
 // every frame it receives (Apply) and reports an end that interrupts the
@@ -221,10 +241,14 @@ func (f *Follow) Apply(fr wire.Frame) {
 		if fr.Clock.Generation != c.Observed.Generation || fr.Clock.State != c.Observed.State {
 			c.Tick, c.Reading = Tick{}, 0
 		}
+		if fr.Clock.Generation != c.Observed.Generation {
+			c.Failure = nil
+		}
 		c.Observed = fr.Clock
-		// The unread tick came before this state: drop it with the older
-		// state.
-		p.tick = ClockEvent{}
+		// The unread tick and error came before this state: drop them
+		// with the older state (the clock keeps a failure of its
+		// generation).
+		p.tick, p.err = ClockEvent{}, ClockEvent{}
 		p.state = ClockEvent{Domain: fr.Domain, Attachment: fr.Attachment, Kind: EventState, Clock: *c}
 	case wire.FrameTick:
 		if fr.Tick.Generation != c.Observed.Generation || !TickAdvances(c.Tick, fr.Tick) {
@@ -232,9 +256,18 @@ func (f *Follow) Apply(fr wire.Frame) {
 		}
 		c.Tick, c.Reading = fr.Tick, fr.Reading
 		p.tick = ClockEvent{Domain: fr.Domain, Attachment: fr.Attachment, Kind: EventTick, Clock: *c}
+	case wire.FrameError:
+		if fr.Failure.Generation != c.Observed.Generation || c.Failure != nil && *c.Failure == fr.Failure {
+			// Another generation's, or delivered anew to a clock
+			// attached again: not an event twice.
+			return
+		}
+		failure := fr.Failure
+		c.Failure = &failure
+		p.err = ClockEvent{Domain: fr.Domain, Attachment: fr.Attachment, Kind: EventError, Clock: *c, Failure: &failure}
 	case wire.FrameEnd:
 		delete(f.clocks, fr.Domain)
-		p.state, p.tick = ClockEvent{}, ClockEvent{}
+		p.state, p.tick, p.err = ClockEvent{}, ClockEvent{}, ClockEvent{}
 		p.end = ClockEvent{Domain: fr.Domain, Attachment: fr.Attachment, Kind: EventEnd, Clock: *c, Reason: fr.Reason}
 	default:
 		return
@@ -272,7 +305,7 @@ func (f *Follow) Pending() int {
 	n := 0
 	for _, p := range f.pending {
 		for ; p != nil; p = p.after {
-			for _, ev := range []*ClockEvent{&p.state, &p.tick, &p.end} {
+			for _, ev := range []*ClockEvent{&p.state, &p.tick, &p.err, &p.end} {
 				if ev.Kind != 0 {
 					n++
 				}
@@ -384,16 +417,16 @@ func (f *Follow) dropPendingLocked(domain string) {
 	if p == nil {
 		return
 	}
-	p.state, p.tick, p.end, p.after = ClockEvent{}, ClockEvent{}, ClockEvent{}, nil
+	p.state, p.tick, p.err, p.end, p.after = ClockEvent{}, ClockEvent{}, ClockEvent{}, ClockEvent{}, nil
 }
 
 // pendingEvents holds one domain's unread events: at most one state, one
-// tick (always received after that state) and one end, which replaces both.
-// An empty slot has the zero Kind; slots are values, so a tick replacing an
-// unread one allocates nothing.
+// tick (always received after that state), one error (received after both)
+// and one end, which replaces them all. An empty slot has the zero Kind;
+// slots are values, so a tick replacing an unread one allocates nothing.
 type pendingEvents struct {
-	state, tick, end ClockEvent
-	queued           bool // the domain is in the follow's event order
+	state, tick, err, end ClockEvent
+	queued                bool // the domain is in the follow's event order
 	// after holds the events of the attachment that resumed the following
 	// after an interruption's unread end (Interrupted).
 	after *pendingEvents
@@ -412,11 +445,13 @@ func (p *pendingEvents) tail(kind wire.FrameKind) *pendingEvents {
 	return p
 }
 
-func (p *pendingEvents) empty() bool { return p.state.Kind == 0 && p.tick.Kind == 0 && p.end.Kind == 0 }
+func (p *pendingEvents) empty() bool {
+	return p.state.Kind == 0 && p.tick.Kind == 0 && p.err.Kind == 0 && p.end.Kind == 0
+}
 
 // take removes and returns the oldest unread event.
 func (p *pendingEvents) take() (ClockEvent, bool) {
-	for _, slot := range []*ClockEvent{&p.state, &p.tick, &p.end} {
+	for _, slot := range []*ClockEvent{&p.state, &p.tick, &p.err, &p.end} {
 		if slot.Kind != 0 {
 			ev := *slot
 			*slot = ClockEvent{}

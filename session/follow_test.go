@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nspl-dev/nspl/clock"
+	"github.com/nspl-dev/nspl/runtime"
 	"github.com/nspl-dev/nspl/wire"
 )
 
@@ -192,4 +193,90 @@ func TestFollowInterruptedThenRemoved(t *testing.T) {
 		got = append(got, FormatFrame(ev.Frame()))
 	}
 	require.Equal(t, []string{"end a DomainRemoved"}, got)
+}
+
+// An error frame of the followed generation is one error event carrying the
+// typed failure, after the tick received before it; the clock keeps the
+// failure until a state of another generation. A failure of another
+// generation, or one delivered anew after a reattach, is no event.
+func TestFollowClockFailure(t *testing.T) {
+	failure := wire.ClockFailure{Domain: "a", Generation: 1, Op: "project", Code: "clock_overflow",
+		Cause: "clock: project: …", Message: "produce domain \"a\" generation 1: domain clock projection leaves the signed Unix-nanosecond range"}
+	errFrame := func(att uint64, fl wire.ClockFailure) wire.Frame {
+		return wire.Frame{Domain: "a", Attachment: att, Kind: wire.FrameError, Failure: fl}
+	}
+	other := failure
+	other.Generation = 2
+	tests := []struct {
+		name   string
+		frames []wire.Frame
+		kinds  []EventKind
+		failed bool // the followed clock holds the failure at the end
+	}{
+		{name: "tick then failure", frames: []wire.Frame{
+			{Domain: "a", Attachment: 1, Kind: wire.FrameTick, Tick: Tick{Generation: 1, ID: 1}},
+			errFrame(1, failure),
+		}, kinds: []EventKind{EventTick, EventError}, failed: true},
+		{name: "another generation's failure", frames: []wire.Frame{errFrame(1, other)}},
+		{name: "another attachment's failure", frames: []wire.Frame{errFrame(2, failure)}},
+		{name: "the same failure again", frames: []wire.Frame{errFrame(1, failure), errFrame(1, failure)},
+			kinds: []EventKind{EventError}, failed: true},
+		{name: "a new generation clears it", frames: []wire.Frame{
+			errFrame(1, failure),
+			{Domain: "a", Attachment: 1, Kind: wire.FrameState, Clock: paced(2)},
+		}, kinds: []EventKind{EventState}},
+		{name: "a state of the generation keeps it", frames: []wire.Frame{
+			errFrame(1, failure),
+			{Domain: "a", Attachment: 1, Kind: wire.FrameState, Clock: clock.Observed{Generation: 1, State: clock.Uninstalled}},
+		}, kinds: []EventKind{EventState}, failed: true},
+		{name: "an end replaces it", frames: []wire.Frame{
+			errFrame(1, failure),
+			{Domain: "a", Attachment: 1, Kind: wire.FrameEnd, Reason: wire.DomainRemoved},
+		}, kinds: []EventKind{EventEnd}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := NewFollow(ErrClosed)
+			s.Attached("a", 1, paced(1))
+			for _, f := range tt.frames {
+				s.Apply(f)
+			}
+			var kinds []EventKind
+			for len(s.queue) > 0 {
+				ev, err := s.NextEvent(context.Background())
+				require.NoError(t, err)
+				kinds = append(kinds, ev.Kind)
+				if ev.Kind == EventError {
+					require.Equal(t, &failure, ev.Failure)
+					require.Equal(t, &failure, ev.Clock.Failure)
+					require.ErrorIs(t, ev.Failure, runtime.ErrClockOverflow, "typed through its code")
+				} else {
+					require.Nil(t, ev.Failure)
+				}
+			}
+			require.Equal(t, tt.kinds, kinds)
+			c, ok := s.Clock("a")
+			if tt.failed {
+				require.True(t, ok)
+				require.Equal(t, &failure, c.Failure)
+			} else if ok {
+				require.Nil(t, c.Failure)
+			}
+		})
+	}
+
+	// Reattached after a lost transport, the failure delivered anew is no
+	// second event.
+	s := NewFollow(ErrClosed)
+	s.Attached("a", 1, paced(1))
+	s.Apply(errFrame(1, failure))
+	ev, err := s.NextEvent(context.Background())
+	require.NoError(t, err)
+	require.Equal(t, EventError, ev.Kind)
+	s.Reattached("a", 2, paced(1))
+	s.Apply(errFrame(2, failure))
+	ev, err = s.NextEvent(context.Background())
+	require.NoError(t, err)
+	require.Equal(t, EventState, ev.Kind)
+	require.Empty(t, s.queue)
 }

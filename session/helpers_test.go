@@ -154,11 +154,12 @@ type orderChecker struct {
 	t        testing.TB
 	state    clock.Observed
 	lastTick map[uint64]uint64 // generation → newest tick id delivered
+	failed   map[uint64]bool   // generations whose error frame was delivered
 	ended    bool
 }
 
 func newOrderChecker(t testing.TB, reply clock.Observed) *orderChecker {
-	return &orderChecker{t: t, state: reply, lastTick: map[uint64]uint64{}}
+	return &orderChecker{t: t, state: reply, lastTick: map[uint64]uint64{}, failed: map[uint64]bool{}}
 }
 
 func (c *orderChecker) see(f wire.Frame) {
@@ -172,7 +173,14 @@ func (c *orderChecker) see(f wire.Frame) {
 		require.Equal(c.t, clock.Paced, c.state.State, "tick %v while the client holds %v", f.Tick, c.state)
 		require.Equal(c.t, c.state.Generation, f.Tick.Generation, "tick of another generation than the newest state")
 		require.Greater(c.t, f.Tick.ID, c.lastTick[f.Tick.Generation], "tick ids must increase within a generation")
+		require.False(c.t, c.failed[f.Tick.Generation], "tick %v after its generation's error frame", f.Tick)
 		c.lastTick[f.Tick.Generation] = f.Tick.ID
+	case wire.FrameError:
+		require.Equal(c.t, clock.Paced, c.state.State, "error frame while the client holds %v", c.state)
+		require.Equal(c.t, c.state.Generation, f.Failure.Generation, "error frame of another generation than the newest state")
+		require.False(c.t, c.failed[f.Failure.Generation], "a second error frame of generation %d", f.Failure.Generation)
+		require.Equal(c.t, f.Domain, f.Failure.Domain)
+		c.failed[f.Failure.Generation] = true
 	case wire.FrameEnd:
 		c.ended = true
 	default:

@@ -10,7 +10,7 @@ import (
 // lane is a session's control lane: the ordered queue of frames a consumer
 // reads with NextFrame.
 //
-// It holds at most capacity state and end frames (a delivery task waits for
+// It holds at most capacity state, error and end frames (a delivery task waits for
 // room) and, beside them, at most one tick entry per attachment: the
 // attachment's replaceable tick slot. A tick entry keeps its place in the
 // queue while newer progress replaces its contents, until the consumer
@@ -20,7 +20,7 @@ import (
 type lane struct {
 	mu       sync.Mutex
 	entries  []laneEntry
-	frames   int // state and end entries in entries
+	frames   int // state, error and end entries in entries
 	capacity int
 	closed   bool
 	// ready and room are created by a waiter and closed (then dropped) by
@@ -30,11 +30,11 @@ type lane struct {
 	room  chan struct{}
 }
 
-// laneEntry is a state or end frame, or an attachment's tick slot.
+// laneEntry is a state, error or end frame, or an attachment's tick slot.
 type laneEntry struct {
 	att   *attachment
 	tick  bool
-	frame wire.Frame // state and end entries only
+	frame wire.Frame // state, error and end entries only
 }
 
 func newLane(capacity int) *lane {
@@ -82,7 +82,7 @@ func (l *lane) next(ctx context.Context) (wire.Frame, error) {
 	}
 }
 
-// pushFrame appends a state or end frame, waiting for room until ctx ends or
+// pushFrame appends a state, error or end frame, waiting for room until ctx ends or
 // the lane closes.
 func (l *lane) pushFrame(ctx context.Context, att *attachment, f wire.Frame) error {
 	for {

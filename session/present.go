@@ -88,6 +88,9 @@ func FormatFrame(f wire.Frame) string {
 			" reading " + grammar.FormatTimestamp(f.Reading)
 	case wire.FrameEnd:
 		return "end " + name + " " + f.Reason.String()
+	case wire.FrameError:
+		return "error " + name + " generation " + strconv.FormatUint(f.Failure.Generation, 10) +
+			" op " + strconv.Quote(f.Failure.Op) + ": " + f.Failure.Message
 	default:
 		return f.Kind.String() + " " + name
 	}

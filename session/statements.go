@@ -327,10 +327,13 @@ func domainRow(d lifecycle.Domain, width int) []wire.Value {
 }
 
 // Columns of DESCRIBE DOMAIN: the domain record, then the clock authority
-// fence of a paced domain and the catalog revision of its last change.
+// fence of a paced domain, the catalog revision of its last change and the
+// full typed report of its clock's failure at the authority (null unless
+// the running generation failed; it holds until the next generation).
 var describeColumns = append(slices.Clip(domainColumns),
 	wire.Column{Name: "authority", Type: wire.KindText},
 	wire.Column{Name: "revision", Type: wire.KindUint},
+	wire.Column{Name: "clock_failure", Type: wire.KindText},
 )
 
 func (s *Session) describeDomain(p planner.DescribeDomain) (wire.Result, error) {
@@ -348,15 +351,39 @@ func (s *Session) describeDomain(p planner.DescribeDomain) (wire.Result, error) 
 	if err != nil {
 		return wire.Result{}, err
 	}
-	return wire.Result{Domain: name, Message: fmt.Sprintf("domain '%s'", name),
-		Set: &wire.ResultSet{Columns: describeColumns, Rows: [][]wire.Value{describeRow(d)}}}, nil
+	failure := s.clockFailure(d)
+	msg := fmt.Sprintf("domain '%s'", name)
+	if failure != nil {
+		msg += "; its clock failed: " + failure.Message
+	}
+	return wire.Result{Domain: name, Message: msg,
+		Set: &wire.ResultSet{Columns: describeColumns, Rows: [][]wire.Value{describeRow(d, failure)}}}, nil
 }
 
-func describeRow(d lifecycle.Domain) []wire.Value {
+// clockFailure returns the failure the serving node holds for the running
+// generation of d, nil when none (or the node has not installed d).
+func (s *Session) clockFailure(d lifecycle.Domain) *wire.ClockFailure {
+	if d.Pace != lifecycle.Paced || !d.Running() {
+		return nil
+	}
+	obs, err := s.node.Observe(d.Name)
+	if err != nil {
+		return nil
+	}
+	if f := obs.Read().Failure; f != nil && f.Generation == d.Generation {
+		return f
+	}
+	return nil
+}
+
+func describeRow(d lifecycle.Domain, failure *wire.ClockFailure) []wire.Value {
 	row := domainRow(d, len(describeColumns))
 	if d.Pace == lifecycle.Paced {
 		row[len(domainColumns)] = wire.Text(d.Authority.String())
 	}
 	row[len(domainColumns)+1] = wire.Uint(d.Revision)
+	if failure != nil {
+		row[len(domainColumns)+2] = wire.Text(failure.Message)
+	}
 	return row
 }

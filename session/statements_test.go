@@ -62,7 +62,7 @@ func TestListAndDescribe(t *testing.T) {
 		"status": "running", "generation": "1", "start_mode": "at", "start_point": "2026-01-01T00:00:00Z",
 		"start_wall": "2026-01-01T00:00:00Z", "start_rate": "60",
 		"mapping_logical_start": "2026-01-01T00:00:00Z", "mapping_wall_started_at": "2026-01-01T00:00:00Z",
-		"mapping_time_rate": "60", "authority": row["authority"], "revision": row["revision"],
+		"mapping_time_rate": "60", "authority": row["authority"], "revision": row["revision"], "clock_failure": "NULL",
 	}, row)
 	require.Regexp(t, `^local#\d+@1$`, row["authority"])
 

@@ -32,6 +32,10 @@ type ClusterDomain struct {
 	Generation uint64
 	// Authority is the committed authority fence.
 	Authority ClusterAuthority
+	// ClockFailure is the full typed report of the running generation's
+	// clock failure at its authority, as the serving node learned it;
+	// empty while none.
+	ClockFailure string
 }
 
 // ClusterAuthority is a paced domain's committed authority fence: the node

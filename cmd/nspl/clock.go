@@ -30,11 +30,13 @@ type clockSession interface {
 // followClock is nspl clock: attach to the domain's clock and print the
 // attach reply and every clock event as the stable line of the frame it
 // reports until the domain ends (its attachment ends, or a running clock
-// stops), --until-tick ticks have arrived, --timeout passes
-// (ErrClockTimeout) or Ctrl-C (ErrInterrupted). It detaches before it
-// returns unless the attachment has already ended. The session's follow
-// delivers a tick only when it advances, so a tick delivered anew after a
-// lost connection is neither printed nor counted twice.
+// stops), --until-tick ticks have arrived, the clock fails at its authority
+// (an error event: the failure, printed on stderr too, is the error),
+// --timeout passes (ErrClockTimeout) or Ctrl-C (ErrInterrupted). It
+// detaches before it returns unless the attachment has already ended. The
+// session's follow delivers a tick only when it advances, so a tick
+// delivered anew after a lost connection is neither printed nor counted
+// twice.
 func (m *Main) followClock(ctx context.Context, sess clockSession, src timesource.Source, opts options) error {
 	if opts.clockDomain != "" {
 		name, err := grammar.ParseName(opts.clockDomain)
@@ -119,6 +121,9 @@ func (m *Main) followClock(ctx context.Context, sess clockSession, src timesourc
 		switch ev.Kind {
 		case session.EventEnd:
 			return nil
+		case session.EventError:
+			detach(sess)
+			return clockFailure(m.Stderr, ev.Failure)
 		case session.EventState:
 			if ev.Clock.Observed.State == clock.Stopped {
 				if running {

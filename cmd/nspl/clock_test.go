@@ -296,3 +296,38 @@ func TestFollowClockCountsATickRepeatedAfterAReconnectOnce(t *testing.T) {
 	}
 	require.Equal(t, []string{"prod generation 1 id 7", "prod generation 1 id 8", "prod generation 2 id 1"}, ids)
 }
+
+func TestFollowClockExitsWithTheClockFailure(t *testing.T) {
+	paced := clock.Observed{Generation: 3, State: clock.Paced, Period: uint64(time.Second), Rate: 1}
+	failure := wire.ClockFailure{Domain: "prod", Generation: 3, Op: "project", Code: "clock_overflow",
+		Cause:   "clock: project: result leaves signed unix nanoseconds",
+		Message: `produce domain "prod" generation 3: domain clock projection leaves the signed Unix-nanosecond range`}
+	sess := &scriptedClock{follow: session.NewFollow(ErrInterrupted), frames: []wire.Frame{
+		{Domain: "prod", Attachment: 1, Kind: wire.FrameState, Clock: paced},
+		{Domain: "prod", Attachment: 1, Kind: wire.FrameTick, Tick: runtime.Tick{Generation: 3, ID: 1}},
+		{Domain: "prod", Attachment: 1, Kind: wire.FrameError, Failure: failure},
+		{Domain: "prod", Attachment: 1, Kind: wire.FrameTick, Tick: runtime.Tick{Generation: 3, ID: 2}}, // never read
+	}}
+	out := newLineSink()
+	var errOut strings.Builder
+	m := &Main{Stdout: out, Stderr: &errOut}
+	err := m.followClock(context.Background(), sess, timesource.System(), options{format: "plain"})
+	require.ErrorIs(t, err, ErrStatementFailed)
+	require.ErrorIs(t, err, runtime.ErrClockOverflow, "the failure is typed")
+	require.Equal(t, ExitFailed, ExitCode(err))
+	require.True(t, reported(err))
+	require.Equal(t, "nspl clock: error: "+failure.Message+"\n", errOut.String())
+	lines := out.lines()
+	// The script's first state is the attach reply's clock and its first
+	// frame too.
+	require.Len(t, lines, 4, "the attach reply, the state, the tick and the error frame; nothing after it")
+	require.Equal(t, session.FormatFrame(wire.Frame{Domain: "prod", Attachment: 1, Kind: wire.FrameError, Failure: failure}), lines[3])
+	require.Equal(t, []string{"ATTACH DOMAIN CLOCK;", "DETACH DOMAIN CLOCK;"}, sess.execs)
+}
+
+func TestShellFrameLineOfAClockFailure(t *testing.T) {
+	failure := wire.ClockFailure{Domain: "prod", Generation: 3, Op: "project",
+		Message: "produce domain \"prod\" generation 3: domain clock projection leaves the signed Unix-nanosecond range"}
+	ev := session.ClockEvent{Domain: "prod", Attachment: 1, Kind: session.EventError, Failure: &failure}
+	require.Equal(t, `[clock prod] error: produce domain "prod" generation 3: domain clock projection leaves the signed Unix-nanosecond range`, shellEventLine(ev))
+}

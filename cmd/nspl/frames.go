@@ -12,6 +12,7 @@ import (
 //	[clock prod] tick 42 at 2030-01-01T00:00:04.1Z (generation 1)
 //	[clock prod] generation 1 paced period 100ms skew 10ms origin … rate 60
 //	[clock prod] ended: DomainRemoved
+//	[clock prod] error: produce domain "prod" generation 1: domain clock projection leaves …
 func shellEventLine(ev session.ClockEvent) string {
 	head := "[clock " + grammar.FormatName(ev.Domain) + "] "
 	switch ev.Kind {
@@ -23,6 +24,11 @@ func shellEventLine(ev session.ClockEvent) string {
 		return head + session.FormatObserved(ev.Clock.Observed)
 	case session.EventEnd:
 		return head + "ended: " + ev.Reason.String()
+	case session.EventError:
+		if ev.Failure != nil {
+			return head + "error: " + ev.Failure.Message
+		}
+		return head + "error"
 	default:
 		return head + session.FormatFrame(ev.Frame())
 	}
