@@ -14,6 +14,9 @@ const (
 	// EventEnd: the attachment ended; the session no longer follows the
 	// domain.
 	EventEnd = session.EventEnd
+	// EventError: the followed clock's generation failed at its authority;
+	// ClockEvent.Failure is the typed report.
+	EventError = session.EventError
 )
 
 // ClockEvent is one coalesced observation of a followed clock (see
