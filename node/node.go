@@ -255,10 +255,16 @@ func (n *Node) ClockFailure(domain string) *runtime.ClockFailure {
 // peer from; see runtime.Registry.AcceptProgress. A report refused as
 // implausible (runtime.ErrImplausibleProgress) is counted
 // (ImplausibleProgress) and logged at most once per ten seconds per domain.
+// An accepted clock failure is logged as a warning with its full typed
+// report, once per generation, as the authority logged it.
 func (n *Node) AcceptProgress(from string, rep runtime.ProgressReport) (bool, error) {
 	ok, err := n.registry.AcceptProgress(from, rep)
 	if errors.Is(err, runtime.ErrImplausibleProgress) {
 		n.refused.record(rep.Domain, from, err)
+	}
+	if err == nil && ok && rep.Failure != nil {
+		n.logger.Warn("domain clock failed at its authority", "domain", rep.Domain, "generation", rep.Generation,
+			"authority", from, "op", rep.Failure.Op, "err", rep.Failure.Message)
 	}
 	return ok, err
 }
