@@ -18,6 +18,15 @@
 // sentinel such as ErrDomainStopped or ErrStaleGeneration) and never fall
 // back to wall time.
 //
+// A Producer on the authority emits each due tick as a ProgressReport;
+// Registry.AcceptProgress fences and publishes them through the domain's
+// progress watch. When the producer's projection or tick arithmetic fails,
+// its last report carries the full typed report (ClockFailure); every node
+// that accepts it retains it for the generation beside the newest tick, so
+// an Observer reads it and an attached session is told. Only the authority
+// diagnoses its generation: another node's own reads of the same clock fail
+// on their own, typed, when they are made.
+//
 // Time classes stay apart: a LogicalDeadline (domain, generation, logical
 // target) is created only by Handle.Deadline and waited for by
 // Handle.WaitUntil; a PhysicalDeadline (a private monotonic instant) is

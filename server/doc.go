@@ -81,7 +81,7 @@
 // *grammar.Error a local session returns. state is the session after the
 // request: active domain and open transaction, for the prompt.
 //
-// A frame is wire.Frame.AppendJSON: state, tick or end, with its domain
+// A frame is wire.Frame.AppendJSON: state, tick, error or end, with its domain
 // and attachment number. Replies and frames are written in the session's
 // order on the one stream: an attach reply is written before any frame of
 // its attachment, and no frame of an attachment is written after the detach

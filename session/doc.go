@@ -8,7 +8,7 @@
 //	s := session.New(n, session.Options{})   // n is an Engine, such as a *node.Node
 //	defer s.Close()
 //	results, err := s.ExecText(ctx, "USE prod; ATTACH DOMAIN CLOCK;")
-//	f, err := s.NextFrame(ctx)              // state, tick and end frames
+//	f, err := s.NextFrame(ctx)              // state, tick, error and end frames
 //
 // A session runs on an Engine (engine.go), the few operations of a serving
 // node its statements use; *node.Node implements it, and this package does

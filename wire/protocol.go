@@ -56,7 +56,7 @@ const (
 	TypeWelcome = "welcome" // first message: version and serving node
 	TypeReply   = "reply"   // a statement's result
 	TypeError   = "error"   // a statement's positioned error
-	TypeFrame   = "frame"   // a clock frame (state, tick or end)
+	TypeFrame   = "frame"   // a clock frame (state, tick, error or end)
 	TypeNames   = "names"   // the reply to TypeDomains
 )
 
