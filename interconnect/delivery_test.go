@@ -279,3 +279,21 @@ func TestANewFenceReplacesTheDomainsLanes(t *testing.T) {
 	in, _, _ := r.gate.stats()
 	require.Equal(t, 1, in)
 }
+
+// The producer's failure report is its last, so delivery retains it: a
+// peer that restarts afterwards learns of the failure without another
+// report.
+func TestRestartedPeerGetsTheRetainedFailureAgain(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t) })
+	r := newRig(t, DefaultRequestTimeout)
+	r.d.Publish(report(2))
+	r.d.Publish(failureReport(2))
+	waitFor(t, "the failure", func() bool { return r.rcv.reg.ClockFailure("d") != nil })
+
+	r.rcv = resetReceiver(t, r)
+	r.incarnation.Store(12)
+	r.d.PeersChanged()
+	waitFor(t, "the retained failure", func() bool { return r.rcv.reg.ClockFailure("d") != nil })
+	require.Equal(t, failureReport(2).Failure, r.rcv.reg.ClockFailure("d"))
+	require.Equal(t, uint64(2), r.rcv.reg.Progress("d").ID, "with the newest tick")
+}
