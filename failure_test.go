@@ -15,7 +15,7 @@ import (
 	"github.com/nspl-dev/nspl"
 	"github.com/nspl-dev/nspl/client"
 	"github.com/nspl-dev/nspl/clock"
-	"github.com/nspl-dev/nspl/internal/testpki"
+	"github.com/nspl-dev/nspl/internal/testcluster"
 	"github.com/nspl-dev/nspl/runtime"
 )
 
@@ -106,24 +106,21 @@ func TestClockFailureAtTheProjectionLimit(t *testing.T) {
 	t.Run("cluster", func(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 		defer cancel()
-		ca := testpki.New(t)
-		members := startThree(t, ctx, ca, logger)
+		tc := testcluster.New(t, testcluster.Options{Logger: logger})
+		t.Cleanup(func() { require.NoError(t, tc.Close()) })
+		members := tc.StartThree()
 		var clients []*client.Client
 		for _, m := range members {
-			c, err := client.Dial(ctx, client.Config{URLs: []string{serveSessions(t, m, logger)},
-				TLS: ca.Client("alice").ClientConfig("", ""), Logger: logger})
+			c, err := client.Dial(ctx, client.Config{URLs: []string{tc.ServeSessions(m)},
+				TLS: tc.ClientTLS("alice"), Logger: logger})
 			require.NoError(t, err)
 			t.Cleanup(func() { require.NoError(t, c.Close()) })
 			clients = append(clients, c)
 		}
 		_, err := clients[0].ExecText(ctx, "CREATE PACED DOMAIN prod WITH PERIOD 1s SKEW 0s;")
 		require.NoError(t, err)
-		// A statement completes on the node that served it; the others
-		// install the domain on their own.
-		created := members[0].Node().CatalogState().Revision()
-		for _, m := range members {
-			require.NoError(t, m.Node().WaitInstalledRevision(ctx, created))
-		}
+		// CREATE is a completion boundary: every node has installed the
+		// domain, so each session attaches at once.
 		for _, c := range clients {
 			_, err := c.ExecText(ctx, "USE prod; ATTACH DOMAIN CLOCK;")
 			require.NoError(t, err)

@@ -21,11 +21,15 @@ func TestRemoteClockFailure(t *testing.T) {
 	require.NoError(t, e.fake.BlockUntilDue(ctxT(t), time.Second), "the producer waits for its second tick")
 	e.fake.Advance(2 * time.Second)
 
-	var f wire.Frame
-	for f.Kind != wire.FrameError {
-		f = nextFrame(t, c)
-		require.NotEqual(t, wire.FrameEnd, f.Kind)
+	var ev session.ClockEvent
+	for ev.Kind != session.EventError {
+		var err error
+		ev, err = c.NextEvent(ctxT(t))
+		require.NoError(t, err)
+		require.NotEqual(t, session.EventEnd, ev.Kind)
 	}
+	f := ev.Frame()
+	require.Equal(t, wire.FrameError, f.Kind)
 	require.Equal(t, "prod", f.Failure.Domain)
 	require.Equal(t, uint64(1), f.Failure.Generation)
 	require.Equal(t, "project", f.Failure.Op)
@@ -33,12 +37,6 @@ func TestRemoteClockFailure(t *testing.T) {
 	require.Contains(t, f.Failure.Message, "leaves the signed Unix-nanosecond range")
 	require.Contains(t, f.Failure.Message, f.Failure.Cause)
 
-	var ev session.ClockEvent
-	for ev.Kind != session.EventError {
-		var err error
-		ev, err = c.NextEvent(ctxT(t))
-		require.NoError(t, err)
-	}
 	require.Equal(t, f.Failure, *ev.Failure)
 	require.ErrorIs(t, ev.Failure, runtime.ErrClockOverflow)
 	cl, ok := c.Clock("prod")
