@@ -12,7 +12,9 @@
 // positive finite float64 (ParseRate). Out-of-range text is a typed error
 // with its position, never a panic and never a silent wrap; nothing
 // downstream re-parses text. The Format* functions print the canonical text
-// the planner uses, and each reads back exactly.
+// the planner uses, and each reads back exactly. Format (format.go) lays out
+// a whole script canonically for nspl fmt, keeping its comments where they
+// were; its result parses to the same statements.
 //
 // The lexer is hand-written (lexer.go) and plugged into participle v2 as its
 // lexer.Definition; participle's regular-expression lexer is far too slow.

@@ -40,13 +40,16 @@ var symbols = map[string]lexer.TokenType{
 // upper-case spelling (the same length as the source text).
 //
 // Comments (`//` and `--` to end of line, `/* … */`) and white space are
-// skipped. A number with a fraction or exponent is one token; a number
+// skipped; Format sets the comment callback to keep them. A number with a fraction or exponent is one token; a number
 // followed directly by letters is one Duration token (`1h30m`, `1.5s`), so
 // that the case-sensitive units (`m` minute, `M` month) reach ParseDuration
 // intact.
 type scanner struct {
 	src string
 	pos Position
+	// comment, when set, is called with the extent of each comment skipped:
+	// the formatter keeps comments, everything else skips them.
+	comment func(start, end Position)
 }
 
 func newScanner(src string) scanner {
@@ -95,11 +98,14 @@ func (s *scanner) skip() *Error {
 		case c == '\n':
 			s.bumpAny(1)
 		case (c == '-' || c == '/') && s.peekAt(1) == c:
-			end := s.pos.Offset
+			start, end := s.pos, s.pos.Offset
 			for end < len(s.src) && s.src[end] != '\n' {
 				end++
 			}
 			s.bump(end - s.pos.Offset)
+			if s.comment != nil {
+				s.comment(start, s.pos)
+			}
 		case c == '/' && s.peekAt(1) == '*':
 			start := s.pos
 			rest := s.src[s.pos.Offset+2:]
@@ -109,6 +115,9 @@ func (s *scanner) skip() *Error {
 				return &Error{Pos: start, Kind: ErrSyntax, Msg: "unterminated comment: close it with */"}
 			}
 			s.bumpAny(i + 4)
+			if s.comment != nil {
+				s.comment(start, s.pos)
+			}
 		default:
 			return nil
 		}
