@@ -1,0 +1,59 @@
+package atomicfile
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestWriteFile(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		perm os.FileMode
+	}{
+		{"private", 0o600},
+		{"shared", 0o644},
+		{"executable", 0o755},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "a.nspl")
+			require.NoError(t, os.WriteFile(path, []byte("old contents\n"), 0o600))
+			require.NoError(t, WriteFile(path, []byte("new\n"), tc.perm))
+			b, err := os.ReadFile(path)
+			require.NoError(t, err)
+			require.Equal(t, "new\n", string(b))
+			fi, err := os.Stat(path)
+			require.NoError(t, err)
+			require.Equal(t, tc.perm, fi.Mode().Perm())
+			entries, err := os.ReadDir(dir)
+			require.NoError(t, err)
+			require.Len(t, entries, 1, "no temporary file is left behind")
+		})
+	}
+}
+
+func TestWriteFileKeepsSymlink(t *testing.T) {
+	dir := t.TempDir()
+	target := filepath.Join(dir, "target.nspl")
+	link := filepath.Join(dir, "link.nspl")
+	require.NoError(t, os.WriteFile(target, []byte("old\n"), 0o644))
+	require.NoError(t, os.Symlink("target.nspl", link))
+	require.NoError(t, WriteFile(link, []byte("new\n"), 0o644))
+	fi, err := os.Lstat(link)
+	require.NoError(t, err)
+	require.NotZero(t, fi.Mode()&os.ModeSymlink, "the link is still a link")
+	b, err := os.ReadFile(target)
+	require.NoError(t, err)
+	require.Equal(t, "new\n", string(b))
+}
+
+func TestWriteFileFailureLeavesFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "missing", "a.nspl")
+	err := WriteFile(path, []byte("x"), 0o644)
+	require.ErrorIs(t, err, os.ErrNotExist)
+	require.Contains(t, err.Error(), "create a temporary file beside")
+}
