@@ -8,7 +8,7 @@
 // invocation and its flags), script.go and diagnostic.go (scripts and their
 // positioned errors), shell.go, editor.go and complete.go (the interactive
 // shell), render.go and frames.go (results as tables, plain text or JSON;
-// clock events as lines), clock.go, backup.go, restore.go, serve.go and cert.go (the
+// clock events as lines), clock.go, backup.go, restore.go, serve.go, cert.go and fmt.go (the
 // subcommands), connect.go (the session statements run on: an embedded
 // nspl.Session, or a remote node through package client, both behind one
 // interface), help.go and exit.go.

@@ -21,6 +21,17 @@ const (
 	ExitIO = 3
 )
 
+// Exit codes of nspl fmt, which has its own (nspl fmt --help lists them):
+// 0 and 2 as above, and these.
+const (
+	// ExitFmtUnformatted means nspl fmt --check found a file to change.
+	ExitFmtUnformatted = 1
+	// ExitFmtSyntax means nspl fmt found a file that does not parse.
+	ExitFmtSyntax = 3
+	// ExitFmtIO means nspl fmt could not read or write a file.
+	ExitFmtIO = 4
+)
+
 // Sentinel errors that classify a failed Run. Every error Run returns wraps
 // exactly one of them, and ExitCode maps them to the process exit code.
 var (
@@ -35,6 +46,12 @@ var (
 	ErrClockTimeout = errors.New("clock wait timed out")
 	// ErrInterrupted reports that Ctrl-C stopped a script or a clock wait.
 	ErrInterrupted = errors.New("interrupted")
+	// ErrUnformatted reports that nspl fmt --check found a file that
+	// formatting would change.
+	ErrUnformatted = errors.New("not formatted")
+	// ErrSyntax reports that nspl fmt found text that does not parse; the
+	// errors were printed with their positions.
+	ErrSyntax = errors.New("syntax error")
 )
 
 // RunError is an error Run returns. Reported is true when the details were
@@ -44,6 +61,9 @@ type RunError struct {
 	Kind     error
 	Err      error
 	Reported bool
+	// Code, when not zero, is the exit code instead of Kind's (nspl fmt's
+	// own codes).
+	Code int
 }
 
 // Error returns the underlying message.
@@ -73,9 +93,12 @@ func ioError(err error) error {
 
 // ExitCode maps an error returned by Run to the process exit code.
 func ExitCode(err error) int {
+	var re *RunError
 	switch {
 	case err == nil:
 		return ExitOK
+	case errors.As(err, &re) && re.Code != 0:
+		return re.Code
 	case errors.Is(err, ErrUsage):
 		return ExitUsage
 	case errors.Is(err, ErrIO):

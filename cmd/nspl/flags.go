@@ -181,6 +181,8 @@ Usage:
   nspl serve --node NAME --api-addr HOST:PORT [serve flags]
                                         run a node (see README: a secure 3-node cluster)
   nspl cert ca|node NAME|client NAME    make development certificates (nspl cert --help)
+  nspl fmt [--check] [--diff] [FILE|DIR|-]...
+                                        lay out .nspl files canonically (nspl fmt --help)
   nspl --connect URL leave              the node at URL leaves its cluster
   nspl --connect URL remove NODE        remove NODE from the cluster
 
@@ -248,6 +250,7 @@ Exit codes:
   1  a statement failed (or nspl clock timed out or was interrupted)
   2  usage error
   3  I/O error (a file, the terminal, or the node's storage)
+  nspl fmt has its own: 1 unformatted (--check), 3 syntax error, 4 I/O error.
 
 Inside the shell, type help or \? for the statements.
 `

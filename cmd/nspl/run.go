@@ -90,6 +90,9 @@ func (m *Main) Run(ctx context.Context, args []string) error {
 	if len(args) > 0 && args[0] == "cert" {
 		return m.runCert(ctx, args[1:])
 	}
+	if len(args) > 0 && args[0] == "fmt" {
+		return m.runFmt(ctx, args[1:])
+	}
 	opts, err := parseArgs(args)
 	if errors.Is(err, flag.ErrHelp) {
 		if _, err := io.WriteString(m.Stdout, usageText); err != nil {
