@@ -185,6 +185,9 @@ type DescribeBackup struct {
 // ShowClusterStatus is SHOW CLUSTER STATUS.
 type ShowClusterStatus struct{ Node }
 
+// ShowTransactions is SHOW TRANSACTIONS.
+type ShowTransactions struct{ Node }
+
 func (*CreateDomain) statement()      {}
 func (*AlterPlacement) statement()    {}
 func (*Start) statement()             {}
@@ -202,3 +205,4 @@ func (*Backup) statement()            {}
 func (*Restore) statement()           {}
 func (*DescribeBackup) statement()    {}
 func (*ShowClusterStatus) statement() {}
+func (*ShowTransactions) statement()  {}

@@ -82,7 +82,9 @@ func build(p *pStatement) (Statement, *Error) {
 			return nil, err
 		}
 		return &DropDomain{Node: n, IfExists: p.Drop.IfExists, Name: name}, nil
-	case p.Show:
+	case p.Show != nil && p.Show.Transactions:
+		return &ShowTransactions{Node: n}, nil
+	case p.Show != nil:
 		return &ShowClusterStatus{Node: n}, nil
 	case p.Begin:
 		return &Begin{Node: n}, nil

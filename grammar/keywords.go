@@ -19,7 +19,7 @@ var keywords = []string{
 	"PACED", "PERIOD", "PLACEMENT", "PREFER",
 	"RATE", "REQUIRE", "RESTORE", "RESUME", "REVERT", "ROLLBACK", "RUN",
 	"SEPARATION", "SET", "SHOW", "SKEW", "START", "STATUS", "STOP", "SUGGEST",
-	"TIME", "TO",
+	"TIME", "TO", "TRANSACTIONS",
 	"UNPACED", "USE",
 	"WITH",
 }

@@ -27,10 +27,15 @@ type pStatement struct {
 	Drop     *pDrop     `parser:"| @@"`
 	Backup   *pBackup   `parser:"| @@"`
 	Restore  *pRestore  `parser:"| @@"`
-	Show     bool       `parser:"| @'SHOW' 'CLUSTER' 'STATUS'"`
+	Show     *pShow     `parser:"| @@"`
 	Begin    bool       `parser:"| @'BEGIN'"`
 	Commit   bool       `parser:"| @'COMMIT'"`
 	Rollback string     `parser:"| @('REVERT' | 'ROLLBACK')"`
+}
+
+type pShow struct {
+	Cluster      bool `parser:"'SHOW' ( @'CLUSTER' 'STATUS'"`
+	Transactions bool `parser:"| @'TRANSACTIONS' )"`
 }
 
 type pCreate struct {

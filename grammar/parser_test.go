@@ -81,6 +81,9 @@ func TestParseStatementForms(t *testing.T) {
 		{"DROP DOMAIN prod;", &DropDomain{Name: Name{Value: "prod"}}},
 		{"DROP DOMAIN IF EXISTS prod;", &DropDomain{IfExists: true, Name: Name{Value: "prod"}}},
 		{"BEGIN;", &Begin{}},
+		{"SHOW CLUSTER STATUS;", &ShowClusterStatus{}},
+		{"show transactions", &ShowTransactions{}},
+		{"SHOW TRANSACTIONS;", &ShowTransactions{}},
 		{"COMMIT;", &Commit{}},
 		{"REVERT;", &Rollback{Keyword: "REVERT"}},
 		{"rollback", &Rollback{Keyword: "ROLLBACK"}},
@@ -138,6 +141,11 @@ var errorCases = []struct {
 	{"DROP DOMAIN IF prod", "1:16", ErrSyntax, "expected EXISTS, found 'prod'"},
 	{"DROP DOMAIN", "1:12", ErrSyntax, "expected IF or a domain name, found end of input"},
 	{"BEGIN WORK", "1:7", ErrSyntax, "expected ';', found 'WORK'"},
+	{"SHOW", "1:5", ErrSyntax, "expected CLUSTER or TRANSACTIONS, found end of input"},
+	{"SHOW TRANSACTION", "1:6", ErrSyntax, "expected CLUSTER or TRANSACTIONS, found 'TRANSACTION'"},
+	{"SHOW TRANSACTIONS prod", "1:19", ErrSyntax, "expected ';', found 'prod'"},
+	{"SHOW CLUSTER TRANSACTIONS", "1:14", ErrSyntax, "expected STATUS, found TRANSACTIONS"},
+	{"USE transactions", "1:5", ErrSyntax, "(TRANSACTIONS is a keyword; write `transactions` in backticks to use it as a name)"},
 	{"prod", "1:1", ErrSyntax, "expected ALTER, ATTACH, BACKUP, BEGIN, COMMIT, CREATE, DESCRIBE, DETACH, DROP, LIST, RESTORE, REVERT, ROLLBACK, SHOW, START, STOP or USE, found 'prod'"},
 	{"STOP;\n  STRAT;", "2:3", ErrSyntax, "found 'STRAT'"},
 	{"START AT 'x", "1:10", ErrSyntax, "unterminated string: close it with '"},
@@ -252,6 +260,7 @@ func FuzzParse(f *testing.F) {
 		f.Add(tc.src)
 	}
 	f.Add("CREATE PACED DOMAIN prod WITH PERIOD 1s SKEW 100ms PLACEMENT REQUIRE COLOCATION; USE prod; START AT '2026-01-01T00:00:00Z' TIME RATE 60; ATTACH DOMAIN CLOCK;")
+	f.Add("BEGIN; STOP; SHOW TRANSACTIONS; COMMIT;")
 	f.Fuzz(func(t *testing.T, src string) {
 		stmts, err := Parse(src)
 		if err != nil {

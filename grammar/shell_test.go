@@ -85,6 +85,9 @@ func TestSuggest(t *testing.T) {
 		{"DESCRIBE DOMAIN ", nil, true, false, ""},
 		{"STOP; ST", []string{"START", "STOP"}, false, false, "ST"},
 		{"STOP ", nil, false, false, ""},
+		{"SHOW ", []string{"CLUSTER", "TRANSACTIONS"}, false, false, ""},
+		{"show tr", []string{"TRANSACTIONS"}, false, false, "tr"},
+		{"SHOW TRANSACTIONS ", nil, false, false, ""},
 		{"BOGUS ", nil, false, false, ""},
 		{"START AT 'unterminated ", nil, false, false, ""},
 	} {

@@ -142,6 +142,10 @@ type Rollback struct{ Located }
 // clock authority.
 type ShowClusterStatus struct{ Located }
 
+// ShowTransactions shows the session's open transaction: its domain, its
+// queued steps and bytes, and how long it has been open and idle.
+type ShowTransactions struct{ Located }
+
 func (CreateDomain) plan()      {}
 func (AlterPlacement) plan()    {}
 func (Start) plan()             {}
@@ -156,9 +160,13 @@ func (Begin) plan()             {}
 func (Commit) plan()            {}
 func (Rollback) plan()          {}
 func (ShowClusterStatus) plan() {}
+func (ShowTransactions) plan()  {}
 
 // String returns "SHOW CLUSTER STATUS;".
 func (ShowClusterStatus) String() string { return "SHOW CLUSTER STATUS;" }
+
+// String returns "SHOW TRANSACTIONS;".
+func (ShowTransactions) String() string { return "SHOW TRANSACTIONS;" }
 
 // String returns canonical NSPL, for example
 // "CREATE PACED DOMAIN prod WITH PERIOD 1s SKEW 100ms PLACEMENT NEUTRAL;".

@@ -82,6 +82,8 @@ func PlanStatement(stmt grammar.Statement) (Plan, error) {
 		return Rollback{Located: at}, nil
 	case *grammar.ShowClusterStatus:
 		return ShowClusterStatus{Located: at}, nil
+	case *grammar.ShowTransactions:
+		return ShowTransactions{Located: at}, nil
 	case *grammar.Backup:
 		p := Backup{Located: at, Cluster: s.Cluster, Path: s.Path.Value}
 		if s.Name != nil {

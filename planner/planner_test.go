@@ -48,6 +48,8 @@ func unplaced(p Plan) Plan {
 		return Rollback{}
 	case ShowClusterStatus:
 		return ShowClusterStatus{}
+	case ShowTransactions:
+		return ShowTransactions{}
 	case Backup:
 		v.Located = Located{}
 		return v
@@ -112,6 +114,7 @@ var planCases = []struct {
 	{"DROP DOMAIN IF EXISTS p", DropDomain{Name: "p", IfExists: true}, "DROP DOMAIN IF EXISTS p;"},
 	{"BEGIN", Begin{}, "BEGIN;"},
 	{"show cluster status", ShowClusterStatus{}, "SHOW CLUSTER STATUS;"},
+	{"show transactions", ShowTransactions{}, "SHOW TRANSACTIONS;"},
 	{"COMMIT", Commit{}, "COMMIT;"},
 	{"REVERT", Rollback{}, "REVERT;"},
 	{"ROLLBACK", Rollback{}, "REVERT;"},
