@@ -75,7 +75,7 @@ func (e *Engine) NewSession() (*Session, error) {
 	if e.closed {
 		return nil, ErrClosed
 	}
-	s := newSession(e, session.New(e.node, session.Options{Logger: e.logger, FrameLimit: e.limit}))
+	s := newSession(e, session.New(e.node, session.Options{Logger: e.logger, FrameLimit: e.limit, TimeSource: e.node.TimeSource()}))
 	e.sessions[s] = struct{}{}
 	return s, nil
 }

@@ -89,8 +89,9 @@ type Config struct {
 	// Limits bounds connections, sessions and messages; zero fields take
 	// their defaults.
 	Limits Limits
-	// TimeSource arms the sessions' idle and message timers; nil means the
-	// system's. (Connection timeouts are net/http's own.)
+	// TimeSource arms the sessions' idle and message timers, and is the
+	// sessions' clock unless Session names one; nil means the system's.
+	// (Connection timeouts are net/http's own.)
 	TimeSource timesource.Source
 	// MaxArchiveUploads bounds the archives (RESTORE, DESCRIBE BACKUP) the
 	// server receives at once over all sessions; one more is refused with
@@ -167,6 +168,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.Session.Logger == nil {
 		cfg.Session.Logger = cfg.Logger
+	}
+	if cfg.Session.TimeSource == nil {
+		cfg.Session.TimeSource = cfg.TimeSource
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Server{cfg: cfg, logger: cfg.Logger, mux: http.NewServeMux(), ctx: ctx, cancel: cancel, live: make(map[*session.Session]context.CancelFunc),

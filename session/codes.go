@@ -22,6 +22,8 @@ func init() {
 	wire.RegisterCode("not_in_transaction", ErrNotInTransaction)
 	wire.RegisterCode("in_transaction", ErrInTransaction)
 	wire.RegisterCode("nested_transaction", ErrNestedTransaction)
+	wire.RegisterCode("transaction_full", ErrTransactionFull)
+	wire.RegisterCode("transaction_expired", ErrTransactionExpired)
 	wire.RegisterCode("already_attached", ErrAlreadyAttached)
 	wire.RegisterCode("not_attached", ErrNotAttached)
 	wire.RegisterCode("frame_too_large", ErrFrameTooLarge)

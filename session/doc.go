@@ -41,7 +41,19 @@
 // while the transaction stays open with the steps before it. A committed
 // change made meanwhile by another session counts: when it leaves an earlier
 // step unable to apply, that step's error refuses the new one. COMMIT
-// validates again against the state committed by then. CREATE DOMAIN, DROP DOMAIN, USE, DESCRIBE DOMAIN, ATTACH and
+// validates again against the state committed by then. A transaction is
+// bounded (transaction.go): a step that would pass the session's step or
+// byte limit (Options.MaxTransactionSteps, MaxTransactionBytes of canonical
+// statement text) is refused with a *TransactionLimitError
+// (ErrTransactionFull) before its preflight, so the limit also bounds the
+// preflight's work, and the transaction stays open. A transaction whose
+// session runs no statement for longer than Options.TransactionIdleTimeout
+// is reverted by the next statement, which reports ErrTransactionExpired
+// and does not run; the check is made as each request starts, from the
+// session's time source, and arms no timer. SHOW TRANSACTIONS lists the
+// session's own open transaction (domain, steps, bytes, age), at most one
+// row: transactions live in their sessions until COMMIT, so a session never
+// sees another's. CREATE DOMAIN, DROP DOMAIN, USE, DESCRIBE DOMAIN, ATTACH and
 // DETACH are refused inside, as is a nested BEGIN, and so are BACKUP,
 // RESTORE and DESCRIBE BACKUP (backup.go). Their archives are written and
 // read through Options.Archives (archives.go): files on this machine for an

@@ -30,6 +30,14 @@ var (
 	// ErrFrameTooLarge: an attach reply whose frame does not fit the
 	// session's frame limit; nothing was attached.
 	ErrFrameTooLarge = errors.New("frame exceeds the session's frame limit")
+	// ErrTransactionFull: a step that would take the open transaction past
+	// the session's step or byte limit; it was not queued and the
+	// transaction stays open. The error is a *TransactionLimitError.
+	ErrTransactionFull = errors.New("transaction is full; COMMIT or REVERT it")
+	// ErrTransactionExpired: the session's open transaction was idle past
+	// the transaction idle timeout and was reverted; the statement that
+	// found it did not run. The error is a *TransactionExpiredError.
+	ErrTransactionExpired = errors.New("idle transaction was reverted; BEGIN a new one")
 	// ErrClosed: the session has ended.
 	ErrClosed = errors.New("session is closed; open a new session")
 )

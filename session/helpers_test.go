@@ -43,6 +43,9 @@ func newEnv(t testing.TB, opts Options) *env {
 	if opts.Logger == nil {
 		opts.Logger = quietLogger()
 	}
+	if opts.TimeSource == nil {
+		opts.TimeSource = fake
+	}
 	e := &env{t: t, fake: fake, node: n, sess: New(n, opts), ctx: ctxT(t)}
 	t.Cleanup(func() {
 		require.NoError(t, e.sess.Close())

@@ -5,9 +5,11 @@ import (
 	"errors"
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/nspl-dev/nspl/grammar"
 	"github.com/nspl-dev/nspl/planner"
+	"github.com/nspl-dev/nspl/runtime/timesource"
 	"github.com/nspl-dev/nspl/wire"
 )
 
@@ -44,6 +46,25 @@ type Options struct {
 	// embedded session names them. A server gives its remote sessions one
 	// that streams archives to and from the client instead.
 	Archives Archives
+	// TimeSource is the session's clock: the age of its open transaction
+	// and the idle time that expires it are read from its monotonic clock,
+	// and it arms no timer. Nil means timesource.System(); an embedded
+	// session and a server's sessions use their node's or server's.
+	TimeSource timesource.Source
+	// MaxTransactionSteps bounds the steps one transaction queues; the
+	// step that would pass it is refused with ErrTransactionFull and the
+	// transaction stays open. Zero (or negative) means
+	// DefaultMaxTransactionSteps.
+	MaxTransactionSteps int
+	// MaxTransactionBytes bounds the bytes of canonical statement text one
+	// transaction queues, as MaxTransactionSteps bounds its steps. Zero (or
+	// negative) means DefaultMaxTransactionBytes.
+	MaxTransactionBytes int
+	// TransactionIdleTimeout reverts an open transaction when its session
+	// runs no statement for longer than this: the next statement reports
+	// ErrTransactionExpired instead of running. Zero means
+	// DefaultTransactionIdleTimeout; negative means never.
+	TransactionIdleTimeout time.Duration
 }
 
 // Session is one client's statement context: the active domain, an open
@@ -61,6 +82,11 @@ type Session struct {
 	frameLimit int
 	cluster    ClusterStatusSource
 	archives   Archives
+	src        timesource.Source
+	// The transaction limits, with their defaults filled in.
+	maxSteps    int
+	maxBytes    int
+	idleTimeout time.Duration
 
 	ctx    context.Context // ends when the session closes
 	cancel context.CancelFunc
@@ -74,6 +100,7 @@ type Session struct {
 	tx          *transaction
 	attachments map[string]*attachment
 	nextID      uint64
+	lastRequest time.Duration // monotonic reading as the last request started or ended
 }
 
 // New returns a session served by n. The session owns no goroutine until it
@@ -92,6 +119,18 @@ func New(n Engine, opts Options) *Session {
 	if opts.Archives == nil {
 		opts.Archives = LocalArchives{}
 	}
+	if opts.TimeSource == nil {
+		opts.TimeSource = timesource.System()
+	}
+	if opts.MaxTransactionSteps <= 0 {
+		opts.MaxTransactionSteps = DefaultMaxTransactionSteps
+	}
+	if opts.MaxTransactionBytes <= 0 {
+		opts.MaxTransactionBytes = DefaultMaxTransactionBytes
+	}
+	if opts.TransactionIdleTimeout == 0 {
+		opts.TransactionIdleTimeout = DefaultTransactionIdleTimeout
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Session{
 		node:        n,
@@ -100,6 +139,11 @@ func New(n Engine, opts Options) *Session {
 		frameLimit:  opts.FrameLimit,
 		cluster:     opts.ClusterStatus,
 		archives:    opts.Archives,
+		src:         opts.TimeSource,
+		maxSteps:    opts.MaxTransactionSteps,
+		maxBytes:    opts.MaxTransactionBytes,
+		idleTimeout: opts.TransactionIdleTimeout,
+		lastRequest: opts.TimeSource.Monotonic(),
 		ctx:         ctx,
 		cancel:      cancel,
 		turn:        make(chan struct{}, 1),
@@ -198,7 +242,11 @@ func (s *Session) Exec(ctx context.Context, p planner.Plan) (wire.Result, error)
 	// A request also ends with the session.
 	ctx, cancel := context.WithCancel(ctx)
 	stop := context.AfterFunc(s.ctx, cancel)
-	r, handedOff, err := s.run(ctx, p)
+	r, handedOff, err := wire.Result{}, false, s.touch()
+	if err == nil {
+		r, handedOff, err = s.run(ctx, p)
+		s.ranUntil() // a long request is not idle time
+	}
 	stop()
 	cancel()
 	if !handedOff {

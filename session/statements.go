@@ -11,13 +11,6 @@ import (
 	"github.com/nspl-dev/nspl/wire"
 )
 
-// transaction is an open BEGIN: the domain it is bound to and the queued
-// lifecycle steps (Start, Stop and AlterPlacement plans).
-type transaction struct {
-	domain string
-	steps  []planner.Plan
-}
-
 // run dispatches one plan. handedOff reports that the request lane's token
 // now belongs to an attach still waiting for the node's installation.
 func (s *Session) run(ctx context.Context, p planner.Plan) (r wire.Result, handedOff bool, err error) {
@@ -56,6 +49,8 @@ func (s *Session) run(ctx context.Context, p planner.Plan) (r wire.Result, hande
 		r, err = s.describeBackup(ctx, p)
 	case planner.ShowClusterStatus:
 		r, err = s.showClusterStatus(ctx)
+	case planner.ShowTransactions:
+		r = s.showTransactions()
 	default:
 		err = fmt.Errorf("%w: %T", planner.ErrUnknownStatement, p)
 	}
@@ -83,11 +78,14 @@ func (s *Session) activeDomain() (string, error) {
 }
 
 // queue adds a lifecycle step to the open transaction and reports true, or
-// reports false when no transaction is open. The step is queued only if
-// the transaction's steps with it would apply to the domain's state now (the
-// node's preflight, the same transitions COMMIT applies); a step that would
-// not is refused with the error COMMIT would give, which names it by its
-// step number, and the transaction stays open with the steps before it.
+// reports false when no transaction is open. A step that would take the
+// transaction past the session's step or byte limit is refused with a
+// *TransactionLimitError before anything else. Otherwise the step is queued
+// only if the transaction's steps with it would apply to the domain's state
+// now (the node's preflight, the same transitions COMMIT applies); a step
+// that would not is refused with the error COMMIT would give, which names
+// it by its step number. Either way a refused step leaves the transaction
+// open with the steps before it.
 //
 // The preflight runs without s.mu, so InTransaction never waits on the
 // node: requests run one at a time, and only the running one changes s.tx.
@@ -96,6 +94,10 @@ func (s *Session) queue(p planner.Plan) (wire.Result, bool, error) {
 	tx := s.tx
 	var steps []planner.Plan
 	if tx != nil {
+		if err := s.admitLocked(tx, p); err != nil {
+			s.mu.Unlock()
+			return wire.Result{}, true, err
+		}
 		steps = append(slices.Clip(tx.steps), p)
 	}
 	s.mu.Unlock()
@@ -108,6 +110,7 @@ func (s *Session) queue(p planner.Plan) (wire.Result, bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	tx.steps = steps
+	tx.bytes += len(p.String())
 	return wire.Result{
 		Domain:  tx.domain,
 		Message: fmt.Sprintf("queued %s (%d pending)", strings.TrimSuffix(p.String(), ";"), len(tx.steps)),
@@ -223,7 +226,7 @@ func (s *Session) begin() (wire.Result, error) {
 	if _, err := s.node.Domain(s.active); err != nil {
 		return wire.Result{}, err
 	}
-	s.tx = &transaction{domain: s.active}
+	s.tx = &transaction{domain: s.active, began: s.src.Monotonic()}
 	return wire.Result{Domain: s.active, Message: fmt.Sprintf("began transaction on domain '%s'", s.active)}, nil
 }
 

@@ -23,6 +23,8 @@ func TestErrorRoundTrip(t *testing.T) {
 	}{
 		{"session sentinel", &grammar.Error{Pos: pos, Msg: "no active domain", Kind: ErrNoActiveDomain}, ErrNoActiveDomain, "no_active_domain"},
 		{"wrapped sentinel", &grammar.Error{Pos: pos, Msg: "m", Kind: &TransactionError{Err: ErrInTransaction, Statement: "USE"}}, ErrInTransaction, "in_transaction"},
+		{"transaction full", &grammar.Error{Pos: pos, Msg: "m", Kind: &TransactionLimitError{Domain: "p", Steps: 1, MaxSteps: 1}}, ErrTransactionFull, "transaction_full"},
+		{"transaction expired", &grammar.Error{Pos: pos, Msg: "m", Kind: &TransactionExpiredError{Domain: "p"}}, ErrTransactionExpired, "transaction_expired"},
 		{"grammar kind", &grammar.Error{Pos: pos, Msg: "expected x", Kind: grammar.ErrSyntax}, grammar.ErrSyntax, "syntax"},
 		{"lifecycle", &grammar.Error{Pos: pos, Msg: le.Message, Kind: le}, nil, "lifecycle"},
 		{"cancelled", &grammar.Error{Pos: pos, Msg: "context canceled", Kind: context.Canceled}, wire.ErrCanceled, "canceled"},

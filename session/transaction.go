@@ -1,0 +1,165 @@
+package session
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/nspl-dev/nspl/grammar"
+	"github.com/nspl-dev/nspl/planner"
+	"github.com/nspl-dev/nspl/wire"
+)
+
+// Defaults of the transaction limits in Options.
+const (
+	// DefaultMaxTransactionSteps is the most steps one transaction queues
+	// when Options.MaxTransactionSteps is zero. Each queued step is
+	// preflighted with the steps before it, so the bound also bounds that
+	// work: at most this many transitions per step.
+	DefaultMaxTransactionSteps = 1024
+	// DefaultMaxTransactionBytes is the most bytes of canonical statement
+	// text one transaction queues when Options.MaxTransactionBytes is zero.
+	// A step's canonical text is under a hundred bytes, so with the default
+	// step limit this bites only when most steps are long START AT ones.
+	DefaultMaxTransactionBytes = 64 << 10
+	// DefaultTransactionIdleTimeout is how long an open transaction may go
+	// without a statement on its session before it is reverted, when
+	// Options.TransactionIdleTimeout is zero.
+	DefaultTransactionIdleTimeout = 10 * time.Minute
+)
+
+// transaction is an open BEGIN: the domain it is bound to and the queued
+// lifecycle steps (Start, Stop and AlterPlacement plans), with the bytes of
+// their canonical text and the monotonic reading of the BEGIN.
+type transaction struct {
+	domain string
+	steps  []planner.Plan
+	bytes  int
+	began  time.Duration
+}
+
+// admitLocked returns a *TransactionLimitError when tx cannot queue p
+// without passing the session's step or byte limit. s.mu is held.
+func (s *Session) admitLocked(tx *transaction, p planner.Plan) error {
+	text := p.String()
+	if len(tx.steps) >= s.maxSteps || tx.bytes+len(text) > s.maxBytes {
+		return &TransactionLimitError{Domain: tx.domain, Step: text, StepBytes: len(text),
+			Steps: len(tx.steps), Bytes: tx.bytes, MaxSteps: s.maxSteps, MaxBytes: s.maxBytes}
+	}
+	return nil
+}
+
+// touch records that a request starts now, and first reverts the open
+// transaction when the session was idle past the transaction idle timeout
+// since the last request: it returns the *TransactionExpiredError the
+// request that found it reports instead of running. The check happens as
+// each request starts and needs no timer: an idle transaction holds at most
+// the session's limits until the next request reverts it.
+func (s *Session) touch() error {
+	now := s.src.Monotonic()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	last := s.lastRequest
+	s.lastRequest = now
+	if s.tx == nil || s.idleTimeout <= 0 || now-last <= s.idleTimeout {
+		return nil
+	}
+	tx := s.tx
+	s.tx = nil
+	return &TransactionExpiredError{Domain: tx.domain, Steps: len(tx.steps), Timeout: s.idleTimeout}
+}
+
+// ranUntil records that a request ended now, so the idle time the next
+// request measures starts here.
+func (s *Session) ranUntil() {
+	now := s.src.Monotonic()
+	s.mu.Lock()
+	s.lastRequest = now
+	s.mu.Unlock()
+}
+
+// Columns of SHOW TRANSACTIONS.
+var transactionColumns = []wire.Column{
+	{Name: "domain", Type: wire.KindText},
+	{Name: "steps", Type: wire.KindUint},
+	{Name: "bytes", Type: wire.KindUint},
+	{Name: "age", Type: wire.KindDuration},
+}
+
+// showTransactions is SHOW TRANSACTIONS: one row for the session's open
+// transaction, none when there is none. Transactions live in their
+// sessions until COMMIT, so a session lists its own and never another's:
+// the node holds no list of them to show, and another client's queued
+// steps are none of this one's business. Age is the time since BEGIN on
+// the session's time source, to the millisecond.
+func (s *Session) showTransactions() wire.Result {
+	now := s.src.Monotonic()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	set := &wire.ResultSet{Columns: transactionColumns, Rows: [][]wire.Value{}}
+	if tx := s.tx; tx != nil {
+		age := max(now-tx.began, 0).Truncate(time.Millisecond)
+		set.Rows = append(set.Rows, []wire.Value{wire.Text(tx.domain), wire.Uint(uint64(len(tx.steps))),
+			wire.Uint(uint64(tx.bytes)), wire.Duration(uint64(age))})
+	}
+	r := wire.Result{Message: plural(len(set.Rows), "transaction"), Set: set}
+	if s.tx != nil {
+		r.Domain = s.tx.domain
+	}
+	return r
+}
+
+// TransactionLimitError is a step refused because queueing it would take
+// the open transaction past the session's step limit
+// (Options.MaxTransactionSteps) or byte limit (Options.MaxTransactionBytes).
+// The transaction stays open with the steps before it.
+type TransactionLimitError struct {
+	// Domain is the domain the open transaction is bound to.
+	Domain string
+	// Step is the refused step's canonical text and StepBytes its length.
+	Step      string
+	StepBytes int
+	// Steps and Bytes are what the transaction holds.
+	Steps int
+	Bytes int
+	// MaxSteps and MaxBytes are the session's limits.
+	MaxSteps int
+	MaxBytes int
+}
+
+// Error returns the operator-facing message.
+func (e *TransactionLimitError) Error() string {
+	const todo = "; COMMIT or REVERT the transaction, then queue the rest in a new one"
+	step := strings.TrimSuffix(e.Step, ";")
+	if e.Steps >= e.MaxSteps {
+		return fmt.Sprintf("transaction on domain '%s' already holds %d steps, the most one may queue; %s was not queued%s",
+			e.Domain, e.Steps, step, todo)
+	}
+	return fmt.Sprintf("transaction on domain '%s' holds %d bytes of queued statements and %s (%d bytes) would pass the limit of %d; it was not queued%s",
+		e.Domain, e.Bytes, step, e.StepBytes, e.MaxBytes, todo)
+}
+
+// Unwrap returns ErrTransactionFull.
+func (e *TransactionLimitError) Unwrap() error { return ErrTransactionFull }
+
+// TransactionExpiredError is a statement refused, without running, because
+// the session's open transaction had been idle past the session's
+// transaction idle timeout (Options.TransactionIdleTimeout) and was reverted
+// as the statement arrived. The session has no transaction after it.
+type TransactionExpiredError struct {
+	// Domain is the domain the reverted transaction was bound to.
+	Domain string
+	// Steps is the number of steps discarded.
+	Steps int
+	// Timeout is the idle timeout that passed.
+	Timeout time.Duration
+}
+
+// Error returns the operator-facing message.
+func (e *TransactionExpiredError) Error() string {
+	return fmt.Sprintf("the transaction on domain '%s' had no statement for longer than %s and was reverted (%s discarded); this statement did not run: BEGIN a new transaction and queue the steps again",
+		e.Domain, grammar.FormatDuration(uint64(e.Timeout)), plural(e.Steps, "step"))
+}
+
+// Unwrap returns ErrTransactionExpired.
+func (e *TransactionExpiredError) Unwrap() error { return ErrTransactionExpired }

@@ -1,0 +1,185 @@
+package session
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/nspl-dev/nspl/wire"
+)
+
+// alter is a step that always preflights, so a transaction can hold any
+// number of them, and its canonical length.
+const alter = "ALTER DOMAIN SET PLACEMENT NEUTRAL;"
+
+func TestShowTransactions(t *testing.T) {
+	e := newEnv(t, Options{})
+	e.exec("CREATE DOMAIN prod; USE prod;")
+
+	r := e.exec("SHOW TRANSACTIONS;")[0]
+	require.Equal(t, "SHOW TRANSACTIONS;", r.Statement)
+	require.Equal(t, "0 transactions", r.Message)
+	require.Equal(t, []string{"domain", "steps", "bytes", "age"}, columnNames(r.Set))
+	require.Empty(t, r.Set.Rows)
+	require.Equal(t, "[]", string(AppendSetJSON(nil, r.Set)))
+
+	e.exec("BEGIN;")
+	e.fake.Advance(1500 * time.Millisecond)
+	r = e.exec("SHOW TRANSACTIONS;")[0]
+	require.Equal(t, "1 transaction", r.Message)
+	require.Equal(t, "prod", r.Domain)
+	require.Equal(t, [][]wire.Value{{wire.Text("prod"), wire.Uint(0), wire.Uint(0), wire.Duration(uint64(1500 * time.Millisecond))}}, r.Set.Rows)
+
+	// Steps and bytes count what is queued; age runs from BEGIN, to the
+	// millisecond, and a refused step adds nothing.
+	e.exec("START AT NOW; STOP;")
+	require.Error(t, e.fail("STOP;"))
+	e.fake.Advance(time.Second + 999*time.Microsecond)
+	r = e.exec("SHOW TRANSACTIONS;")[0]
+	want := len("START AT NOW TIME RATE 1;") + len("STOP;")
+	require.Equal(t, [][]wire.Value{{wire.Text("prod"), wire.Uint(2), wire.Uint(uint64(want)), wire.Duration(uint64(2500 * time.Millisecond))}}, r.Set.Rows)
+	require.JSONEq(t, `[{"domain":"prod","steps":2,"bytes":30,"age":"2s500ms"}]`, string(AppendSetJSON(nil, r.Set)))
+
+	// SHOW TRANSACTIONS is not transaction content: it queues nothing.
+	d, n, ok := e.sess.InTransaction()
+	require.Equal(t, "prod", d)
+	require.Equal(t, 2, n)
+	require.True(t, ok)
+
+	e.exec("COMMIT;")
+	require.Empty(t, e.exec("SHOW TRANSACTIONS;")[0].Set.Rows)
+}
+
+// TestTransactionLimits holds each limit just inside, at and just past it:
+// the step that would pass a limit is refused with a *TransactionLimitError,
+// queues nothing, and leaves the transaction open with the steps before it,
+// which COMMIT then applies.
+func TestTransactionLimits(t *testing.T) {
+	n := len(alter)
+	for _, tc := range []struct {
+		name     string
+		opts     Options
+		queued   int    // steps accepted before the refusal
+		msg      string // the refusal's message, "" when all fit
+		attempts int
+	}{
+		{"steps just inside", Options{MaxTransactionSteps: 3}, 3, "", 3},
+		{"steps at the limit", Options{MaxTransactionSteps: 3}, 3,
+			"transaction on domain 'prod' already holds 3 steps, the most one may queue; ALTER DOMAIN SET PLACEMENT NEUTRAL was not queued; COMMIT or REVERT the transaction, then queue the rest in a new one", 4},
+		{"one step", Options{MaxTransactionSteps: 1}, 1, "already holds 1 steps", 2},
+		{"bytes just inside", Options{MaxTransactionBytes: 3 * n}, 3, "", 3},
+		{"bytes at the limit", Options{MaxTransactionBytes: 3 * n}, 3,
+			"transaction on domain 'prod' holds 105 bytes of queued statements and ALTER DOMAIN SET PLACEMENT NEUTRAL (35 bytes) would pass the limit of 105; it was not queued; COMMIT or REVERT the transaction, then queue the rest in a new one", 4},
+		{"bytes one short", Options{MaxTransactionBytes: 3*n - 1}, 2, "holds 70 bytes of queued statements", 3},
+		{"no step fits", Options{MaxTransactionBytes: n - 1}, 0, "holds 0 bytes of queued statements", 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			require.Equal(t, 35, n)
+			e := newEnv(t, tc.opts)
+			e.exec("CREATE DOMAIN prod; USE prod; BEGIN;")
+			for i := 0; i < tc.queued; i++ {
+				e.exec(alter)
+			}
+			if tc.attempts > tc.queued {
+				err := e.fail(alter)
+				require.ErrorIs(t, err, ErrTransactionFull)
+				var le *TransactionLimitError
+				require.True(t, errors.As(err, &le))
+				require.Equal(t, "prod", le.Domain)
+				require.Equal(t, tc.queued, le.Steps)
+				require.Equal(t, tc.queued*n, le.Bytes)
+				require.Equal(t, n, le.StepBytes)
+				require.Contains(t, err.Error(), tc.msg)
+				require.True(t, strings.HasPrefix(err.Error(), "1:1: "), err.Error())
+				require.Equal(t, "transaction_full", EncodeError(err).Code)
+			}
+			d, pending, ok := e.sess.InTransaction()
+			require.True(t, ok, "the transaction stays open")
+			require.Equal(t, "prod", d)
+			require.Equal(t, tc.queued, pending)
+			want := "committed empty transaction on domain 'prod'"
+			if tc.queued > 0 {
+				want = "committed transaction on domain 'prod' (" + plural(tc.queued, "step") + ")"
+			}
+			require.Equal(t, want, e.msg("COMMIT;"))
+			// A new transaction starts empty.
+			e.exec("BEGIN;")
+			if tc.queued > 0 {
+				e.exec(alter)
+			}
+		})
+	}
+}
+
+// TestTransactionDefaultStepLimit holds the default: a transaction queues
+// DefaultMaxTransactionSteps steps and refuses the next one.
+func TestTransactionDefaultStepLimit(t *testing.T) {
+	require.Equal(t, 1024, DefaultMaxTransactionSteps)
+	require.Equal(t, 64<<10, DefaultMaxTransactionBytes)
+	require.Less(t, DefaultMaxTransactionSteps*len(alter), DefaultMaxTransactionBytes)
+	e := newEnv(t, Options{})
+	e.exec("CREATE DOMAIN prod; USE prod; BEGIN;")
+	_, err := e.sess.ExecText(e.ctx, strings.Repeat(alter, DefaultMaxTransactionSteps))
+	require.NoError(t, err)
+	err = e.fail(alter)
+	require.ErrorIs(t, err, ErrTransactionFull)
+	require.Contains(t, err.Error(), "already holds 1024 steps")
+	_, pending, ok := e.sess.InTransaction()
+	require.True(t, ok)
+	require.Equal(t, DefaultMaxTransactionSteps, pending)
+}
+
+// TestTransactionIdleExpiry holds the idle timeout: a transaction whose
+// session runs no statement for longer than it is reverted by the next
+// statement, which reports it and does not run; a statement within the
+// timeout, of any kind, keeps the transaction open.
+func TestTransactionIdleExpiry(t *testing.T) {
+	e := newEnv(t, Options{TransactionIdleTimeout: time.Minute})
+	e.exec("CREATE DOMAIN prod; USE prod; START AT NOW; BEGIN; STOP;")
+
+	// Exactly the timeout is still within it; any statement counts.
+	e.fake.Advance(time.Minute)
+	e.exec("LIST DOMAINS;")
+	e.fake.Advance(time.Minute)
+	require.Equal(t, "1 transaction", e.msg("SHOW TRANSACTIONS;"))
+
+	// Past it, the next statement, here COMMIT, is refused and applies
+	// nothing: the domain still runs.
+	e.fake.Advance(time.Minute + time.Nanosecond)
+	err := e.fail("COMMIT;")
+	require.ErrorIs(t, err, ErrTransactionExpired)
+	var xe *TransactionExpiredError
+	require.True(t, errors.As(err, &xe))
+	require.Equal(t, TransactionExpiredError{Domain: "prod", Steps: 1, Timeout: time.Minute}, *xe)
+	require.Equal(t, "1:1: the transaction on domain 'prod' had no statement for longer than 1m and was reverted (1 step discarded); this statement did not run: BEGIN a new transaction and queue the steps again", err.Error())
+	require.Equal(t, "transaction_expired", EncodeError(err).Code)
+	_, _, ok := e.sess.InTransaction()
+	require.False(t, ok)
+	d, err := e.node.Domain("prod")
+	require.NoError(t, err)
+	require.Equal(t, "running", d.Status.String())
+
+	// The session goes on without a transaction; a statement that would
+	// have been queued now runs at once.
+	require.ErrorIs(t, e.fail("COMMIT;"), ErrNotInTransaction)
+	e.fake.Advance(time.Hour)
+	require.Equal(t, "stopped domain 'prod'", e.msg("STOP;"))
+}
+
+func TestTransactionIdleExpiryDefaultAndNever(t *testing.T) {
+	require.Equal(t, 10*time.Minute, DefaultTransactionIdleTimeout)
+	e := newEnv(t, Options{})
+	e.exec("CREATE DOMAIN prod; USE prod; BEGIN;")
+	e.fake.Advance(DefaultTransactionIdleTimeout)
+	e.exec("SHOW TRANSACTIONS;")
+	e.fake.Advance(DefaultTransactionIdleTimeout + time.Nanosecond)
+	require.ErrorIs(t, e.fail("SHOW TRANSACTIONS;"), ErrTransactionExpired)
+
+	never := newEnv(t, Options{TransactionIdleTimeout: -1})
+	never.exec("CREATE DOMAIN prod; USE prod; BEGIN;")
+	never.fake.Advance(1000 * time.Hour)
+	require.Equal(t, "committed empty transaction on domain 'prod'", never.msg("COMMIT;"))
+}
