@@ -18,6 +18,7 @@ import (
 	"github.com/nspl-dev/nspl/client"
 	"github.com/nspl-dev/nspl/node"
 	"github.com/nspl-dev/nspl/server"
+	"github.com/nspl-dev/nspl/session"
 )
 
 func TestParseServeArgs(t *testing.T) {
@@ -52,6 +53,19 @@ func TestParseServeArgs(t *testing.T) {
 				require.Equal(t, server.DefaultMaxSessions, s.maxSessions)
 				require.Equal(t, server.DefaultMaxArchiveUploads, s.maxArchiveUploads)
 			}},
+		{name: "transaction limits", args: append(base, "--pki", "certs", "--raft-addr", "127.0.0.1:7001", "--bootstrap",
+			"--max-transaction-steps", "3", "--max-transaction-bytes", "100", "--transaction-idle-timeout", "90s"),
+			check: func(t *testing.T, s *serveOptions) {
+				require.Equal(t, session.Options{MaxTransactionSteps: 3, MaxTransactionBytes: 100, TransactionIdleTimeout: 90 * time.Second}, s.transactions)
+			}},
+		{name: "default transaction limits", args: append(base, "--pki", "certs", "--raft-addr", "127.0.0.1:7001", "--bootstrap"),
+			check: func(t *testing.T, s *serveOptions) {
+				require.Equal(t, session.Options{MaxTransactionSteps: session.DefaultMaxTransactionSteps, MaxTransactionBytes: session.DefaultMaxTransactionBytes,
+					TransactionIdleTimeout: session.DefaultTransactionIdleTimeout}, s.transactions)
+			}},
+		{name: "zero transaction steps", args: append(base, "--pki", "c", "--raft-addr", "127.0.0.1:7001", "--max-transaction-steps", "0"), wantErr: ErrUsage},
+		{name: "negative transaction bytes", args: append(base, "--pki", "c", "--raft-addr", "127.0.0.1:7001", "--max-transaction-bytes", "-1"), wantErr: ErrUsage},
+		{name: "zero transaction idle timeout", args: append(base, "--pki", "c", "--raft-addr", "127.0.0.1:7001", "--transaction-idle-timeout", "0s"), wantErr: ErrUsage},
 		{name: "zero session idle timeout", args: append(base, "--pki", "c", "--raft-addr", "127.0.0.1:7001", "--session-idle-timeout", "0s"), wantErr: ErrUsage},
 		{name: "negative message timeout", args: append(base, "--pki", "c", "--raft-addr", "127.0.0.1:7001", "--message-timeout", "-1s"), wantErr: ErrUsage},
 		{name: "zero archive uploads", args: append(base, "--pki", "c", "--raft-addr", "127.0.0.1:7001", "--max-archive-uploads", "0"), wantErr: ErrUsage},

@@ -21,6 +21,7 @@ import (
 	"github.com/nspl-dev/nspl/runtime"
 	"github.com/nspl-dev/nspl/runtime/timesource"
 	"github.com/nspl-dev/nspl/server"
+	"github.com/nspl-dev/nspl/session"
 	"github.com/nspl-dev/nspl/wire"
 )
 
@@ -50,6 +51,7 @@ type serveOptions struct {
 	limits            server.Limits
 	maxSessions       int
 	maxArchiveUploads int
+	transactions      session.Options // only its transaction limits are set
 }
 
 // defaultDrainTimeout bounds how long nspl serve lets its sessions drain on
@@ -63,6 +65,7 @@ const defaultDrainTimeout = 10 * time.Second
 //	           [--token-file F] [--insecure] [--handshake-timeout D] [--idle-timeout D]
 //	           [--session-idle-timeout D] [--message-timeout D] [--max-sessions N]
 //	           [--max-sessions-per-identity N] [--max-archive-uploads N]
+//	           [--max-transaction-steps N] [--max-transaction-bytes N] [--transaction-idle-timeout D]
 func parseServeArgs(o options, args []string) (options, error) {
 	s := &serveOptions{}
 	fs := flag.NewFlagSet("nspl serve", flag.ContinueOnError)
@@ -93,6 +96,9 @@ func parseServeArgs(o options, args []string) (options, error) {
 	fs.IntVar(&s.limits.MaxSessionsPerIdentity, "max-sessions-per-identity", server.DefaultMaxSessionsPerIdentity, "serve at most `N` sessions of one client certificate or token at once")
 	fs.IntVar(&s.maxArchiveUploads, "max-archive-uploads", server.DefaultMaxArchiveUploads, "receive at most `N` archives (RESTORE, DESCRIBE BACKUP) at once")
 	fs.DurationVar(&s.drainTimeout, "drain-timeout", defaultDrainTimeout, "on SIGTERM or SIGINT, let sessions drain for at most `D` before stopping")
+	fs.IntVar(&s.transactions.MaxTransactionSteps, "max-transaction-steps", session.DefaultMaxTransactionSteps, "refuse a transaction step past the `N`th")
+	fs.IntVar(&s.transactions.MaxTransactionBytes, "max-transaction-bytes", session.DefaultMaxTransactionBytes, "refuse a transaction step that takes its queued statement text past `N` bytes")
+	fs.DurationVar(&s.transactions.TransactionIdleTimeout, "transaction-idle-timeout", session.DefaultTransactionIdleTimeout, "revert an open transaction whose session runs no statement for `D`")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return o, err
@@ -112,6 +118,9 @@ func parseServeArgs(o options, args []string) (options, error) {
 	}
 	if s.maxSessions <= 0 || s.limits.MaxSessionsPerIdentity <= 0 || s.maxArchiveUploads <= 0 {
 		return o, usageErrorf("serve: --max-sessions, --max-sessions-per-identity and --max-archive-uploads must be positive")
+	}
+	if t := s.transactions; t.MaxTransactionSteps <= 0 || t.MaxTransactionBytes <= 0 || t.TransactionIdleTimeout <= 0 {
+		return o, usageErrorf("serve: --max-transaction-steps, --max-transaction-bytes and --transaction-idle-timeout must be positive")
 	}
 	if extra := fs.Args(); len(extra) > 0 {
 		return o, usageErrorf("serve: unexpected argument %q", extra[0])
@@ -243,6 +252,7 @@ func (m *Main) runServe(ctx context.Context, s *serveOptions) error {
 		Node: member.node, TLS: tc, Insecure: s.insecure, Token: token,
 		Peer: member.peer, Cluster: member.cluster, Metrics: member.metrics, Logger: logger,
 		MaxSessions: s.maxSessions, Limits: s.limits, MaxArchiveUploads: s.maxArchiveUploads,
+		Session: s.transactions,
 	})
 	if err != nil {
 		return usageErrorf("serve: %v", err)
