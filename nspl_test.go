@@ -12,6 +12,7 @@ import (
 
 	"github.com/nspl-dev/nspl/clock"
 	"github.com/nspl-dev/nspl/runtime/timesource"
+	"github.com/nspl-dev/nspl/session"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -108,4 +109,28 @@ func TestSessionFramesAndDomainNames(t *testing.T) {
 	require.NoError(t, eng.Close())
 	_, err = eng.NewSession()
 	require.ErrorIs(t, err, ErrClosed)
+}
+
+// TestShowTransactionsOnEngineClock: an embedded session reads its open
+// transaction's age from the engine's time source, never the wall clock.
+func TestShowTransactionsOnEngineClock(t *testing.T) {
+	eng, fake := openEngine(t)
+	defer eng.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	sess, err := eng.NewSession()
+	require.NoError(t, err)
+	_, err = sess.Exec(ctx, "CREATE DOMAIN dev; USE dev; BEGIN;")
+	require.NoError(t, err)
+	fake.Advance(90 * time.Minute)
+	rs, err := sess.Exec(ctx, "SHOW TRANSACTIONS;")
+	require.ErrorIs(t, err, session.ErrTransactionExpired, "the engine's clock passed the idle timeout")
+	require.Empty(t, rs)
+
+	_, err = sess.Exec(ctx, "BEGIN;")
+	require.NoError(t, err)
+	fake.Advance(3 * time.Minute)
+	rs, err = sess.Exec(ctx, "SHOW TRANSACTIONS;")
+	require.NoError(t, err)
+	require.Equal(t, "3m", session.FormatValue(rs[0].Set.Rows[0][rs[0].Set.Column("age")]))
 }
