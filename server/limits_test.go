@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -23,6 +24,7 @@ import (
 	"github.com/nspl-dev/nspl/node"
 	"github.com/nspl-dev/nspl/pki"
 	"github.com/nspl-dev/nspl/runtime/timesource"
+	"github.com/nspl-dev/nspl/session"
 	"github.com/nspl-dev/nspl/wire"
 )
 
@@ -402,4 +404,24 @@ func TestSlowClusterRequestBodyIsCut(t *testing.T) {
 	b, err := io.ReadAll(a.resp.Body)
 	require.NoError(t, err)
 	require.Contains(t, string(b), "did not arrive within 30s")
+}
+
+// TestSessionTransactionsOnServerClock: a served session's transaction
+// idle time runs on the server's time source, so an idle transaction is
+// reverted by the next statement, which reports it by its code.
+func TestSessionTransactionsOnServerClock(t *testing.T) {
+	fake, hc, url := fakeEnv(t, Limits{SessionIdleTimeout: 24 * time.Hour})
+	ts := openSession(t, hc, url)
+	for i, text := range []string{"CREATE DOMAIN d;", "USE d;", "BEGIN;"} {
+		ts.write(fmt.Sprintf(`{"type":"exec","id":%d,"text":%q}`+"\n", i+1, text))
+		m := ts.read()
+		require.Nil(t, m.Error, text)
+		require.Equal(t, uint64(i+1), m.ID)
+	}
+	fake.Advance(session.DefaultTransactionIdleTimeout + time.Second)
+	ts.write(`{"type":"exec","id":4,"text":"SHOW TRANSACTIONS;"}` + "\n")
+	m := ts.read()
+	require.Equal(t, uint64(4), m.ID)
+	require.NotNil(t, m.Error)
+	require.Equal(t, "transaction_expired", m.Error.Code)
 }
