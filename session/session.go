@@ -162,7 +162,9 @@ func (s *Session) ActiveDomain() string {
 }
 
 // InTransaction reports the open transaction's domain and the number of
-// queued steps; ok is false when no transaction is open.
+// queued steps; ok is false when no transaction is open. A transaction idle
+// past Options.TransactionIdleTimeout is still reported until the next
+// statement reverts it.
 func (s *Session) InTransaction() (domain string, pending int, ok bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
