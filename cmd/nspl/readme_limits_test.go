@@ -37,6 +37,9 @@ func TestREADMELimitsMatchServeDefaults(t *testing.T) {
 		"--max-archive-uploads":       fmt.Sprint(s.maxArchiveUploads),
 		"--max-clock-offset":          dur(s.maxClockOffset),
 		"--drain-timeout":             dur(s.drainTimeout),
+		"--max-transaction-steps":     fmt.Sprint(s.transactions.MaxTransactionSteps),
+		"--max-transaction-bytes":     fmt.Sprint(s.transactions.MaxTransactionBytes),
+		"--transaction-idle-timeout":  dur(s.transactions.TransactionIdleTimeout),
 	}
 	row := regexp.MustCompile("(?m)^\\| [^|]+ \\| `(--[a-z-]+)` \\| ([^|]+) \\|")
 	seen := map[string]bool{}
