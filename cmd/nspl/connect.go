@@ -23,7 +23,8 @@ type remoteOptions struct {
 	ca        string
 	cert      string
 	key       string
-	overwrite bool // BACKUP may replace a file that is not an archive
+	overwrite bool   // BACKUP may replace a file that is not an archive
+	profile   string // --profile: the config file's profile to fill the rest from
 }
 
 // addRemoteFlags registers --connect and its credentials. Values given
@@ -35,6 +36,7 @@ func addRemoteFlags(fs *flag.FlagSet, o *remoteOptions) {
 	fs.StringVar(&o.ca, "ca", o.ca, "trust the cluster CA certificate in `FILE`")
 	fs.StringVar(&o.cert, "cert", o.cert, "present the client certificate in `FILE` (with --key)")
 	fs.StringVar(&o.key, "key", o.key, "the client certificate's private key `FILE`")
+	fs.StringVar(&o.profile, "profile", o.profile, "take the connection settings flags do not give from profile `NAME` of the config file")
 	fs.BoolVar(&o.overwrite, "overwrite", o.overwrite, "with --connect, let BACKUP replace an existing file that is not an nspl archive")
 }
 
@@ -182,9 +184,6 @@ func parseAdminArgs(o options, name string, args []string) (options, error) {
 		return o, usageErrorf("remove: give exactly one node name")
 	case len(rest) > 0:
 		return o, usageErrorf("%s: unexpected argument %q", name, rest[0])
-	}
-	if o.remote.connect == "" {
-		return o, usageErrorf("%s: --connect URL is required: the node to ask", name)
 	}
 	o.admin = cmd
 	return o, nil

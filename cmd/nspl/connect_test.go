@@ -129,7 +129,6 @@ func TestParseRemoteArgs(t *testing.T) {
 			require.Equal(t, &adminCommand{name: "remove", node: "n2"}, o.admin)
 			require.Equal(t, "c", o.remote.cert)
 		}},
-		{name: "leave without connect", args: []string{"leave"}, wantErr: ErrUsage},
 		{name: "leave with an argument", args: []string{"--connect", "https://a:1", "leave", "n1"}, wantErr: ErrUsage},
 		{name: "remove without a node", args: []string{"--connect", "https://a:1", "remove"}, wantErr: ErrUsage},
 		{name: "remove two nodes", args: []string{"--connect", "https://a:1", "remove", "n1", "n2"}, wantErr: ErrUsage},

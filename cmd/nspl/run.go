@@ -103,10 +103,16 @@ func (m *Main) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	switch {
-	case opts.serve != nil:
+	if opts.serve != nil {
 		return m.runServe(ctx, opts.serve)
-	case opts.admin != nil:
+	}
+	if err := m.resolveRemote(&opts.remote); err != nil {
+		return err
+	}
+	if opts.admin != nil {
+		if opts.remote.connect == "" {
+			return usageErrorf("%s: --connect URL is required: the node to ask", opts.admin.name)
+		}
 		return m.runAdmin(ctx, opts)
 	}
 	interactive := len(opts.sources) == 0 && !opts.subcommand() && m.stdinIsTerminal()
