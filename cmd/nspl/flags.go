@@ -16,16 +16,17 @@ const (
 	formatTable outputFormat = "table"
 	formatJSON  outputFormat = "json"
 	formatPlain outputFormat = "plain"
+	formatCSV   outputFormat = "csv"
 )
 
 // Set implements flag.Value.
 func (f *outputFormat) Set(s string) error {
 	switch v := outputFormat(strings.ToLower(s)); v {
-	case formatTable, formatJSON, formatPlain:
+	case formatTable, formatJSON, formatPlain, formatCSV:
 		*f = v
 		return nil
 	}
-	return fmt.Errorf("unknown format %q; use table, json or plain", s)
+	return fmt.Errorf("unknown format %q; use table, json, plain or csv", s)
 }
 
 // String implements flag.Value.
@@ -84,6 +85,7 @@ type options struct {
 	sources         []scriptSource
 	continueOnError bool
 	echo            bool
+	quiet           bool
 	format          outputFormat
 	dataDir         string
 	verbose         bool
@@ -107,7 +109,9 @@ func addCommonFlags(fs *flag.FlagSet, o *options) {
 	fs.Var(sourceList{list: &o.sources, kind: sourceCommand}, "c", "run the statements in `TEXT` (repeatable)")
 	fs.BoolVar(&o.continueOnError, "continue-on-error", false, "keep running after a failed statement (the exit code is still 1)")
 	fs.BoolVar(&o.echo, "echo", false, "print each statement before its result")
-	fs.Var(&o.format, "format", "result format: table, json or plain")
+	fs.Var(&o.format, "format", "result format: table, json, plain or csv")
+	fs.BoolVar(&o.quiet, "quiet", o.quiet, "print result sets only, no messages")
+	fs.BoolVar(&o.quiet, "q", o.quiet, "short for --quiet")
 	fs.StringVar(&o.dataDir, "data-dir", "", "keep the node's catalog in `DIR` (default: in memory)")
 	fs.BoolVar(&o.verbose, "verbose", false, "log the node's internals to stderr")
 	addRemoteFlags(fs, &o.remote)
@@ -191,7 +195,8 @@ Flags:
   -f FILE               run the statements in FILE (repeatable; - reads stdin)
   --continue-on-error   keep running after a failed statement; the exit code is still 1
   --echo                print each statement before its result
-  --format FORMAT       result format: table (default), json or plain
+  --format FORMAT       result format: table (default), json, plain or csv
+  -q, --quiet           print result sets only: no messages, no shell banner
   --data-dir DIR        keep the node's catalog in DIR (default: in memory, gone on exit)
   --verbose             log the node's internals to stderr
   --connect URL         run against the node at URL (https://HOST:PORT; a comma-

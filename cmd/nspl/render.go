@@ -1,7 +1,9 @@
 package main
 
 import (
+	"encoding/csv"
 	"io"
+	"strconv"
 	"strings"
 
 	"github.com/olekukonko/tablewriter"
@@ -22,10 +24,23 @@ import (
 //   - json: one JSON object per statement on one line:
 //     {"statement":"…","message":"…"} plus "rows":[{column:value,…}] for a
 //     result set, with keys in column order, and "warnings":["…"] when the
-//     statement succeeded with warnings.
+//     statement succeeded with warnings;
+//   - csv: a result set as RFC 4180 records, header first; any other reply
+//     as its message.
 //
-// In table and plain output each warning follows as a "warning: …" line.
+// In table, plain and csv output each warning follows as a "warning: …"
+// line.
 func renderResult(w io.Writer, format outputFormat, res wire.Result) error {
+	return renderReply(w, format, false, res)
+}
+
+// renderReply is renderResult, and with quiet (--quiet) writes only result
+// sets: no message line in table, plain and csv output. JSON output is
+// unchanged, its objects being data already.
+func renderReply(w io.Writer, format outputFormat, quiet bool, res wire.Result) error {
+	if quiet && format != formatJSON {
+		res.Message = ""
+	}
 	var b strings.Builder
 	switch format {
 	case formatJSON:
@@ -49,6 +64,16 @@ func renderResult(w io.Writer, format outputFormat, res wire.Result) error {
 		}
 		buf = append(buf, '}', '\n')
 		b.Write(buf)
+	case formatCSV:
+		if res.Set != nil {
+			if err := writeCSVSet(&b, res.Set); err != nil {
+				return err
+			}
+		} else if res.Message != "" {
+			b.WriteString(res.Message)
+			b.WriteByte('\n')
+		}
+		writeWarnings(&b, res.Warnings)
 	case formatPlain:
 		if res.Set != nil {
 			writePlainSet(&b, res.Set)
@@ -155,4 +180,56 @@ func writePlainSet(b *strings.Builder, set *wire.ResultSet) {
 		}
 		b.WriteByte('\n')
 	}
+}
+
+// writeCSVSet writes set as RFC 4180 records, header first: fields holding
+// a comma, a quote or a line break are quoted. Lines end in \n, as psql's
+// CSV does, so they match the message lines around them. NULL is written
+// as an empty field.
+func writeCSVSet(b *strings.Builder, set *wire.ResultSet) error {
+	cw := csv.NewWriter(b)
+	record := make([]string, len(set.Columns))
+	for i, c := range set.Columns {
+		record[i] = c.Name
+	}
+	if err := cw.Write(record); err != nil {
+		return err
+	}
+	for _, row := range set.Rows {
+		for i, v := range row {
+			record[i] = ""
+			if v.Kind() != wire.KindNull {
+				record[i] = session.FormatValue(v)
+			}
+		}
+		if err := cw.Write(record); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// writeJSONError writes a failed statement as one JSON object on its own
+// line, in place of the object its success would have printed:
+//
+//	{"error":{"code":"…","message":"…","position":{"line":L,"column":C,"offset":O}}}
+//
+// code is the statement failure's stable wire code ("error" when it has
+// none), and the position is d's: in the script, as the diagnostic on
+// stderr prints it.
+func writeJSONError(w io.Writer, d diagnostic, err error) error {
+	buf := []byte(`{"error":{"code":`)
+	buf = wire.AppendString(buf, session.EncodeError(err).Code)
+	buf = append(buf, `,"message":`...)
+	buf = wire.AppendString(buf, d.Msg)
+	buf = append(buf, `,"position":{"line":`...)
+	buf = strconv.AppendInt(buf, int64(d.Pos.Line), 10)
+	buf = append(buf, `,"column":`...)
+	buf = strconv.AppendInt(buf, int64(d.Pos.Column), 10)
+	buf = append(buf, `,"offset":`...)
+	buf = strconv.AppendInt(buf, int64(d.Pos.Offset), 10)
+	buf = append(buf, "}}}\n"...)
+	_, err = w.Write(buf)
+	return err
 }

@@ -137,7 +137,7 @@ func (m *Main) Run(ctx context.Context, args []string) error {
 	}
 	defer closeSession()
 
-	r := &runner{exec: sess, stdout: m.Stdout, stderr: m.Stderr, format: opts.format, echo: opts.echo, outMu: new(sync.Mutex)}
+	r := &runner{exec: sess, stdout: m.Stdout, stderr: m.Stderr, format: opts.format, echo: opts.echo, quiet: opts.quiet, outMu: new(sync.Mutex)}
 	if len(scripts) > 0 {
 		if err := m.runScripts(ctx, r, scripts, opts.continueOnError); err != nil {
 			return err

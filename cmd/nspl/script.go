@@ -24,7 +24,8 @@ type runner struct {
 	stdout io.Writer
 	stderr io.Writer
 	format outputFormat
-	echo   bool
+	echo   bool // print each statement first: on stdout, on stderr with JSON
+	quiet  bool // --quiet: result sets only, no messages
 	// outMu is held while a statement runs and its reply is printed, so a
 	// clock frame can never be printed before the reply of the ATTACH that
 	// started it (frames are printed under the same lock).
@@ -79,7 +80,12 @@ func (r *runner) runStatement(ctx context.Context, file, text string, st grammar
 	r.outMu.Lock()
 	defer r.outMu.Unlock()
 	if r.echo {
-		if _, err := fmt.Fprintln(r.stdout, st.Text); err != nil {
+		// JSON output stays one object per line: the echo goes beside it.
+		echoTo := r.stdout
+		if r.format == formatJSON {
+			echoTo = r.stderr
+		}
+		if _, err := fmt.Fprintln(echoTo, st.Text); err != nil {
 			return false, ioError(err)
 		}
 	}
@@ -88,13 +94,19 @@ func (r *runner) runStatement(ctx context.Context, file, text string, st grammar
 		if ctx.Err() != nil && !errors.As(err, new(*grammar.Error)) {
 			err = fmt.Errorf("statement cancelled: %w", err)
 		}
-		if werr := statementDiagnostic(file, text, st.Start, err).write(r.stderr); werr != nil {
+		d := statementDiagnostic(file, text, st.Start, err)
+		if r.format == formatJSON {
+			if werr := writeJSONError(r.stdout, d, err); werr != nil {
+				return false, ioError(werr)
+			}
+		}
+		if werr := d.write(r.stderr); werr != nil {
 			return false, ioError(werr)
 		}
 		return false, nil
 	}
 	for _, res := range results {
-		if err := renderResult(r.stdout, r.format, res); err != nil {
+		if err := renderReply(r.stdout, r.format, r.quiet, res); err != nil {
 			return false, ioError(err)
 		}
 	}
