@@ -17,8 +17,8 @@ func TestRenderCSV(t *testing.T) {
 		quiet bool
 		want  string
 	}{
-		{name: "plain fields", res: wire.Result{Message: "1 row", Set: &wire.ResultSet{Columns: cols, Rows: [][]wire.Value{{wire.Text("prod"), wire.Uint(3)}}}},
-			want: "name,n\nprod,3\n1 row\n"},
+		{name: "a result set without its message", res: wire.Result{Message: "1 row", Set: &wire.ResultSet{Columns: cols, Rows: [][]wire.Value{{wire.Text("prod"), wire.Uint(3)}}}},
+			want: "name,n\nprod,3\n"},
 		{name: "quoted fields", res: wire.Result{Set: &wire.ResultSet{Columns: cols, Rows: [][]wire.Value{
 			{wire.Text("a,b"), wire.Uint(1)}, {wire.Text(`say "hi"`), wire.Uint(2)}, {wire.Text("two\nlines"), wire.Uint(3)}}}},
 			want: "name,n\n\"a,b\",1\n\"say \"\"hi\"\"\",2\n\"two\nlines\",3\n"},
