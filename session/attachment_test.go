@@ -155,19 +155,20 @@ func TestDropEndsAttachment(t *testing.T) {
 	require.Equal(t, r.Attachment, f.Attachment)
 	require.Equal(t, `{"domain":"prod","attachment":1,"kind":"end","reason":"DomainRemoved"}`, string(f.AppendJSON(nil)))
 
-	// The domain is missing: attaching again is refused as not found.
-	err := e.fail("ATTACH DOMAIN CLOCK;")
-	require.ErrorIs(t, err, lifecycle.ErrDomainNotFound)
-	// A detach after the end frame reports the attachment not attached.
+	// The drop ended the domain's activity, and the domain is missing:
+	// attaching again needs USE, which refuses it as not found.
+	require.ErrorIs(t, e.fail("ATTACH DOMAIN CLOCK;"), ErrNoActiveDomain)
+	require.ErrorIs(t, e.fail("USE prod;"), lifecycle.ErrDomainNotFound)
+
+	// Created again, a detach after the end frame reports the attachment
+	// not attached; the domain is attached as a new attachment; an attach
+	// on an ending attachment releases it.
+	e.exec("CREATE PACED DOMAIN prod WITH PERIOD 1s SKEW 0s; USE prod;")
 	require.ErrorIs(t, e.fail("DETACH DOMAIN CLOCK;"), ErrNotAttached)
 	require.Empty(t, e.sess.Attached())
-
-	// Created again, the domain is attached as a new attachment; an attach
-	// on an ending attachment releases it.
-	e.exec("CREATE PACED DOMAIN prod WITH PERIOD 1s SKEW 0s;")
 	r2, c2 := attach(t, e)
 	require.Equal(t, uint64(2), r2.Attachment)
-	e.exec("DROP DOMAIN prod; CREATE DOMAIN prod;")
+	e.exec("DROP DOMAIN prod; CREATE DOMAIN prod; USE prod;")
 	for f = read(t, e, c2); f.Kind != wire.FrameEnd; f = read(t, e, c2) {
 	}
 	r3 := e.exec("ATTACH DOMAIN CLOCK;")[0]

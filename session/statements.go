@@ -149,6 +149,13 @@ func (s *Session) dropDomain(ctx context.Context, p planner.DropDomain) (wire.Re
 	if !res.Changed {
 		msg = fmt.Sprintf("domain '%s' does not exist; nothing dropped", p.Name)
 	}
+	// A dropped domain is no longer active: statements that need one say
+	// so instead of naming a domain that is gone.
+	s.mu.Lock()
+	if s.active == p.Name {
+		s.active = ""
+	}
+	s.mu.Unlock()
 	return wire.Result{Domain: p.Name, Message: msg, Warnings: completionWarnings(res)}, nil
 }
 

@@ -334,9 +334,38 @@ func TestRefusals(t *testing.T) {
 	require.ErrorIs(t, e.fail("USE prod;"), ErrInTransaction)
 	e.exec("REVERT; DETACH DOMAIN CLOCK; DROP DOMAIN IF EXISTS zzz;")
 
-	// BEGIN needs the active domain to still exist.
-	e.exec("DROP DOMAIN prod;")
+	// BEGIN needs the active domain to still exist: dropped by another
+	// session, it is refused as missing.
+	other := New(e.node, Options{Logger: quietLogger()})
+	t.Cleanup(func() { require.NoError(t, other.Close()) })
+	_, err = other.ExecText(e.ctx, "DROP DOMAIN prod;")
+	require.NoError(t, err)
+	require.Equal(t, "prod", e.sess.ActiveDomain())
 	require.ErrorIs(t, e.fail("BEGIN;"), lifecycle.ErrDomainNotFound)
+}
+
+func TestDropDomainEndsItsActivity(t *testing.T) {
+	tests := []struct {
+		name       string
+		drop       string
+		wantActive string
+	}{
+		{"the active domain", "DROP DOMAIN prod;", ""},
+		{"the active domain if it exists", "DROP DOMAIN IF EXISTS prod;", ""},
+		{"another domain", "DROP DOMAIN other;", "prod"},
+		{"a missing domain", "DROP DOMAIN IF EXISTS nope;", "prod"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t, Options{})
+			e.exec("CREATE DOMAIN prod; CREATE DOMAIN other; USE prod;")
+			e.exec(tt.drop)
+			require.Equal(t, tt.wantActive, e.sess.ActiveDomain())
+			if tt.wantActive == "" {
+				require.ErrorIs(t, e.fail("STOP;"), ErrNoActiveDomain)
+			}
+		})
+	}
 }
 
 func TestExecTextPositions(t *testing.T) {
