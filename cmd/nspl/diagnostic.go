@@ -22,6 +22,7 @@ type diagnostic struct {
 	Source string
 	Pos    grammar.Position
 	Msg    string
+	Hint   string // a line after the caret saying what to write instead; "" for none
 }
 
 // maxDiagnosticLine is the most characters of a source line a diagnostic
@@ -60,6 +61,11 @@ func (d diagnostic) write(w io.Writer) error {
 			b.WriteByte(' ')
 		}
 		b.WriteString("^\n")
+	}
+	if d.Hint != "" {
+		b.WriteString("hint: ")
+		b.WriteString(d.Hint)
+		b.WriteByte('\n')
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -126,6 +132,43 @@ func statementDiagnostic(file, source string, stmtStart grammar.Position, err er
 	if errors.As(err, &ge) {
 		d.Pos = shiftPosition(stmtStart, ge.Pos)
 		d.Msg = ge.Msg
+		if errors.Is(err, grammar.ErrSyntax) {
+			d.Hint = backtickHint(source, d.Pos.Offset)
+		}
 	}
 	return d
 }
+
+// backtickHint explains a syntax error at offset in source that is a '-'
+// or '~' glued to a name (CREATE DOMAIN prod-2;): such a name is only
+// written in backticks. It returns "" for any other error.
+func backtickHint(source string, offset int) string {
+	if offset <= 0 || offset >= len(source) || !strings.ContainsRune("-~", rune(source[offset])) || !bareNameByte(source[offset-1]) {
+		return ""
+	}
+	word := offset // the bare word the '-' or '~' follows must be a name, not a number
+	for word > 0 && bareNameByte(source[word-1]) {
+		word--
+	}
+	if c := source[word]; '0' <= c && c <= '9' {
+		return ""
+	}
+	start, end := offset, offset
+	for start > 0 && quotedNameByte(source[start-1]) {
+		start--
+	}
+	for end < len(source) && quotedNameByte(source[end]) {
+		end++
+	}
+	return fmt.Sprintf("names with characters outside [A-Za-z0-9_] go in backticks: `%s`", source[start:end])
+}
+
+// bareNameByte reports whether c may appear in a name written without
+// backticks.
+func bareNameByte(c byte) bool {
+	return c == '_' || '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z'
+}
+
+// quotedNameByte reports whether c may appear in a name written in
+// backticks.
+func quotedNameByte(c byte) bool { return bareNameByte(c) || c == '-' || c == '~' }

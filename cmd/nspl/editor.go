@@ -35,6 +35,14 @@ type lineEditor interface {
 	Close() error
 }
 
+// noticeEditor is the shell's lineEditor, which also prints the remote
+// client's notices above the prompt.
+type noticeEditor interface {
+	lineEditor
+	// PrintNoticeAbove is PrintAbove on standard error.
+	PrintNoticeAbove(line string)
+}
+
 // completer returns what may complete line at the cursor: the suffixes to
 // insert and how many runes before the cursor they extend.
 type completer interface {

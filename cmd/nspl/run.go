@@ -34,9 +34,14 @@ type Main struct {
 	// nil means it is when Stdin is a terminal *os.File.
 	StdinIsTerminal func() bool
 
-	// TimeSource arms the nspl clock --timeout timer (nil means the node's)
-	// and nspl serve's --drain-timeout timer (nil means the system clock).
+	// TimeSource arms the nspl clock --timeout timer (nil means the node's),
+	// nspl serve's --drain-timeout timer (nil means the system clock), and
+	// is what the shell's \timing measures with (nil means the node's).
 	TimeSource timesource.Source
+
+	// openEditor opens the shell's line editor; nil opens readline on the
+	// terminal. Tests replace it to type lines without a terminal.
+	openEditor func(complete completer) (noticeEditor, error)
 
 	intrMu sync.Mutex
 	onIntr func() // what Ctrl-C does now; nil ignores it
@@ -137,7 +142,10 @@ func (m *Main) Run(ctx context.Context, args []string) error {
 	}
 	defer closeSession()
 
-	r := &runner{exec: sess, stdout: m.Stdout, stderr: m.Stderr, format: opts.format, echo: opts.echo, quiet: opts.quiet, outMu: new(sync.Mutex)}
+	r := &runner{exec: sess, stdout: m.Stdout, stderr: m.Stderr, format: opts.format, echo: opts.echo, quiet: opts.quiet, outMu: new(sync.Mutex), clock: src}
+	if m.TimeSource != nil {
+		r.clock = m.TimeSource // \timing measures on the injected clock
+	}
 	if len(scripts) > 0 {
 		if err := m.runScripts(ctx, r, scripts, opts.continueOnError); err != nil {
 			return err
@@ -239,7 +247,13 @@ func (m *Main) runShell(ctx context.Context, r *runner, sess sessionBackend) err
 			return names
 		},
 	}
-	ed, err := newReadlineEditor(m.Stdin, m.Stdout, m.Stderr, m.historyPath(), comp)
+	var ed noticeEditor
+	var err error
+	if m.openEditor != nil {
+		ed, err = m.openEditor(comp)
+	} else {
+		ed, err = newReadlineEditor(m.Stdin, m.Stdout, m.Stderr, m.historyPath(), comp)
+	}
 	if err != nil {
 		return ioError(fmt.Errorf("open the terminal: %w", err))
 	}
@@ -248,7 +262,9 @@ func (m *Main) runShell(ctx context.Context, r *runner, sess sessionBackend) err
 	r.stdout = ed.Output()
 	defer m.setNoticePrinter(ed.PrintNoticeAbove)()
 	defer m.setInterruptHandler(sh.interrupt)()
-	fmt.Fprintln(r.stdout, `nspl shell: statements end with ';'. Type help for help, exit or Ctrl-D to leave.`)
+	if !r.quiet {
+		fmt.Fprintln(r.stdout, `nspl shell: statements end with ';'. Type help for help, exit or Ctrl-D to leave.`)
+	}
 	return sh.loop(ctx)
 }
 

@@ -5,9 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
+	"time"
 
 	"github.com/nspl-dev/nspl/grammar"
+	"github.com/nspl-dev/nspl/runtime/timesource"
 	"github.com/nspl-dev/nspl/wire"
 )
 
@@ -26,6 +29,10 @@ type runner struct {
 	format outputFormat
 	echo   bool // print each statement first: on stdout, on stderr with JSON
 	quiet  bool // --quiet: result sets only, no messages
+	// timing (the shell's \timing) prints each statement's elapsed time,
+	// measured on clock, after its reply.
+	timing bool
+	clock  timesource.Source
 	// outMu is held while a statement runs and its reply is printed, so a
 	// clock frame can never be printed before the reply of the ATTACH that
 	// started it (frames are printed under the same lock).
@@ -35,6 +42,7 @@ type runner struct {
 // statementOutcome says how one run of text ended.
 type statementOutcome struct {
 	failed      int  // statements that failed, an unsplittable rest included
+	skipped     int  // statements not run after the failure that stopped the text
 	interrupted bool // ctx was cancelled while a statement ran
 }
 
@@ -45,7 +53,7 @@ type statementOutcome struct {
 func (r *runner) runText(ctx context.Context, file, text string, keepGoing bool) (statementOutcome, error) {
 	var out statementOutcome
 	stmts, splitErr := grammar.SplitStatements(text)
-	for _, st := range stmts {
+	for i, st := range stmts {
 		if err := ctx.Err(); err != nil {
 			out.interrupted = true
 			return out, nil
@@ -61,6 +69,10 @@ func (r *runner) runText(ctx context.Context, file, text string, keepGoing bool)
 				return out, nil
 			}
 			if !keepGoing {
+				out.skipped = len(stmts) - i - 1
+				if splitErr != nil {
+					out.skipped++ // the unterminated rest
+				}
 				return out, nil
 			}
 		}
@@ -89,10 +101,17 @@ func (r *runner) runStatement(ctx context.Context, file, text string, st grammar
 			return false, ioError(err)
 		}
 	}
+	var started time.Duration
+	if r.timing {
+		started = r.clock.Monotonic()
+	}
 	results, err := r.exec.ExecText(ctx, st.Text)
+	if r.timing {
+		defer r.printElapsed(r.clock.Monotonic() - started)
+	}
 	if err != nil {
-		if ctx.Err() != nil && !errors.As(err, new(*grammar.Error)) {
-			err = fmt.Errorf("statement cancelled: %w", err)
+		if ctx.Err() != nil {
+			err = cancelledError(err)
 		}
 		d := statementDiagnostic(file, text, st.Start, err)
 		if r.format == formatJSON {
@@ -111,4 +130,28 @@ func (r *runner) runStatement(ctx context.Context, file, text string, st grammar
 		}
 	}
 	return true, nil
+}
+
+// printElapsed writes the \timing line of one statement. It runs after the
+// reply or the diagnostic, on the same output as replies.
+func (r *runner) printElapsed(d time.Duration) {
+	_, _ = fmt.Fprintf(r.stdout, "time: %s\n", d.Round(time.Microsecond))
+}
+
+// cancelledError is the failure of a statement whose context was cancelled
+// (Ctrl-C) while it ran: whatever error the statement ended with, it says
+// that it was cancelled, and that a change already sent may still be
+// applied, since a proposal the cluster has taken is not withdrawn. A
+// syntax error is left alone: it was found before anything ran.
+func cancelledError(err error) error {
+	const cancelled = "statement cancelled"
+	var ge *grammar.Error
+	if !errors.As(err, &ge) {
+		return fmt.Errorf("%s: %w", cancelled, err)
+	}
+	if errors.Is(err, grammar.ErrSyntax) || strings.HasPrefix(ge.Msg, cancelled) {
+		return err
+	}
+	return &grammar.Error{Pos: ge.Pos, Kind: ge.Kind,
+		Msg: fmt.Sprintf("%s: %s (a change it had already sent may still be applied; check before running it again)", cancelled, ge.Msg)}
 }

@@ -54,6 +54,7 @@ func TestScripts(t *testing.T) {
 		},
 		Cmds: withClusterCmds(map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"exitcode": cmdExitCode,
+			"shell":    cmdShell,
 		}),
 	})
 }

@@ -86,29 +86,6 @@ func (s *shell) interrupt() {
 	}
 }
 
-// meta is a shell command that is not a statement.
-type meta uint8
-
-const (
-	metaNone meta = iota
-	metaHelp
-	metaExit
-)
-
-// metaCommand recognises help, \?, exit, quit and \q (an optional trailing
-// ';' is allowed) typed at the start of a statement.
-func metaCommand(line string) meta {
-	w := strings.ToLower(strings.TrimSpace(line))
-	w = strings.TrimSpace(strings.TrimSuffix(w, ";"))
-	switch w {
-	case "help", `\?`, `\h`:
-		return metaHelp
-	case "exit", "quit", `\q`:
-		return metaExit
-	}
-	return metaNone
-}
-
 // loop runs the shell until exit, Ctrl-D or a terminal failure. Clock
 // events are printed by a goroutine loop owns: it is stopped and waited for
 // before loop returns.
@@ -139,14 +116,12 @@ func (s *shell) loop(ctx context.Context) error {
 		}
 		pending := s.pendingText()
 		if pending == "" {
-			switch metaCommand(line) {
-			case metaHelp:
-				if _, err := io.WriteString(out, helpText); err != nil {
-					return ioError(err)
+			if cmd, ok := parseMeta(line); ok {
+				leave, err := s.runMeta(ctx, out, cmd)
+				if err != nil || leave {
+					return err
 				}
 				continue
-			case metaExit:
-				return nil
 			}
 		}
 		text := line
@@ -211,6 +186,14 @@ func (s *shell) execute(ctx context.Context, text string) error {
 			break
 		}
 	}
+	return s.runCancellable(ctx, "", text)
+}
+
+// runCancellable runs text as execute does, file naming it in diagnostics
+// ("" for typed statements). Ctrl-C cancels it through interrupt. When a
+// failure stops it before its last statement, it says how many it skipped,
+// so a line of several statements never loses the later ones silently.
+func (s *shell) runCancellable(ctx context.Context, file, text string) error {
 	runCtx, cancel := context.WithCancel(ctx)
 	s.mu.Lock()
 	s.cancel = cancel
@@ -221,8 +204,24 @@ func (s *shell) execute(ctx context.Context, text string) error {
 		s.mu.Unlock()
 		cancel()
 	}()
-	_, err := s.run.runText(runCtx, "", text, false)
-	return err
+	out, err := s.run.runText(runCtx, file, text, false)
+	if err != nil {
+		return err
+	}
+	if out.skipped > 0 {
+		if _, err := fmt.Fprintf(s.stderr, "skipped %s after the error\n", plural(out.skipped, "statement")); err != nil {
+			return ioError(err)
+		}
+	}
+	return nil
+}
+
+// plural is "1 statement", "2 statements".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 // printEvents prints each clock event above the prompt until ctx ends or

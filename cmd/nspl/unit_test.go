@@ -218,17 +218,27 @@ func FuzzCutStatements(f *testing.F) {
 	})
 }
 
-func TestMetaCommand(t *testing.T) {
+func TestParseMeta(t *testing.T) {
+	none := metaCommand{}
 	tests := []struct {
-		line string
-		want meta
+		line   string
+		want   metaCommand
+		wantOK bool
 	}{
-		{"help", metaHelp}, {" HELP; ", metaHelp}, {`\?`, metaHelp}, {`\h`, metaHelp},
-		{"exit", metaExit}, {"quit;", metaExit}, {`\q`, metaExit}, {"EXIT", metaExit},
-		{"", metaNone}, {"LIST DOMAINS;", metaNone}, {"helpme", metaNone}, {"exit now", metaNone},
+		{"help", metaCommand{name: "help"}, true}, {" HELP; ", metaCommand{name: "help"}, true},
+		{`\?`, metaCommand{name: "help"}, true}, {`\h`, metaCommand{name: "help"}, true},
+		{"exit", metaCommand{name: "exit"}, true}, {"quit;", metaCommand{name: "exit"}, true},
+		{`\q`, metaCommand{name: "exit"}, true}, {"EXIT", metaCommand{name: "exit"}, true},
+		{`\i setup.nspl`, metaCommand{name: `\i`, arg: "setup.nspl"}, true},
+		{`  \i  setup.nspl ;`, metaCommand{name: `\i`, arg: "setup.nspl"}, true},
+		{`\timing`, metaCommand{name: `\timing`}, true}, {`\timing off`, metaCommand{name: `\timing`, arg: "off"}, true},
+		{`\d`, metaCommand{name: `\d`}, true}, {`\d prod`, metaCommand{name: `\d`, arg: "prod"}, true},
+		{"", none, false}, {"LIST DOMAINS;", none, false}, {"helpme", none, false}, {"exit now", none, false},
 	}
 	for _, tt := range tests {
-		require.Equal(t, tt.want, metaCommand(tt.line), "%q", tt.line)
+		got, ok := parseMeta(tt.line)
+		require.Equal(t, tt.wantOK, ok, "%q", tt.line)
+		require.Equal(t, tt.want, got, "%q", tt.line)
 	}
 }
 
