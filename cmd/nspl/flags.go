@@ -205,6 +205,10 @@ Flags:
   --cert FILE, --key FILE
                         authenticate with a client certificate (nspl cert client NAME)
   --token-file FILE     authenticate with the bearer token in FILE
+  --profile NAME        take the connection flags not given from [profile NAME]
+                        of $XDG_CONFIG_HOME/nspl/config (~/.config/nspl/config);
+                        without one, NSPL_CONNECT, NSPL_CA, NSPL_CERT, NSPL_KEY
+                        and NSPL_TOKEN_FILE stand in for the flags
   --overwrite           with --connect, let BACKUP replace an existing file that is
                         not an nspl archive (refused by default)
   -h, --help            print this help
@@ -254,7 +258,8 @@ Exit codes:
   0  success
   1  a statement failed (or nspl clock timed out or was interrupted)
   2  usage error
-  3  I/O error (a file, the terminal, or the node's storage)
+  3  I/O error (a file, the terminal, the node's storage, or reaching the
+     node: connection and TLS failures)
   nspl fmt has its own: 1 unformatted (--check), 3 syntax error, 4 I/O error.
 
 Inside the shell, type help or \? for the statements.

@@ -40,8 +40,9 @@ const helpText = `Statements (end each with ;):
 Placement policies: NEUTRAL, REQUIRE COLOCATION, PREFER COLOCATION, SUGGEST SEPARATION.
 Durations: 1s, 250ms, 1h30m, 1.5s. Comments: -- and // to end of line, /* ... */.
 
-Shell: help or \? (this text); exit, quit, \q or Ctrl-D leave; Ctrl-C clears the
-line or cancels a running statement; Tab completes keywords and domain names.
+Shell: help or \? (this text); exit, quit, \q or Ctrl-D leave; \i FILE runs a
+script file; \timing [on|off] prints each statement's elapsed time; Ctrl-C clears
+the line or cancels a running statement; Tab completes keywords and domain names.
 Prompt: nspl[<domain>]> with an active domain, * before > while a transaction
 is open, ...> while a statement continues.
 `

@@ -79,7 +79,13 @@ func (r *runner) runText(ctx context.Context, file, text string, keepGoing bool)
 	}
 	if splitErr != nil {
 		out.failed++ // the rest cannot be cut into statements: an unterminated string or comment
-		if err := statementDiagnostic(file, text, grammar.Position{Line: 1, Column: 1}, splitErr).write(r.stderr); err != nil {
+		d := statementDiagnostic(file, text, grammar.Position{Line: 1, Column: 1}, splitErr)
+		if r.format == formatJSON {
+			if err := writeJSONError(r.stdout, d, splitErr); err != nil {
+				return out, ioError(err)
+			}
+		}
+		if err := d.write(r.stderr); err != nil {
 			return out, ioError(err)
 		}
 	}
