@@ -25,6 +25,8 @@ type remoteOptions struct {
 	key       string
 	overwrite bool   // BACKUP may replace a file that is not an archive
 	profile   string // --profile: the config file's profile to fill the rest from
+
+	connectFrom string // where connect came from, for errors: --connect, NSPL_CONNECT or a profile
 }
 
 // addRemoteFlags registers --connect and its credentials. Values given
@@ -59,7 +61,11 @@ var (
 func (m *Main) openSession(ctx context.Context, opts options) (sessionBackend, timesource.Source, func(), error) {
 	if opts.remote.connect != "" {
 		if opts.dataDir != "" {
-			return nil, nil, nil, usageErrorf("--data-dir and --connect exclude each other: the node keeps its own catalog")
+			from := opts.remote.connectFrom
+			if from == "" {
+				from = "--connect"
+			}
+			return nil, nil, nil, usageErrorf("--data-dir and %s exclude each other: the node keeps its own catalog", from)
 		}
 		cfg, err := m.clientConfig(opts.remote, opts.verbose)
 		if err != nil {

@@ -113,6 +113,7 @@ func (m *Main) resolveRemote(o *remoteOptions) error {
 		}
 	}
 	if o.connect != "" {
+		o.connectFrom = from[&o.connect]
 		return nil
 	}
 	for _, p := range []*string{&o.ca, &o.cert, &o.key, &o.tokenFile} {

@@ -10,6 +10,7 @@ import (
 	"github.com/olekukonko/tablewriter/renderer"
 	"github.com/olekukonko/tablewriter/tw"
 
+	"github.com/nspl-dev/nspl/lifecycle"
 	"github.com/nspl-dev/nspl/session"
 	"github.com/nspl-dev/nspl/wire"
 )
@@ -215,12 +216,17 @@ func writeCSVSet(b *strings.Builder, set *wire.ResultSet) error {
 //
 //	{"error":{"code":"…","message":"…","position":{"line":L,"column":C,"offset":O}}}
 //
-// code is the statement failure's stable wire code ("error" when it has
-// none), and the position is d's: in the script, as the diagnostic on
-// stderr prints it.
+// code is a lifecycle refusal's own code (domain_not_found,
+// already_running, …), else the failure's stable wire code (syntax,
+// canceled, …; "error" when it has none), and the position is d's: in the
+// script, as the diagnostic on stderr prints it.
 func writeJSONError(w io.Writer, d diagnostic, err error) error {
+	code := session.EncodeError(err).Code
+	if le := lifecycle.AsError(err); le != nil && le.Code != "" {
+		code = string(le.Code)
+	}
 	buf := []byte(`{"error":{"code":`)
-	buf = wire.AppendString(buf, session.EncodeError(err).Code)
+	buf = wire.AppendString(buf, code)
 	buf = append(buf, `,"message":`...)
 	buf = wire.AppendString(buf, d.Msg)
 	buf = append(buf, `,"position":{"line":`...)
