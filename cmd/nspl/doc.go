@@ -6,12 +6,14 @@
 // and --help). Flag parsing and everything else live in Run and the files
 // beside it, one per subcommand or concern: run.go and flags.go (the
 // invocation and its flags), script.go and diagnostic.go (scripts and their
-// positioned errors), shell.go, editor.go and complete.go (the interactive
-// shell), render.go and frames.go (results as tables, plain text or JSON;
-// clock events as lines), clock.go, backup.go, restore.go, serve.go, cert.go and fmt.go (the
+// positioned errors), shell.go, shellmeta.go, editor.go and complete.go (the
+// interactive shell and its backslash commands), render.go and frames.go
+// (results as tables, plain text, CSV or JSON; clock events as lines),
+// clock.go, backup.go, restore.go, serve.go, cert.go and fmt.go (the
 // subcommands), connect.go (the session statements run on: an embedded
 // nspl.Session, or a remote node through package client, both behind one
-// interface), help.go and exit.go.
+// interface), profile.go (connection settings from the environment and
+// the config file's profiles), help.go and exit.go.
 //
 // The command owns only the operator's surface: arguments, terminal and
 // script text in, rendered replies and exit codes out. It never decides a
