@@ -88,8 +88,14 @@ func TestSpecStateChangesCollapseIntoNewest(t *testing.T) {
 // refused as not found, and nothing is attached.
 func TestSpecAttachRefusesAMissingDomain(t *testing.T) {
 	e := newEnv(t, Options{})
-	e.exec("CREATE DOMAIN prod; USE prod; DROP DOMAIN prod;")
-	err := e.fail("ATTACH DOMAIN CLOCK;")
+	e.exec("CREATE DOMAIN prod; USE prod;")
+	// Dropped through another session, the domain stays this session's
+	// active one.
+	other := New(e.node, Options{Logger: quietLogger()})
+	t.Cleanup(func() { require.NoError(t, other.Close()) })
+	_, err := other.ExecText(e.ctx, "DROP DOMAIN prod;")
+	require.NoError(t, err)
+	err = e.fail("ATTACH DOMAIN CLOCK;")
 	require.ErrorIs(t, err, lifecycle.ErrDomainNotFound)
 	require.Contains(t, err.Error(), "domain 'prod' does not exist")
 	require.Empty(t, e.sess.Attached())
