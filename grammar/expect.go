@@ -120,8 +120,9 @@ func (e expectation) describe() string {
 // tab completion.
 type Suggestion struct {
 	// Partial is the word being typed at the end of the input ("" when the
-	// input ends in white space); Keywords are filtered by it and a
-	// completion replaces it.
+	// input ends in white space), a bare word or a backtick name not yet
+	// closed (`prod-); Keywords are filtered by it and a completion
+	// replaces it.
 	Partial string
 	// Keywords are the keywords that may come next, upper-case and sorted.
 	Keywords []string
@@ -139,10 +140,17 @@ type Suggestion struct {
 func Suggest(prefix string) Suggestion {
 	var toks []lexer.Token
 	tooLong := false
+	quotedPartial := -1 // offset of a backtick name still being typed
 	sc := newScanner(prefix)
 	for {
 		tok, err := sc.next()
 		if err != nil {
+			// A backtick name left open at the end is the word being
+			// typed (USE `prod-), not an error: complete it.
+			if i := err.Pos.Offset; i < len(prefix) && prefix[i] == '`' {
+				quotedPartial = i
+				break
+			}
 			return Suggestion{}
 		}
 		if tok.Type == lexer.EOF {
@@ -162,7 +170,9 @@ func Suggest(prefix string) Suggestion {
 		return Suggestion{} // nothing can follow a statement this long
 	}
 	var s Suggestion
-	if n := len(toks); n > 0 {
+	if quotedPartial >= 0 {
+		s.Partial = prefix[quotedPartial:]
+	} else if n := len(toks); n > 0 {
 		last := toks[n-1]
 		if (last.Type == tokKeyword || last.Type == tokIdent) && last.Pos.Offset+len(last.Value) == len(prefix) {
 			s.Partial = prefix[last.Pos.Offset:]

@@ -90,6 +90,12 @@ func TestSuggest(t *testing.T) {
 		{"SHOW TRANSACTIONS ", nil, false, false, ""},
 		{"BOGUS ", nil, false, false, ""},
 		{"START AT 'unterminated ", nil, false, false, ""},
+		{"USE `", nil, true, false, "`"},
+		{"USE `prod-", nil, true, false, "`prod-"},
+		{"DROP DOMAIN IF EXISTS `a``b", nil, true, false, "`a``b"},
+		{"CREATE DOMAIN `new-", nil, false, true, "`new-"},
+		{"STOP `x", nil, false, false, "`x"},
+		{"/* open `x", nil, false, false, ""},
 	} {
 		t.Run(tc.prefix, func(t *testing.T) {
 			s := Suggest(tc.prefix)

@@ -17,18 +17,35 @@ type statementCompleter struct {
 	domains func() []string
 }
 
+// candidateKind says what a completion candidate is.
+type candidateKind string
+
+const (
+	kindKeyword candidateKind = "keyword"
+	kindDomain  candidateKind = "domain"
+)
+
+// candidate is one word that may replace the word being typed.
+type candidate struct {
+	text string
+	kind candidateKind
+}
+
 // candidates returns the full words that may replace the word being typed at
-// the end of prefix, and that word.
-func (c statementCompleter) candidates(prefix string) (words []string, partial string) {
+// the end of prefix, and that word. A domain name is offered bare when it
+// can be (prod) and backtick-quoted otherwise (`prod-1`), and always quoted
+// when the word being typed opens a backtick.
+func (c statementCompleter) candidates(prefix string) (words []candidate, partial string) {
 	s := grammar.Suggest(prefix)
 	lower := s.Partial != "" && isLower(s.Partial)
 	for _, k := range s.Keywords {
 		if lower {
 			k = strings.ToLower(k)
 		}
-		words = append(words, k)
+		words = append(words, candidate{text: k, kind: kindKeyword})
 	}
 	if s.DomainName && c.domains != nil {
+		quoted := strings.HasPrefix(s.Partial, "`")
 		p := strings.ToLower(strings.TrimPrefix(s.Partial, "`"))
 		var names []string
 		for _, name := range c.domains() {
@@ -38,7 +55,11 @@ func (c statementCompleter) candidates(prefix string) (words []string, partial s
 		}
 		sort.Strings(names)
 		for _, name := range names {
-			words = append(words, grammar.FormatName(name))
+			text := grammar.FormatName(name)
+			if quoted && !strings.HasPrefix(text, "`") {
+				text = "`" + name + "`"
+			}
+			words = append(words, candidate{text: text, kind: kindDomain})
 		}
 	}
 	return words, s.Partial
@@ -60,7 +81,7 @@ func (c statementCompleter) Do(line []rune, pos int) ([][]rune, int) {
 	n := len([]rune(partial))
 	var out [][]rune
 	for _, w := range words {
-		wr := []rune(w)
+		wr := []rune(w.text)
 		if len(wr) < n || !strings.EqualFold(string(wr[:n]), partial) {
 			continue
 		}

@@ -289,6 +289,9 @@ func TestCompleter(t *testing.T) {
 		{"", "DROP DOMAIN ", []string{"IF ", "archive ", "prod ", "`prod-1` "}, 0},
 		{"", "LIST DOMAINS; ST", []string{"ART ", "OP "}, 2},
 		{"", "START AT 'x", nil, 0},
+		{"", "USE `pr", []string{"od` ", "od-1` "}, 3},
+		{"", "USE `PROD-", []string{"1` "}, 6},
+		{"", "DROP DOMAIN IF EXISTS `", []string{"archive` ", "prod` ", "prod-1` "}, 1},
 	}
 	for _, tt := range tests {
 		c.pending = func() string { return tt.pending }
