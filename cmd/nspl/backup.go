@@ -64,10 +64,7 @@ func addSubcommandFlags(fs *flag.FlagSet, o *options) {
 // parseSubcommand parses a subcommand's flags and refuses extra arguments.
 func parseSubcommand(fs *flag.FlagSet, name string, args []string) error {
 	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return usageErrorf("%s: %v", name, err)
+		return flagParseError(fs, name, err)
 	}
 	if extra := fs.Args(); len(extra) > 0 {
 		return usageErrorf("%s: unexpected argument %q", name, extra[0])

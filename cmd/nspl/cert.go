@@ -80,7 +80,7 @@ func (m *Main) runCert(_ context.Context, args []string) error {
 			}
 			return nil
 		}
-		return usageErrorf("cert %s: %v", kind, err)
+		return flagParseError(fs, "cert "+kind, err)
 	}
 	if extra := fs.Args(); len(extra) > 0 {
 		return usageErrorf("cert %s: unexpected argument %q", kind, extra[0])

@@ -173,10 +173,7 @@ func parseAdminArgs(o options, name string, args []string) (options, error) {
 	fs.SetOutput(io.Discard)
 	addRemoteFlags(fs, &o.remote)
 	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return o, err
-		}
-		return o, usageErrorf("%s: %v", name, err)
+		return o, flagParseError(fs, name, err)
 	}
 	cmd := &adminCommand{name: name}
 	rest := fs.Args()

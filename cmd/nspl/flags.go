@@ -95,6 +95,7 @@ type options struct {
 	remote remoteOptions // --connect and its credentials
 	serve  *serveOptions // the serve subcommand, when given
 	admin  *adminCommand // the leave or remove subcommand, when given
+	tool   toolOptions   // --version, --suggest, help, completion
 
 	clock        bool // the clock subcommand was given
 	clockDomain  string
@@ -124,11 +125,9 @@ func parseArgs(args []string) (options, error) {
 	fs := flag.NewFlagSet("nspl", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	addCommonFlags(fs, &o)
+	addToolFlags(fs, &o.tool)
 	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return o, err
-		}
-		return o, usageErrorf("%v", err)
+		return o, flagParseError(fs, "", err)
 	}
 	rest := fs.Args()
 	if len(rest) == 0 {
@@ -143,9 +142,11 @@ func parseArgs(args []string) (options, error) {
 		return parseServeArgs(o, rest[1:])
 	case "leave", "remove":
 		return parseAdminArgs(o, rest[0], rest[1:])
+	case "help", "version", "completion":
+		return parseToolArgs(o, rest[0], rest[1:])
 	}
 	if rest[0] != "clock" {
-		return o, usageErrorf("unexpected argument %q; statements go in -c 'TEXT' or -f FILE", rest[0])
+		return o, unexpectedArgument(rest[0])
 	}
 	o.clock = true
 	cs := flag.NewFlagSet("nspl clock", flag.ContinueOnError)
@@ -155,10 +156,7 @@ func parseArgs(args []string) (options, error) {
 	cs.Uint64Var(&o.untilTick, "until-tick", 0, "exit 0 once `N` tick frames have arrived (0: no limit)")
 	cs.DurationVar(&o.clockTimeout, "timeout", 0, "exit 1 if the condition is not met within `D` (0: no limit)")
 	if err := cs.Parse(rest[1:]); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return o, err
-		}
-		return o, usageErrorf("clock: %v", err)
+		return o, flagParseError(cs, "clock", err)
 	}
 	if extra := cs.Args(); len(extra) > 0 {
 		return o, usageErrorf("clock: unexpected argument %q", extra[0])
@@ -189,6 +187,9 @@ Usage:
                                         lay out .nspl files canonically (nspl fmt --help)
   nspl --connect URL leave              the node at URL leaves its cluster
   nspl --connect URL remove NODE        remove NODE from the cluster
+  nspl help [COMMAND]                   a command's flags and examples (or COMMAND --help)
+  nspl version                          version and build information (or --version)
+  nspl completion bash|zsh|fish         print a shell completion script
 
 Flags:
   -c TEXT               run the statements in TEXT (repeatable, mixes with -f in order)
@@ -211,6 +212,9 @@ Flags:
                         and NSPL_TOKEN_FILE stand in for the flags
   --overwrite           with --connect, let BACKUP replace an existing file that is
                         not an nspl archive (refused by default)
+  --suggest TEXT [--cursor BYTE]
+                        print the completions of TEXT at byte BYTE (default: its
+                        end) as JSON; domain names from --connect or --data-dir
   -h, --help            print this help
 
 Serve flags (nspl serve):

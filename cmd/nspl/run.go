@@ -100,19 +100,22 @@ func (m *Main) Run(ctx context.Context, args []string) error {
 	}
 	opts, err := parseArgs(args)
 	if errors.Is(err, flag.ErrHelp) {
-		if _, err := io.WriteString(m.Stdout, usageText); err != nil {
-			return ioError(err)
-		}
-		return nil
+		return m.printHelp(err)
 	}
 	if err != nil {
 		return err
 	}
-	if opts.serve != nil {
+	switch {
+	case opts.tool.active() && opts.tool.suggest == nil:
+		return m.runTool(ctx, opts)
+	case opts.serve != nil:
 		return m.runServe(ctx, opts.serve)
 	}
 	if err := m.resolveRemote(&opts.remote); err != nil {
 		return err
+	}
+	if opts.tool.active() { // --suggest, which may ask the node for domain names
+		return m.runTool(ctx, opts)
 	}
 	if opts.admin != nil {
 		if opts.remote.connect == "" {

@@ -100,10 +100,7 @@ func parseServeArgs(o options, args []string) (options, error) {
 	fs.IntVar(&s.transactions.MaxTransactionBytes, "max-transaction-bytes", session.DefaultMaxTransactionBytes, "refuse a transaction step that takes its queued statement text past `N` bytes")
 	fs.DurationVar(&s.transactions.TransactionIdleTimeout, "transaction-idle-timeout", session.DefaultTransactionIdleTimeout, "revert an open transaction whose session runs no statement for `D`")
 	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return o, err
-		}
-		return o, usageErrorf("serve: %v", err)
+		return o, flagParseError(fs, "serve", err)
 	}
 	for _, d := range []struct {
 		flag string
