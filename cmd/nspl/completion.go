@@ -168,10 +168,13 @@ _nspl() {
     local kind start t
     case $prev in
     -c|--c)
-        # Readline replaces the text after an opening quote.
+        # Readline replaces the text after an opening quote. A candidate
+        # that rewrites what was typed (pro to a quoted prod-1) would shorten the
+        # common prefix below the text typed, so only extensions are offered.
         [[ $cur == [\'\"]* ]] && cur=${cur:1}
         while read -r kind start t; do
-            COMPREPLY+=("${cur:0:start}$t ")
+            t=${cur:0:start}$t
+            [[ $t == "$cur"* ]] && COMPREPLY+=("$t ")
         done < <(_nspl_suggest "$cur")
         compopt -o nospace 2>/dev/null
         return 0 ;;
@@ -256,7 +259,8 @@ _nspl() {
     (-c|--c)
       local -a full
       _nspl_suggest "$cur" | while read -r kind start t; do
-        full+=("${cur[1,start]}$t")
+        t=${cur[1,start]}$t
+        [[ $t == $cur* ]] && full+=("$t")
       done
       compadd -U -Q -S ' ' -- "${full[@]}"
       return ;;
