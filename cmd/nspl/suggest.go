@@ -42,6 +42,9 @@ func (t toolOptions) active() bool {
 // completion SHELL.
 func parseToolArgs(o options, name string, args []string) (options, error) {
 	if name == "help" {
+		if len(args) > 0 && isHelpArg(args[0]) {
+			return o, &helpRequest{command: "help"}
+		}
 		o.tool.help, o.tool.helpArgs = true, args
 		return o, nil
 	}
