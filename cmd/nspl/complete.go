@@ -9,7 +9,8 @@ import (
 )
 
 // statementCompleter completes keywords from the grammar's position and
-// domain names from the catalog. pending returns the lines of the statement
+// domain names from the catalog. The shell's Tab and nspl --suggest (and so
+// the completion scripts) both use it. pending returns the lines of the statement
 // already entered before the current line, so completion on a continuation
 // line knows where in the statement it is.
 type statementCompleter struct {

@@ -13,7 +13,10 @@
 // subcommands), connect.go (the session statements run on: an embedded
 // nspl.Session, or a remote node through package client, both behind one
 // interface), profile.go (connection settings from the environment and
-// the config file's profiles), help.go and exit.go.
+// the config file's profiles), usage.go (each command's help, nspl help,
+// did-you-mean), version.go, suggest.go and completion.go (--suggest on the
+// shell's completer, and the bash, zsh and fish scripts built on it),
+// help.go and exit.go.
 //
 // The command owns only the operator's surface: arguments, terminal and
 // script text in, rendered replies and exit codes out. It never decides a
