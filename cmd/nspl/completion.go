@@ -270,7 +270,7 @@ _nspl() {
         _nspl_suggest "USE " | while read -r kind start t; do
           [[ $kind == domain ]] && names+=("${t//$'\x60'/}")
         done
-        compadd -a names
+        compadd -- "${names[@]}"
         return
       fi ;;
     (-format|--format) compadd table json plain; return ;;
