@@ -33,9 +33,10 @@ func addToolFlags(fs *flag.FlagSet, t *toolOptions) {
 	fs.IntVar(&t.cursor, "cursor", -1, "with --suggest, the byte offset `BYTE` of the cursor in TEXT (default: its end)")
 }
 
-// active reports whether t replaces the run.
+// active reports whether t replaces the run (a --cursor without --suggest
+// does too, to be refused).
 func (t toolOptions) active() bool {
-	return t.version || t.help || t.completion != "" || t.suggest != nil
+	return t.version || t.help || t.completion != "" || t.suggest != nil || t.cursor != -1
 }
 
 // parseToolArgs parses nspl help [COMMAND], nspl version and nspl
@@ -116,6 +117,9 @@ type textRange struct {
 // When the node cannot be reached the keywords are still printed and the
 // failure goes to stderr.
 func (m *Main) runSuggest(ctx context.Context, opts options) error {
+	if opts.tool.suggest == nil {
+		return usageErrorf("--cursor needs --suggest TEXT")
+	}
 	text, cursor := *opts.tool.suggest, opts.tool.cursor
 	if cursor == -1 {
 		cursor = len(text)
