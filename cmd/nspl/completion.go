@@ -27,7 +27,7 @@ var completedCommands = []string{"serve", "clock", "backup", "restore", "leave",
 
 // connectionFlags are the flags the scripts pass on to --suggest, so its
 // domain names come from the node the command line names.
-var connectionFlags = []string{"connect", "ca", "cert", "key", "token-file", "data-dir"}
+var connectionFlags = []string{"connect", "ca", "cert", "key", "token-file", "profile", "data-dir"}
 
 // completionFlags returns the flags of nspl itself ("") and of each
 // completed subcommand, spelt as help spells them, and the names of every
@@ -188,7 +188,7 @@ _nspl() {
             return 0
         fi ;;
     -format|--format)
-        COMPREPLY=($(compgen -W "table json plain" -- "$cur"))
+        COMPREPLY=($(compgen -W "table json plain csv" -- "$cur"))
         return 0 ;;
     esac
     n=${prev#-}
@@ -273,7 +273,7 @@ _nspl() {
         compadd -- "${names[@]}"
         return
       fi ;;
-    (-format|--format) compadd table json plain; return ;;
+    (-format|--format) compadd table json plain csv; return ;;
   esac
   n=${prev#-}; n=${n#-}
   if [[ $prev == -* && $_nspl_valued == *" $n "* ]]; then
@@ -360,4 +360,4 @@ complete -c nspl -n '__fish_seen_subcommand_from cert' -a 'ca node client'
 @ARMS@
 complete -c nspl -s c -x -a '(__nspl_statement)'
 complete -c nspl -n '__fish_seen_subcommand_from clock backup' -l domain -x -a '(__nspl_domains)'
-complete -c nspl -l format -x -a 'table json plain'`
+complete -c nspl -l format -x -a 'table json plain csv'`
