@@ -265,13 +265,16 @@ func TestWaitSurvivesAuthorityMove(t *testing.T) {
 	done := startWait(ctx, h, h.Deadline(now+10))
 	require.NoError(t, f.BlockUntil(ctx, 1))
 	in, replaced := h.Allocation().Watch()
+	armings := f.Armings()
 	moved := paced(1, 2, 0)
 	moved.Authority = fenceB
 	install(t, r, "d", moved)
 	require.True(t, closed(replaced))
-	// The waiter re-arms against the replacement; wait until the timer it
-	// armed is the one left.
-	require.NoError(t, f.BlockUntil(ctx, 1))
+	// The waiter re-arms against the replacement; wait until it has armed
+	// its new timer, not merely while the old one is still armed (advancing
+	// then would let it arm the new one after the advance, for the full
+	// remaining wait, and never fire).
+	require.NoError(t, f.BlockUntilArmings(ctx, armings+1))
 	require.NotSame(t, in, h.Allocation().Load())
 	f.Advance(5)
 	res := <-done

@@ -131,6 +131,36 @@ func (f *Fake) BlockUntil(ctx context.Context, n int) error {
 	}
 }
 
+// Armings returns how many times a timer was armed (NewTimer or Reset),
+// whether or not it has fired or been stopped since.
+func (f *Fake) Armings() uint64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.seq
+}
+
+// BlockUntilArmings waits until timers have been armed at least n times in
+// all (see Armings) and at least one is armed, or ctx ends. A test whose
+// code under test replaces a timer it armed (stops it and arms another)
+// waits for the replacement with it: a count of armed timers cannot tell
+// the old timer from the new one.
+func (f *Fake) BlockUntilArmings(ctx context.Context, n uint64) error {
+	for {
+		f.mu.Lock()
+		if f.seq >= n && len(f.armed) > 0 {
+			f.mu.Unlock()
+			return nil
+		}
+		changed := f.changed
+		f.mu.Unlock()
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
 // BlockUntilDue waits until a timer is armed that falls due exactly d after
 // the current monotonic reading, or ctx ends. It returns ctx's error in the
 // latter case. Where other code may arm timers of its own meanwhile (a

@@ -219,3 +219,25 @@ func TestSystemSource(t *testing.T) {
 	require.False(t, tm.Reset(time.Hour))
 	require.True(t, tm.Stop())
 }
+
+func TestBlockUntilArmingsWaitsForTheReplacement(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	f := NewFake(0)
+	old := f.NewTimer(time.Second)
+	require.Equal(t, uint64(1), f.Armings())
+	replaced := make(chan error, 1)
+	go func() { replaced <- f.BlockUntilArmings(ctx, 2) }()
+	select {
+	case err := <-replaced:
+		t.Fatalf("returned (%v) while only the old timer was ever armed", err)
+	default:
+	}
+	old.Stop()
+	nt := f.NewTimer(time.Second)
+	require.NoError(t, <-replaced)
+	require.Equal(t, uint64(2), f.Armings())
+	nt.Reset(time.Second)
+	require.Equal(t, uint64(3), f.Armings(), "a reset arms again")
+	nt.Stop()
+}
