@@ -29,6 +29,8 @@ const helpText = `Statements (end each with ;):
       SHOW CLUSTER STATUS;
   BEGIN; ... COMMIT; | REVERT; (also ROLLBACK;)    a transaction on the active domain
       BEGIN; STOP; START AT NOW; COMMIT;
+  SHOW TRANSACTIONS;                              this session's open transaction
+      SHOW TRANSACTIONS;
   BACKUP CLUSTER TO '<path>'; | BACKUP DOMAIN [<name>] TO '<path>';
       BACKUP DOMAIN prod TO '~/prod.nsplbak';
   RESTORE CLUSTER FROM '<path>' [RESUME] [DRY RUN];
