@@ -110,6 +110,7 @@ func (n *Node) apply(ctx context.Context, data []byte, confirmed bool) (any, err
 		if err != nil {
 			return nil, n.translate(err, true)
 		}
+		n.announceCommit()
 		return f.Response(), nil
 	}
 	done := make(chan error, 1)
@@ -122,8 +123,25 @@ func (n *Node) apply(ctx context.Context, data []byte, confirmed bool) (any, err
 		if err != nil {
 			return nil, n.translate(err, true)
 		}
+		n.announceCommit()
 		return f.Response(), nil
 	case <-ctx.Done():
 		return nil, fmt.Errorf("%w: %w", ErrOutcomeUnknown, ctx.Err())
 	}
+}
+
+// announceCommit makes the followers learn at once that the entry just
+// applied committed. Raft tells a follower the commit index only in its
+// next AppendEntries, which without a new entry waits for the replication
+// heartbeat (CommitTimeout, randomised up to twice it); a statement's
+// completion boundary waits for every live node to install, so it would
+// wait for that timer on every write. A barrier is a new entry: appending
+// it replicates at once and carries the commit index. Nobody waits for its
+// future, which raft answers or drops on shutdown; one node alone has no
+// follower to tell.
+func (n *Node) announceCommit() {
+	if n.cfg.Cluster == nil {
+		return
+	}
+	n.raft.Barrier(0)
 }

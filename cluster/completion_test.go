@@ -139,3 +139,37 @@ func TestCompletionNamesANodeThatStoppedAnswering(t *testing.T) {
 		}
 	}
 }
+
+// A committed write reaches the followers with the leader's next entry,
+// not its replication heartbeat: with that heartbeat an hour away, a
+// statement still completes on every node at once (without the entry that
+// announces the commit, it would wait out its deadline and name both
+// followers).
+func TestCommitReachesFollowersWithoutTheHeartbeat(t *testing.T) {
+	h := testcluster.New(t, testcluster.Options{})
+	start := func(name string, bootstrap bool, join ...string) *cluster.Member {
+		cfg := h.Config(name, bootstrap, join...)
+		cfg.CommitTimeout = time.Hour
+		m, err := h.StartConfig(cfg)
+		require.NoError(t, err)
+		return m
+	}
+	n1 := start("n1", true)
+	start("n2", false, n1.APIAddr())
+	start("n3", false, n1.APIAddr())
+	allLive(h)
+	leader := h.Leader()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	sess := session.New(leader.Node(), session.Options{})
+	t.Cleanup(func() { _ = sess.Close() })
+	for i := range 5 {
+		res, err := sess.ExecText(ctx, fmt.Sprintf("CREATE DOMAIN d%d;", i))
+		require.NoError(t, err)
+		require.Empty(t, res[0].Warnings, "statement %d", i)
+		for _, m := range h.Live() {
+			_, err := m.Node().Domain(fmt.Sprintf("d%d", i))
+			require.NoError(t, err, "statement %d on %s", i, m.Node().Name())
+		}
+	}
+}
