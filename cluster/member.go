@@ -30,12 +30,13 @@ type Member struct {
 	transport *http2.Transport
 	client    *interconnect.Client
 	delivery  *interconnect.Delivery
-	handler   *interconnect.Handler
+	handler   http.Handler // the interconnect handler, instrumented
 	server    *http.Server // nil unless Config.Listener
 
 	metrics interconnect.Metrics
 	ticks   atomic.Uint64
 	commits latencyHistogram
+	mm      *memberMetrics
 
 	availChanged chan struct{} // signals the catalog that a verdict changed
 	live         liveSignal    // wakes completion waits on a verdict change
@@ -82,6 +83,7 @@ func Start(ctx context.Context, cfg Config) (*Member, error) {
 		probing:      make(map[string]bool),
 		availChanged: make(chan struct{}, 1),
 		ready:        make(chan struct{}),
+		mm:           newMemberMetrics(),
 		ctx:          mctx,
 		cancel:       cancel,
 	}
@@ -122,6 +124,7 @@ func Start(ctx context.Context, cfg Config) (*Member, error) {
 		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	m.node = n
+	m.registerMetrics(n.MetricsRegistry())
 	m.delivery = interconnect.NewDelivery(interconnect.DeliveryConfig{
 		Client:         m.client,
 		Source:         m.src,
@@ -132,7 +135,7 @@ func Start(ctx context.Context, cfg Config) (*Member, error) {
 		Metrics:        &m.metrics,
 		Logger:         m.logger,
 	})
-	m.handler = interconnect.NewHandler(backend{m}, &m.metrics, m.logger)
+	m.handler = m.instrument(interconnect.NewHandler(backend{m}, &m.metrics, m.logger))
 	if cfg.Listener != nil {
 		m.serve()
 	}

@@ -17,4 +17,7 @@ var (
 	// ErrNotInArchive: a restore named a domain the backup does not hold,
 	// or the backup holds no domain at all.
 	ErrNotInArchive = errors.New("domain is not in the backup")
+	// ErrNotReady: the node cannot serve yet or any more (Ready says
+	// why).
+	ErrNotReady = errors.New("node is not ready")
 )

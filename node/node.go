@@ -11,8 +11,11 @@ import (
 
 	"github.com/nspl-dev/nspl/catalog"
 	"github.com/nspl-dev/nspl/lifecycle"
+	"github.com/nspl-dev/nspl/metrics"
 	"github.com/nspl-dev/nspl/runtime"
 	"github.com/nspl-dev/nspl/runtime/timesource"
+
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // DefaultName is the node name of an embedded node whose Config leaves Name
@@ -108,6 +111,7 @@ type Node struct {
 
 	producers *producerSet
 	refused   *refusedProgress
+	metrics   *prometheus.Registry // the node's own (MetricsRegistry)
 
 	closed    atomic.Bool   // set first by Close; commit refuses from then on
 	done      chan struct{} // closed by Close; ends a write's retry wait
@@ -145,7 +149,9 @@ func New(cfg Config) (*Node, error) {
 		src:         cfg.TimeSource,
 		registry:    runtime.NewRegistry(cfg.TimeSource),
 		countChange: make(chan struct{}),
+		metrics:     metrics.NewRegistry(),
 	}
+	n.metrics.MustRegister(domainCollector{n})
 	n.registry.SetMaxClockOffset(cfg.MaxClockOffset)
 	n.refused = newRefusedProgress(cfg.TimeSource, n.logger)
 	return n, nil

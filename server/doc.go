@@ -141,14 +141,18 @@
 //
 // # Metrics
 //
-// /metrics writes the Prometheus text format: nspl_sessions,
-// nspl_sessions_opened_total and nspl_clock_attachments from this server;
+// /metrics serves the node's Prometheus registry (Engine.MetricsRegistry),
+// in the text format or OpenMetrics as the scraper asks, to an
+// authenticated client. The server adds nspl_sessions,
+// nspl_sessions_opened_total and nspl_clock_attachments;
 // nspl_session_refusals_total{reason="capacity|identity"},
 // nspl_sessions_closed_total{reason=<session error code>} and
 // nspl_connections_unserved_total{stage="handshake|request"} for what the
-// bounds refused; and whatever families Config.Metrics adds (a cluster member's ticks
-// produced, progress sent, failed, accepted, ignored and refused, and the
-// commit latency histogram).
+// bounds refused. The node, and the cluster member around it, add theirs
+// (per-domain gauges, ticks, progress, interconnect, commit latency, Go,
+// process, build and raft series). The same registry is served without
+// authentication on the node's separate metrics listener
+// (node.Node.MetricsHandler), with /livez and /readyz.
 //
 // This package never follows a clock itself and never talks to other nodes:
 // sessions are served from the serving node's own installation, and the

@@ -165,25 +165,3 @@ func (c *sessionCloses) count(err error) {
 		c.protocol.Add(1)
 	}
 }
-
-// limitMetrics are the families of refused sessions and connections.
-func (s *Server) limitMetrics() []MetricFamily {
-	reason := func(r string, v uint64) Sample {
-		return Sample{Labels: []Label{{Name: "reason", Value: r}}, Value: float64(v)}
-	}
-	stage := func(st string, v uint64) Sample {
-		return Sample{Labels: []Label{{Name: "stage", Value: st}}, Value: float64(v)}
-	}
-	return []MetricFamily{
-		{Name: "nspl_session_refusals_total", Help: "Sessions refused at admission: the node's session cap (capacity) or the identity's share (identity).", Type: "counter",
-			Samples: []Sample{reason(refuseCapacity, s.admission.refusedCapacity.Load()), reason(refuseIdentity, s.admission.refusedIdentity.Load())}},
-		{Name: "nspl_sessions_closed_total", Help: "Sessions the server closed with an error: idle too long, a message too slow or too large, a request id out of order, or a malformed message.", Type: "counter",
-			Samples: []Sample{
-				reason("session_idle", s.closes.idle.Load()), reason("message_timeout", s.closes.message.Load()),
-				reason("message_too_large", s.closes.tooLarge.Load()), reason("request_order", s.closes.order.Load()),
-				reason("protocol", s.closes.protocol.Load()),
-			}},
-		{Name: "nspl_connections_unserved_total", Help: "Connections closed before serving a request: during the TLS handshake (failed or timed out), or after it without a request (header or idle timeout, or the client left).", Type: "counter",
-			Samples: []Sample{stage("handshake", s.conns.unservedHandshake.Load()), stage("request", s.conns.unservedRequest.Load())}},
-	}
-}

@@ -1,104 +1,93 @@
 package server
 
 import (
-	"bufio"
-	"io"
-	"math"
+	"errors"
 	"net/http"
-	"sort"
-	"strconv"
-	"strings"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
-// MetricFamily is one Prometheus metric family: a name, its help text, its
-// type ("counter", "gauge" or "summary") and its samples.
-type MetricFamily struct {
-	Name    string
-	Help    string
-	Type    string
-	Samples []Sample
-}
-
-// Sample is one sample of a family. Suffix is appended to the family name
-// ("_sum", "_count" for a summary); Labels are written in order.
-type Sample struct {
-	Suffix string
-	Labels []Label
-	Value  float64
-}
-
-// Label is one label pair.
-type Label struct {
-	Name  string
-	Value string
-}
-
-// WriteMetrics writes families in the Prometheus text exposition format
-// (version 0.0.4), sorted by name.
-func WriteMetrics(w io.Writer, families []MetricFamily) error {
-	fams := append([]MetricFamily(nil), families...)
-	sort.SliceStable(fams, func(i, j int) bool { return fams[i].Name < fams[j].Name })
-	bw := bufio.NewWriter(w)
-	for _, f := range fams {
-		bw.WriteString("# HELP " + f.Name + " " + escapeHelp(f.Help) + "\n")
-		bw.WriteString("# TYPE " + f.Name + " " + f.Type + "\n")
-		for _, s := range f.Samples {
-			bw.WriteString(f.Name + s.Suffix)
-			if len(s.Labels) > 0 {
-				bw.WriteByte('{')
-				for i, l := range s.Labels {
-					if i > 0 {
-						bw.WriteByte(',')
-					}
-					bw.WriteString(l.Name + `="` + escapeLabel(l.Value) + `"`)
-				}
-				bw.WriteByte('}')
-			}
-			bw.WriteByte(' ')
-			bw.WriteString(formatValue(s.Value))
-			bw.WriteByte('\n')
-		}
-	}
-	return bw.Flush()
-}
-
-func formatValue(v float64) string {
-	switch {
-	case math.IsNaN(v):
-		return "NaN"
-	case math.IsInf(v, 1):
-		return "+Inf"
-	case math.IsInf(v, -1):
-		return "-Inf"
-	}
-	return strconv.FormatFloat(v, 'g', -1, 64)
-}
+// serverCollector exports the server's families (sessions, attachments
+// and what the bounds refused) into its node's registry.
+type serverCollector struct{ s *Server }
 
 var (
-	helpEscaper  = strings.NewReplacer(`\`, `\\`, "\n", `\n`)
-	labelEscaper = strings.NewReplacer(`\`, `\\`, "\n", `\n`, `"`, `\"`)
+	sessionsDesc       = prometheus.NewDesc("nspl_sessions", "Client sessions open on this node.", nil, nil)
+	sessionsOpenedDesc = prometheus.NewDesc("nspl_sessions_opened_total", "Client sessions opened on this node.", nil, nil)
+	attachmentsDesc    = prometheus.NewDesc("nspl_clock_attachments", "Domain clock attachments the open sessions hold.", nil, nil)
+	refusalsDesc       = prometheus.NewDesc("nspl_session_refusals_total",
+		"Sessions refused at admission: the node's session cap (capacity) or the identity's share (identity).", []string{"reason"}, nil)
+	closedDesc = prometheus.NewDesc("nspl_sessions_closed_total",
+		"Sessions the server closed with an error: idle too long, a message too slow or too large, a request id out of order, or a malformed message.", []string{"reason"}, nil)
+	unservedDesc = prometheus.NewDesc("nspl_connections_unserved_total",
+		"Connections closed before serving a request: during the TLS handshake (failed or timed out), or after it without a request (header or idle timeout, or the client left).", []string{"stage"}, nil)
 )
 
-func escapeHelp(s string) string  { return helpEscaper.Replace(s) }
-func escapeLabel(s string) string { return labelEscaper.Replace(s) }
-
-// serverMetrics are the server's own families: sessions and attachments.
-func (s *Server) serverMetrics() []MetricFamily {
-	return []MetricFamily{
-		{Name: "nspl_sessions", Help: "Client sessions open on this node.", Type: "gauge",
-			Samples: []Sample{{Value: float64(s.Sessions())}}},
-		{Name: "nspl_sessions_opened_total", Help: "Client sessions opened on this node.", Type: "counter",
-			Samples: []Sample{{Value: float64(s.sessionsTotal.Load())}}},
-		{Name: "nspl_clock_attachments", Help: "Domain clock attachments the open sessions hold.", Type: "gauge",
-			Samples: []Sample{{Value: float64(s.Attachments())}}},
+// Describe describes the server's families.
+func (c serverCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{sessionsDesc, sessionsOpenedDesc, attachmentsDesc, refusalsDesc, closedDesc, unservedDesc} {
+		ch <- d
 	}
 }
 
-func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request) {
-	fams := append(s.serverMetrics(), s.limitMetrics()...)
-	if s.cfg.Metrics != nil {
-		fams = append(fams, s.cfg.Metrics()...)
+// Collect reads the server's counters.
+func (c serverCollector) Collect(ch chan<- prometheus.Metric) {
+	s := c.s
+	gauge := func(d *prometheus.Desc, v float64) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v)
 	}
-	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
-	_ = WriteMetrics(w, fams)
+	counter := func(d *prometheus.Desc, v uint64, label string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v), label)
+	}
+	gauge(sessionsDesc, float64(s.Sessions()))
+	ch <- prometheus.MustNewConstMetric(sessionsOpenedDesc, prometheus.CounterValue, float64(s.sessionsTotal.Load()))
+	gauge(attachmentsDesc, float64(s.Attachments()))
+	counter(refusalsDesc, s.admission.refusedCapacity.Load(), refuseCapacity)
+	counter(refusalsDesc, s.admission.refusedIdentity.Load(), refuseIdentity)
+	counter(closedDesc, s.closes.idle.Load(), "session_idle")
+	counter(closedDesc, s.closes.message.Load(), "message_timeout")
+	counter(closedDesc, s.closes.tooLarge.Load(), "message_too_large")
+	counter(closedDesc, s.closes.order.Load(), "request_order")
+	counter(closedDesc, s.closes.protocol.Load(), "protocol")
+	counter(unservedDesc, s.conns.unservedHandshake.Load(), "handshake")
+	counter(unservedDesc, s.conns.unservedRequest.Load(), "request")
+}
+
+// registerMetrics adds the server's collector to its node's registry. A
+// node serves one API listener; should a second server be built for the
+// same node while the first is open, the first keeps reporting and the
+// second's families are not exported (logged once).
+func (s *Server) registerMetrics() {
+	err := s.cfg.Node.MetricsRegistry().Register(s.collector)
+	var are prometheus.AlreadyRegisteredError
+	switch {
+	case err == nil:
+		s.registered = true
+	case errors.As(err, &are):
+		s.logger.Warn("another session server of this node reports its session metrics; this one's are not exported")
+	default:
+		s.logger.Error("register the session server's metrics", "err", err)
+	}
+}
+
+// unregisterMetrics removes the server's collector at Close, once.
+func (s *Server) unregisterMetrics() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.registered {
+		s.cfg.Node.MetricsRegistry().Unregister(s.collector)
+		s.registered = false
+	}
+}
+
+// metricsHandler serves the node's registry on the API listener's
+// /metrics (behind authentication), in the Prometheus text or OpenMetrics
+// format as the scraper asks.
+func (s *Server) metricsHandler() http.Handler {
+	return promhttp.HandlerFor(s.cfg.Node.MetricsRegistry(), promhttp.HandlerOpts{
+		ErrorHandling:       promhttp.ContinueOnError,
+		MaxRequestsInFlight: 4,
+		EnableOpenMetrics:   true,
+	})
 }

@@ -19,6 +19,8 @@ import (
 	"github.com/nspl-dev/nspl/runtime/timesource"
 	"github.com/nspl-dev/nspl/session"
 	"github.com/nspl-dev/nspl/wire"
+
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // DefaultMaxSessions bounds concurrent sessions when Config.MaxSessions is
@@ -43,6 +45,9 @@ type Engine interface {
 	Name() string
 	// Logger is the node's logger, the server's when Config.Logger is nil.
 	Logger() *slog.Logger
+	// MetricsRegistry is the node's Prometheus registry: the server
+	// registers its families into it and serves it on /metrics.
+	MetricsRegistry() *prometheus.Registry
 }
 
 // Cluster is what the server needs from a cluster member. A single embedded
@@ -79,8 +84,6 @@ type Config struct {
 	// Cluster answers SHOW CLUSTER STATUS, leave and remove; nil means a
 	// single node that shows itself alone and refuses leave and remove.
 	Cluster Cluster
-	// Metrics adds metric families (the cluster's) to /metrics.
-	Metrics func() []MetricFamily
 	// Session configures every session; its ClusterStatus is replaced by
 	// Cluster's when Cluster is set.
 	Session session.Options
@@ -130,6 +133,9 @@ type Server struct {
 	live          map[*session.Session]context.CancelFunc
 	uploads       chan struct{} // a slot per archive being received
 	uploadCap     int           // the largest upload, backup.MaxArchiveBytes
+
+	collector  serverCollector
+	registered bool // collector is in the node's registry; guarded by mu
 }
 
 // New returns a server for cfg. It listens nowhere until Serve.
@@ -176,7 +182,9 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{cfg: cfg, logger: cfg.Logger, mux: http.NewServeMux(), ctx: ctx, cancel: cancel, live: make(map[*session.Session]context.CancelFunc),
 		uploads: make(chan struct{}, cfg.MaxArchiveUploads), uploadCap: cfg.uploadCap, draining: make(chan struct{})}
 	s.mux.HandleFunc(wire.HealthPath, s.serveHealth)
-	s.mux.Handle(wire.MetricsPath, s.authenticated(http.HandlerFunc(s.serveMetrics)))
+	s.collector = serverCollector{s}
+	s.registerMetrics()
+	s.mux.Handle(wire.MetricsPath, s.authenticated(s.metricsHandler()))
 	s.mux.Handle(wire.SessionPath, s.authenticated(http.HandlerFunc(s.serveSession)))
 	s.mux.Handle(wire.LeavePath, s.authenticated(http.HandlerFunc(s.serveLeave)))
 	s.mux.Handle(wire.RemovePath, s.authenticated(http.HandlerFunc(s.serveRemove)))
@@ -274,6 +282,7 @@ func (s *Server) Close() error {
 	}
 	err := s.http.Close()
 	s.wg.Wait()
+	s.unregisterMetrics()
 	return err
 }
 

@@ -10,12 +10,12 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/nspl-dev/nspl/cluster"
+	"github.com/nspl-dev/nspl/metrics"
 	"github.com/nspl-dev/nspl/node"
 	"github.com/nspl-dev/nspl/pki"
 	"github.com/nspl-dev/nspl/runtime"
@@ -41,6 +41,8 @@ type serveOptions struct {
 	insecure  bool
 	verbose   bool
 
+	metricsAddr string // the plain-HTTP /metrics, /livez, /readyz listener; empty serves none
+
 	heartbeatTimeout   time.Duration
 	electionTimeout    time.Duration
 	leaderLeaseTimeout time.Duration
@@ -58,6 +60,11 @@ type serveOptions struct {
 // SIGTERM or SIGINT before it ends the rest.
 const defaultDrainTimeout = 10 * time.Second
 
+// defaultMetricsAddr is the metrics listener's default: loopback only, on a
+// free port (printed at start), so several nodes on one host never collide;
+// a scraper's deployment gives a fixed --metrics-addr.
+const defaultMetricsAddr = "127.0.0.1:0"
+
 // parseServeArgs parses
 //
 //	nspl serve --node NAME --data-dir DIR --raft-addr HOST:PORT --api-addr HOST:PORT
@@ -74,6 +81,7 @@ func parseServeArgs(o options, args []string) (options, error) {
 	fs.StringVar(&s.dataDir, "data-dir", "", "keep the node's catalog in `DIR`")
 	fs.StringVar(&s.raftAddr, "raft-addr", "", "listen for raft on `HOST:PORT`")
 	fs.StringVar(&s.apiAddr, "api-addr", "", "serve sessions, the interconnect and metrics on `HOST:PORT`")
+	fs.StringVar(&s.metricsAddr, "metrics-addr", defaultMetricsAddr, "serve /metrics, /livez and /readyz over plain HTTP, without authentication, on `HOST:PORT` (empty: none)")
 	fs.StringVar(&s.join, "join", "", "join the cluster through the member at `API-ADDR` (several, comma-separated)")
 	fs.BoolVar(&s.bootstrap, "bootstrap", false, "bootstrap a new cluster with this node as its first voter")
 	fs.StringVar(&s.pkiDir, "pki", "", "load ca.crt and node-NAME.crt/.key from `DIR` (nspl cert)")
@@ -226,6 +234,13 @@ func (m *Main) runServe(ctx context.Context, s *serveOptions) error {
 		return ioError(fmt.Errorf("serve: listen on %s: %w", s.apiAddr, err))
 	}
 	defer ln.Close()
+	var metricsLn net.Listener
+	if s.metricsAddr != "" {
+		if metricsLn, err = net.Listen("tcp", s.metricsAddr); err != nil {
+			return ioError(fmt.Errorf("serve: --metrics-addr: listen on %s: %w", s.metricsAddr, err))
+		}
+		defer metricsLn.Close()
+	}
 
 	member, err := m.startMember(ctx, s, mat, cancel)
 	if err != nil {
@@ -247,7 +262,7 @@ func (m *Main) runServe(ctx context.Context, s *serveOptions) error {
 	}
 	srv, err := server.New(server.Config{
 		Node: member.node, TLS: tc, Insecure: s.insecure, Token: token,
-		Peer: member.peer, Cluster: member.cluster, Metrics: member.metrics, Logger: logger,
+		Peer: member.peer, Cluster: member.cluster, Logger: logger,
 		MaxSessions: s.maxSessions, Limits: s.limits, MaxArchiveUploads: s.maxArchiveUploads,
 		Session: s.transactions,
 	})
@@ -266,6 +281,16 @@ func (m *Main) runServe(ctx context.Context, s *serveOptions) error {
 		errc <- srv.Serve(ln)
 	}()
 	fmt.Fprintf(m.Stdout, "nspl serve: node %s serving %s://%s\n", s.node, scheme, ln.Addr())
+	var msrv *http.Server
+	if metricsLn != nil {
+		msrv = metrics.NewHTTPServer(member.node.MetricsHandler(), slog.NewLogLogger(logger.Handler(), slog.LevelDebug))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_ = msrv.Serve(metricsLn) // ends at its Close below
+		}()
+		fmt.Fprintf(m.Stdout, "nspl serve: node %s metrics on http://%s%s\n", s.node, metricsLn.Addr(), metrics.MetricsPath)
+	}
 	select {
 	case <-ctx.Done():
 		err = nil
@@ -273,6 +298,9 @@ func (m *Main) runServe(ctx context.Context, s *serveOptions) error {
 	case err = <-errc:
 	}
 	_ = srv.Close()
+	if msrv != nil {
+		_ = msrv.Close()
+	}
 	wg.Wait()
 	if err != nil {
 		return ioError(fmt.Errorf("serve: %w", err))
@@ -313,7 +341,6 @@ type member struct {
 	node    *node.Node
 	peer    http.Handler
 	cluster server.Cluster
-	metrics func() []server.MetricFamily
 	close   func()
 }
 
@@ -347,7 +374,7 @@ func (m *Main) startMember(ctx context.Context, s *serveOptions, mat *pki.Materi
 		return nil, err
 	}
 	cm := clusterMember{m: mem, left: leave}
-	return &member{node: mem.Node(), peer: mem.PeerHandler(), cluster: cm, metrics: cm.metrics, close: func() { _ = mem.Close() }}, nil
+	return &member{node: mem.Node(), peer: mem.PeerHandler(), cluster: cm, close: func() { _ = mem.Close() }}, nil
 }
 
 // clusterMember is a cluster.Member as the API server sees it.
@@ -369,37 +396,3 @@ func (c clusterMember) Left() { c.left() }
 
 // Remove removes the named node.
 func (c clusterMember) Remove(ctx context.Context, name string) error { return c.m.Remove(ctx, name) }
-
-// metrics renders the member's counters as Prometheus families.
-func (c clusterMember) metrics() []server.MetricFamily {
-	mt := c.m.Metrics()
-	counter := func(name, help string, v uint64) server.MetricFamily {
-		return server.MetricFamily{Name: name, Help: help, Type: "counter", Samples: []server.Sample{{Value: float64(v)}}}
-	}
-	h := mt.CommitLatency
-	lat := server.MetricFamily{Name: "nspl_commit_latency_seconds", Help: "Latency of catalog commands this node committed, locally or through the leader.", Type: "histogram"}
-	for i, b := range h.Bounds {
-		var n uint64
-		if i < len(h.Counts) {
-			n = h.Counts[i]
-		}
-		lat.Samples = append(lat.Samples, server.Sample{Suffix: "_bucket", Labels: []server.Label{{Name: "le", Value: strconv.FormatFloat(b.Seconds(), 'g', -1, 64)}}, Value: float64(n)})
-	}
-	lat.Samples = append(lat.Samples,
-		server.Sample{Suffix: "_bucket", Labels: []server.Label{{Name: "le", Value: "+Inf"}}, Value: float64(h.Count)},
-		server.Sample{Suffix: "_sum", Value: h.Sum.Seconds()},
-		server.Sample{Suffix: "_count", Value: float64(h.Count)})
-	received := server.MetricFamily{Name: "nspl_progress_received_total", Help: "Progress reports this node received, by how it evaluated them.", Type: "counter", Samples: []server.Sample{
-		{Labels: []server.Label{{Name: "outcome", Value: "accepted"}}, Value: float64(mt.ProgressAccepted)},
-		{Labels: []server.Label{{Name: "outcome", Value: "ignored"}}, Value: float64(mt.ProgressIgnored)},
-		{Labels: []server.Label{{Name: "outcome", Value: "refused"}}, Value: float64(mt.ProgressRefused)},
-		{Labels: []server.Label{{Name: "outcome", Value: "implausible"}}, Value: float64(mt.ProgressImplausible)},
-	}}
-	return []server.MetricFamily{
-		counter("nspl_ticks_produced_total", "Ticks this node's clock authorities produced.", mt.TicksProduced),
-		counter("nspl_progress_sent_total", "Progress requests this node delivered to peers that replied.", mt.ProgressSent),
-		counter("nspl_progress_send_failures_total", "Progress requests to peers that failed.", mt.ProgressFailed),
-		counter("nspl_peer_requests_forbidden_total", "Interconnect requests refused because of who sent them.", mt.PeerForbidden),
-		received, lat,
-	}
-}

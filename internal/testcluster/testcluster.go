@@ -2,8 +2,8 @@
 // raft over TLS and real HTTP/2 peer listeners on loopback, every member's
 // certificate issued by one development CA (internal/testpki), each member
 // closed when the test ends. It finds the confirmed leader and its
-// followers, and serves the session protocol on a member for remote
-// clients.
+// followers, serves the session protocol on a member for remote clients,
+// and serves a member's metrics listener.
 //
 // It is for tests only and must never be imported by production code.
 // Members run on the real clock: certificates, raft and the interconnect
@@ -27,6 +27,7 @@ import (
 	"github.com/nspl-dev/nspl/cluster"
 	"github.com/nspl-dev/nspl/internal/testpki"
 	"github.com/nspl-dev/nspl/internal/testserve"
+	"github.com/nspl-dev/nspl/metrics"
 	"github.com/nspl-dev/nspl/pki"
 	"github.com/nspl-dev/nspl/server"
 )
@@ -302,6 +303,20 @@ func (c *Cluster) ServeSessions(m *cluster.Member) string {
 	}
 	testserve.Serve(c.t, ln, srv.Serve, srv.Close)
 	return "https://" + ln.Addr().String()
+}
+
+// ServeMetrics serves m's metrics listener (/metrics, /livez, /readyz of
+// its node's registry) over plain HTTP on a loopback port until the test
+// ends and returns its URL, as nspl serve --metrics-addr does.
+func (c *Cluster) ServeMetrics(m *cluster.Member) string {
+	c.t.Helper()
+	hs := metrics.NewHTTPServer(m.Node().MetricsHandler(), nil)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		c.t.Fatalf("testcluster: listen: %v", err)
+	}
+	testserve.Serve(c.t, ln, hs.Serve, hs.Close)
+	return "http://" + ln.Addr().String()
 }
 
 // ClientTLS returns the TLS configuration of client name of the cluster's
