@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -184,9 +185,9 @@ func TestMetricsAndHealth(t *testing.T) {
 		resp, err := hc.Do(req)
 		require.NoError(t, err)
 		defer resp.Body.Close()
-		b := make([]byte, 4096)
-		n, _ := resp.Body.Read(b)
-		return resp.StatusCode, string(b[:n])
+		b, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		return resp.StatusCode, string(b)
 	}
 	code, body := get(wire.HealthPath, "")
 	require.Equal(t, http.StatusOK, code)

@@ -1,0 +1,93 @@
+package node
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/nspl-dev/nspl/planner"
+	"github.com/nspl-dev/nspl/runtime/timesource"
+)
+
+// gauge returns the value of the family's sample labelled domain, and
+// whether there is one.
+func gauge(t *testing.T, n *Node, family, domain string) (float64, bool) {
+	t.Helper()
+	fams, err := n.MetricsRegistry().Gather()
+	require.NoError(t, err)
+	for _, f := range fams {
+		if f.GetName() != family {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "domain" && l.GetValue() == domain {
+					return m.GetGauge().GetValue(), true
+				}
+			}
+		}
+	}
+	return 0, false
+}
+
+func TestDomainGauges(t *testing.T) {
+	fake := timesource.NewFake(t0)
+	n := openNode(t, fake, "")
+	defer func() { require.NoError(t, n.Close()) }()
+	ctx := context.Background()
+	require.NoError(t, n.WaitInstalled(ctx))
+	_, err := n.CreateDomain(ctx, paced("prod", time.Second, 0))
+	require.NoError(t, err)
+	_, ok := gauge(t, n, "nspl_domain_authority", "prod")
+	require.False(t, ok, "a stopped domain has no authority gauge")
+
+	_, err = n.Start(ctx, "prod", planner.Start{Mode: planner.StartAtTime, At: 0, Rate: 1})
+	require.NoError(t, err)
+	waitTick(t, n, "prod", 1)
+	parked(t, fake, time.Second)
+	fake.Advance(250 * time.Millisecond)
+
+	for _, tt := range []struct {
+		family string
+		want   float64
+	}{
+		{"nspl_domain_authority", 1},         // the embedded node is the authority
+		{"nspl_domain_tick_lag_seconds", .25}, // tick 1 was emitted at t0
+	} {
+		v, ok := gauge(t, n, tt.family, "prod")
+		require.True(t, ok, tt.family)
+		require.Equal(t, tt.want, v, tt.family)
+	}
+}
+
+func TestReady(t *testing.T) {
+	fake := timesource.NewFake(t0)
+	unopened, err := New(Config{Logger: quietLogger(), TimeSource: fake})
+	require.NoError(t, err)
+	open := openNode(t, fake, "")
+	closed := openNode(t, fake, "")
+	require.NoError(t, closed.Close())
+	defer func() { require.NoError(t, open.Close()) }()
+
+	for _, tt := range []struct {
+		name    string
+		n       *Node
+		wantErr string
+	}{
+		{"unopened", unopened, "not installed"},
+		{"open", open, ""},
+		{"closed", closed, "closed"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.n.Ready()
+			if tt.wantErr == "" {
+				require.NoError(t, err)
+				return
+			}
+			require.ErrorIs(t, err, ErrNotReady)
+			require.ErrorContains(t, err, tt.wantErr)
+		})
+	}
+}
