@@ -15,8 +15,17 @@
 //	mux.Handle(interconnect.PathPrefix, m.PeerHandler()) // on the node's TLS API listener
 //	n := m.Node()          // sessions run against it; statements on a follower go through the leader
 //	st := m.Status()       // the member's view; st.Wire() is what SHOW CLUSTER STATUS shows
-//	met := m.Metrics()     // /metrics
+//	met := m.Metrics()     // the member's counters, also in n.MetricsRegistry()
 //	err = m.Close()
+//
+// Metrics: a member registers its series into its node's own registry
+// (node.Node.MetricsRegistry, served by n.MetricsHandler): the counters of
+// Metrics under their nspl_* names, and the interconnect's
+// nspl_interconnect_requests_total{route,code} and
+// nspl_interconnect_request_duration_seconds{route}, observed on the
+// member's time source around every request its peer handler serves. The
+// route label is one of the handler's routes or "other", so no caller can
+// grow the label set.
 //
 // Availability: every member probes every other registered member's
 // /v1/peer/status each ProbeInterval, with ProbeAttempts attempts of
