@@ -3,6 +3,7 @@ package metrics
 import (
 	"log"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -77,5 +78,34 @@ func NewHTTPServer(h http.Handler, errLog *log.Logger) *http.Server {
 		IdleTimeout:       IdleTimeout,
 		MaxHeaderBytes:    MaxHeaderBytes,
 		ErrorLog:          errLog,
+	}
+}
+
+// Starting serves the metrics listener's routes while the node it will
+// report on is still starting: /livez passes, /readyz and /metrics answer
+// 503, until Serve hands it the node's handler; from then on every request
+// goes to that handler. It lets the listener be bound and answer from the
+// first moment of a start that may wait long for a quorum. It is safe for
+// concurrent use.
+type Starting struct {
+	h atomic.Pointer[http.Handler]
+}
+
+// Serve makes s pass every request to h from now on.
+func (s *Starting) Serve(h http.Handler) { s.h.Store(&h) }
+
+// ServeHTTP serves r.
+func (s *Starting) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if h := s.h.Load(); h != nil {
+		(*h).ServeHTTP(w, r)
+		return
+	}
+	switch r.URL.Path {
+	case LivezPath:
+		writeText(w, http.StatusOK, "ok")
+	case ReadyzPath, MetricsPath:
+		writeText(w, http.StatusServiceUnavailable, "not ready: the node is starting")
+	default:
+		http.NotFound(w, r)
 	}
 }

@@ -91,3 +91,26 @@ func TestRaftTelemetryReachesEveryRegistry(t *testing.T) {
 		})
 	}
 }
+
+// TestStartingHandsOver: while the node starts, /livez passes and /readyz
+// and /metrics answer 503; after Serve, the node's handler answers all.
+func TestStartingHandsOver(t *testing.T) {
+	var s metrics.Starting
+	for _, tt := range []struct {
+		path     string
+		wantCode int
+	}{
+		{"/livez", http.StatusOK},
+		{"/readyz", http.StatusServiceUnavailable},
+		{"/metrics", http.StatusServiceUnavailable},
+		{"/other", http.StatusNotFound},
+	} {
+		code, body, _ := get(t, &s, http.MethodGet, tt.path)
+		require.Equal(t, tt.wantCode, code, "%s while starting: %s", tt.path, body)
+	}
+	s.Serve(metrics.Handler(metrics.NewRegistry(), func() error { return nil }))
+	for _, path := range []string{"/livez", "/readyz", "/metrics"} {
+		code, body, _ := get(t, &s, http.MethodGet, path)
+		require.Equal(t, http.StatusOK, code, "%s once started: %s", path, body)
+	}
+}

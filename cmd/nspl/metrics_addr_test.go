@@ -17,16 +17,23 @@ import (
 func TestServeMetricsAddrFlag(t *testing.T) {
 	base := []string{"serve", "--node", "n1", "--api-addr", "127.0.0.1:1", "--insecure"}
 	for _, tt := range []struct {
-		name string
-		args []string
-		want string
+		name    string
+		args    []string
+		want    string
+		wantErr string
 	}{
-		{"default: loopback, a free port", nil, "127.0.0.1:0"},
-		{"a fixed address", []string{"--metrics-addr", "127.0.0.1:9464"}, "127.0.0.1:9464"},
-		{"empty: no listener", []string{"--metrics-addr", ""}, ""},
+		{"default: loopback, a free port", nil, "127.0.0.1:0", ""},
+		{"a fixed address", []string{"--metrics-addr", "127.0.0.1:9464"}, "127.0.0.1:9464", ""},
+		{"empty: no listener", []string{"--metrics-addr", ""}, "", ""},
+		{"no port", []string{"--metrics-addr", "127.0.0.1"}, "", "give HOST:PORT"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			o, err := parseArgs(append(append([]string(nil), base...), tt.args...))
+			if tt.wantErr != "" {
+				require.ErrorIs(t, err, ErrUsage)
+				require.ErrorContains(t, err, tt.wantErr)
+				return
+			}
 			require.NoError(t, err)
 			require.Equal(t, tt.want, o.serve.metricsAddr)
 		})
@@ -53,7 +60,7 @@ func (l *lockedBuilder) String() string {
 }
 
 // TestServeMetricsListener runs nspl serve with the default --metrics-addr
-// and scrapes the plain-HTTP listener it prints: /metrics carries the
+// and scrapes the plain-HTTP listener it prints, once /readyz passes: /metrics carries the
 // node's and the session server's series without any credential, /livez
 // and /readyz pass, and the listener closes with the process.
 func TestServeMetricsListener(t *testing.T) {
@@ -76,6 +83,18 @@ func TestServeMetricsListener(t *testing.T) {
 	}
 	hc := &http.Client{Timeout: 5 * time.Second}
 	defer hc.CloseIdleConnections()
+	// The listener answers from the start; /readyz passes once the node
+	// has started.
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		resp, err := hc.Get(url + "/readyz")
+		require.NoError(t, err)
+		resp.Body.Close()
+		if resp.StatusCode == http.StatusOK {
+			break
+		}
+		require.Equal(t, http.StatusServiceUnavailable, resp.StatusCode)
+		require.True(t, time.Now().Before(deadline), "nspl serve's node never became ready")
+	}
 	for _, tt := range []struct {
 		path string
 		want []string

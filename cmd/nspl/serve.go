@@ -163,6 +163,9 @@ func parseServeArgs(o options, args []string) (options, error) {
 			return o, usageErrorf("serve: --insecure: %v", err)
 		}
 	}
+	if _, _, err := net.SplitHostPort(s.metricsAddr); s.metricsAddr != "" && err != nil {
+		return o, usageErrorf("serve: --metrics-addr %q: give HOST:PORT, such as 127.0.0.1:9464, or an empty value for no metrics listener", s.metricsAddr)
+	}
 	o.serve = s
 	return o, nil
 }
@@ -234,12 +237,14 @@ func (m *Main) runServe(ctx context.Context, s *serveOptions) error {
 		return ioError(fmt.Errorf("serve: listen on %s: %w", s.apiAddr, err))
 	}
 	defer ln.Close()
-	var metricsLn net.Listener
+	starting := &metrics.Starting{} // the node's metrics handler once it started
 	if s.metricsAddr != "" {
-		if metricsLn, err = net.Listen("tcp", s.metricsAddr); err != nil {
+		mln, err := net.Listen("tcp", s.metricsAddr)
+		if err != nil {
 			return ioError(fmt.Errorf("serve: --metrics-addr: listen on %s: %w", s.metricsAddr, err))
 		}
-		defer metricsLn.Close()
+		defer serveMetrics(mln, starting, logger)()
+		fmt.Fprintf(m.Stdout, "nspl serve: node %s metrics on http://%s%s\n", s.node, mln.Addr(), metrics.MetricsPath)
 	}
 
 	member, err := m.startMember(ctx, s, mat, cancel)
@@ -255,6 +260,7 @@ func (m *Main) runServe(ctx context.Context, s *serveOptions) error {
 		return ioError(fmt.Errorf("serve: start node %q: %w", s.node, err))
 	}
 	defer member.close()
+	starting.Serve(member.node.MetricsHandler())
 
 	var tc *tls.Config
 	if mat != nil {
@@ -281,16 +287,6 @@ func (m *Main) runServe(ctx context.Context, s *serveOptions) error {
 		errc <- srv.Serve(ln)
 	}()
 	fmt.Fprintf(m.Stdout, "nspl serve: node %s serving %s://%s\n", s.node, scheme, ln.Addr())
-	var msrv *http.Server
-	if metricsLn != nil {
-		msrv = metrics.NewHTTPServer(member.node.MetricsHandler(), slog.NewLogLogger(logger.Handler(), slog.LevelDebug))
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			_ = msrv.Serve(metricsLn) // ends at its Close below
-		}()
-		fmt.Fprintf(m.Stdout, "nspl serve: node %s metrics on http://%s%s\n", s.node, metricsLn.Addr(), metrics.MetricsPath)
-	}
 	select {
 	case <-ctx.Done():
 		err = nil
@@ -298,14 +294,26 @@ func (m *Main) runServe(ctx context.Context, s *serveOptions) error {
 	case err = <-errc:
 	}
 	_ = srv.Close()
-	if msrv != nil {
-		_ = msrv.Close()
-	}
 	wg.Wait()
 	if err != nil {
 		return ioError(fmt.Errorf("serve: %w", err))
 	}
 	return nil
+}
+
+// serveMetrics serves the metrics listener ln (plain HTTP, no
+// credential) with h until the returned stop, which closes it and waits.
+func serveMetrics(ln net.Listener, h http.Handler, logger *slog.Logger) (stop func()) {
+	hs := metrics.NewHTTPServer(h, slog.NewLogLogger(logger.Handler(), slog.LevelDebug))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = hs.Serve(ln) // ends at Close
+	}()
+	return func() {
+		_ = hs.Close()
+		<-done
+	}
 }
 
 // drain lets srv's sessions drain for at most timeout.
