@@ -57,4 +57,10 @@
 // installs all domain lifecycles at once, in commit order, and a lifecycle
 // from an older revision never replaces a newer one, so AdvertisedRevision
 // is simply the newest installed revision.
+//
+// Every node owns one Prometheus registry (MetricsRegistry, built by
+// metrics.NewRegistry) holding its per-domain gauges
+// (nspl_domain_authority, nspl_domain_tick_lag_seconds, metrics.go); the
+// cluster member and the session server around it register theirs into
+// it, and MetricsHandler serves it with /livez and Ready as /readyz.
 package node
