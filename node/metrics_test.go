@@ -53,7 +53,7 @@ func TestDomainGauges(t *testing.T) {
 		family string
 		want   float64
 	}{
-		{"nspl_domain_authority", 1},         // the embedded node is the authority
+		{"nspl_domain_authority", 1},          // the embedded node is the authority
 		{"nspl_domain_tick_lag_seconds", .25}, // tick 1 was emitted at t0
 	} {
 		v, ok := gauge(t, n, tt.family, "prod")
