@@ -1,0 +1,104 @@
+package nspl
+
+import (
+	"errors"
+
+	"github.com/nspl-dev/nspl/catalog"
+	"github.com/nspl-dev/nspl/clock"
+	"github.com/nspl-dev/nspl/grammar"
+	"github.com/nspl-dev/nspl/lifecycle"
+	"github.com/nspl-dev/nspl/runtime"
+	"github.com/nspl-dev/nspl/session"
+)
+
+// Error is a statement's positioned error: Exec and ExecText return one for
+// the statement that failed, with its line and column in the text, and
+// errors.Is matches it with the sentinel below that classifies it.
+type Error = grammar.Error
+
+// Position is a line and column (both one-based) in statement text.
+type Position = grammar.Position
+
+// Sentinel errors. Every statement error an engine or a remote client
+// returns matches exactly one of them with errors.Is, so a caller needs no
+// other package to tell them apart. They are the values the packages that
+// raise them use, not copies: errors.Is matches either name.
+var (
+	// ErrClosed: the engine or session is closed.
+	ErrClosed = errors.New("nspl: engine or session is closed; open a new one")
+
+	// ErrDomainExists: CREATE DOMAIN of a name already in the catalog.
+	ErrDomainExists = lifecycle.ErrDomainExists
+	// ErrNotFound: the named domain is not in the catalog.
+	ErrNotFound = lifecycle.ErrDomainNotFound
+	// ErrDomainRunning: DROP DOMAIN of a running domain; STOP it first.
+	ErrDomainRunning = lifecycle.ErrDomainRunning
+	// ErrAlreadyRunning: START of a running domain, including START AT NOW
+	// after reopening a DataDir whose domain was running: the engine
+	// resumed it, so attach to it, or STOP it first for a new generation.
+	ErrAlreadyRunning = lifecycle.ErrAlreadyRunning
+	// ErrAlreadyStopped: STOP of a stopped domain.
+	ErrAlreadyStopped = lifecycle.ErrAlreadyStopped
+	// ErrInvalidPeriod: a paced domain with PERIOD 0, or an unpaced
+	// domain given a PERIOD or SKEW.
+	ErrInvalidPeriod = lifecycle.ErrInvalidPeriod
+	// ErrNoLiveVoter: a paced START found no node to own its clock.
+	ErrNoLiveVoter = lifecycle.ErrNoLiveVoter
+
+	// ErrNoActiveDomain: a statement that needs an active domain ran
+	// before USE.
+	ErrNoActiveDomain = session.ErrNoActiveDomain
+	// ErrAlreadyAttached: ATTACH of a clock the session already follows.
+	ErrAlreadyAttached = session.ErrAlreadyAttached
+	// ErrNotAttached: DETACH of a clock the session does not follow.
+	ErrNotAttached = session.ErrNotAttached
+	// ErrInTransaction: a statement not allowed inside BEGIN … COMMIT.
+	ErrInTransaction = session.ErrInTransaction
+	// ErrNotInTransaction: COMMIT or REVERT with no open transaction.
+	ErrNotInTransaction = session.ErrNotInTransaction
+	// ErrNestedTransaction: BEGIN inside an open transaction.
+	ErrNestedTransaction = session.ErrNestedTransaction
+	// ErrTransactionFull: a transaction holding as many steps or bytes as
+	// it may.
+	ErrTransactionFull = session.ErrTransactionFull
+	// ErrTransactionExpired: the open transaction idled past its timeout
+	// and was reverted.
+	ErrTransactionExpired = session.ErrTransactionExpired
+	// ErrFrameTooLarge: a reply larger than Options.FrameLimit.
+	ErrFrameTooLarge = session.ErrFrameTooLarge
+
+	// ErrSyntax: text that is not a statement of the language.
+	ErrSyntax = grammar.ErrSyntax
+	// ErrInvalidName: a domain name that is empty, longer than 128 bytes,
+	// or holds a character other than ASCII letters, digits, '-', '_' and
+	// '~'.
+	ErrInvalidName = grammar.ErrInvalidName
+	// ErrInvalidDuration: a malformed or out-of-range duration.
+	ErrInvalidDuration = grammar.ErrInvalidDuration
+	// ErrInvalidTimestamp: a timestamp that is not RFC 3339 or lies
+	// outside signed Unix nanoseconds (years 1677 to 2262).
+	ErrInvalidTimestamp = grammar.ErrInvalidTimestamp
+	// ErrInvalidRate: a TIME RATE that is not a positive finite number.
+	ErrInvalidRate = grammar.ErrInvalidRate
+
+	// ErrNotReadable: a followed clock with no readable time (stopped or
+	// not installed), or with no admission window (not paced).
+	ErrNotReadable = clock.ErrNotReadable
+	// ErrOverflow: a projection, wait or window whose result leaves the
+	// range of signed Unix nanoseconds (time.Time between 1677 and 2262)
+	// or of time.Duration.
+	ErrOverflow = clock.ErrOverflow
+	// ErrClockOverflow: a ClockEvent.Failure reporting that the domain's
+	// clock left the signed Unix-nanosecond range at its authority.
+	ErrClockOverflow = runtime.ErrClockOverflow
+
+	// ErrDataDir: Options.DataDir cannot be used (locked by another
+	// process, unwritable, or holding an unreadable node identity).
+	ErrDataDir = catalog.ErrDataDir
+	// ErrOutcomeUnknown: a write whose commit could not be confirmed;
+	// check the domain's state before retrying it.
+	ErrOutcomeUnknown = catalog.ErrOutcomeUnknown
+	// ErrTimeout: a write the catalog did not accept before its context
+	// ended; it was not proposed, so retry it or allow more time.
+	ErrTimeout = catalog.ErrTimeout
+)
