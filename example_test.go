@@ -3,8 +3,6 @@ package nspl_test
 import (
 	"context"
 	"fmt"
-	"io"
-	"log/slog"
 	"time"
 
 	"github.com/nspl-dev/nspl"
@@ -23,11 +21,7 @@ func Example_followClock() {
 	ctx := context.Background()
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano()
 	src := timesource.NewFake(start)
-	eng, err := nspl.Open(ctx, nspl.Options{
-		TimeSource:   src,
-		Logger:       slog.New(slog.NewTextHandler(io.Discard, nil)),
-		RaftLogLevel: slog.LevelError,
-	})
+	eng, err := nspl.Open(ctx, nspl.Options{TimeSource: src})
 	if err != nil {
 		fmt.Println(err)
 		return

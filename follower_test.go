@@ -86,7 +86,7 @@ func TestOneProgramFollowsEmbeddedAndCluster(t *testing.T) {
 	t.Run("embedded", func(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		eng, err := nspl.Open(ctx, nspl.Options{Logger: logger, RaftLogLevel: slog.LevelError})
+		eng, err := nspl.Open(ctx, nspl.Options{Logger: logger})
 		require.NoError(t, err)
 		defer func() { require.NoError(t, eng.Close()) }()
 		sess, err := eng.NewSession()

@@ -2,28 +2,27 @@ package nspl
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"sync"
 
+	"github.com/nspl-dev/nspl/catalog"
 	"github.com/nspl-dev/nspl/node"
 	"github.com/nspl-dev/nspl/runtime/timesource"
 	"github.com/nspl-dev/nspl/session"
 )
-
-// ErrClosed: the engine or session is closed.
-var ErrClosed = errors.New("nspl: engine or session is closed; open a new one")
 
 // Options configures an engine.
 type Options struct {
 	// DataDir makes the catalog durable in this directory. Empty keeps
 	// everything in memory for the life of the engine.
 	DataDir string
-	// Logger receives the engine's logs. Nil means slog.Default().
+	// Logger receives every log line of the engine, the consensus
+	// library's included, and its handler's level alone decides which are
+	// written. Raft's routine election lines (one on every open) arrive at
+	// slog.LevelDebug. Nil means slog.Default()'s handler limited to
+	// warnings and errors, so an engine that works as it should writes
+	// nothing.
 	Logger *slog.Logger
-	// RaftLogLevel is the lowest level of the consensus library's own
-	// output that reaches Logger; the zero value is Info.
-	RaftLogLevel slog.Level
 	// TimeSource is the engine's only physical clock. Nil means the
 	// system clock; tests pass a timesource.Fake.
 	TimeSource timesource.Source
@@ -51,20 +50,47 @@ type Engine struct {
 // committed domains installed and their tick producers running. ctx bounds
 // the start only.
 func Open(ctx context.Context, opts Options) (*Engine, error) {
-	if opts.Logger == nil {
-		opts.Logger = slog.Default()
+	logger := opts.Logger
+	if logger == nil {
+		logger = slog.New(warningsOnly{slog.Default().Handler()})
 	}
+	// Raft's output is filtered by Logger's handler alone: the catalog
+	// passes every level down, with its routine election lines at Debug.
+	logger = slog.New(catalog.RoutineRaftAtDebug(logger.Handler()))
 	n, err := node.Open(ctx, node.Config{
 		Name:         opts.NodeName,
 		DataDir:      opts.DataDir,
-		Logger:       opts.Logger,
-		RaftLogLevel: opts.RaftLogLevel,
+		Logger:       logger,
+		RaftLogLevel: catalog.LevelTrace,
 		TimeSource:   opts.TimeSource,
 	})
 	if err != nil {
 		return nil, err
 	}
-	return &Engine{node: n, logger: opts.Logger, limit: opts.FrameLimit, sessions: make(map[*Session]struct{})}, nil
+	return &Engine{node: n, logger: logger, limit: opts.FrameLimit, sessions: make(map[*Session]struct{})}, nil
+}
+
+// warningsOnly is the default logger's handler: the process's default
+// handler, passed warnings and errors only.
+type warningsOnly struct{ slog.Handler }
+
+func (h warningsOnly) Enabled(ctx context.Context, level slog.Level) bool {
+	return level >= slog.LevelWarn && h.Handler.Enabled(ctx, level)
+}
+
+func (h warningsOnly) Handle(ctx context.Context, r slog.Record) error {
+	if r.Level < slog.LevelWarn {
+		return nil
+	}
+	return h.Handler.Handle(ctx, r)
+}
+
+func (h warningsOnly) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return warningsOnly{h.Handler.WithAttrs(attrs)}
+}
+
+func (h warningsOnly) WithGroup(name string) slog.Handler {
+	return warningsOnly{h.Handler.WithGroup(name)}
 }
 
 // NewSession opens a session on the engine. Close it when done; Engine.Close

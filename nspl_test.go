@@ -24,8 +24,7 @@ func openEngine(t *testing.T) (*Engine, *timesource.Fake) {
 	fake := timesource.NewFake(t0)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	eng, err := Open(ctx, Options{TimeSource: fake, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		RaftLogLevel: slog.LevelError})
+	eng, err := Open(ctx, Options{TimeSource: fake, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	require.NoError(t, err)
 	return eng, fake
 }

@@ -22,7 +22,7 @@ import (
 func BenchmarkSoakFastPacedClock(b *testing.B) {
 	for range b.N {
 		ctx, cancel := context.WithCancel(context.Background())
-		eng, err := Open(ctx, Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), RaftLogLevel: slog.LevelError})
+		eng, err := Open(ctx, Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 		require.NoError(b, err)
 		sess, err := eng.NewSession()
 		require.NoError(b, err)

@@ -87,7 +87,7 @@ func newClockFixture(t *testing.T, src timesource.Source, setup string) *clockFi
 		src = timesource.System()
 	}
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	eng, err := nspl.Open(context.Background(), nspl.Options{Logger: logger, RaftLogLevel: slog.LevelError, TimeSource: src})
+	eng, err := nspl.Open(context.Background(), nspl.Options{Logger: logger, TimeSource: src})
 	require.NoError(t, err)
 	driver, err := eng.NewSession()
 	require.NoError(t, err)

@@ -81,7 +81,7 @@ func (m *Main) openSession(ctx context.Context, opts options) (sessionBackend, t
 		return c, timesource.System(), func() { _ = c.Close() }, nil
 	}
 	src := timesource.System()
-	eng, err := nspl.Open(ctx, nspl.Options{Logger: m.logger(opts.verbose), RaftLogLevel: m.raftLevel(opts.verbose), DataDir: opts.dataDir, TimeSource: src})
+	eng, err := nspl.Open(ctx, nspl.Options{Logger: m.logger(opts.verbose), DataDir: opts.dataDir, TimeSource: src})
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, nil, nil, &RunError{Kind: ErrStatementFailed, Err: ErrInterrupted}

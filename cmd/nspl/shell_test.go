@@ -63,7 +63,7 @@ func (e *scriptedEditor) Close() error { return nil }
 func TestShellLoop(t *testing.T) {
 	t.Cleanup(func() { goleak.VerifyNone(t) })
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	eng, err := nspl.Open(context.Background(), nspl.Options{Logger: logger, RaftLogLevel: slog.LevelError})
+	eng, err := nspl.Open(context.Background(), nspl.Options{Logger: logger})
 	require.NoError(t, err)
 	sess, err := eng.NewSession()
 	require.NoError(t, err)
