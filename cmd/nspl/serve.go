@@ -40,6 +40,7 @@ type serveOptions struct {
 	tokenFile string
 	insecure  bool
 	verbose   bool
+	logFormat string // "text" or "json"
 
 	metricsAddr string // the plain-HTTP /metrics, /livez, /readyz listener; empty serves none
 
@@ -69,7 +70,7 @@ const defaultMetricsAddr = "127.0.0.1:0"
 //
 //	nspl serve --node NAME --data-dir DIR --raft-addr HOST:PORT --api-addr HOST:PORT
 //	           [--join API-ADDR] [--bootstrap] [--pki DIR | --ca F --cert F --key F]
-//	           [--token-file F] [--insecure] [--handshake-timeout D] [--idle-timeout D]
+//	           [--token-file F] [--insecure] [--log-format text|json] [--handshake-timeout D] [--idle-timeout D]
 //	           [--session-idle-timeout D] [--message-timeout D] [--max-sessions N]
 //	           [--max-sessions-per-identity N] [--max-archive-uploads N]
 //	           [--max-transaction-steps N] [--max-transaction-bytes N] [--transaction-idle-timeout D]
@@ -91,6 +92,7 @@ func parseServeArgs(o options, args []string) (options, error) {
 	fs.StringVar(&s.tokenFile, "token-file", "", "also admit clients presenting the bearer token in `FILE`")
 	fs.BoolVar(&s.insecure, "insecure", false, "serve plain HTTP without TLS (loopback only, single node)")
 	fs.BoolVar(&s.verbose, "verbose", false, "log the node's internals to stderr")
+	fs.StringVar(&s.logFormat, "log-format", "text", "write stderr logs as `text` (logfmt) or json (one object a line)")
 	fs.DurationVar(&s.heartbeatTimeout, "heartbeat-timeout", 0, "raft heartbeat timeout `D` (0: the default)")
 	fs.DurationVar(&s.electionTimeout, "election-timeout", 0, "raft election timeout `D` (0: the default)")
 	fs.DurationVar(&s.leaderLeaseTimeout, "leader-lease-timeout", 0, "raft leader lease timeout `D` (0: the default)")
@@ -129,6 +131,9 @@ func parseServeArgs(o options, args []string) (options, error) {
 	}
 	if extra := fs.Args(); len(extra) > 0 {
 		return o, usageErrorf("serve: unexpected argument %q", extra[0])
+	}
+	if s.logFormat != "text" && s.logFormat != "json" {
+		return o, usageErrorf("serve: --log-format %q: give text or json", s.logFormat)
 	}
 	if s.drainTimeout < 0 {
 		return o, usageErrorf("serve: --drain-timeout %s is negative; give 0 to end sessions at once", s.drainTimeout)
@@ -231,7 +236,7 @@ func (m *Main) runServe(ctx context.Context, s *serveOptions) error {
 	defer stopIntr()
 	defer m.setInterruptHandler(cancel)()
 
-	logger := m.logger(s.verbose)
+	logger := m.serveLogger(s)
 	ln, err := net.Listen("tcp", s.apiAddr)
 	if err != nil {
 		return ioError(fmt.Errorf("serve: listen on %s: %w", s.apiAddr, err))
@@ -352,12 +357,25 @@ type member struct {
 	close   func()
 }
 
+// serveLogger is m.logger in the encoding --log-format chose: logfmt text,
+// or one JSON object a line at the same levels.
+func (m *Main) serveLogger(s *serveOptions) *slog.Logger {
+	if s.logFormat != "json" {
+		return m.logger(s.verbose)
+	}
+	opts := &slog.HandlerOptions{Level: slog.LevelError}
+	if s.verbose {
+		opts.Level = slog.LevelDebug
+	}
+	return slog.New(slog.NewJSONHandler(m.Stderr, opts))
+}
+
 // startMember starts this process's cluster member: raft over mutual TLS,
 // bootstrapping or joining, registration of a fresh incarnation. An
 // --insecure node has no certificates, so it runs alone: one node with its
 // own single-voter catalog.
 func (m *Main) startMember(ctx context.Context, s *serveOptions, mat *pki.Material, leave func()) (*member, error) {
-	logger := m.logger(s.verbose)
+	logger := m.serveLogger(s)
 	if s.insecure {
 		n, err := node.Open(ctx, node.Config{Name: s.node, DataDir: s.dataDir, Logger: logger, RaftLogLevel: m.raftLevel(s.verbose)})
 		if err != nil {
