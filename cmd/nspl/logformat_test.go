@@ -14,10 +14,10 @@ import (
 func TestServeLogFormat(t *testing.T) {
 	base := []string{"--node", "n1", "--api-addr", "127.0.0.1:7000", "--insecure"}
 	cases := []struct {
-		name    string
-		args    []string
-		err     string
-		check   func(t *testing.T, out string)
+		name  string
+		args  []string
+		err   string
+		check func(t *testing.T, out string)
 	}{
 		{name: "text by default", check: func(t *testing.T, out string) {
 			require.Contains(t, out, `level=ERROR msg="listen failed" addr=:1`)
