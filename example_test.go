@@ -57,13 +57,13 @@ func Example_followClock() {
 
 	// Project the followed clock for this host's UTC, 1.5s after START.
 	c, _ := sess.Clock("prod")
-	utc := start + int64(1500*time.Millisecond)
+	utc := time.Unix(0, start).Add(1500 * time.Millisecond)
 	now, _ := c.LogicalAt(utc)
-	fmt.Println("logical now", grammar.FormatTimestamp(now))
-	wait, _ := c.WaitUntil(utc, start+int64(2*time.Minute))
-	fmt.Println("wait until 00:02:00", time.Duration(wait))
-	w, _ := c.WindowAt(utc)
-	fmt.Println("newest admitted center", grammar.FormatTimestamp(w.LastCenter()), "±", grammar.FormatDuration(w.Skew()))
+	fmt.Println("logical now", now.Format(time.RFC3339Nano))
+	wait, _ := c.WaitUntil(utc, time.Unix(0, start).Add(2*time.Minute))
+	fmt.Println("wait until 00:02:00", wait)
+	w, _ := c.Window(utc)
+	fmt.Println("newest admitted center", w.Newest().Format(time.RFC3339Nano), "±", w.Skew())
 
 	// Output:
 	// created domain 'prod'

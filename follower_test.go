@@ -49,7 +49,7 @@ func followThreeTicks(ctx context.Context, f nspl.Follower, domain string) ([]st
 		if c.Tick.ID < last {
 			return nil, fmt.Errorf("followed clock at tick %d behind its event's tick %d", c.Tick.ID, last)
 		}
-		if _, err := c.LogicalAt(c.Tick.AuthorityUTC); err != nil {
+		if _, err := c.LogicalAt(c.Tick.AuthorityTime()); err != nil {
 			return nil, err
 		}
 		if last >= 3 {

@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/nspl-dev/nspl/clock"
+	"github.com/nspl-dev/nspl/grammar"
 	"github.com/nspl-dev/nspl/runtime"
 	"github.com/nspl-dev/nspl/wire"
 )
@@ -18,11 +19,11 @@ type Tick = runtime.Tick
 // observed clock of the attach reply or the newest state frame, and the
 // newest tick of that clock's generation.
 //
-// Its methods are the client-side arithmetic of package clock,
-// exactly what a node projects: logical time rounds down, waits round up.
-// They use the caller's UTC, so a host whose UTC is offset from the
-// cluster's projects shifted instants (the offset times the rate); Reading
-// is the serving node's own reading to anchor on instead.
+// Its methods (clocktime.go) are the client-side arithmetic of package
+// clock in Go's types, exactly what a node projects: logical time rounds
+// down, waits round up. They use the caller's UTC, so a host whose UTC is
+// offset from the cluster's projects shifted instants (the offset times the
+// rate); Reading is the serving node's own reading to anchor on instead.
 type Clock struct {
 	// Domain is the followed domain.
 	Domain string
@@ -40,22 +41,6 @@ type Clock struct {
 	// follows it; it holds until a state of another generation.
 	Failure *wire.ClockFailure
 }
-
-// LogicalAt returns the domain's logical time at the UTC instant utc (signed
-// Unix nanoseconds): the paced projection rounded down, or utc itself for an
-// unpaced clock. A stopped or uninstalled clock is an error wrapping
-// clock.ErrNotReadable.
-func (c Clock) LogicalAt(utc int64) (int64, error) { return c.Observed.LogicalAt(utc) }
-
-// WaitUntil returns the physical nanoseconds that must elapse after the UTC
-// instant utc before logical time reaches target, rounded up so a wait
-// never ends early; 0 when target is reached.
-func (c Clock) WaitUntil(utc, target int64) (uint64, error) { return c.Observed.WaitUntil(utc, target) }
-
-// WindowAt returns the paced admission window at the UTC instant utc: the
-// newest 256 reached tick centers and their inclusive skew, reconstructed
-// from the mapping as a node's ingestion does.
-func (c Clock) WindowAt(utc int64) (clock.Window, error) { return c.Observed.WindowAt(utc) }
 
 // TickAdvances reports whether t is newer than last: a later generation, or
 // a higher id in the same one. A follow delivers a tick only when it
@@ -212,12 +197,17 @@ func (f *Follow) Released(domain string) {
 	}
 }
 
-// Clock returns the followed clock of domain. It reports false when the
-// domain is not followed.
+// Clock returns the followed clock of domain, a name as NSPL takes it:
+// case-insensitive, bare or backtick-quoted. It reports false when the
+// domain is not followed or the name is not a domain name.
 func (f *Follow) Clock(domain string) (Clock, bool) {
+	name, err := grammar.ParseName(domain)
+	if err != nil {
+		return Clock{}, false
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	c := f.clocks[domain]
+	c := f.clocks[name]
 	if c == nil {
 		return Clock{}, false
 	}

@@ -3,6 +3,7 @@ package wire
 import (
 	"math"
 	"strconv"
+	"time"
 
 	"github.com/nspl-dev/nspl/clock"
 )
@@ -85,6 +86,12 @@ type Tick struct {
 	// tick, signed Unix nanoseconds.
 	AuthorityUTC int64
 }
+
+// BoundaryTime returns Boundary as a time.Time in UTC.
+func (t Tick) BoundaryTime() time.Time { return time.Unix(0, t.Boundary).UTC() }
+
+// AuthorityTime returns AuthorityUTC as a time.Time in UTC.
+func (t Tick) AuthorityTime() time.Time { return time.Unix(0, t.AuthorityUTC).UTC() }
 
 // Frame is one control-lane frame about an attached domain clock.
 //
