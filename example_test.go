@@ -2,26 +2,24 @@ package nspl_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/nspl-dev/nspl"
-	"github.com/nspl-dev/nspl/grammar"
-	"github.com/nspl-dev/nspl/runtime/timesource"
 )
 
-// An embedding server creates a paced domain, follows its clock and uses it
-// to choose event timestamps and waits. The fake time source makes the
-// output exact; a server leaves Options.TimeSource nil for the system clock
-// and passes time.Now().UnixNano() where this example passes utc.
+// An embedding server opens an engine, creates and starts a paced domain,
+// follows its clock, waits for a logical instant and checks which event
+// timestamps the domain admits. It uses the root package alone and the
+// system clock; what it prints does not depend on when it runs.
 //
 // README.md shows this function's body as a complete program, and
-// TestREADMEEmbeddingMatchesExample keeps the two identical.
+// TestREADMEEmbeddingMatchesExample keeps the two identical;
+// TestEmbeddingExampleImportsTheRootAlone keeps its imports to the root.
 func Example_followClock() {
 	ctx := context.Background()
-	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano()
-	src := timesource.NewFake(start)
-	eng, err := nspl.Open(ctx, nspl.Options{TimeSource: src})
+	eng, err := nspl.Open(ctx, nspl.Options{}) // in memory; logs warnings and errors only
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -34,17 +32,23 @@ func Example_followClock() {
 	}
 	defer sess.Close()
 
-	results, err := sess.Exec(ctx, `
-		CREATE PACED DOMAIN prod WITH PERIOD 1s SKEW 100ms;
-		USE prod;
-		START AT '2026-01-01T00:00:00Z' TIME RATE 60;
-		ATTACH DOMAIN CLOCK;`)
+	// Logical time starts at origin and runs ten times as fast as UTC,
+	// ticking every logical second; an event may lie 100ms from a tick.
+	origin := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	results, err := sess.Exec(ctx,
+		nspl.CreatePaced("Prod", time.Second, 100*time.Millisecond),
+		nspl.Use("prod"),
+		nspl.Start().At(origin).Rate(10))
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
 	for _, r := range results {
 		fmt.Println(r.Message)
+	}
+	if _, err := sess.Exec(ctx, nspl.Attach()); err != nil {
+		fmt.Println(err)
+		return
 	}
 
 	// The first event is the tick the authority emitted at START.
@@ -53,25 +57,44 @@ func Example_followClock() {
 		fmt.Println(err)
 		return
 	}
-	fmt.Println(ev.Kind, ev.Domain, "tick", ev.Clock.Tick.ID, "at", grammar.FormatTimestamp(ev.Clock.Tick.Boundary))
+	fmt.Println(ev.Kind, ev.Domain, "tick", ev.Clock.Tick.ID, "at", ev.Clock.Tick.BoundaryTime().Format(time.RFC3339))
 
-	// Project the followed clock for this host's UTC, 1.5s after START.
-	c, _ := sess.Clock("prod")
-	utc := time.Unix(0, start).Add(1500 * time.Millisecond)
-	now, _ := c.LogicalAt(utc)
-	fmt.Println("logical now", now.Format(time.RFC3339Nano))
-	wait, _ := c.WaitUntil(utc, time.Unix(0, start).Add(2*time.Minute))
-	fmt.Println("wait until 00:02:00", wait)
-	w, _ := c.Window(utc)
-	fmt.Println("newest admitted center", w.Newest().Format(time.RFC3339Nano), "±", w.Skew())
+	// Wait until the domain's logical time reaches 00:00:05: half a second
+	// of UTC at TIME RATE 10.
+	target := origin.Add(5 * time.Second)
+	c, _ := sess.Clock("PROD") // domain names are case-insensitive
+	wait, err := c.WaitUntil(time.Now(), target)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	time.Sleep(wait)
+	now, _ := c.LogicalAt(time.Now())
+	fmt.Println("reached", target.Format(time.TimeOnly), !now.Before(target))
+
+	// The admission window at this instant: timestamps within 100ms of a
+	// reached tick are admitted, others and future ones are not.
+	w, err := c.Window(time.Now())
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, ts := range []time.Duration{5*time.Second + 50*time.Millisecond, 4500 * time.Millisecond, time.Hour} {
+		fmt.Println("admits", origin.Add(ts).Format("15:04:05.000"), w.Admits(origin.Add(ts)))
+	}
+
+	// The domain runs: starting it again is refused with a root sentinel.
+	_, err = sess.Exec(ctx, nspl.Start().AtNow())
+	fmt.Println(errors.Is(err, nspl.ErrAlreadyRunning), err)
 
 	// Output:
 	// created domain 'prod'
 	// using domain 'prod'
 	// started domain 'prod'
-	// attached to the clock of domain 'prod': generation 1 paced period 1s skew 100ms origin 2026-01-01T00:00:00Z anchor 2026-01-01T00:00:00Z rate 60
 	// tick prod tick 1 at 2026-01-01T00:00:00Z
-	// logical now 2026-01-01T00:01:30Z
-	// wait until 00:02:00 500ms
-	// newest admitted center 2026-01-01T00:01:30Z ± 100ms
+	// reached 00:00:05 true
+	// admits 00:00:05.050 true
+	// admits 00:00:04.500 false
+	// admits 01:00:00.000 false
+	// true 1:1: domain 'prod' is already running; STOP it before starting a new generation
 }

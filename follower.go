@@ -9,13 +9,14 @@ import (
 // *Session and a remote *client.Client both implement it, with the same
 // results, positioned errors, followed clocks and coalesced events, so a
 // program written against it moves from an embedded engine to a cluster
-// unchanged.
+// unchanged. Statements built from Go values reach ExecText through
+// Script.
 type Follower interface {
 	// ExecText runs every statement of text in order, stopping at the
 	// first failure.
 	ExecText(ctx context.Context, text string) ([]Result, error)
-	// Clock returns the followed clock of domain; false when the domain
-	// is not followed.
+	// Clock returns the followed clock of domain, a name in any case;
+	// false when the domain is not followed.
 	Clock(domain string) (Clock, bool)
 	// NextEvent returns the oldest unread clock event, waiting for one.
 	NextEvent(ctx context.Context) (ClockEvent, error)

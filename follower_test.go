@@ -2,6 +2,7 @@ package nspl_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -23,8 +24,12 @@ var _ nspl.Follower = (*client.Client)(nil)
 // the followed clock and detaches. It reports what it saw in lines that do
 // not depend on timing.
 func followThreeTicks(ctx context.Context, f nspl.Follower, domain string) ([]string, error) {
-	results, err := f.ExecText(ctx, "CREATE PACED DOMAIN "+domain+" WITH PERIOD 50ms SKEW 10ms; USE "+domain+
-		"; START AT NOW; ATTACH DOMAIN CLOCK;")
+	script, err := nspl.Script(nspl.CreatePaced(domain, 50*time.Millisecond, 10*time.Millisecond),
+		nspl.Use(domain), nspl.Start().AtNow(), nspl.Attach())
+	if err != nil {
+		return nil, err
+	}
+	results, err := f.ExecText(ctx, script)
 	if err != nil {
 		return nil, err
 	}
@@ -42,7 +47,7 @@ func followThreeTicks(ctx context.Context, f nspl.Follower, domain string) ([]st
 			return nil, fmt.Errorf("tick %d after tick %d", ev.Clock.Tick.ID, last)
 		}
 		last = ev.Clock.Tick.ID
-		c, ok := f.Clock(domain)
+		c, ok := f.Clock(strings.ToUpper(domain)) // names are case-insensitive on both
 		if !ok {
 			return nil, fmt.Errorf("domain %q is not followed after a tick event", domain)
 		}
@@ -60,7 +65,10 @@ func followThreeTicks(ctx context.Context, f nspl.Follower, domain string) ([]st
 		return nil, err
 	}
 	out = append(out, "ticked at least 3 times")
-	if _, err := f.ExecText(ctx, "DETACH DOMAIN CLOCK;"); err != nil {
+	if _, err := f.ExecText(ctx, nspl.Start().AtNow().String()); !errors.Is(err, nspl.ErrAlreadyRunning) {
+		return nil, fmt.Errorf("START of the running domain: %v, want nspl.ErrAlreadyRunning", err)
+	}
+	if _, err := f.ExecText(ctx, nspl.Detach().String()); err != nil {
 		return nil, err
 	}
 	if _, ok := f.Clock(domain); ok {

@@ -37,14 +37,14 @@ func TestFollowAcrossRestart(t *testing.T) {
 	defer cancel()
 	sess, err := eng.NewSession()
 	require.NoError(t, err)
-	_, err = sess.Exec(ctx, "CREATE PACED DOMAIN prod WITH PERIOD 1s SKEW 0s; USE prod; START AT NOW; ATTACH DOMAIN CLOCK;")
+	_, err = sess.ExecText(ctx, "CREATE PACED DOMAIN prod WITH PERIOD 1s SKEW 0s; USE prod; START AT NOW; ATTACH DOMAIN CLOCK;")
 	require.NoError(t, err)
 	ev, err := sess.NextEvent(ctx)
 	require.NoError(t, err)
 	require.Equal(t, EventTick, ev.Kind)
 	require.Equal(t, uint64(1), ev.Clock.Tick.ID)
 
-	_, err = sess.Exec(ctx, "STOP;")
+	_, err = sess.ExecText(ctx, "STOP;")
 	require.NoError(t, err)
 	ev, err = sess.NextEvent(ctx)
 	require.NoError(t, err)
@@ -55,7 +55,7 @@ func TestFollowAcrossRestart(t *testing.T) {
 	_, err = c.LogicalAt(time.Unix(0, fake.Now()))
 	require.ErrorIs(t, err, ErrNotReadable)
 
-	_, err = sess.Exec(ctx, "START AT NOW TIME RATE 10;")
+	_, err = sess.ExecText(ctx, "START AT NOW TIME RATE 10;")
 	require.NoError(t, err)
 	for ev.Kind != EventTick {
 		ev, err = sess.NextEvent(ctx)
@@ -68,7 +68,7 @@ func TestFollowAcrossRestart(t *testing.T) {
 	require.Equal(t, time.Unix(0, fake.Now()).Add(10*time.Second).UTC(), now)
 
 	// Detach: the clock is no longer followed.
-	_, err = sess.Exec(ctx, "DETACH DOMAIN CLOCK;")
+	_, err = sess.ExecText(ctx, "DETACH DOMAIN CLOCK;")
 	require.NoError(t, err)
 	_, ok = sess.Clock("prod")
 	require.False(t, ok)
@@ -76,7 +76,7 @@ func TestFollowAcrossRestart(t *testing.T) {
 	// A second session stays open; Engine.Close closes it.
 	other, err := eng.NewSession()
 	require.NoError(t, err)
-	_, err = other.Exec(ctx, "USE prod; ATTACH DOMAIN CLOCK;")
+	_, err = other.ExecText(ctx, "USE prod; ATTACH DOMAIN CLOCK;")
 	require.NoError(t, err)
 	require.NoError(t, eng.Close())
 	_, err = other.NextEvent(ctx)
@@ -119,17 +119,17 @@ func TestShowTransactionsOnEngineClock(t *testing.T) {
 	defer cancel()
 	sess, err := eng.NewSession()
 	require.NoError(t, err)
-	_, err = sess.Exec(ctx, "CREATE DOMAIN dev; USE dev; BEGIN;")
+	_, err = sess.ExecText(ctx, "CREATE DOMAIN dev; USE dev; BEGIN;")
 	require.NoError(t, err)
 	fake.Advance(90 * time.Minute)
-	rs, err := sess.Exec(ctx, "SHOW TRANSACTIONS;")
+	rs, err := sess.ExecText(ctx, "SHOW TRANSACTIONS;")
 	require.ErrorIs(t, err, session.ErrTransactionExpired, "the engine's clock passed the idle timeout")
 	require.Empty(t, rs)
 
-	_, err = sess.Exec(ctx, "BEGIN;")
+	_, err = sess.ExecText(ctx, "BEGIN;")
 	require.NoError(t, err)
 	fake.Advance(3 * time.Minute)
-	rs, err = sess.Exec(ctx, "SHOW TRANSACTIONS;")
+	rs, err = sess.ExecText(ctx, "SHOW TRANSACTIONS;")
 	require.NoError(t, err)
 	require.Equal(t, "3m", session.FormatValue(rs[0].Set.Rows[0][rs[0].Set.Column("age")]))
 }

@@ -1,8 +1,11 @@
 package nspl_test
 
 import (
+	"go/parser"
+	"go/token"
 	"os"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -38,6 +41,38 @@ func TestREADMEEmbeddingMatchesExample(t *testing.T) {
 	require.NotNil(t, printed, "README shows the embedding program's output after 'It prints:'")
 	require.Equal(t, strings.Join(want, "\n"), printed[1],
 		"README's shown output and Example_followClock's Output block differ")
+}
+
+// TestEmbeddingExampleImportsTheRootAlone holds the embedding example, and
+// so README's program, to the root package: it imports no other package of
+// this module, so go doc of the root is enough to write it. README's
+// program imports exactly what the example does.
+func TestEmbeddingExampleImportsTheRootAlone(t *testing.T) {
+	module := modulePath(t)
+	f, err := parser.ParseFile(token.NewFileSet(), "example_test.go", nil, parser.ImportsOnly)
+	require.NoError(t, err)
+	var imports []string
+	for _, spec := range f.Imports {
+		path, err := strconv.Unquote(spec.Path.Value)
+		require.NoError(t, err)
+		imports = append(imports, path)
+		if strings.HasPrefix(path, module+"/") {
+			t.Errorf("example_test.go imports %s; the embedding example may use the root package %s alone", path, module)
+		}
+	}
+	require.Contains(t, imports, module, "the embedding example imports the root package")
+
+	program := regexp.MustCompile("(?s)```go\n(.*?)```").FindStringSubmatch(readFile(t, "README.md"))
+	require.NotNil(t, program, "README.md has the embedding program")
+	rf, err := parser.ParseFile(token.NewFileSet(), "README.go", program[1], parser.ImportsOnly)
+	require.NoError(t, err, "README's embedding program parses")
+	var readmeImports []string
+	for _, spec := range rf.Imports {
+		path, err := strconv.Unquote(spec.Path.Value)
+		require.NoError(t, err)
+		readmeImports = append(readmeImports, path)
+	}
+	require.Equal(t, imports, readmeImports, "README's program imports what Example_followClock does")
 }
 
 func readFile(t *testing.T, name string) string {

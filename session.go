@@ -40,18 +40,38 @@ func newSession(e *Engine, s *session.Session) *Session {
 	return sess
 }
 
-// Exec runs every statement of text in order and returns their results. It
-// stops at the first failure, returning the results before it and a
-// *grammar.Error with the statement's position whose Kind is the typed
-// cause (errors.Is with session, lifecycle and catalog sentinels).
-func (s *Session) Exec(ctx context.Context, text string) ([]Result, error) {
-	return session.ExecText(ctx, text, s.exec)
+// Exec runs stmts in order and returns their results. It stops at the
+// first failure, returning the results before it and an *Error whose
+// Pos.Line is the failed statement's index plus one and which matches the
+// cause's sentinel (ErrAlreadyRunning, ErrNotFound, …) with errors.Is. A
+// statement holding an error (see Statement) fails without running; the
+// statements before it run.
+//
+// Statements are the one way to run NSPL built from Go values; ExecText
+// runs NSPL text a person wrote (a script, a shell line).
+func (s *Session) Exec(ctx context.Context, stmts ...Statement) ([]Result, error) {
+	n, buildErr := len(stmts), error(nil)
+	for i, st := range stmts {
+		if err := st.Err(); err != nil {
+			n, buildErr = i, statementError(i, err)
+			break
+		}
+	}
+	text, _ := Script(stmts[:n]...)
+	results, err := s.ExecText(ctx, text)
+	if err != nil {
+		return results, err
+	}
+	return results, buildErr
 }
 
-// ExecText is Exec, under the name the Follower interface and the remote
-// client share.
+// ExecText runs every statement of text in order and returns their
+// results. It stops at the first failure, returning the results before it
+// and an *Error with the statement's position in text that matches the
+// cause's sentinel with errors.Is. A statement that does not parse fails
+// after the statements before it ran.
 func (s *Session) ExecText(ctx context.Context, text string) ([]Result, error) {
-	return s.Exec(ctx, text)
+	return session.ExecText(ctx, text, s.exec)
 }
 
 func (s *Session) exec(ctx context.Context, p planner.Plan) (Result, error) {

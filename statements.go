@@ -1,0 +1,253 @@
+package nspl
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/nspl-dev/nspl/grammar"
+	"github.com/nspl-dev/nspl/lifecycle"
+	"github.com/nspl-dev/nspl/planner"
+)
+
+// Statement is one NSPL statement built from Go values: a domain name as a
+// string, instants as time.Time, periods and skews as time.Duration, a TIME
+// RATE as a float64. Session.Exec runs statements; Script prints them for
+// Follower.ExecText.
+//
+// A builder never takes statement text, so a caller never quotes or
+// concatenates: String prints the statement through the planner's
+// canonical printer, which quotes a name that needs it (`prod-1`, `clock`)
+// and writes instants, durations and rates as the grammar reads them back
+// exactly. A value no statement can hold (an invalid name, an instant
+// outside years 1677 to 2262, a negative duration, a rate that is not
+// positive and finite) is kept as the statement's error and reported when
+// it is run or printed, matching ErrInvalidName, ErrInvalidTimestamp,
+// ErrInvalidDuration or ErrInvalidRate.
+//
+// Builders are values: each method returns a changed copy, so one builder
+// can be the start of several statements.
+type Statement interface {
+	// String returns the statement as canonical NSPL text, ';' included,
+	// or "" when the statement holds an error.
+	String() string
+	// Err returns the error of a value the statement cannot hold, or nil.
+	Err() error
+}
+
+// Script returns the canonical text of stmts, one statement a line, for a
+// Follower's ExecText: statement i is on line i+1, so a positioned error's
+// Error.Pos.Line names the statement that failed. It returns the first
+// statement's error, as a *Error on that statement's line.
+func Script(stmts ...Statement) (string, error) {
+	var b strings.Builder
+	for i, st := range stmts {
+		if err := st.Err(); err != nil {
+			return "", statementError(i, err)
+		}
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(st.String())
+	}
+	return b.String(), nil
+}
+
+// statementError is the positioned error of statement i holding err.
+func statementError(i int, err error) *Error {
+	kind := err
+	if e, ok := err.(*buildError); ok {
+		kind = e.kind
+	}
+	return &Error{Pos: Position{Line: i + 1, Column: 1}, Msg: err.Error(), Kind: kind}
+}
+
+// buildError is a builder's refusal of a value: kind is the grammar's
+// sentinel for it.
+type buildError struct {
+	kind error
+	msg  string
+}
+
+func (e *buildError) Error() string { return e.msg }
+func (e *buildError) Unwrap() error { return e.kind }
+
+// plain is a statement that is its plan.
+type plain struct {
+	p   planner.Plan
+	err error
+}
+
+func (s plain) String() string {
+	if s.err != nil {
+		return ""
+	}
+	return s.p.String()
+}
+
+func (s plain) Err() error { return s.err }
+
+// name converts a domain name as a caller gives it (any case, bare or
+// backtick-quoted) to the stored form.
+func name(n string) (string, error) {
+	stored, err := grammar.ParseName(n)
+	if err != nil {
+		return "", &buildError{kind: grammar.ErrInvalidName, msg: err.Error()}
+	}
+	return stored, nil
+}
+
+// Use makes domain the session's active domain: USE domain;.
+func Use(domain string) Statement {
+	n, err := name(domain)
+	return plain{p: planner.Use{Name: n}, err: err}
+}
+
+// Stop stops the active domain: STOP;.
+func Stop() Statement { return plain{p: planner.Stop{}} }
+
+// Attach follows the active domain's clock: ATTACH DOMAIN CLOCK;.
+func Attach() Statement { return plain{p: planner.Attach{}} }
+
+// Detach stops following the active domain's clock: DETACH DOMAIN CLOCK;.
+func Detach() Statement { return plain{p: planner.Detach{}} }
+
+// ListDomains lists every domain: LIST DOMAINS;.
+func ListDomains() Statement { return plain{p: planner.ListDomains{}} }
+
+// Describe describes domain, or the active domain when domain is "":
+// DESCRIBE DOMAIN [domain];.
+func Describe(domain string) Statement {
+	if domain == "" {
+		return plain{p: planner.DescribeDomain{}}
+	}
+	n, err := name(domain)
+	return plain{p: planner.DescribeDomain{Name: n}, err: err}
+}
+
+// Begin opens a transaction: BEGIN;.
+func Begin() Statement { return plain{p: planner.Begin{}} }
+
+// Commit commits the open transaction: COMMIT;.
+func Commit() Statement { return plain{p: planner.Commit{}} }
+
+// Revert discards the open transaction: REVERT;.
+func Revert() Statement { return plain{p: planner.Rollback{}} }
+
+// DropStatement is DROP DOMAIN, built by Drop.
+type DropStatement struct{ plain }
+
+// Drop drops domain: DROP DOMAIN domain;.
+func Drop(domain string) DropStatement {
+	n, err := name(domain)
+	return DropStatement{plain{p: planner.DropDomain{Name: n}, err: err}}
+}
+
+// IfExists makes dropping a domain that does not exist succeed.
+func (s DropStatement) IfExists() DropStatement {
+	p := s.p.(planner.DropDomain)
+	p.IfExists = true
+	s.p = p
+	return s
+}
+
+// CreateStatement is CREATE DOMAIN, built by Create and CreatePaced.
+type CreateStatement struct{ plain }
+
+// Create creates an unpaced domain, whose logical time is UTC: CREATE
+// DOMAIN domain;.
+func Create(domain string) CreateStatement {
+	n, err := name(domain)
+	return CreateStatement{plain{p: planner.CreateDomain{Name: n}, err: err}}
+}
+
+// CreatePaced creates a paced domain that ticks every period of logical
+// time and admits timestamps within skew of a tick: CREATE PACED DOMAIN
+// domain WITH PERIOD period SKEW skew;. A negative period or skew is the
+// statement's error; a zero period is refused when it runs
+// (ErrInvalidPeriod).
+func CreatePaced(domain string, period, skew time.Duration) CreateStatement {
+	n, err := name(domain)
+	p := planner.CreateDomain{Name: n, Pace: lifecycle.Paced}
+	for _, d := range []struct {
+		what string
+		v    time.Duration
+	}{{"period", period}, {"skew", skew}} {
+		if d.v < 0 && err == nil {
+			err = &buildError{kind: grammar.ErrInvalidDuration, msg: fmt.Sprintf("%s %s is negative; give a duration of 0 or more", d.what, d.v)}
+		}
+	}
+	p.Period, p.Skew = uint64(max(period, 0)), uint64(max(skew, 0))
+	return CreateStatement{plain{p: p, err: err}}
+}
+
+// IfNotExists makes creating a domain that already exists succeed,
+// leaving it unchanged.
+func (s CreateStatement) IfNotExists() CreateStatement {
+	p := s.p.(planner.CreateDomain)
+	p.IfNotExists = true
+	s.p = p
+	return s
+}
+
+// StartStatement is START, built by Start.
+type StartStatement struct{ plain }
+
+// Start starts the active domain, resuming from its persisted state:
+// START;. At and AtNow choose a new start instant, Rate the TIME RATE.
+func Start() StartStatement {
+	return StartStatement{plain{p: planner.Start{Mode: planner.StartResume, Rate: planner.DefaultRate}}}
+}
+
+// At starts the domain's logical time at t: START AT 't'. An instant
+// outside years 1677 to 2262 is the statement's error.
+func (s StartStatement) At(t time.Time) StartStatement {
+	p := s.p.(planner.Start)
+	if t.Before(minInstant) || t.After(maxInstant) {
+		s.setErr(&buildError{kind: grammar.ErrInvalidTimestamp,
+			msg: fmt.Sprintf("START AT %s lies outside signed Unix nanoseconds (years 1677 to 2262); give an instant inside them", t.UTC().Format(time.RFC3339Nano))})
+		return s
+	}
+	p.Mode, p.At = planner.StartAtTime, t.UnixNano()
+	s.p = p
+	return s
+}
+
+// AtNow starts the domain's logical time at the engine's UTC when the
+// statement commits: START AT NOW.
+func (s StartStatement) AtNow() StartStatement {
+	p := s.p.(planner.Start)
+	p.Mode, p.At = planner.StartAtNow, 0
+	s.p = p
+	return s
+}
+
+// Rate sets the TIME RATE, logical nanoseconds per UTC nanosecond: TIME
+// RATE rate. Without At or AtNow it starts at NOW, since a resume keeps the
+// persisted rate. A rate that is not positive and finite is the
+// statement's error.
+func (s StartStatement) Rate(rate float64) StartStatement {
+	p := s.p.(planner.Start)
+	if !(rate > 0) || math.IsInf(rate, 0) {
+		s.setErr(&buildError{kind: grammar.ErrInvalidRate, msg: fmt.Sprintf("TIME RATE %v is not a positive finite number; give a rate such as 1 or 0.5", rate)})
+		return s
+	}
+	if p.Mode == planner.StartResume {
+		p.Mode = planner.StartAtNow
+	}
+	p.Rate = rate
+	s.p = p
+	return s
+}
+
+func (s *StartStatement) setErr(err error) {
+	if s.err == nil {
+		s.err = err
+	}
+}
+
+var (
+	minInstant = time.Unix(0, math.MinInt64)
+	maxInstant = time.Unix(0, math.MaxInt64)
+)

@@ -1,0 +1,128 @@
+package nspl_test
+
+import (
+	"context"
+	"errors"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/nspl-dev/nspl"
+	"github.com/nspl-dev/nspl/planner"
+)
+
+// Builders print canonical NSPL that plans back to the same statement:
+// names in any case are stored lower-case and quoted where they need it,
+// instants, durations and rates read back exactly.
+func TestStatementText(t *testing.T) {
+	origin := time.Date(2026, 1, 1, 0, 0, 0, 1, time.FixedZone("CET", 3600))
+	tests := []struct {
+		st   nspl.Statement
+		want string
+	}{
+		{nspl.Use("Prod"), "USE prod;"},
+		{nspl.Use("prod-1"), "USE `prod-1`;"},
+		{nspl.Use("clock"), "USE `clock`;"},
+		{nspl.Use("`Ops`"), "USE ops;"},
+		{nspl.Create("dev"), "CREATE UNPACED DOMAIN dev PLACEMENT NEUTRAL;"},
+		{nspl.Create("dev").IfNotExists(), "CREATE IF NOT EXISTS UNPACED DOMAIN dev PLACEMENT NEUTRAL;"},
+		{nspl.CreatePaced("prod", time.Second, 100*time.Millisecond), "CREATE PACED DOMAIN prod WITH PERIOD 1s SKEW 100ms PLACEMENT NEUTRAL;"},
+		{nspl.Start(), "START;"},
+		{nspl.Start().AtNow(), "START AT NOW TIME RATE 1;"},
+		{nspl.Start().Rate(2), "START AT NOW TIME RATE 2;"},
+		{nspl.Start().At(origin).Rate(0.5), "START AT '2025-12-31T23:00:00.000000001Z' TIME RATE 0.5;"},
+		{nspl.Start().Rate(60).At(origin), "START AT '2025-12-31T23:00:00.000000001Z' TIME RATE 60;"},
+		{nspl.Stop(), "STOP;"},
+		{nspl.Attach(), "ATTACH DOMAIN CLOCK;"},
+		{nspl.Detach(), "DETACH DOMAIN CLOCK;"},
+		{nspl.ListDomains(), "LIST DOMAINS;"},
+		{nspl.Describe(""), "DESCRIBE DOMAIN;"},
+		{nspl.Describe("Prod"), "DESCRIBE DOMAIN prod;"},
+		{nspl.Drop("prod"), "DROP DOMAIN prod;"},
+		{nspl.Drop("prod").IfExists(), "DROP DOMAIN IF EXISTS prod;"},
+		{nspl.Begin(), "BEGIN;"},
+		{nspl.Commit(), "COMMIT;"},
+		{nspl.Revert(), "REVERT;"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.want, func(t *testing.T) {
+			require.NoError(t, tt.st.Err())
+			require.Equal(t, tt.want, tt.st.String())
+			plans, err := planner.PlanScript(tt.st.String())
+			require.NoError(t, err)
+			require.Len(t, plans, 1)
+			require.Equal(t, tt.want, plans[0].String(), "the text plans back to the same statement")
+		})
+	}
+}
+
+// A value no statement can hold is the statement's error, with the
+// sentinel a written statement would fail with.
+func TestStatementErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		st   nspl.Statement
+		want error
+	}{
+		{"dotted name", nspl.Use("prod.eu"), nspl.ErrInvalidName},
+		{"empty name", nspl.Drop(""), nspl.ErrInvalidName},
+		{"name with a space", nspl.Create("my domain"), nspl.ErrInvalidName},
+		{"negative period", nspl.CreatePaced("prod", -time.Second, 0), nspl.ErrInvalidDuration},
+		{"negative skew", nspl.CreatePaced("prod", time.Second, -1), nspl.ErrInvalidDuration},
+		{"instant past 2262", nspl.Start().At(time.Date(3000, 1, 1, 0, 0, 0, 0, time.UTC)), nspl.ErrInvalidTimestamp},
+		{"zero rate", nspl.Start().Rate(0), nspl.ErrInvalidRate},
+		{"negative rate", nspl.Start().AtNow().Rate(-1), nspl.ErrInvalidRate},
+		{"NaN rate", nspl.Start().Rate(math.NaN()), nspl.ErrInvalidRate},
+		{"infinite rate", nspl.Start().Rate(math.Inf(1)), nspl.ErrInvalidRate},
+		{"first error kept", nspl.Start().Rate(0).At(time.Date(3000, 1, 1, 0, 0, 0, 0, time.UTC)), nspl.ErrInvalidRate},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			require.ErrorIs(t, tt.st.Err(), tt.want)
+			require.Empty(t, tt.st.String())
+			_, err := nspl.Script(nspl.ListDomains(), tt.st)
+			var e *nspl.Error
+			require.ErrorAs(t, err, &e)
+			require.Equal(t, 2, e.Pos.Line, "the error names the second statement")
+			require.ErrorIs(t, err, tt.want)
+		})
+	}
+}
+
+// Exec runs the statements before one holding an error and reports it on
+// its line; statement errors of the engine are positioned the same way and
+// match the root's sentinels.
+func TestExecStatements(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	eng, err := nspl.Open(ctx, nspl.Options{})
+	require.NoError(t, err)
+	defer func() { require.NoError(t, eng.Close()) }()
+	sess, err := eng.NewSession()
+	require.NoError(t, err)
+
+	results, err := sess.Exec(ctx, nspl.Create("Dev"), nspl.Use("prod.eu"), nspl.Drop("dev"))
+	var e *nspl.Error
+	require.ErrorAs(t, err, &e)
+	require.Equal(t, nspl.Position{Line: 2, Column: 1}, e.Pos)
+	require.ErrorIs(t, err, nspl.ErrInvalidName)
+	require.Len(t, results, 1)
+	require.Equal(t, "created domain 'dev'", results[0].Message)
+
+	results, err = sess.Exec(ctx, nspl.Use("DEV"), nspl.Create("dev"))
+	require.ErrorIs(t, err, nspl.ErrDomainExists)
+	require.True(t, errors.As(err, &e))
+	require.Equal(t, 2, e.Pos.Line)
+	require.Len(t, results, 1)
+	_, err = sess.Exec(ctx, nspl.Describe("nope"))
+	require.ErrorIs(t, err, nspl.ErrNotFound)
+	_, err = sess.Exec(ctx, nspl.Stop())
+	require.ErrorIs(t, err, nspl.ErrAlreadyStopped)
+	_, err = sess.Exec(ctx, nspl.Detach())
+	require.ErrorIs(t, err, nspl.ErrNotAttached)
+	results, err = sess.Exec(ctx)
+	require.NoError(t, err)
+	require.Empty(t, results)
+}
