@@ -20,5 +20,5 @@ const (
 )
 
 // ClockEvent is one coalesced observation of a followed clock (see
-// session.ClockEvent).
+// session.ClockEvent). Its Domain is the stored, lower-case name.
 type ClockEvent = session.ClockEvent

@@ -130,9 +130,10 @@ func (s *Session) DomainNames(context.Context) ([]string, error) {
 	return names, nil
 }
 
-// Clock returns the followed clock of domain: the observation of the attach
-// reply or the newest state, and the newest tick of its generation. It
-// reports false when the session does not follow the domain.
+// Clock returns the followed clock of domain, a name in any case ("Prod"
+// and "prod" are one domain): the observation of the attach reply or the
+// newest state, and the newest tick of its generation. It reports false
+// when the session does not follow the domain.
 func (s *Session) Clock(domain string) (Clock, bool) { return s.follow.Clock(domain) }
 
 // NextEvent returns the oldest unread clock event, waiting until one arrives,
