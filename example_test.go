@@ -33,10 +33,10 @@ func Example_followClock() {
 	defer sess.Close()
 
 	// Logical time starts at origin and runs ten times as fast as UTC,
-	// ticking every logical second; an event may lie 100ms from a tick.
+	// ticking every logical minute; an event may lie 100ms from a tick.
 	origin := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	results, err := sess.Exec(ctx,
-		nspl.CreatePaced("Prod", time.Second, 100*time.Millisecond),
+		nspl.CreatePaced("Prod", time.Minute, 100*time.Millisecond),
 		nspl.Use("prod"),
 		nspl.Start().At(origin).Rate(10))
 	if err != nil {
@@ -73,13 +73,14 @@ func Example_followClock() {
 	fmt.Println("reached", target.Format(time.TimeOnly), !now.Before(target))
 
 	// The admission window at this instant: timestamps within 100ms of a
-	// reached tick are admitted, others and future ones are not.
+	// reached tick (here the first, at origin) are admitted, others and
+	// future ones are not.
 	w, err := c.Window(time.Now())
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	for _, ts := range []time.Duration{5*time.Second + 50*time.Millisecond, 4500 * time.Millisecond, time.Hour} {
+	for _, ts := range []time.Duration{50 * time.Millisecond, 500 * time.Millisecond, time.Hour} {
 		fmt.Println("admits", origin.Add(ts).Format("15:04:05.000"), w.Admits(origin.Add(ts)))
 	}
 
@@ -93,8 +94,8 @@ func Example_followClock() {
 	// started domain 'prod'
 	// tick prod tick 1 at 2026-01-01T00:00:00Z
 	// reached 00:00:05 true
-	// admits 00:00:05.050 true
-	// admits 00:00:04.500 false
+	// admits 00:00:00.050 true
+	// admits 00:00:00.500 false
 	// admits 01:00:00.000 false
 	// true 1:1: domain 'prod' is already running; STOP it before starting a new generation
 }
