@@ -126,3 +126,32 @@ func TestExecStatements(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, results)
 }
+
+// Reopening a DataDir resumes the running domain, so START AT NOW on it is
+// refused with the root's sentinel, and its clock is followed again.
+func TestReopenedDataDirRefusesStartWithRootSentinel(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	dir := t.TempDir()
+	eng, err := nspl.Open(ctx, nspl.Options{DataDir: dir})
+	require.NoError(t, err)
+	sess, err := eng.NewSession()
+	require.NoError(t, err)
+	_, err = sess.Exec(ctx, nspl.CreatePaced("prod", time.Second, 0), nspl.Use("prod"), nspl.Start().AtNow())
+	require.NoError(t, err)
+	require.NoError(t, eng.Close())
+
+	eng, err = nspl.Open(ctx, nspl.Options{DataDir: dir})
+	require.NoError(t, err)
+	defer func() { require.NoError(t, eng.Close()) }()
+	sess, err = eng.NewSession()
+	require.NoError(t, err)
+	results, err := sess.Exec(ctx, nspl.Use("PROD"), nspl.Start().AtNow())
+	require.ErrorIs(t, err, nspl.ErrAlreadyRunning)
+	require.Len(t, results, 1)
+	_, err = sess.Exec(ctx, nspl.Attach())
+	require.NoError(t, err)
+	c, ok := sess.Clock("Prod")
+	require.True(t, ok)
+	require.Equal(t, nspl.Paced, c.Observed.State)
+}
