@@ -12,7 +12,7 @@ import (
 // An embedding server opens an engine, creates and starts a paced domain,
 // follows its clock, waits for a logical instant and checks which event
 // timestamps the domain admits. It uses the root package alone and the
-// system clock; what it prints does not depend on when it runs.
+// system clock; what it prints does not depend on when it runs or how fast.
 //
 // README.md shows this function's body as a complete program, and
 // TestREADMEEmbeddingMatchesExample keeps the two identical;
@@ -33,10 +33,11 @@ func Example_followClock() {
 	defer sess.Close()
 
 	// Logical time starts at origin and runs ten times as fast as UTC,
-	// ticking every logical minute; an event may lie 100ms from a tick.
+	// ticking every logical hour (six minutes of UTC, so no second tick comes
+	// while it runs); an event may lie 100ms from a tick.
 	origin := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	results, err := sess.Exec(ctx,
-		nspl.CreatePaced("Prod", time.Minute, 100*time.Millisecond),
+		nspl.CreatePaced("Prod", time.Hour, 100*time.Millisecond),
 		nspl.Use("prod"),
 		nspl.Start().At(origin).Rate(10))
 	if err != nil {
