@@ -1,6 +1,8 @@
 package runtime
 
 import (
+	goruntime "runtime"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -204,3 +206,80 @@ func BenchmarkHandleNowVsTimeNowParallel(b *testing.B) {
 
 //go:noinline
 func sinkTimeLocal(t time.Time) { _ = t }
+
+// BenchmarkHandleNowScaling measures how Handle.Now's throughput scales
+// from one core to two, against time.Now's scaling measured in the same
+// run: each round times a fixed number of reads on one goroutine (with
+// GOMAXPROCS 1) and on two goroutines (with GOMAXPROCS 2), for both
+// clocks, in an order that alternates between rounds so that load from
+// other processes affects both alike. scaling is two-core throughput over
+// one-core throughput; ratio is Handle.Now's scaling over time.Now's, and
+// the target is at least 0.95. GOMAXPROCS is restored before it returns.
+func BenchmarkHandleNowScaling(b *testing.B) {
+	const perWorker = 1 << 14
+	for _, tt := range benchLifecycles {
+		b.Run(tt.name, func(b *testing.B) {
+			procs := goruntime.GOMAXPROCS(0)
+			if goruntime.NumCPU() < 2 {
+				b.Skip("needs two cores")
+			}
+			defer goruntime.GOMAXPROCS(procs)
+			h := benchHandle(b, tt.lc)
+			timeReads := func() {
+				for range perWorker {
+					sinkTimeLocal(time.Now())
+				}
+			}
+			handleReads := func() {
+				for range perWorker {
+					if _, err := h.Now(); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			}
+			// run times workers goroutines doing reads at once and returns
+			// the elapsed time.
+			run := func(workers int, reads func()) time.Duration {
+				goruntime.GOMAXPROCS(workers)
+				var ready, done sync.WaitGroup
+				startGate := make(chan struct{})
+				for range workers {
+					ready.Add(1)
+					done.Go(func() {
+						ready.Done()
+						<-startGate
+						reads()
+					})
+				}
+				ready.Wait()
+				start := time.Now()
+				close(startGate)
+				done.Wait()
+				return time.Since(start)
+			}
+			var t1, t2, h1, h2 time.Duration
+			rounds := 0
+			for i := 0; i < b.N; i += 6 * perWorker {
+				if rounds%2 == 0 {
+					t1 += run(1, timeReads)
+					h1 += run(1, handleReads)
+					t2 += run(2, timeReads)
+					h2 += run(2, handleReads)
+				} else {
+					h2 += run(2, handleReads)
+					t2 += run(2, timeReads)
+					h1 += run(1, handleReads)
+					t1 += run(1, timeReads)
+				}
+				rounds++
+			}
+			// Throughput on two cores is 2×reads/t2, on one reads/t1.
+			timeScaling := 2 * float64(t1) / float64(t2)
+			handleScaling := 2 * float64(h1) / float64(h2)
+			b.ReportMetric(timeScaling, "timenow-scaling")
+			b.ReportMetric(handleScaling, "handle-scaling")
+			b.ReportMetric(handleScaling/timeScaling, "ratio")
+		})
+	}
+}
