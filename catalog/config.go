@@ -80,6 +80,11 @@ type Config struct {
 	// CloseTimeout bounds each of Close's two waits for raft futures in
 	// flight; 0 means DefaultCloseTimeout.
 	CloseTimeout time.Duration
+
+	// startHeartbeatTimeout, when set, replaces
+	// singleNodeStartHeartbeatTimeout: a test makes it long to show that
+	// the embedded node's election does not wait for it.
+	startHeartbeatTimeout time.Duration
 }
 
 // Defaults of Config.
@@ -96,16 +101,21 @@ const (
 
 // Timing of the embedded single-node catalog. A lone voter has no peer to
 // hear from, so the heartbeat timeout only sets how long it waits before
-// electing itself: raft's minimum of 5ms puts the election 5–10ms after
-// open. The election timeout is longer so that the candidate's durable vote
-// (two fsyncs with a data directory) never races a restarted election. A
-// cluster member needs larger values (hundreds of milliseconds) and will get
-// them from its own configuration.
+// electing itself: raft's minimum of 5ms would put the election 5–10ms
+// after open, half of a short-lived shell's run. The node therefore starts
+// raft with singleNodeStartHeartbeatTimeout and at once lowers it to
+// singleNodeHeartbeatTimeout, which makes a follower re-check its heartbeat
+// at once; having never heard from a leader, it stands for election
+// without waiting (see electNow). The election timeout is longer so that
+// the candidate's durable vote (two fsyncs with a data directory) never
+// races a restarted election. A cluster member needs larger values
+// (hundreds of milliseconds) and gets them from its own configuration.
 const (
-	singleNodeHeartbeatTimeout = 5 * time.Millisecond
-	singleNodeElectionTimeout  = 100 * time.Millisecond
-	singleNodeLeaderLease      = 5 * time.Millisecond
-	commitTimeout              = 5 * time.Millisecond
+	singleNodeHeartbeatTimeout      = 5 * time.Millisecond
+	singleNodeStartHeartbeatTimeout = 6 * time.Millisecond
+	singleNodeElectionTimeout       = 100 * time.Millisecond
+	singleNodeLeaderLease           = 5 * time.Millisecond
+	commitTimeout                   = 5 * time.Millisecond
 	// maxAppendEntries is the largest batch raft writes to the log in one
 	// fsync and hands to ApplyBatch; concurrent Proposes share batches.
 	// raft allocates a slice of this size on every commit, so a larger
@@ -160,8 +170,11 @@ func (c Config) withDefaults() (Config, error) {
 func (c Config) raftConfig(id string, logger hclog.Logger) *raft.Config {
 	rc := raft.DefaultConfig()
 	rc.LocalID = raft.ServerID(id)
-	rc.HeartbeatTimeout = singleNodeHeartbeatTimeout
-	rc.ElectionTimeout = singleNodeElectionTimeout
+	rc.HeartbeatTimeout = singleNodeStartHeartbeatTimeout
+	if c.startHeartbeatTimeout != 0 {
+		rc.HeartbeatTimeout = c.startHeartbeatTimeout
+	}
+	rc.ElectionTimeout = max(singleNodeElectionTimeout, rc.HeartbeatTimeout)
 	rc.LeaderLeaseTimeout = singleNodeLeaderLease
 	rc.CommitTimeout = commitTimeout
 	if cc := c.Cluster; cc != nil {

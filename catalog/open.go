@@ -145,11 +145,19 @@ func start(cfg Config, logger *slog.Logger, st *stores) (*Node, error) {
 	}
 	// A cluster member that is not (or no longer) in its configuration
 	// joins through ClusterConfig.Join instead.
-	if err := checkMembership(r, rc.LocalID); err != nil && cfg.Cluster == nil {
+	sole, err := checkMembership(r, rc.LocalID)
+	if err != nil && cfg.Cluster == nil {
 		_ = r.Shutdown().Error()
 		_ = trans.Close()
 		fsm.close()
 		return nil, err
+	}
+	if sole && cfg.Cluster == nil {
+		if err := electNow(r); err != nil {
+			// Only the faster start is lost: raft elects this node once
+			// the heartbeat timeout passes.
+			logger.Warn("catalog: the embedded node waits out its heartbeat timeout before electing itself", "err", err)
+		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	n := &Node{
@@ -177,21 +185,40 @@ func start(cfg Config, logger *slog.Logger, st *stores) (*Node, error) {
 
 // checkMembership refuses a data directory whose raft configuration does
 // not name this server: its server-id file was lost or replaced, and the
-// node would wait forever for an election it cannot take part in.
-func checkMembership(r *raft.Raft, id raft.ServerID) error {
+// node would wait forever for an election it cannot take part in. It
+// reports whether this server is the configuration's only voter.
+func checkMembership(r *raft.Raft, id raft.ServerID) (sole bool, err error) {
 	f := r.GetConfiguration()
 	if err := f.Error(); err != nil {
-		return fmt.Errorf("catalog: read raft configuration: %w", err)
+		return false, fmt.Errorf("catalog: read raft configuration: %w", err)
 	}
+	servers := f.Configuration().Servers
 	var ids []string
-	for _, s := range f.Configuration().Servers {
+	for _, s := range servers {
 		if s.ID == id {
-			return nil
+			return s.Suffrage == raft.Voter && len(servers) == 1, nil
 		}
 		ids = append(ids, string(s.ID))
 	}
-	return fmt.Errorf("%w: its raft configuration names servers %q but not this node's server id %q; restore the %s file that belongs with this log",
+	return false, fmt.Errorf("%w: its raft configuration names servers %q but not this node's server id %q; restore the %s file that belongs with this log",
 		ErrDataDir, ids, id, serverIDFile)
+}
+
+// electNow makes a follower that is the only voter of its configuration
+// stand for election now instead of after its heartbeat timeout. Lowering
+// the heartbeat timeout through ReloadConfig makes raft's follower loop
+// re-check its heartbeat at once; a node that has never heard from a
+// leader then becomes a candidate, votes for itself (durably, as in any
+// election) and, with no other voter to ask, wins. The election is an
+// ordinary raft election, only earlier, so nothing is unsafe about it; a
+// lone voter has no peer whose leadership it could dispute.
+func electNow(r *raft.Raft) error {
+	rc := r.ReloadableConfig()
+	if rc.HeartbeatTimeout <= singleNodeHeartbeatTimeout {
+		return nil // nothing to lower, so raft would not re-check
+	}
+	rc.HeartbeatTimeout = singleNodeHeartbeatTimeout
+	return r.ReloadConfig(rc)
 }
 
 // State returns the latest applied catalog state without taking a lock.
