@@ -42,20 +42,6 @@ func build(p *pStatement) (Statement, *Error) {
 		return &AlterPlacement{Node: n, Placement: *pl}, nil
 	case p.Start != nil:
 		return buildStart(n, p.Start)
-	case p.Stop:
-		return &Stop{Node: n}, nil
-	case p.Attach:
-		return &AttachClock{Node: n}, nil
-	case p.Detach:
-		return &DetachClock{Node: n}, nil
-	case p.Use != nil:
-		name, err := buildName(p.Use)
-		if err != nil {
-			return nil, err
-		}
-		return &Use{Node: n, Name: name}, nil
-	case p.List:
-		return &ListDomains{Node: n}, nil
 	case p.Describe != nil && p.Describe.Backup != nil:
 		path, err := buildPath(p.Describe.Backup)
 		if err != nil {
@@ -86,6 +72,28 @@ func build(p *pStatement) (Statement, *Error) {
 		return &ShowTransactions{Node: n}, nil
 	case p.Show != nil:
 		return &ShowClusterStatus{Node: n}, nil
+	case p.Simple != nil:
+		return buildSimple(n, p.Simple)
+	}
+	return nil, &Error{Pos: n.Start, Kind: ErrSyntax, Msg: "expected a statement"}
+}
+
+func buildSimple(n Node, p *pSimple) (Statement, *Error) {
+	switch {
+	case p.Stop:
+		return &Stop{Node: n}, nil
+	case p.Attach:
+		return &AttachClock{Node: n}, nil
+	case p.Detach:
+		return &DetachClock{Node: n}, nil
+	case p.Use != nil:
+		name, err := buildName(p.Use)
+		if err != nil {
+			return nil, err
+		}
+		return &Use{Node: n, Name: name}, nil
+	case p.List:
+		return &ListDomains{Node: n}, nil
 	case p.Begin:
 		return &Begin{Node: n}, nil
 	case p.Commit:

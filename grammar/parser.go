@@ -18,19 +18,26 @@ type pStatement struct {
 	Create   *pCreate   `parser:"  @@"`
 	Alter    *pAlter    `parser:"| @@"`
 	Start    *pStart    `parser:"| @@"`
-	Stop     bool       `parser:"| @'STOP'"`
-	Attach   bool       `parser:"| @'ATTACH' 'DOMAIN' 'CLOCK'"`
-	Detach   bool       `parser:"| @'DETACH' 'DOMAIN' 'CLOCK'"`
-	Use      *pName     `parser:"| 'USE' @@"`
-	List     bool       `parser:"| @'LIST' 'DOMAINS'"`
 	Describe *pDescribe `parser:"| @@"`
 	Drop     *pDrop     `parser:"| @@"`
 	Backup   *pBackup   `parser:"| @@"`
 	Restore  *pRestore  `parser:"| @@"`
 	Show     *pShow     `parser:"| @@"`
-	Begin    bool       `parser:"| @'BEGIN'"`
-	Commit   bool       `parser:"| @'COMMIT'"`
-	Rollback string     `parser:"| @('REVERT' | 'ROLLBACK')"`
+	Simple   *pSimple   `parser:"| @@"`
+}
+
+// pSimple holds the statements of a keyword or two and a name: one
+// production, so that they too are parsed without trying the others first
+// (see productions).
+type pSimple struct {
+	Stop     bool   `parser:"  @'STOP'"`
+	Attach   bool   `parser:"| @'ATTACH' 'DOMAIN' 'CLOCK'"`
+	Detach   bool   `parser:"| @'DETACH' 'DOMAIN' 'CLOCK'"`
+	Use      *pName `parser:"| 'USE' @@"`
+	List     bool   `parser:"| @'LIST' 'DOMAINS'"`
+	Begin    bool   `parser:"| @'BEGIN'"`
+	Commit   bool   `parser:"| @'COMMIT'"`
+	Rollback string `parser:"| @('REVERT' | 'ROLLBACK')"`
 }
 
 type pShow struct {
@@ -134,18 +141,41 @@ var statementParser = participle.MustBuild[pStatement](
 // Parse stops at the first error and returns it as a *Error with its
 // position; the statements before it are returned too.
 func Parse(src string) ([]Statement, error) {
-	var out []Statement
-	err := eachStatement(src, func(toks []lexer.Token, term lexer.Token, partial bool) error {
-		st, err := parseTokens(toks, term)
+	sc := lexScript(src)
+	out := make([]Statement, 0, len(sc.stmts))
+	var peek *lexer.PeekingLexer
+	for _, ext := range sc.stmts {
+		if peek == nil {
+			var err error
+			if peek, err = upgradeScript(sc); err != nil {
+				return out, translate(err, nil, lexer.Token{Type: lexer.EOF, Pos: sc.eof})
+			}
+		}
+		toks := sc.toks[ext.start:ext.end]
+		st, err := parseShared(peek, ext.start, toks)
 		if err != nil {
-			return err
+			// The reference path parses the statement on its own with the
+			// whole grammar; its error is the one to report.
+			if st, err = parseTokens(toks, ext.term); err != nil {
+				return out, err
+			}
 		}
-		if !partial {
-			out = append(out, st)
+		out = append(out, st)
+	}
+	if sc.failure == nil {
+		return out, nil
+	}
+	if len(sc.partial) > 0 {
+		// A syntax error before the failure is the one to report.
+		term := lexer.Token{Type: lexer.EOF, Pos: toLexerPos(sc.failure.Pos)}
+		if _, err := parseTokens(sc.partial, term); err != nil {
+			var e *Error
+			if errors.As(err, &e) && e.Pos.Offset < sc.failure.Pos.Offset {
+				return out, err
+			}
 		}
-		return nil
-	})
-	return out, err
+	}
+	return out, sc.failure
 }
 
 // ParseStatement parses text that holds exactly one statement (its ';' is
@@ -174,61 +204,78 @@ func endOf(src string) Position {
 // the offending one) costs more than a bounded amount of work per statement.
 const maxStatementTokens = 64
 
-// eachStatement lexes src once and calls fn with the tokens of each
-// non-empty statement and the token that ends it (';' or EOF). When the
-// lexer fails inside a statement, fn sees the tokens before the failure
-// with partial set, and its error wins if it lies before the lexer's.
-func eachStatement(src string, fn func(toks []lexer.Token, term lexer.Token, partial bool) error) error {
+// lexedScript is a script lexed once: the tokens of every complete
+// statement, each followed by its terminator, and how lexing ended.
+type lexedScript struct {
+	toks  []lexer.Token
+	stmts []extent
+	eof   lexer.Position // where the token stream ends
+	// failure, when set, ended lexing early: a lexer error or a statement
+	// that is too long. partial holds the tokens of the statement it
+	// interrupted, before the failure.
+	failure *Error
+	partial []lexer.Token
+}
+
+// upgradeScript returns the one participle lexer every statement of sc is
+// parsed from, so that its tokens are copied once per script rather than
+// once per statement.
+func upgradeScript(sc lexedScript) (*lexer.PeekingLexer, error) {
+	return lexer.Upgrade(&sliceLexer{toks: sc.toks, eof: sc.eof})
+}
+
+// extent is one complete, non-empty statement: toks[start:end] and the
+// token that ends it (';' or EOF).
+type extent struct {
+	start, end int
+	term       lexer.Token
+}
+
+// lexScript lexes src once, up to its end or its first failure. A lexer
+// error or a statement reaching maxStatementTokens stops it, so hostile
+// input costs time linear in the statements before it and never more.
+func lexScript(src string) lexedScript {
+	var ls lexedScript
 	sc := newScanner(src)
-	toks := make([]lexer.Token, 0, 16)
+	ls.toks = make([]lexer.Token, 0, 16)
+	start := 0
 	for {
 		tok, lexErr := sc.next()
 		if lexErr == nil && tok.Type == tokIllegal {
 			lexErr = illegalError(tok)
 		}
 		if lexErr != nil {
-			// A syntax error before the bad character is the one to report.
-			if len(toks) > 0 {
-				term := lexer.Token{Type: lexer.EOF, Pos: toLexerPos(lexErr.Pos)}
-				if err := fn(toks, term, true); err != nil {
-					var e *Error
-					if errors.As(err, &e) && e.Pos.Offset < lexErr.Pos.Offset {
-						return err
-					}
-				}
-			}
-			return lexErr
+			ls.failure, ls.partial = lexErr, ls.toks[start:]
+			ls.toks, ls.eof = ls.toks[:start], toLexerPos(lexErr.Pos)
+			return ls
 		}
 		end := tok.Type == lexer.EOF || (tok.Type == tokPunct && tok.Value == ";")
-		if !end && len(toks) == maxStatementTokens {
-			// No statement is this long. Report the grammar's own error if
-			// it lies before this token; otherwise refuse the length, without
-			// lexing the rest, so hostile input costs time linear in the
-			// statements before it and never more.
-			term := lexer.Token{Type: lexer.EOF, Pos: tok.Pos}
-			if err := fn(toks, term, true); err != nil {
-				var e *Error
-				if errors.As(err, &e) && e.Pos.Offset < tok.Pos.Offset {
-					return err
-				}
-			}
-			return &Error{Pos: fromLexerPos(tok.Pos), Kind: ErrSyntax,
+		if !end && len(ls.toks)-start == maxStatementTokens {
+			// No statement is this long. The grammar's own error wins if
+			// it lies before this token; otherwise the length is refused
+			// without lexing the rest.
+			ls.failure = &Error{Pos: fromLexerPos(tok.Pos), Kind: ErrSyntax,
 				Msg: fmt.Sprintf("statement too long at %s: no statement has more than %d tokens; end the statement with ';'",
 					describeToken(tok, tok), maxStatementTokens)}
+			ls.partial = ls.toks[start:]
+			ls.toks, ls.eof = ls.toks[:start], tok.Pos
+			return ls
 		}
 		if !end {
-			toks = append(toks, tok)
+			ls.toks = append(ls.toks, tok)
 			continue
 		}
-		if len(toks) > 0 {
-			if err := fn(toks, tok, false); err != nil {
-				return err
-			}
-			toks = toks[:0]
+		if n := len(ls.toks); n > start {
+			ls.stmts = append(ls.stmts, extent{start: start, end: n, term: tok})
 		}
 		if tok.Type == lexer.EOF {
-			return nil
+			ls.eof = tok.Pos
+			return ls
 		}
+		// The terminator stays in the stream: no production matches ';',
+		// so a statement parsed from the shared lexer stops before it.
+		ls.toks = append(ls.toks, tok)
+		start = len(ls.toks)
 	}
 }
 
@@ -246,6 +293,85 @@ func (l *sliceLexer) Next() (lexer.Token, error) {
 		return l.toks[l.i-1], nil
 	}
 	return lexer.Token{Type: lexer.EOF, Pos: l.eof}, nil
+}
+
+// A production parses one statement form. Every statement begins with a
+// keyword of its own, so the form is known from the first token: parsing
+// that production directly skips the alternatives the whole grammar would
+// try (and allocate for) first, and gives the same tree, since no other
+// alternative can match a statement beginning with that keyword.
+type production func(peek *lexer.PeekingLexer, into *pStatement) error
+
+func productionOf[P any](set func(*pStatement, *P)) production {
+	pp, err := participle.ParserForProduction[P](statementParser)
+	if err != nil {
+		panic(err)
+	}
+	return func(peek *lexer.PeekingLexer, into *pStatement) error {
+		p, err := pp.ParseFromLexer(peek, participle.AllowTrailing(true))
+		if err != nil {
+			return err
+		}
+		set(into, p)
+		return nil
+	}
+}
+
+var (
+	simpleProduction = productionOf(func(st *pStatement, p *pSimple) { st.Simple = p })
+	// productions maps a statement's first keyword to its production.
+	productions = map[string]production{
+		"CREATE":   productionOf(func(st *pStatement, p *pCreate) { st.Create = p }),
+		"ALTER":    productionOf(func(st *pStatement, p *pAlter) { st.Alter = p }),
+		"START":    productionOf(func(st *pStatement, p *pStart) { st.Start = p }),
+		"DESCRIBE": productionOf(func(st *pStatement, p *pDescribe) { st.Describe = p }),
+		"DROP":     productionOf(func(st *pStatement, p *pDrop) { st.Drop = p }),
+		"BACKUP":   productionOf(func(st *pStatement, p *pBackup) { st.Backup = p }),
+		"RESTORE":  productionOf(func(st *pStatement, p *pRestore) { st.Restore = p }),
+		"SHOW":     productionOf(func(st *pStatement, p *pShow) { st.Show = p }),
+		"STOP":     simpleProduction,
+		"ATTACH":   simpleProduction,
+		"DETACH":   simpleProduction,
+		"USE":      simpleProduction,
+		"LIST":     simpleProduction,
+		"BEGIN":    simpleProduction,
+		"COMMIT":   simpleProduction,
+		"REVERT":   simpleProduction,
+		"ROLLBACK": simpleProduction,
+	}
+)
+
+// errNoProduction sends a statement that begins with no statement keyword
+// to the reference path, which reports what was expected.
+var errNoProduction = errors.New("no statement begins with this token")
+
+// parseShared parses the statement toks, which begins at token index start
+// of the script's one shared lexer, with the production its first keyword
+// selects. Any error means only that the fast path does not apply: the
+// caller parses the statement again on its own (parseTokens) for the error
+// to report, so errors read exactly as the whole grammar gives them.
+func parseShared(peek *lexer.PeekingLexer, start int, toks []lexer.Token) (Statement, error) {
+	prod, ok := productions[toks[0].Value]
+	if toks[0].Type != tokKeyword || !ok {
+		return nil, errNoProduction
+	}
+	if raw := int(peek.RawCursor()); raw < start {
+		peek.FastForward(lexer.RawCursor(start - 1))
+	} else if raw != start {
+		return nil, errNoProduction
+	}
+	p := pStatement{Tokens: toks}
+	if err := prod(peek, &p); err != nil {
+		return nil, err
+	}
+	if int(peek.RawCursor()) != start+len(toks) {
+		return nil, errNoProduction // tokens the production did not take
+	}
+	st, berr := build(&p)
+	if berr != nil {
+		return nil, berr
+	}
+	return st, nil
 }
 
 func parseTokens(toks []lexer.Token, term lexer.Token) (Statement, error) {
