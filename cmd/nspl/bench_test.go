@@ -5,9 +5,13 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -77,5 +81,55 @@ func BenchmarkRenderTable(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		require.NoError(b, renderResult(io.Discard, formatTable, res))
+	}
+}
+
+// BenchmarkCommandRatio runs the built nspl binary as `nspl -c 'LIST
+// DOMAINS;'` (an embedded in-memory node opened, one statement run, the
+// node closed) beside two anchors in the same run, alternating which goes
+// first: `sqlite3 :memory: 'SELECT 1;'` when sqlite3 is on PATH, and the
+// same binary's `--version`, which is process start alone. It reports the
+// wall time of each in milliseconds and the ratios.
+func BenchmarkCommandRatio(b *testing.B) {
+	dir := b.TempDir()
+	bin := filepath.Join(dir, "nspl")
+	build := exec.Command("go", "build", "-o", bin, ".")
+	out, err := build.CombinedOutput()
+	require.NoError(b, err, "%s", out)
+	env := append(os.Environ(), "HOME="+dir, "XDG_CONFIG_HOME="+dir, "XDG_STATE_HOME="+dir)
+	type anchor struct {
+		name string
+		argv []string
+		wall time.Duration
+	}
+	runs := []*anchor{
+		{name: "nspl-c", argv: []string{bin, "-c", "LIST DOMAINS;"}},
+		{name: "version", argv: []string{bin, "--version"}},
+	}
+	if sqlite, err := exec.LookPath("sqlite3"); err == nil {
+		runs = append(runs, &anchor{name: "sqlite3", argv: []string{sqlite, ":memory:", "SELECT 1;"}})
+	}
+	run := func(a *anchor) {
+		cmd := exec.Command(a.argv[0], a.argv[1:]...)
+		cmd.Env = env
+		start := time.Now()
+		if out, err := cmd.CombinedOutput(); err != nil {
+			b.Fatalf("%s: %v\n%s", a.name, err, out)
+		}
+		a.wall += time.Since(start)
+	}
+	i := 0
+	for b.Loop() {
+		for j := range runs {
+			run(runs[(i+j)%len(runs)])
+		}
+		i++
+	}
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 / float64(i) }
+	for _, a := range runs {
+		b.ReportMetric(ms(a.wall), a.name+"-ms")
+		if a != runs[0] {
+			b.ReportMetric(float64(runs[0].wall)/float64(a.wall), "ratio-"+a.name)
+		}
 	}
 }
