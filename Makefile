@@ -3,7 +3,7 @@ PKGS ?= ./...
 FUZZTIME ?= 30s
 STRESS_N ?= 5
 
-.PHONY: build test stress vet fmt-check bench fuzz run
+.PHONY: build test stress vet fmt-check bench bench-ratios fuzz run
 
 build:
 	$(GO) build $(PKGS)
@@ -34,6 +34,27 @@ fmt-check:
 ## bench: every benchmark with allocation counts; long soaks run here, never in test.
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -tags nspl_bench $(PKGS)
+
+## bench-ratios: the benchmarks that report a figure against an anchor
+## measured in the same run, each BENCH_COUNT times, then a table of the
+## median and range of every metric. Not part of test.
+BENCH_COUNT ?= 3
+BENCH_TIME ?= 1s
+RATIO_BENCHES = \
+	'./runtime:^BenchmarkHandleNowVsTimeNow' \
+	'./session:^Benchmark(TickDelivery|IdleAttachment)$$' \
+	'./catalog:^BenchmarkThroughputRatio$$' \
+	'./cluster:^BenchmarkCommitLatency3Node$$' \
+	'./planner:^BenchmarkParsePlan(Ratio)?$$' \
+	'./cmd/nspl:^BenchmarkCommandRatio$$'
+bench-ratios:
+	@set -e; out=$$(mktemp); trap 'rm -f "$$out"' EXIT; \
+	for spec in $(RATIO_BENCHES); do \
+	  pkg=$${spec%%:*}; re=$${spec#*:}; \
+	  echo "== $$pkg $$re" >&2; \
+	  $(GO) test -run '^$$' -bench "$$re" -benchmem -count $(BENCH_COUNT) -benchtime $(BENCH_TIME) -tags nspl_bench $$pkg >>"$$out"; \
+	done; \
+	$(GO) run ./internal/benchtable <"$$out"
 
 ## fuzz: each native fuzz target for FUZZTIME.
 fuzz:
