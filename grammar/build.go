@@ -166,7 +166,7 @@ func buildStart(n Node, p *pStart) (Statement, *Error) {
 
 func buildName(p *pName) (Name, *Error) {
 	n := nodeOf(p.Tokens)
-	if len(p.Parts) > 1 {
+	if p.Qualified {
 		var b strings.Builder
 		for _, t := range p.Tokens {
 			b.WriteString(t.Value)
@@ -174,7 +174,7 @@ func buildName(p *pName) (Name, *Error) {
 		text := b.String()
 		return Name{}, literalAt(n, newLiteralError(ErrInvalidName, text, "a domain name cannot contain '.'; domain names are not qualified, use '-' or '_' instead"))
 	}
-	v, err := ParseName(p.Parts[0])
+	v, err := ParseName(p.First)
 	if err != nil {
 		return Name{}, literalAt(n, err)
 	}

@@ -1,0 +1,142 @@
+package grammar
+
+import (
+	"github.com/alecthomas/participle/v2"
+	"github.com/alecthomas/participle/v2/lexer"
+)
+
+// Each leaf production consumes the tokens of its rule from the
+// participle lexer it is given, or none: it returns participle.NextMatch
+// when the next token cannot begin the rule, so that participle tries the
+// next alternative, and an *participle.UnexpectedTokenError at the
+// offending token when the rule began but cannot finish, exactly where
+// participle's own descent over the rule failed (translate turns either
+// into the grammar's message). Tokens is the run of tokens matched, a
+// slice of the lexer's own.
+
+// pName is a name: (Ident | QuotedName) { '.' (Ident | QuotedName) }. The
+// dotted continuation exists only to refuse qualified names with a clear
+// message (Qualified).
+type pName struct {
+	Tokens    []lexer.Token
+	First     string
+	Qualified bool
+}
+
+func isNameToken(t *lexer.Token) bool { return t.Type == tokIdent || t.Type == tokQuotedName }
+
+// Parse implements participle.Parseable.
+func (n *pName) Parse(lex *lexer.PeekingLexer) error {
+	start := lex.RawCursor()
+	if !isNameToken(lex.Peek()) {
+		return participle.NextMatch
+	}
+	n.First = lex.Next().Value
+	for t := lex.Peek(); t.Type == tokPunct && t.Value == "."; t = lex.Peek() {
+		lex.Next()
+		if t := lex.Peek(); !isNameToken(t) {
+			return &participle.UnexpectedTokenError{Unexpected: *t}
+		}
+		lex.Next()
+		n.Qualified = true
+	}
+	n.Tokens = lex.Range(start, lex.RawCursor())
+	return nil
+}
+
+// pDuration is a duration: Duration | Number.
+type pDuration struct {
+	Tokens []lexer.Token
+	Text   string
+}
+
+// Parse implements participle.Parseable.
+func (d *pDuration) Parse(lex *lexer.PeekingLexer) error {
+	start := lex.RawCursor()
+	if t := lex.Peek(); t.Type != tokDuration && t.Type != tokNumber {
+		return participle.NextMatch
+	}
+	d.Text = lex.Next().Value
+	d.Tokens = lex.Range(start, lex.RawCursor())
+	return nil
+}
+
+// pToken is a quoted string: String.
+type pToken struct {
+	Tokens []lexer.Token
+	Text   string
+}
+
+// Parse implements participle.Parseable.
+func (s *pToken) Parse(lex *lexer.PeekingLexer) error {
+	start := lex.RawCursor()
+	if lex.Peek().Type != tokString {
+		return participle.NextMatch
+	}
+	s.Text = lex.Next().Value
+	s.Tokens = lex.Range(start, lex.RawCursor())
+	return nil
+}
+
+// pRate is a TIME RATE: [ '-' | '+' ] (Number | Ident).
+type pRate struct {
+	Tokens []lexer.Token
+	Sign   string
+	Text   string
+}
+
+// Parse implements participle.Parseable.
+func (r *pRate) Parse(lex *lexer.PeekingLexer) error {
+	start := lex.RawCursor()
+	if t := lex.Peek(); t.Type == tokPunct && (t.Value == "-" || t.Value == "+") {
+		r.Sign = lex.Next().Value
+	}
+	if t := lex.Peek(); t.Type != tokNumber && t.Type != tokIdent {
+		if r.Sign != "" {
+			return &participle.UnexpectedTokenError{Unexpected: *t}
+		}
+		return participle.NextMatch
+	}
+	r.Text = lex.Next().Value
+	r.Tokens = lex.Range(start, lex.RawCursor())
+	return nil
+}
+
+// pPlacement is a placement policy: 'NEUTRAL' | 'REQUIRE' 'COLOCATION' |
+// 'PREFER' 'COLOCATION' | 'SUGGEST' 'SEPARATION'. Policy is the policy's
+// keywords run together, as participle captured them.
+type pPlacement struct {
+	Tokens []lexer.Token
+	Policy string
+}
+
+// Parse implements participle.Parseable.
+func (p *pPlacement) Parse(lex *lexer.PeekingLexer) error {
+	start := lex.RawCursor()
+	t := lex.Peek()
+	if t.Type != tokKeyword {
+		return participle.NextMatch
+	}
+	var second string
+	switch t.Value {
+	case "NEUTRAL":
+		p.Policy = "NEUTRAL"
+	case "REQUIRE":
+		p.Policy, second = "REQUIRECOLOCATION", "COLOCATION"
+	case "PREFER":
+		p.Policy, second = "PREFERCOLOCATION", "COLOCATION"
+	case "SUGGEST":
+		p.Policy, second = "SUGGESTSEPARATION", "SEPARATION"
+	default:
+		return participle.NextMatch
+	}
+	lex.Next()
+	if second != "" {
+		if t := lex.Peek(); t.Type != tokKeyword || t.Value != second {
+			return &participle.UnexpectedTokenError{Unexpected: *t}
+		}
+		lex.Next()
+	}
+	p.Tokens = lex.Range(start, lex.RawCursor())
+	return nil
+}
