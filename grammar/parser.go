@@ -119,16 +119,9 @@ var statementParser = participle.MustBuild[pStatement](
 // Parse stops at the first error and returns it as a *Error with its
 // position; the statements before it are returned too.
 func Parse(src string) ([]Statement, error) {
-	sc := lexScript(src)
+	peek, sc := lexScript(src)
 	out := make([]Statement, 0, len(sc.stmts))
-	var peek *lexer.PeekingLexer
 	for _, ext := range sc.stmts {
-		if peek == nil {
-			var err error
-			if peek, err = upgradeScript(sc); err != nil {
-				return out, translate(err, nil, lexer.Token{Type: lexer.EOF, Pos: sc.eof})
-			}
-		}
 		toks := sc.toks[ext.start:ext.end]
 		st, err := parseShared(peek, ext.start, toks)
 		if err != nil {
@@ -182,24 +175,17 @@ func endOf(src string) Position {
 // the offending one) costs more than a bounded amount of work per statement.
 const maxStatementTokens = 64
 
-// lexedScript is a script lexed once: the tokens of every complete
-// statement, each followed by its terminator, and how lexing ended.
+// lexedScript is a script lexed once into the participle lexer every
+// statement is parsed from: the extents of its complete statements, and
+// how lexing ended.
 type lexedScript struct {
-	toks  []lexer.Token
+	toks  []lexer.Token // the lexer's own tokens, terminators included
 	stmts []extent
-	eof   lexer.Position // where the token stream ends
 	// failure, when set, ended lexing early: a lexer error or a statement
 	// that is too long. partial holds the tokens of the statement it
 	// interrupted, before the failure.
 	failure *Error
 	partial []lexer.Token
-}
-
-// upgradeScript returns the one participle lexer every statement of sc is
-// parsed from, so that its tokens are copied once per script rather than
-// once per statement.
-func upgradeScript(sc lexedScript) (*lexer.PeekingLexer, error) {
-	return lexer.Upgrade(&sliceLexer{toks: sc.toks, eof: sc.eof})
 }
 
 // extent is one complete, non-empty statement: toks[start:end] and the
@@ -209,52 +195,67 @@ type extent struct {
 	term       lexer.Token
 }
 
-// lexScript lexes src once, up to its end or its first failure. A lexer
-// error or a statement reaching maxStatementTokens stops it, so hostile
-// input costs time linear in the statements before it and never more.
-func lexScript(src string) lexedScript {
-	var ls lexedScript
-	sc := newScanner(src)
-	ls.toks = make([]lexer.Token, 0, 16)
-	start := 0
-	for {
-		tok, lexErr := sc.next()
-		if lexErr == nil && tok.Type == tokIllegal {
-			lexErr = illegalError(tok)
-		}
-		if lexErr != nil {
-			ls.failure, ls.partial = lexErr, ls.toks[start:]
-			ls.toks, ls.eof = ls.toks[:start], toLexerPos(lexErr.Pos)
-			return ls
-		}
-		end := tok.Type == lexer.EOF || (tok.Type == tokPunct && tok.Value == ";")
-		if !end && len(ls.toks)-start == maxStatementTokens {
-			// No statement is this long. The grammar's own error wins if
-			// it lies before this token; otherwise the length is refused
-			// without lexing the rest.
-			ls.failure = &Error{Pos: fromLexerPos(tok.Pos), Kind: ErrSyntax,
-				Msg: fmt.Sprintf("statement too long at %s: no statement has more than %d tokens; end the statement with ';'",
-					describeToken(tok, tok), maxStatementTokens)}
-			ls.partial = ls.toks[start:]
-			ls.toks, ls.eof = ls.toks[:start], tok.Pos
-			return ls
-		}
-		if !end {
-			ls.toks = append(ls.toks, tok)
-			continue
-		}
-		if n := len(ls.toks); n > start {
-			ls.stmts = append(ls.stmts, extent{start: start, end: n, term: tok})
-		}
-		if tok.Type == lexer.EOF {
-			ls.eof = tok.Pos
-			return ls
-		}
-		// The terminator stays in the stream: no production matches ';',
-		// so a statement parsed from the shared lexer stops before it.
-		ls.toks = append(ls.toks, tok)
-		start = len(ls.toks)
+// lexScript lexes src once, up to its end or its first failure, straight
+// into one participle lexer, so that the tokens are copied once per script
+// rather than once per statement. A lexer error or a statement reaching
+// maxStatementTokens ends the token stream there, so hostile input costs
+// time linear in the statements before it and never more.
+func lexScript(src string) (*lexer.PeekingLexer, lexedScript) {
+	l := &scriptLexer{sc: newScanner(src)}
+	peek, err := lexer.Upgrade(l)
+	if err != nil {
+		// scriptLexer reports failures as the end of its stream instead.
+		panic("grammar: the script lexer failed: " + err.Error())
 	}
+	ls := lexedScript{toks: peek.Range(0, lexer.RawCursor(l.n)), stmts: l.stmts, failure: l.failure}
+	if l.failure != nil {
+		ls.partial = ls.toks[l.start:l.n]
+	}
+	return peek, ls
+}
+
+// scriptLexer is the lexer.Lexer lexScript upgrades: the scanner's
+// tokens, each statement's terminator included (no production matches
+// ';', so a statement parsed from the shared lexer stops before it), and
+// the statement extents found on the way.
+type scriptLexer struct {
+	sc      scanner
+	n       int // tokens returned before the EOF
+	start   int // index of the first token of the statement being lexed
+	stmts   []extent
+	failure *Error
+}
+
+func (l *scriptLexer) Next() (lexer.Token, error) {
+	tok, lexErr := l.sc.next()
+	if lexErr == nil && tok.Type == tokIllegal {
+		lexErr = illegalError(tok)
+	}
+	if lexErr != nil {
+		l.failure = lexErr
+		return lexer.Token{Type: lexer.EOF, Pos: toLexerPos(lexErr.Pos)}, nil
+	}
+	end := tok.Type == lexer.EOF || (tok.Type == tokPunct && tok.Value == ";")
+	if !end && l.n-l.start == maxStatementTokens {
+		// No statement is this long. The grammar's own error wins if it
+		// lies before this token; otherwise the length is refused without
+		// lexing the rest.
+		l.failure = &Error{Pos: fromLexerPos(tok.Pos), Kind: ErrSyntax,
+			Msg: fmt.Sprintf("statement too long at %s: no statement has more than %d tokens; end the statement with ';'",
+				describeToken(tok, tok), maxStatementTokens)}
+		return lexer.Token{Type: lexer.EOF, Pos: tok.Pos}, nil
+	}
+	if end && l.n > l.start {
+		l.stmts = append(l.stmts, extent{start: l.start, end: l.n, term: tok})
+	}
+	if tok.Type == lexer.EOF {
+		return tok, nil
+	}
+	l.n++
+	if end {
+		l.start = l.n
+	}
+	return tok, nil
 }
 
 // sliceLexer replays the tokens of one statement, then an EOF token at the
