@@ -23,7 +23,16 @@
 // any point is found by asking the parser (expect.go); syntax errors and the
 // shell support (Complete, SplitStatements, Suggest, NextKeywords) share
 // that one source of truth. To add a statement, extend keywords.go, the
-// rules in parser.go, ast.go and build.go.
+// rules in parser.go (and its first keyword in productions), ast.go and
+// build.go.
+//
+// Parse lexes a script once, straight into one participle lexer, and parses
+// each statement from it with the production its first keyword selects;
+// the leaves of the grammar (names, durations, strings, rates, placements)
+// are participle custom productions (leaves.go). Both only spare
+// participle work it would otherwise allocate for. A statement that fails
+// there is parsed again on its own with the whole grammar, and that error
+// is the one reported, so errors read the same either way.
 //
 // The package must never print, log or read the clock: it is pure text to
 // values. It imports no package of this module: the keywords a statement
