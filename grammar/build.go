@@ -72,34 +72,26 @@ func build(p *pStatement) (Statement, *Error) {
 		return &ShowTransactions{Node: n}, nil
 	case p.Show != nil:
 		return &ShowClusterStatus{Node: n}, nil
-	case p.Simple != nil:
-		return buildSimple(n, p.Simple)
-	}
-	return nil, &Error{Pos: n.Start, Kind: ErrSyntax, Msg: "expected a statement"}
-}
-
-func buildSimple(n Node, p *pSimple) (Statement, *Error) {
-	switch {
-	case p.Stop:
+	case p.Stop != nil:
 		return &Stop{Node: n}, nil
-	case p.Attach:
+	case p.Attach != nil:
 		return &AttachClock{Node: n}, nil
-	case p.Detach:
+	case p.Detach != nil:
 		return &DetachClock{Node: n}, nil
 	case p.Use != nil:
-		name, err := buildName(p.Use)
+		name, err := buildName(p.Use.Name)
 		if err != nil {
 			return nil, err
 		}
 		return &Use{Node: n, Name: name}, nil
-	case p.List:
+	case p.List != nil:
 		return &ListDomains{Node: n}, nil
-	case p.Begin:
+	case p.Begin != nil:
 		return &Begin{Node: n}, nil
-	case p.Commit:
+	case p.Commit != nil:
 		return &Commit{Node: n}, nil
-	case p.Rollback != "":
-		return &Rollback{Node: n, Keyword: p.Rollback}, nil
+	case p.Rollback != nil:
+		return &Rollback{Node: n, Keyword: p.Rollback.Keyword}, nil
 	}
 	return nil, &Error{Pos: n.Start, Kind: ErrSyntax, Msg: "expected a statement"}
 }

@@ -23,22 +23,45 @@ type pStatement struct {
 	Backup   *pBackup   `parser:"| @@"`
 	Restore  *pRestore  `parser:"| @@"`
 	Show     *pShow     `parser:"| @@"`
-	Simple   *pSimple   `parser:"| @@"`
+	Stop     *pStop     `parser:"| @@"`
+	Attach   *pAttach   `parser:"| @@"`
+	Detach   *pDetach   `parser:"| @@"`
+	Use      *pUse      `parser:"| @@"`
+	List     *pList     `parser:"| @@"`
+	Begin    *pBegin    `parser:"| @@"`
+	Commit   *pCommit   `parser:"| @@"`
+	Rollback *pRollback `parser:"| @@"`
 }
 
-// pSimple holds the statements of a keyword or two and a name: one
-// production, so that they too are parsed without trying the others first
-// (see productions).
-type pSimple struct {
-	Stop     bool   `parser:"  @'STOP'"`
-	Attach   bool   `parser:"| @'ATTACH' 'DOMAIN' 'CLOCK'"`
-	Detach   bool   `parser:"| @'DETACH' 'DOMAIN' 'CLOCK'"`
-	Use      *pName `parser:"| 'USE' @@"`
-	List     bool   `parser:"| @'LIST' 'DOMAINS'"`
-	Begin    bool   `parser:"| @'BEGIN'"`
-	Commit   bool   `parser:"| @'COMMIT'"`
-	Rollback string `parser:"| @('REVERT' | 'ROLLBACK')"`
-}
+// The statements of a keyword or two and a name are productions of their
+// own too, so that each is parsed without trying the others first (see
+// productions).
+type (
+	pStop struct {
+		Stop bool `parser:"@'STOP'"`
+	}
+	pAttach struct {
+		Attach bool `parser:"@'ATTACH' 'DOMAIN' 'CLOCK'"`
+	}
+	pDetach struct {
+		Detach bool `parser:"@'DETACH' 'DOMAIN' 'CLOCK'"`
+	}
+	pUse struct {
+		Name *pName `parser:"'USE' @@"`
+	}
+	pList struct {
+		List bool `parser:"@'LIST' 'DOMAINS'"`
+	}
+	pBegin struct {
+		Begin bool `parser:"@'BEGIN'"`
+	}
+	pCommit struct {
+		Commit bool `parser:"@'COMMIT'"`
+	}
+	pRollback struct {
+		Keyword string `parser:"@('REVERT' | 'ROLLBACK')"`
+	}
+)
 
 type pShow struct {
 	Cluster      bool `parser:"'SHOW' ( @'CLUSTER' 'STATUS'"`
@@ -296,29 +319,26 @@ func productionOf[P any](set func(*pStatement, *P)) production {
 	}
 }
 
-var (
-	simpleProduction = productionOf(func(st *pStatement, p *pSimple) { st.Simple = p })
-	// productions maps a statement's first keyword to its production.
-	productions = map[string]production{
-		"CREATE":   productionOf(func(st *pStatement, p *pCreate) { st.Create = p }),
-		"ALTER":    productionOf(func(st *pStatement, p *pAlter) { st.Alter = p }),
-		"START":    productionOf(func(st *pStatement, p *pStart) { st.Start = p }),
-		"DESCRIBE": productionOf(func(st *pStatement, p *pDescribe) { st.Describe = p }),
-		"DROP":     productionOf(func(st *pStatement, p *pDrop) { st.Drop = p }),
-		"BACKUP":   productionOf(func(st *pStatement, p *pBackup) { st.Backup = p }),
-		"RESTORE":  productionOf(func(st *pStatement, p *pRestore) { st.Restore = p }),
-		"SHOW":     productionOf(func(st *pStatement, p *pShow) { st.Show = p }),
-		"STOP":     simpleProduction,
-		"ATTACH":   simpleProduction,
-		"DETACH":   simpleProduction,
-		"USE":      simpleProduction,
-		"LIST":     simpleProduction,
-		"BEGIN":    simpleProduction,
-		"COMMIT":   simpleProduction,
-		"REVERT":   simpleProduction,
-		"ROLLBACK": simpleProduction,
-	}
-)
+// productions maps a statement's first keyword to its production.
+var productions = map[string]production{
+	"CREATE":   productionOf(func(st *pStatement, p *pCreate) { st.Create = p }),
+	"ALTER":    productionOf(func(st *pStatement, p *pAlter) { st.Alter = p }),
+	"START":    productionOf(func(st *pStatement, p *pStart) { st.Start = p }),
+	"DESCRIBE": productionOf(func(st *pStatement, p *pDescribe) { st.Describe = p }),
+	"DROP":     productionOf(func(st *pStatement, p *pDrop) { st.Drop = p }),
+	"BACKUP":   productionOf(func(st *pStatement, p *pBackup) { st.Backup = p }),
+	"RESTORE":  productionOf(func(st *pStatement, p *pRestore) { st.Restore = p }),
+	"SHOW":     productionOf(func(st *pStatement, p *pShow) { st.Show = p }),
+	"STOP":     productionOf(func(st *pStatement, p *pStop) { st.Stop = p }),
+	"ATTACH":   productionOf(func(st *pStatement, p *pAttach) { st.Attach = p }),
+	"DETACH":   productionOf(func(st *pStatement, p *pDetach) { st.Detach = p }),
+	"USE":      productionOf(func(st *pStatement, p *pUse) { st.Use = p }),
+	"LIST":     productionOf(func(st *pStatement, p *pList) { st.List = p }),
+	"BEGIN":    productionOf(func(st *pStatement, p *pBegin) { st.Begin = p }),
+	"COMMIT":   productionOf(func(st *pStatement, p *pCommit) { st.Commit = p }),
+	"REVERT":   productionOf(func(st *pStatement, p *pRollback) { st.Rollback = p }),
+	"ROLLBACK": productionOf(func(st *pStatement, p *pRollback) { st.Rollback = p }),
+}
 
 // errNoProduction sends a statement that begins with no statement keyword
 // to the reference path, which reports what was expected.
