@@ -35,65 +35,101 @@ func build(p *pStatement) (Statement, *Error) {
 	case p.Create != nil:
 		return buildCreate(n, p.Create)
 	case p.Alter != nil:
-		pl, err := buildPlacement(p.Alter.Placement)
-		if err != nil {
-			return nil, err
-		}
-		return &AlterPlacement{Node: n, Placement: *pl}, nil
+		return buildAlter(n, p.Alter)
 	case p.Start != nil:
 		return buildStart(n, p.Start)
-	case p.Describe != nil && p.Describe.Backup != nil:
-		path, err := buildPath(p.Describe.Backup)
-		if err != nil {
-			return nil, err
-		}
-		return &DescribeBackup{Node: n, Path: path}, nil
+	case p.Describe != nil:
+		return buildDescribe(n, p.Describe)
 	case p.Backup != nil:
 		return buildBackup(n, p.Backup)
 	case p.Restore != nil:
 		return buildRestore(n, p.Restore)
-	case p.Describe != nil:
-		st := &DescribeDomain{Node: n}
-		if p.Describe.Name != nil {
-			name, err := buildName(p.Describe.Name)
-			if err != nil {
-				return nil, err
-			}
-			st.Name = &name
-		}
-		return st, nil
 	case p.Drop != nil:
-		name, err := buildName(p.Drop.Name)
-		if err != nil {
-			return nil, err
-		}
-		return &DropDomain{Node: n, IfExists: p.Drop.IfExists, Name: name}, nil
-	case p.Show != nil && p.Show.Transactions:
-		return &ShowTransactions{Node: n}, nil
+		return buildDrop(n, p.Drop)
 	case p.Show != nil:
-		return &ShowClusterStatus{Node: n}, nil
+		return buildShow(n, p.Show)
 	case p.Stop != nil:
-		return &Stop{Node: n}, nil
+		return buildStop(n, p.Stop)
 	case p.Attach != nil:
-		return &AttachClock{Node: n}, nil
+		return buildAttach(n, p.Attach)
 	case p.Detach != nil:
-		return &DetachClock{Node: n}, nil
+		return buildDetach(n, p.Detach)
 	case p.Use != nil:
-		name, err := buildName(p.Use.Name)
-		if err != nil {
-			return nil, err
-		}
-		return &Use{Node: n, Name: name}, nil
+		return buildUse(n, p.Use)
 	case p.List != nil:
-		return &ListDomains{Node: n}, nil
+		return buildList(n, p.List)
 	case p.Begin != nil:
-		return &Begin{Node: n}, nil
+		return buildBegin(n, p.Begin)
 	case p.Commit != nil:
-		return &Commit{Node: n}, nil
+		return buildCommit(n, p.Commit)
 	case p.Rollback != nil:
-		return &Rollback{Node: n, Keyword: p.Rollback.Keyword}, nil
+		return buildRollback(n, p.Rollback)
 	}
 	return nil, &Error{Pos: n.Start, Kind: ErrSyntax, Msg: "expected a statement"}
+}
+
+// The build* functions each convert one statement production; n is the
+// extent of the whole statement.
+
+func buildAlter(n Node, p *pAlter) (Statement, *Error) {
+	pl, err := buildPlacement(p.Placement)
+	if err != nil {
+		return nil, err
+	}
+	return &AlterPlacement{Node: n, Placement: *pl}, nil
+}
+
+func buildDescribe(n Node, p *pDescribe) (Statement, *Error) {
+	if p.Backup != nil {
+		path, err := buildPath(p.Backup)
+		if err != nil {
+			return nil, err
+		}
+		return &DescribeBackup{Node: n, Path: path}, nil
+	}
+	st := &DescribeDomain{Node: n}
+	if p.Name != nil {
+		name, err := buildName(p.Name)
+		if err != nil {
+			return nil, err
+		}
+		st.Name = &name
+	}
+	return st, nil
+}
+
+func buildDrop(n Node, p *pDrop) (Statement, *Error) {
+	name, err := buildName(p.Name)
+	if err != nil {
+		return nil, err
+	}
+	return &DropDomain{Node: n, IfExists: p.IfExists, Name: name}, nil
+}
+
+func buildShow(n Node, p *pShow) (Statement, *Error) {
+	if p.Transactions {
+		return &ShowTransactions{Node: n}, nil
+	}
+	return &ShowClusterStatus{Node: n}, nil
+}
+
+func buildStop(n Node, _ *pStop) (Statement, *Error)     { return &Stop{Node: n}, nil }
+func buildAttach(n Node, _ *pAttach) (Statement, *Error) { return &AttachClock{Node: n}, nil }
+func buildDetach(n Node, _ *pDetach) (Statement, *Error) { return &DetachClock{Node: n}, nil }
+func buildList(n Node, _ *pList) (Statement, *Error)     { return &ListDomains{Node: n}, nil }
+func buildBegin(n Node, _ *pBegin) (Statement, *Error)   { return &Begin{Node: n}, nil }
+func buildCommit(n Node, _ *pCommit) (Statement, *Error) { return &Commit{Node: n}, nil }
+
+func buildRollback(n Node, p *pRollback) (Statement, *Error) {
+	return &Rollback{Node: n, Keyword: p.Keyword}, nil
+}
+
+func buildUse(n Node, p *pUse) (Statement, *Error) {
+	name, err := buildName(p.Name)
+	if err != nil {
+		return nil, err
+	}
+	return &Use{Node: n, Name: name}, nil
 }
 
 func buildCreate(n Node, p *pCreate) (Statement, *Error) {

@@ -302,42 +302,55 @@ func (l *sliceLexer) Next() (lexer.Token, error) {
 // that production directly skips the alternatives the whole grammar would
 // try (and allocate for) first, and gives the same tree, since no other
 // alternative can match a statement beginning with that keyword.
-type production func(peek *lexer.PeekingLexer, into *pStatement) error
+type production func(peek *lexer.PeekingLexer, toks []lexer.Token) (Statement, error)
 
-func productionOf[P any](set func(*pStatement, *P)) production {
+// allowTrailing lets a production stop before the statement's ';'.
+var allowTrailing = participle.AllowTrailing(true)
+
+// productionOf parses production P from the shared lexer, which must stand
+// at the first of toks, and builds it into a statement. The production
+// must take every token of the statement.
+func productionOf[P any](build func(n Node, p *P) (Statement, *Error)) production {
 	pp, err := participle.ParserForProduction[P](statementParser)
 	if err != nil {
 		panic(err)
 	}
-	return func(peek *lexer.PeekingLexer, into *pStatement) error {
-		p, err := pp.ParseFromLexer(peek, participle.AllowTrailing(true))
+	return func(peek *lexer.PeekingLexer, toks []lexer.Token) (Statement, error) {
+		end := peek.RawCursor() + lexer.RawCursor(len(toks))
+		p, err := pp.ParseFromLexer(peek, allowTrailing)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		set(into, p)
-		return nil
+		if peek.RawCursor() != end {
+			return nil, errNoProduction // tokens the production did not take
+		}
+		st, berr := build(nodeOf(toks), p)
+		if berr != nil {
+			return nil, berr
+		}
+		return st, nil
 	}
 }
 
 // productions maps a statement's first keyword to its production.
 var productions = map[string]production{
-	"CREATE":   productionOf(func(st *pStatement, p *pCreate) { st.Create = p }),
-	"ALTER":    productionOf(func(st *pStatement, p *pAlter) { st.Alter = p }),
-	"START":    productionOf(func(st *pStatement, p *pStart) { st.Start = p }),
-	"DESCRIBE": productionOf(func(st *pStatement, p *pDescribe) { st.Describe = p }),
-	"DROP":     productionOf(func(st *pStatement, p *pDrop) { st.Drop = p }),
-	"BACKUP":   productionOf(func(st *pStatement, p *pBackup) { st.Backup = p }),
-	"RESTORE":  productionOf(func(st *pStatement, p *pRestore) { st.Restore = p }),
-	"SHOW":     productionOf(func(st *pStatement, p *pShow) { st.Show = p }),
-	"STOP":     productionOf(func(st *pStatement, p *pStop) { st.Stop = p }),
-	"ATTACH":   productionOf(func(st *pStatement, p *pAttach) { st.Attach = p }),
-	"DETACH":   productionOf(func(st *pStatement, p *pDetach) { st.Detach = p }),
-	"USE":      productionOf(func(st *pStatement, p *pUse) { st.Use = p }),
-	"LIST":     productionOf(func(st *pStatement, p *pList) { st.List = p }),
-	"BEGIN":    productionOf(func(st *pStatement, p *pBegin) { st.Begin = p }),
-	"COMMIT":   productionOf(func(st *pStatement, p *pCommit) { st.Commit = p }),
-	"REVERT":   productionOf(func(st *pStatement, p *pRollback) { st.Rollback = p }),
-	"ROLLBACK": productionOf(func(st *pStatement, p *pRollback) { st.Rollback = p }),
+	"CREATE":   productionOf(buildCreate),
+	"ALTER":    productionOf(buildAlter),
+	"START":    productionOf(buildStart),
+	"DESCRIBE": productionOf(buildDescribe),
+	"DROP":     productionOf(buildDrop),
+	"BACKUP":   productionOf(buildBackup),
+	"RESTORE":  productionOf(buildRestore),
+	"SHOW":     productionOf(buildShow),
+	"STOP":     productionOf(buildStop),
+	"ATTACH":   productionOf(buildAttach),
+	"DETACH":   productionOf(buildDetach),
+	"USE":      productionOf(buildUse),
+	"LIST":     productionOf(buildList),
+	"BEGIN":    productionOf(buildBegin),
+	"COMMIT":   productionOf(buildCommit),
+	"REVERT":   productionOf(buildRollback),
+	"ROLLBACK": productionOf(buildRollback),
 }
 
 // errNoProduction sends a statement that begins with no statement keyword
@@ -359,18 +372,7 @@ func parseShared(peek *lexer.PeekingLexer, start int, toks []lexer.Token) (State
 	} else if raw != start {
 		return nil, errNoProduction
 	}
-	p := pStatement{Tokens: toks}
-	if err := prod(peek, &p); err != nil {
-		return nil, err
-	}
-	if int(peek.RawCursor()) != start+len(toks) {
-		return nil, errNoProduction // tokens the production did not take
-	}
-	st, berr := build(&p)
-	if berr != nil {
-		return nil, berr
-	}
-	return st, nil
+	return prod(peek, toks)
 }
 
 func parseTokens(toks []lexer.Token, term lexer.Token) (Statement, error) {
