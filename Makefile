@@ -41,7 +41,7 @@ bench:
 BENCH_COUNT ?= 3
 BENCH_TIME ?= 1s
 RATIO_BENCHES = \
-	'./runtime:^BenchmarkHandleNowVsTimeNow' \
+	'./runtime:^BenchmarkHandleNow(VsTimeNow|Scaling)' \
 	'./session:^Benchmark(TickDelivery|IdleAttachment)$$' \
 	'./catalog:^BenchmarkThroughputRatio$$' \
 	'./cluster:^BenchmarkCommitLatency3Node$$' \
