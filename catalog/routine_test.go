@@ -24,6 +24,7 @@ func TestRoutineRaftAtDebug(t *testing.T) {
 	}{
 		{"election warning hidden at warn", "raft", hclog.Warn, "heartbeat timeout reached, starting election", slog.LevelWarn, ""},
 		{"election warning at debug", "raft", hclog.Warn, "heartbeat timeout reached, starting election", slog.LevelDebug, "DEBUG"},
+		{"a repeated election hidden at warn", "raft", hclog.Warn, "Election timeout reached, restarting election", slog.LevelWarn, ""},
 		{"leader state at debug", "raft", hclog.Info, "entering leader state", slog.LevelDebug, "DEBUG"},
 		{"leader state hidden at info", "raft", hclog.Info, "entering leader state", slog.LevelInfo, ""},
 		{"transport logger too", "raft-net", hclog.Info, "election won", slog.LevelDebug, "DEBUG"},
