@@ -117,6 +117,9 @@ func (n *Node) confirm(ctx context.Context, term uint64) bool {
 		err = res.Err()
 	}
 	if err != nil {
+		if ctx.Err() != nil {
+			return false // the catalog is closing or leadership moved on
+		}
 		n.logger.Warn("catalog: could not confirm leadership and registration; retrying", "err", err)
 		return false
 	}
@@ -160,6 +163,8 @@ func (n *Node) reconcile(ctx context.Context, voters *voterCache) bool {
 	for _, cmd := range cmds {
 		res, err := n.Propose(ctx, cmd)
 		switch {
+		case err != nil && ctx.Err() != nil:
+			return false // the catalog is closing or leadership moved on: nothing to warn of
 		case err != nil:
 			n.logger.Warn("catalog: authority reassignment did not commit; retrying",
 				"domain", cmd.ReassignAuthority.Domain, "err", err)
