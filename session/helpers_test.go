@@ -132,19 +132,19 @@ func (e *env) waitQueued(what string, match func(wire.Frame) bool) {
 	l := e.sess.lane
 	for {
 		l.mu.Lock()
-		for _, en := range l.entries {
+		for _, en := range l.entries[l.head:] {
 			if !en.tick && match(en.frame) {
 				l.mu.Unlock()
 				return
 			}
 		}
-		if l.ready == nil {
-			l.ready = make(chan struct{})
+		if l.changed == nil {
+			l.changed = make(chan struct{})
 		}
-		ready := l.ready
+		changed := l.changed
 		l.mu.Unlock()
 		select {
-		case <-ready:
+		case <-changed:
 		case <-e.ctx.Done():
 			e.t.Fatalf("timed out waiting for %s on the control lane", what)
 		}

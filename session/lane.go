@@ -17,17 +17,31 @@ import (
 // takes it, so a full lane never blocks a tick and never grows with the
 // tick rate. The lane is therefore bounded by capacity plus the number of
 // attachments, whatever the clock rate or consumer speed.
+//
+// The lane allocates nothing per frame once warm: the queue's array is kept
+// and reused (the unread entries are entries[head:], compacted to the front
+// when an append would otherwise grow it), and the wake-ups are one-slot
+// channels made once. A wake is a token, not a broadcast: a signal is sent
+// only while someone waits, and a woken waiter that leaves work behind for
+// other waiters passes the token on, so each waiter is woken in turn.
 type lane struct {
 	mu       sync.Mutex
 	entries  []laneEntry
-	frames   int // state, error and end entries in entries
+	head     int // entries[:head] are taken and zeroed
+	frames   int // state, error and end entries in entries[head:]
 	capacity int
 	closed   bool
-	// ready and room are created by a waiter and closed (then dropped) by
-	// the next added entry or the next frame entry that leaves, so a lane
-	// nobody waits on allocates nothing per frame.
-	ready chan struct{}
-	room  chan struct{}
+
+	ready        chan struct{} // one-slot wake of a reader waiting for an entry
+	room         chan struct{} // one-slot wake of a writer waiting for room
+	done         chan struct{} // closed by close
+	readyWaiters int
+	roomWaiters  int
+
+	// changed is created by an observer that must not take a reader's
+	// wake (a test waiting for a queued frame) and closed by the next
+	// added entry; nil, and free, otherwise.
+	changed chan struct{}
 }
 
 // laneEntry is a state, error or end frame, or an attachment's tick slot.
@@ -38,24 +52,31 @@ type laneEntry struct {
 }
 
 func newLane(capacity int) *lane {
-	return &lane{capacity: capacity}
+	return &lane{
+		capacity: capacity,
+		ready:    make(chan struct{}, 1),
+		room:     make(chan struct{}, 1),
+		done:     make(chan struct{}),
+	}
 }
 
 // next removes and returns the first frame, waiting for one until ctx ends
 // or the lane closes.
 func (l *lane) next(ctx context.Context) (wire.Frame, error) {
+	l.mu.Lock()
 	for {
-		l.mu.Lock()
 		if l.closed {
 			l.mu.Unlock()
 			return wire.Frame{}, ErrClosed
 		}
-		if len(l.entries) > 0 {
-			e := l.entries[0]
-			l.entries[0] = laneEntry{}
-			l.entries = l.entries[1:]
-			if len(l.entries) == 0 {
-				l.entries = l.entries[:0:0]
+		if l.head < len(l.entries) {
+			e := l.entries[l.head]
+			l.entries[l.head] = laneEntry{}
+			l.head++
+			if l.head == len(l.entries) {
+				l.entries, l.head = l.entries[:0], 0
+			} else if l.readyWaiters > 0 {
+				signal(l.ready) // another reader may take the next entry
 			}
 			f := e.frame
 			if e.tick {
@@ -69,15 +90,25 @@ func (l *lane) next(ctx context.Context) (wire.Frame, error) {
 			l.mu.Unlock()
 			return f, nil
 		}
-		if l.ready == nil {
-			l.ready = make(chan struct{})
-		}
-		ready := l.ready
+		l.readyWaiters++
 		l.mu.Unlock()
+		var err error
 		select {
-		case <-ready:
+		case <-l.ready:
+		case <-l.done:
 		case <-ctx.Done():
-			return wire.Frame{}, ctx.Err()
+			err = ctx.Err()
+		}
+		l.mu.Lock()
+		l.readyWaiters--
+		if err != nil {
+			if l.head < len(l.entries) && l.readyWaiters > 0 {
+				// The token may have been sent to this reader as it
+				// gave up: pass it on.
+				signal(l.ready)
+			}
+			l.mu.Unlock()
+			return wire.Frame{}, err
 		}
 	}
 }
@@ -85,28 +116,38 @@ func (l *lane) next(ctx context.Context) (wire.Frame, error) {
 // pushFrame appends a state, error or end frame, waiting for room until ctx ends or
 // the lane closes.
 func (l *lane) pushFrame(ctx context.Context, att *attachment, f wire.Frame) error {
+	l.mu.Lock()
 	for {
-		l.mu.Lock()
 		if l.closed {
 			l.mu.Unlock()
 			return ErrClosed
 		}
 		if l.frames < l.capacity {
-			l.entries = append(l.entries, laneEntry{att: att, frame: f})
+			l.appendLocked(laneEntry{att: att, frame: f})
 			l.frames++
-			l.signalReadyLocked()
+			if l.frames < l.capacity && l.roomWaiters > 0 {
+				signal(l.room) // room is left for another writer
+			}
 			l.mu.Unlock()
 			return nil
 		}
-		if l.room == nil {
-			l.room = make(chan struct{})
-		}
-		room := l.room
+		l.roomWaiters++
 		l.mu.Unlock()
+		var err error
 		select {
-		case <-room:
+		case <-l.room:
+		case <-l.done:
 		case <-ctx.Done():
-			return ctx.Err()
+			err = ctx.Err()
+		}
+		l.mu.Lock()
+		l.roomWaiters--
+		if err != nil {
+			if l.frames < l.capacity && l.roomWaiters > 0 {
+				signal(l.room)
+			}
+			l.mu.Unlock()
+			return err
 		}
 	}
 }
@@ -123,8 +164,26 @@ func (l *lane) putTick(att *attachment, f wire.Frame) {
 	att.slot = f
 	if !att.slotQueued {
 		att.slotQueued = true
-		l.entries = append(l.entries, laneEntry{att: att, tick: true})
-		l.signalReadyLocked()
+		l.appendLocked(laneEntry{att: att, tick: true})
+	}
+}
+
+// appendLocked queues e at the end and wakes a reader. It reuses the
+// queue's array: when the array is full and entries at its front were
+// taken, the unread entries move to the front instead of growing it.
+func (l *lane) appendLocked(e laneEntry) {
+	if len(l.entries) == cap(l.entries) && l.head > 0 {
+		n := copy(l.entries, l.entries[l.head:])
+		clear(l.entries[n:])
+		l.entries, l.head = l.entries[:n], 0
+	}
+	l.entries = append(l.entries, e)
+	if l.readyWaiters > 0 {
+		signal(l.ready)
+	}
+	if l.changed != nil {
+		close(l.changed)
+		l.changed = nil
 	}
 }
 
@@ -148,9 +207,10 @@ func (l *lane) purge(att *attachment) {
 }
 
 func (l *lane) removeLocked(match func(laneEntry) bool) {
-	kept := l.entries[:0]
+	unread := l.entries[l.head:]
+	kept := unread[:0]
 	removedFrames := 0
-	for _, e := range l.entries {
+	for _, e := range unread {
 		if !match(e) {
 			kept = append(kept, e)
 			continue
@@ -162,8 +222,11 @@ func (l *lane) removeLocked(match func(laneEntry) bool) {
 			removedFrames++
 		}
 	}
-	clear(l.entries[len(kept):])
-	l.entries = kept
+	clear(unread[len(kept):])
+	l.entries = l.entries[:l.head+len(kept)]
+	if l.head == len(l.entries) {
+		l.entries, l.head = l.entries[:0], 0
+	}
 	if removedFrames > 0 {
 		l.frames -= removedFrames
 		l.signalRoomLocked()
@@ -174,7 +237,7 @@ func (l *lane) removeLocked(match func(laneEntry) bool) {
 func (l *lane) len() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return len(l.entries)
+	return len(l.entries) - l.head
 }
 
 // close ends the lane: waiting readers and writers return ErrClosed and the
@@ -186,28 +249,31 @@ func (l *lane) close() {
 		return
 	}
 	l.closed = true
-	for _, e := range l.entries {
+	for _, e := range l.entries[l.head:] {
 		if e.tick {
 			e.att.slot = wire.Frame{}
 			e.att.slotQueued = false
 		}
 	}
-	l.entries = nil
+	l.entries, l.head = nil, 0
 	l.frames = 0
-	l.signalReadyLocked()
-	l.signalRoomLocked()
-}
-
-func (l *lane) signalReadyLocked() {
-	if l.ready != nil {
-		close(l.ready)
-		l.ready = nil
+	close(l.done)
+	if l.changed != nil {
+		close(l.changed)
+		l.changed = nil
 	}
 }
 
 func (l *lane) signalRoomLocked() {
-	if l.room != nil {
-		close(l.room)
-		l.room = nil
+	if l.roomWaiters > 0 {
+		signal(l.room)
+	}
+}
+
+// signal puts the wake token in c unless it is already there.
+func signal(c chan struct{}) {
+	select {
+	case c <- struct{}{}:
+	default:
 	}
 }
