@@ -30,8 +30,9 @@ type attachment struct {
 	slot       wire.Frame
 	slotQueued bool
 
-	// buf is the delivery task's encoding buffer for frame sizes.
-	buf []byte
+	// tickBase is the encoded size of the attachment's tick frames less
+	// their numbers (frameSize).
+	tickBase int
 }
 
 // stop cancels the delivery task and waits for it to end.
@@ -140,7 +141,8 @@ func (s *Session) attach(ctx context.Context) (wire.Result, bool, error) {
 		return wire.Result{}, false, err
 	}
 	taskCtx, cancel := context.WithCancel(s.ctx)
-	a := &attachment{id: id, domain: domain, obs: obs, reply: first.Clock, cancel: cancel, done: make(chan struct{})}
+	a := &attachment{id: id, domain: domain, obs: obs, reply: first.Clock, cancel: cancel, done: make(chan struct{}),
+		tickBase: tickFrameBase(domain, id)}
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -194,15 +196,15 @@ func (s *Session) release(a *attachment) {
 	s.lane.purge(a)
 }
 
-// fits encodes f and reports whether it fits the frame limit, logging a
-// warning when it does not.
+// fits reports whether f's encoding fits the frame limit, logging a warning
+// when it does not.
 func (s *Session) fits(a *attachment, f wire.Frame) bool {
-	a.buf = f.AppendJSON(a.buf[:0])
-	if len(a.buf) <= s.frameLimit {
+	n := a.frameSize(f)
+	if n <= s.frameLimit {
 		return true
 	}
 	s.logger.Warn("frame exceeds the frame limit; skipped",
-		"domain", a.domain, "kind", f.Kind.String(), "size", len(a.buf), "limit", s.frameLimit)
+		"domain", a.domain, "kind", f.Kind.String(), "size", n, "limit", s.frameLimit)
 	return false
 }
 
