@@ -1,0 +1,119 @@
+package session
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/nspl-dev/nspl/clock"
+	"github.com/nspl-dev/nspl/wire"
+)
+
+// scaleAttachments is the number of attached sessions the delivery-order
+// test drives at once.
+const scaleAttachments = 10000
+
+// TestDeliveryOrderAtScale holds the delivery order with 10,000 sessions
+// attached to one domain, half of them before it starts and half after,
+// through ticks, a new generation, its clock failure and the domain's
+// removal. Every frame of every session is checked, from its attach reply
+// on, against the order a client relies on: a state before the ticks of its
+// generation; ticks of one generation in increasing order, coalesced to the
+// newest; the error frame after its generation's state and last tick, and
+// no tick of that generation after it; the end last; and no frame that
+// repeats or precedes the attach reply. Frames are taken between the steps,
+// while delivery runs, and every session must end with its end frame after
+// receiving the failure.
+func TestDeliveryOrderAtScale(t *testing.T) {
+	if testing.Short() {
+		t.Skip("attaches 10,000 sessions")
+	}
+	e := newEnv(t, Options{})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	taken, stop := context.WithCancel(ctx)
+	stop() // NextFrame on an ended context takes only what is queued
+
+	type follower struct {
+		s          *Session
+		attachment uint64
+		c          *orderChecker
+		failed     bool
+	}
+	fs := make([]*follower, scaleAttachments)
+	attachAll := func(from, to int) {
+		for i := from; i < to; i++ {
+			s := New(e.node, Options{Logger: quietLogger()})
+			t.Cleanup(func() { require.NoError(t, s.Close()) })
+			rs, err := s.ExecText(ctx, "USE prod; ATTACH DOMAIN CLOCK;")
+			require.NoError(t, err)
+			r := rs[len(rs)-1]
+			require.NotNil(t, r.Clock)
+			fs[i] = &follower{s: s, attachment: r.Attachment, c: newOrderChecker(t, *r.Clock)}
+		}
+	}
+	see := func(f *follower, fr wire.Frame) {
+		require.Equal(t, "prod", fr.Domain)
+		require.Equal(t, f.attachment, fr.Attachment, "a frame of another attachment")
+		f.c.see(fr)
+		if fr.Kind == wire.FrameError {
+			f.failed = true
+		}
+	}
+	// drain takes every frame queued now, while delivery goes on.
+	drain := func(upTo int) {
+		for _, f := range fs[:upTo] {
+			for {
+				fr, err := f.s.NextFrame(taken)
+				if err != nil {
+					require.ErrorIs(t, err, context.Canceled)
+					break
+				}
+				see(f, fr)
+			}
+		}
+	}
+	// await reads each session's frames until until holds.
+	await := func(what string, until func(*follower) bool) {
+		for i, f := range fs {
+			for !until(f) {
+				fr, err := f.s.NextFrame(ctx)
+				require.NoError(t, err, "session %d waiting for %s", i, what)
+				see(f, fr)
+			}
+		}
+	}
+
+	e.exec("CREATE PACED DOMAIN prod WITH PERIOD 1s SKEW 0s; USE prod;")
+	attachAll(0, scaleAttachments/2)
+	e.exec("START AT NOW;")
+	e.waitTick("prod", 1)
+	attachAll(scaleAttachments/2, scaleAttachments)
+	for id := uint64(2); id <= 4; id++ {
+		e.advance(time.Second, "prod", id)
+		drain(scaleAttachments)
+	}
+	await("tick 4 of generation 1", func(f *follower) bool { return f.c.lastTick[1] == 4 })
+
+	// A new generation at the edge of the range: its first tick, then the
+	// projection fails a second later.
+	e.exec("STOP; START AT " + edge + ";")
+	drain(scaleAttachments)
+	e.waitTick("prod", 1)
+	drain(scaleAttachments)
+	e.parked(time.Second)
+	e.fake.Advance(2 * time.Second)
+	await("the error frame", func(f *follower) bool { return f.failed })
+	for _, f := range fs {
+		require.Equal(t, clock.Paced, f.c.state.State)
+		require.True(t, f.c.failed[f.c.state.Generation], "the failure is of the newest generation")
+	}
+
+	e.exec("STOP; DROP DOMAIN prod;")
+	await("the end frame", func(f *follower) bool { return f.c.ended })
+	for _, f := range fs {
+		require.Zero(t, f.s.Pending(), "nothing follows the end frame")
+	}
+}
