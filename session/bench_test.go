@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"sync"
 	"testing"
 	"time"
 
@@ -13,8 +14,11 @@ import (
 // BenchmarkTickDelivery measures the cost of one delivered tick frame with
 // many sessions attached to one paced domain: each op advances the fake
 // clock one period, the authority emits one tick, and every session's
-// delivery task fills its slot and its consumer reads the frame. ns/frame is
-// the op's time divided by the sessions it reached.
+// delivery fills its slot and its consumer reads the frame. ns/frame is the
+// op's time divided by the sessions it reached. Each op also runs one round
+// of the anchor, a bare goroutine fan-out to as many consumers (fanout), the
+// two in alternating order; fanout-ns/frame is the anchor's time per frame
+// and x-fanout the ratio of the two.
 func BenchmarkTickDelivery(b *testing.B) {
 	for _, n := range []int{1, 100, 10000} {
 		b.Run(fmt.Sprintf("sessions=%d", n), func(b *testing.B) {
@@ -43,19 +47,33 @@ func BenchmarkTickDelivery(b *testing.B) {
 			for range n { // tick 1 reaches every session
 				<-got
 			}
-			b.ReportAllocs()
-			b.ResetTimer()
-			start := time.Now()
-			for range b.N {
+			anchor := newFanout(n)
+			defer anchor.close()
+			deliver := func() time.Duration {
+				start := time.Now()
 				e.parked(time.Second)
 				e.fake.Advance(time.Second)
 				for range n {
 					<-got
 				}
+				return time.Since(start)
 			}
-			elapsed := time.Since(start)
+			b.ReportAllocs()
+			b.ResetTimer()
+			var elapsed, anchored time.Duration
+			for i := range b.N {
+				if i%2 == 0 {
+					elapsed += deliver()
+					anchored += anchor.round()
+				} else {
+					anchored += anchor.round()
+					elapsed += deliver()
+				}
+			}
 			b.StopTimer()
 			b.ReportMetric(float64(elapsed.Nanoseconds())/float64(b.N*n), "ns/frame")
+			b.ReportMetric(float64(anchored.Nanoseconds())/float64(b.N*n), "fanout-ns/frame")
+			b.ReportMetric(float64(elapsed)/float64(anchored), "x-fanout")
 			cancel()
 			for _, s := range sessions {
 				require.NoError(b, s.Close())
@@ -98,4 +116,77 @@ func BenchmarkIdleAttachment(b *testing.B) {
 	for _, s := range sessions {
 		require.NoError(b, s.Close())
 	}
+}
+
+// fanout is the anchor of BenchmarkTickDelivery: one goroutine per
+// consumer waiting on a shared broadcast, as a delivery task per attachment
+// waits on its domain's progress, handing one frame to its consumer
+// goroutine, which reports it as the benchmark's consumers do.
+type fanout struct {
+	mu    sync.Mutex
+	tick  chan struct{} // closed and replaced by each round
+	got   chan struct{}
+	stop  chan struct{}
+	tasks sync.WaitGroup
+}
+
+func newFanout(n int) *fanout {
+	f := &fanout{tick: make(chan struct{}), got: make(chan struct{}, n), stop: make(chan struct{})}
+	for range n {
+		frames := make(chan struct{}, 1)
+		f.tasks.Add(2)
+		tick := f.tick // taken before the first round swaps it
+		go func() {
+			defer f.tasks.Done()
+			for {
+				select {
+				case <-tick:
+				case <-f.stop:
+					return
+				}
+				// The round replaced the channel before closing this one,
+				// and the next round waits for this frame: take the next
+				// channel before handing the frame on.
+				f.mu.Lock()
+				tick = f.tick
+				f.mu.Unlock()
+				select {
+				case frames <- struct{}{}:
+				case <-f.stop:
+					return
+				}
+			}
+		}()
+		go func() {
+			defer f.tasks.Done()
+			for {
+				select {
+				case <-frames:
+					f.got <- struct{}{}
+				case <-f.stop:
+					return
+				}
+			}
+		}()
+	}
+	return f
+}
+
+// round broadcasts one tick and waits until every consumer reported it.
+func (f *fanout) round() time.Duration {
+	start := time.Now()
+	f.mu.Lock()
+	tick := f.tick
+	f.tick = make(chan struct{})
+	f.mu.Unlock()
+	close(tick)
+	for range cap(f.got) {
+		<-f.got
+	}
+	return time.Since(start)
+}
+
+func (f *fanout) close() {
+	close(f.stop)
+	f.tasks.Wait()
 }
