@@ -77,6 +77,15 @@ func (r *Registry) Observe(domain string) (*Observer, error) {
 	return &Observer{alloc: a}, nil
 }
 
+// Fork returns a new observer of the same allocation, for another
+// goroutine; it has not read yet.
+func (o *Observer) Fork() *Observer { return &Observer{alloc: o.alloc} }
+
+// Allocation returns the observed allocation: one for every observer of a
+// domain as installed, another once the domain is removed and created
+// again.
+func (o *Observer) Allocation() *Allocation { return o.alloc }
+
 // Domain returns the observed domain's name.
 func (o *Observer) Domain() string { return o.alloc.domain }
 
