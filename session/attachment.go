@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 
 	"github.com/nspl-dev/nspl/clock"
@@ -24,6 +25,22 @@ type attachment struct {
 	// ending is set by the delivery task before it queues the end frame,
 	// so a request sent after the client read that frame finds it set.
 	ending atomic.Bool
+
+	// sess is the session that holds it; fanout delivers its ticks, and
+	// kick wakes the task when the generation's failure changed.
+	sess   *Session
+	fanout *tickFanout
+	kick   chan struct{}
+
+	// mu guards what the task and the fan-out share: the observation the
+	// client last received (written by the task only), the newest tick id
+	// of its generation offered, the generation whose error frame was
+	// queued, and busy, set while the task changes what the client holds.
+	mu       sync.Mutex
+	last     clock.Observed
+	lastTick uint64
+	failed   uint64
+	busy     bool
 
 	// slot and slotQueued are the replaceable tick slot, guarded by the
 	// lane's mutex.
@@ -142,7 +159,7 @@ func (s *Session) attach(ctx context.Context) (wire.Result, bool, error) {
 	}
 	taskCtx, cancel := context.WithCancel(s.ctx)
 	a := &attachment{id: id, domain: domain, obs: obs, reply: first.Clock, cancel: cancel, done: make(chan struct{}),
-		tickBase: tickFrameBase(domain, id)}
+		tickBase: tickFrameBase(domain, id), sess: s, kick: make(chan struct{}, 1), last: first.Clock}
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -151,6 +168,9 @@ func (s *Session) attach(ctx context.Context) (wire.Result, bool, error) {
 	}
 	s.attachments[domain] = a
 	s.mu.Unlock()
+	// Joined before the task's first read: a tick published after that
+	// read reaches it through the fan-out.
+	joinFanout(a)
 	go s.deliver(taskCtx, a)
 	c := first.Clock
 	return wire.Result{
@@ -214,19 +234,21 @@ func (s *Session) fits(a *attachment, f wire.Frame) bool {
 // withdrawing an untaken tick), a newer accepted tick of the generation the
 // client last received as paced fills the tick slot, the authority's failure
 // of that generation is queued once as an error frame behind that tick, and
-// a missing domain ends the attachment with one end frame.
+// a missing domain ends the attachment with one end frame. It wakes on its
+// installation and on its fan-out's kick; the fan-out delivers the ticks
+// that arrive meanwhile.
 func (s *Session) deliver(ctx context.Context, a *attachment) {
 	defer close(a.done)
-	last := a.reply     // the observation the client last received
-	var lastTick uint64 // newest tick id of last.Generation put in the slot
-	var failed uint64   // generation whose failure was queued (generations start at 1)
+	defer leaveFanout(a)
 	var unfit clock.Observed
 	unfitSet := false // unfit is a state that did not fit the frame limit
 	for {
 		o := a.obs.Read()
+		last := a.last // written by this task only
 		switch {
 		case o.Missing:
 			a.ending.Store(true)
+			a.setBusy(true) // for good: nothing follows the end
 			s.lane.withdrawTick(a)
 			end := wire.Frame{Domain: a.domain, Attachment: a.id, Kind: wire.FrameEnd, Reason: wire.DomainRemoved}
 			if s.fits(a, end) {
@@ -234,59 +256,75 @@ func (s *Session) deliver(ctx context.Context, a *attachment) {
 			}
 			return
 		case o.Clock != last:
+			a.setBusy(true)
 			s.lane.withdrawTick(a)
 			if unfitSet && unfit == o.Clock {
+				a.setBusy(false)
 				break
 			}
 			f := wire.Frame{Domain: a.domain, Attachment: a.id, Kind: wire.FrameState, Clock: o.Clock}
 			if !s.fits(a, f) {
 				unfit, unfitSet = o.Clock, true
+				a.setBusy(false)
 				break
 			}
 			if err := s.lane.pushFrame(ctx, a, f); err != nil {
 				return
 			}
+			a.mu.Lock()
 			if o.Clock.Generation != last.Generation {
-				lastTick = 0
+				a.lastTick = 0
 			}
-			last, unfitSet = o.Clock, false
+			a.last, a.busy = o.Clock, false
+			a.mu.Unlock()
+			unfitSet = false
 			// Changes published while the frame waited for room collapse
 			// into the newest installation, read at once.
 			continue
-		case o.Tick.ID != 0 && o.Tick.Generation == last.Generation && o.Tick.ID > lastTick:
+		case o.Tick.ID != 0:
 			snap, err := a.obs.Reading(o.Tick.Generation)
-			if err != nil {
-				// A replaced installation already woke the observer; any
-				// other failure leaves this tick unsent.
-				if !errors.Is(err, runtime.ErrClockUnavailable) {
-					s.logger.Warn("cannot take the logical reading for a tick frame; tick skipped",
-						"domain", a.domain, "generation", o.Tick.Generation, "tick", o.Tick.ID, "error", err)
-					lastTick = o.Tick.ID
-				}
-				break
-			}
-			lastTick = o.Tick.ID
-			f := wire.Frame{Domain: a.domain, Attachment: a.id, Kind: wire.FrameTick, Tick: o.Tick, Reading: snap.Time}
-			if s.fits(a, f) {
-				s.lane.putTick(a, f)
+			// A replaced installation already woke the task; any other
+			// failure leaves this tick unsent.
+			if !errors.Is(err, runtime.ErrClockUnavailable) {
+				a.offerTick(o, snap, err)
 			}
 		}
 		// The failure follows the state the client received as paced for
 		// its generation and any tick of it already queued; none of that
 		// generation comes after it.
-		if fl := o.Failure; fl != nil && o.Clock == last && last.State == clock.Paced &&
-			fl.Generation == last.Generation && failed != fl.Generation {
-			failed = fl.Generation
+		if fl := o.Failure; fl != nil && o.Clock == a.last && a.last.State == clock.Paced &&
+			fl.Generation == a.last.Generation && a.failedGen() != fl.Generation {
+			a.setBusy(true)
+			a.mu.Lock()
+			a.failed = fl.Generation
+			a.mu.Unlock()
 			f := wire.Frame{Domain: a.domain, Attachment: a.id, Kind: wire.FrameError, Failure: *fl}
 			if s.fits(a, f) {
 				if err := s.lane.pushFrame(ctx, a, f); err != nil {
 					return
 				}
 			}
+			a.setBusy(false)
 			continue
 		}
-		if err := a.obs.Wait(ctx); err != nil {
+		inst, _ := a.obs.Notify()
+		select {
+		case <-inst:
+		case <-a.kick:
+		case <-ctx.Done():
 			return
 		}
 	}
+}
+
+func (a *attachment) setBusy(busy bool) {
+	a.mu.Lock()
+	a.busy = busy
+	a.mu.Unlock()
+}
+
+func (a *attachment) failedGen() uint64 {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.failed
 }

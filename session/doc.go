@@ -68,7 +68,11 @@
 // task starts only as Exec returns that reply. The task sends a state frame
 // only when the observation differs from the one the client last received,
 // a tick only of the generation the client last received as paced, and
-// withdraws an untaken tick before a changed state. Each attachment holds one
+// withdraws an untaken tick before a changed state. The ticks themselves are
+// delivered by one loop per installed domain (tickfanout.go), shared by every
+// attachment of it in the process, so a tick wakes that loop and the
+// consumers, not every delivery task; each task waits on its installation
+// and on that loop's word of a failure. Each attachment holds one
 // replaceable tick slot in the control lane, so a slow consumer receives the
 // newest tick and never a backlog; state and end frames wait for room in a
 // bounded queue. A removed domain ends the attachment with one DomainRemoved

@@ -1,0 +1,151 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"sync"
+
+	"github.com/nspl-dev/nspl/runtime"
+	"github.com/nspl-dev/nspl/wire"
+)
+
+// tickFanout delivers the ticks of one installed domain (one runtime
+// allocation) to every attachment of it in this process, whatever session
+// holds it. One goroutine waits on the allocation's progress watch, so a
+// tick wakes it once instead of every attachment's delivery task, and it
+// fills each attachment's tick slot itself, taking the node's reading once
+// for all of them. Ticks never wait (putTick), so one loop serves them all.
+// State, error and end frames, which may wait for room on their lane, stay
+// with each attachment's task: it waits on its installation itself and the
+// fan-out wakes it (kick) when the generation's failure changes. While a
+// task is changing what its client holds (busy) the fan-out leaves its
+// attachment alone; the task reads the newest progress itself when done.
+//
+// The fan-outs are owned by the attachments: the first of an allocation
+// starts its loop, the last one's release stops it and waits for it.
+type tickFanout struct {
+	obs    *runtime.Observer // used by the loop only
+	cancel context.CancelFunc
+	done   chan struct{}
+
+	mu   sync.Mutex
+	atts map[*attachment]struct{}
+}
+
+// fanouts holds the running tick fan-outs by allocation.
+var fanouts = struct {
+	mu sync.Mutex
+	m  map[*runtime.Allocation]*tickFanout
+}{m: make(map[*runtime.Allocation]*tickFanout)}
+
+// joinFanout adds a to the fan-out of its allocation, starting it when a is
+// the first.
+func joinFanout(a *attachment) {
+	alloc := a.obs.Allocation()
+	fanouts.mu.Lock()
+	defer fanouts.mu.Unlock()
+	f := fanouts.m[alloc]
+	if f == nil {
+		ctx, cancel := context.WithCancel(context.Background())
+		f = &tickFanout{obs: a.obs.Fork(), cancel: cancel, done: make(chan struct{}), atts: make(map[*attachment]struct{})}
+		fanouts.m[alloc] = f
+		go f.run(ctx)
+	}
+	f.mu.Lock()
+	f.atts[a] = struct{}{}
+	f.mu.Unlock()
+	a.fanout = f
+}
+
+// leaveFanout removes a from its fan-out, stopping the fan-out and waiting
+// for it when a was the last.
+func leaveFanout(a *attachment) {
+	f := a.fanout
+	if f == nil {
+		return
+	}
+	fanouts.mu.Lock()
+	f.mu.Lock()
+	delete(f.atts, a)
+	last := len(f.atts) == 0
+	f.mu.Unlock()
+	alloc := a.obs.Allocation()
+	if last && fanouts.m[alloc] == f {
+		delete(fanouts.m, alloc)
+	}
+	fanouts.mu.Unlock()
+	if last {
+		f.cancel()
+		<-f.done
+	}
+}
+
+// run is the fan-out's loop: on every wake it reads the newest progress,
+// offers a new tick to every attachment and wakes every task when the
+// failure changed.
+func (f *tickFanout) run(ctx context.Context) {
+	defer close(f.done)
+	var failure *runtime.ClockFailure
+	var tick runtime.Tick
+	for {
+		o := f.obs.Read()
+		if o.Failure != failure {
+			failure = o.Failure
+			f.mu.Lock()
+			for a := range f.atts {
+				signal(a.kick)
+			}
+			f.mu.Unlock()
+		}
+		if o.Tick.ID != 0 && o.Tick != tick {
+			tick = o.Tick
+			f.offer(o)
+		}
+		if err := f.obs.Wait(ctx); err != nil {
+			return
+		}
+	}
+}
+
+// offer fills the tick slot of every attachment that holds o's clock with
+// o's tick, from one reading of the node.
+func (f *tickFanout) offer(o runtime.Observation) {
+	snap, err := f.obs.Reading(o.Tick.Generation)
+	if errors.Is(err, runtime.ErrClockUnavailable) {
+		// A replaced installation wakes every task, which reads anew.
+		return
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for a := range f.atts {
+		a.offerTick(o, snap, err)
+	}
+}
+
+// offerTick puts o's tick in the attachment's slot when the client holds
+// o's clock as paced, the tick is newer than the last one offered and no
+// error frame of its generation was queued. A reading that failed (err)
+// leaves the tick unsent. It reports false when the task is busy and the
+// tick was left to it.
+func (a *attachment) offerTick(o runtime.Observation, snap runtime.Snapshot, err error) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.busy {
+		return false
+	}
+	if o.Tick.ID == 0 || o.Clock != a.last || o.Tick.Generation != a.last.Generation ||
+		o.Tick.ID <= a.lastTick || a.failed == o.Tick.Generation {
+		return true
+	}
+	a.lastTick = o.Tick.ID
+	if err != nil {
+		a.sess.logger.Warn("cannot take the logical reading for a tick frame; tick skipped",
+			"domain", a.domain, "generation", o.Tick.Generation, "tick", o.Tick.ID, "error", err)
+		return true
+	}
+	fr := wire.Frame{Domain: a.domain, Attachment: a.id, Kind: wire.FrameTick, Tick: o.Tick, Reading: snap.Time}
+	if a.sess.fits(a, fr) {
+		a.sess.lane.putTick(a, fr)
+	}
+	return true
+}
