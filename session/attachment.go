@@ -14,33 +14,49 @@ import (
 
 // attachment is one followed domain clock: its observer, the observation
 // the attach reply carried, its delivery task and its tick slot.
+//
+// The delivery task runs only while there is a change to deliver: its
+// fan-out starts it (wake) when the installation or the failure changes,
+// and it ends once it has caught up, so an idle attachment holds no
+// goroutine.
 type attachment struct {
 	id     uint64
 	domain string
-	obs    *runtime.Observer
+	obs    *runtime.Observer // used by the running task only
 	reply  clock.Observed
+	ctx    context.Context // the task's; cancelled by stop
 	cancel context.CancelFunc
-	done   chan struct{} // closed when the delivery task has ended
+	leave  sync.Once
 
 	// ending is set by the delivery task before it queues the end frame,
 	// so a request sent after the client read that frame finds it set.
 	ending atomic.Bool
 
-	// sess is the session that holds it; fanout delivers its ticks, and
-	// kick wakes the task when the generation's failure changed.
+	// sess is the session that holds it; fanout delivers its ticks and
+	// wakes its task.
 	sess   *Session
 	fanout *tickFanout
-	kick   chan struct{}
 
 	// mu guards what the task and the fan-out share: the observation the
 	// client last received (written by the task only), the newest tick id
 	// of its generation offered, the generation whose error frame was
-	// queued, and busy, set while the task changes what the client holds.
+	// queued, and busy, set while the task changes what the client holds;
+	// and the task's own state: running, woken again while running
+	// (dirty), and halted for good (stopped or ended).
 	mu       sync.Mutex
 	last     clock.Observed
 	lastTick uint64
 	failed   uint64
 	busy     bool
+	running  bool
+	dirty    bool
+	halted   bool
+	ran      chan struct{} // closed when the running task ends
+
+	// unfit is a state that did not fit the frame limit (unfitSet), kept
+	// by the task from one run to the next.
+	unfit    clock.Observed
+	unfitSet bool
 
 	// slot and slotQueued are the replaceable tick slot, guarded by the
 	// lane's mutex.
@@ -52,10 +68,34 @@ type attachment struct {
 	tickBase int
 }
 
-// stop cancels the delivery task and waits for it to end.
+// stop cancels the delivery task, waits for it to end, keeps it from
+// starting again and leaves the fan-out.
 func (a *attachment) stop() {
 	a.cancel()
-	<-a.done
+	a.mu.Lock()
+	a.halted = true
+	ran := a.ran
+	a.mu.Unlock()
+	if ran != nil {
+		<-ran
+	}
+	a.leave.Do(func() { leaveFanout(a) })
+}
+
+// wake starts the delivery task, or has the running one read again before
+// it ends.
+func (a *attachment) wake() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	switch {
+	case a.halted:
+	case a.running:
+		a.dirty = true
+	default:
+		a.running = true
+		a.ran = make(chan struct{})
+		go a.sess.deliver(a.ctx, a, a.ran)
+	}
 }
 
 // installations is the node's installation counter as an attach sees it
@@ -158,8 +198,8 @@ func (s *Session) attach(ctx context.Context) (wire.Result, bool, error) {
 		return wire.Result{}, false, err
 	}
 	taskCtx, cancel := context.WithCancel(s.ctx)
-	a := &attachment{id: id, domain: domain, obs: obs, reply: first.Clock, cancel: cancel, done: make(chan struct{}),
-		tickBase: tickFrameBase(domain, id), sess: s, kick: make(chan struct{}, 1), last: first.Clock}
+	a := &attachment{id: id, domain: domain, obs: obs, reply: first.Clock, ctx: taskCtx, cancel: cancel,
+		tickBase: tickFrameBase(domain, id), sess: s, last: first.Clock}
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -171,7 +211,7 @@ func (s *Session) attach(ctx context.Context) (wire.Result, bool, error) {
 	// Joined before the task's first read: a tick published after that
 	// read reaches it through the fan-out.
 	joinFanout(a)
-	go s.deliver(taskCtx, a)
+	a.wake()
 	c := first.Clock
 	return wire.Result{
 		Domain:     domain,
@@ -234,14 +274,11 @@ func (s *Session) fits(a *attachment, f wire.Frame) bool {
 // withdrawing an untaken tick), a newer accepted tick of the generation the
 // client last received as paced fills the tick slot, the authority's failure
 // of that generation is queued once as an error frame behind that tick, and
-// a missing domain ends the attachment with one end frame. It wakes on its
-// installation and on its fan-out's kick; the fan-out delivers the ticks
-// that arrive meanwhile.
-func (s *Session) deliver(ctx context.Context, a *attachment) {
-	defer close(a.done)
-	defer leaveFanout(a)
-	var unfit clock.Observed
-	unfitSet := false // unfit is a state that did not fit the frame limit
+// a missing domain ends the attachment with one end frame. It ends when
+// it has caught up; the fan-out delivers the ticks that arrive meanwhile
+// and starts it again at the next change of installation or failure.
+func (s *Session) deliver(ctx context.Context, a *attachment, ran chan struct{}) {
+	defer close(ran)
 	for {
 		o := a.obs.Read()
 		last := a.last // written by this task only
@@ -254,17 +291,20 @@ func (s *Session) deliver(ctx context.Context, a *attachment) {
 			if s.fits(a, end) {
 				_ = s.lane.pushFrame(ctx, a, end)
 			}
+			a.mu.Lock()
+			a.halted, a.running = true, false
+			a.mu.Unlock()
 			return
 		case o.Clock != last:
 			a.setBusy(true)
 			s.lane.withdrawTick(a)
-			if unfitSet && unfit == o.Clock {
+			if a.unfitSet && a.unfit == o.Clock {
 				a.setBusy(false)
 				break
 			}
 			f := wire.Frame{Domain: a.domain, Attachment: a.id, Kind: wire.FrameState, Clock: o.Clock}
 			if !s.fits(a, f) {
-				unfit, unfitSet = o.Clock, true
+				a.unfit, a.unfitSet = o.Clock, true
 				a.setBusy(false)
 				break
 			}
@@ -277,7 +317,7 @@ func (s *Session) deliver(ctx context.Context, a *attachment) {
 			}
 			a.last, a.busy = o.Clock, false
 			a.mu.Unlock()
-			unfitSet = false
+			a.unfitSet = false
 			// Changes published while the frame waited for room collapse
 			// into the newest installation, read at once.
 			continue
@@ -307,13 +347,15 @@ func (s *Session) deliver(ctx context.Context, a *attachment) {
 			a.setBusy(false)
 			continue
 		}
-		inst, _ := a.obs.Notify()
-		select {
-		case <-inst:
-		case <-a.kick:
-		case <-ctx.Done():
+		// Caught up: end, unless woken meanwhile.
+		a.mu.Lock()
+		if !a.dirty {
+			a.running = false
+			a.mu.Unlock()
 			return
 		}
+		a.dirty = false
+		a.mu.Unlock()
 	}
 }
 

@@ -71,8 +71,10 @@
 // withdraws an untaken tick before a changed state. The ticks themselves are
 // delivered by one loop per installed domain (tickfanout.go), shared by every
 // attachment of it in the process, so a tick wakes that loop and the
-// consumers, not every delivery task; each task waits on its installation
-// and on that loop's word of a failure. Each attachment holds one
+// consumers, not every delivery task. A task runs only while there is a
+// state, error or end frame to deliver: that loop starts it when the
+// installation or the failure changes and it ends once caught up, so an
+// idle attachment holds no goroutine. Each attachment holds one
 // replaceable tick slot in the control lane, so a slow consumer receives the
 // newest tick and never a backlog; state and end frames wait for room in a
 // bounded queue. A removed domain ends the attachment with one DomainRemoved

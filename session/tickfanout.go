@@ -16,8 +16,9 @@ import (
 // fills each attachment's tick slot itself, taking the node's reading once
 // for all of them. Ticks never wait (putTick), so one loop serves them all.
 // State, error and end frames, which may wait for room on their lane, stay
-// with each attachment's task: it waits on its installation itself and the
-// fan-out wakes it (kick) when the generation's failure changes. While a
+// with each attachment's task, which runs only while there is such a
+// change: the fan-out starts it (wake) when the installation or the
+// generation's failure changes, and it ends once caught up. While a
 // task is changing what its client holds (busy) the fan-out leaves its
 // attachment alone; the task reads the newest progress itself when done.
 //
@@ -81,19 +82,20 @@ func leaveFanout(a *attachment) {
 }
 
 // run is the fan-out's loop: on every wake it reads the newest progress,
-// offers a new tick to every attachment and wakes every task when the
-// failure changed.
+// wakes every task when the installation or the failure changed and offers
+// a new tick to every attachment.
 func (f *tickFanout) run(ctx context.Context) {
 	defer close(f.done)
+	var inst <-chan struct{}
 	var failure *runtime.ClockFailure
 	var tick runtime.Tick
 	for {
 		o := f.obs.Read()
-		if o.Failure != failure {
-			failure = o.Failure
+		if in, _ := f.obs.Notify(); in != inst || o.Failure != failure {
+			inst, failure = in, o.Failure
 			f.mu.Lock()
 			for a := range f.atts {
-				signal(a.kick)
+				a.wake()
 			}
 			f.mu.Unlock()
 		}

@@ -66,3 +66,42 @@ func TestTickFanoutFollowsTheAllocation(t *testing.T) {
 	}
 	require.Equal(t, uint64(2), f.Tick.ID)
 }
+
+// idle waits until the attachment's delivery task has ended on its own.
+func idle(t *testing.T, e *env, a *attachment) {
+	t.Helper()
+	a.mu.Lock()
+	ran := a.ran
+	a.mu.Unlock()
+	select {
+	case <-ran:
+	case <-e.ctx.Done():
+		t.Fatal("the delivery task of an idle attachment did not end")
+	}
+}
+
+// An idle attachment holds no goroutine: its delivery task ends once it
+// has caught up, ticks reach it through the fan-out, and a change of
+// installation starts the task again.
+func TestIdleAttachmentHoldsNoTask(t *testing.T) {
+	e := newEnv(t, Options{})
+	e.exec("CREATE PACED DOMAIN prod WITH PERIOD 1s SKEW 0s; USE prod;")
+	_, c := attach(t, e)
+	e.sess.mu.Lock()
+	a := e.sess.attachments["prod"]
+	e.sess.mu.Unlock()
+	idle(t, e, a)
+
+	e.exec("START AT NOW;")
+	f := read(t, e, c)
+	require.Equal(t, wire.FrameState, f.Kind, "the installation started the task again")
+	e.waitTick("prod", 1)
+	for f.Kind != wire.FrameTick {
+		f = read(t, e, c)
+	}
+	idle(t, e, a)
+	e.advance(time.Second, "prod", 2)
+	require.Equal(t, uint64(2), read(t, e, c).Tick.ID, "the fan-out delivers ticks while no task runs")
+	idle(t, e, a)
+	e.exec("DETACH DOMAIN CLOCK;")
+}
