@@ -36,8 +36,7 @@ var clockOwners = map[string]bool{
 // An injected source would be wrong there: a fake one does not move the
 // context's deadline.
 var contextDeadlines = map[string]bool{
-	"catalog/propose.go:Node.apply":                  true,
-	"catalog/membership.go:Node.changeConfiguration": true,
+	"catalog/propose.go:raftTimeout": true,
 }
 
 // TestOnlyTheClockSourceReadsWallTime holds the time-class boundary: no

@@ -11,6 +11,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/nspl-dev/nspl/internal/atomicfile"
 )
 
 // serverIDFile holds the raft server ID of a data directory. It is written
@@ -65,7 +67,7 @@ func loadOrCreateServerID(dir string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if err := writeFileAtomic(path, []byte(id+"\n")); err != nil {
+	if err := atomicfile.WriteFile(path, []byte(id+"\n"), 0o600); err != nil {
 		return "", fmt.Errorf("%w: persist server id: %w", ErrDataDir, err)
 	}
 	return id, nil
@@ -83,48 +85,6 @@ func readServerIDFile(path string) ([]byte, error) {
 	}
 	defer f.Close()
 	return io.ReadAll(io.LimitReader(f, maxServerIDFile))
-}
-
-// writeFileAtomic writes data to path through a synced temporary file that
-// is renamed into place, then syncs the parent directory.
-func writeFileAtomic(path string, data []byte) (err error) {
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			_ = tmp.Close()
-			_ = os.Remove(tmp.Name())
-		}
-	}()
-	if _, err = tmp.Write(data); err != nil {
-		return err
-	}
-	if err = tmp.Sync(); err != nil {
-		return err
-	}
-	if err = tmp.Close(); err != nil {
-		return err
-	}
-	if err = os.Rename(tmp.Name(), path); err != nil {
-		return err
-	}
-	return syncDir(dir)
-}
-
-// syncDir makes a rename inside dir durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	if err := d.Sync(); err != nil {
-		_ = d.Close()
-		return err
-	}
-	return d.Close()
 }
 
 // newIncarnation returns a fresh random, nonzero node incarnation. Every open

@@ -190,33 +190,13 @@ func (n *Node) changeConfiguration(ctx context.Context, start func(time.Duration
 	if n.confirmedTerm.Load() != n.raft.CurrentTerm() {
 		return ErrLeadershipUnconfirmed
 	}
-	var timeout time.Duration
-	if dl, ok := ctx.Deadline(); ok {
-		// A context deadline is a wall-clock instant by definition.
-		if timeout = time.Until(dl); timeout <= 0 {
-			return ErrTimeout
-		}
+	timeout, err := raftTimeout(ctx)
+	if err != nil {
+		return err
 	}
-	n.closeMu.RLock()
-	if n.closed {
-		n.closeMu.RUnlock()
-		return ErrShutdown
-	}
-	n.waiters.Add(1)
-	n.closeMu.RUnlock()
-	f := start(timeout)
-	done := make(chan error, 1)
-	go func() {
-		defer n.waiters.Done()
-		done <- f.Error()
-	}()
-	select {
-	case err := <-done:
-		n.reconcileSoon() // topology changed
-		return n.translate(err, true)
-	case <-ctx.Done():
-		return fmt.Errorf("%w: %w", ErrOutcomeUnknown, ctx.Err())
-	}
+	_, err = n.await(ctx, func() raft.Future { return start(timeout) })
+	n.reconcileSoon() // answered or not, the topology may have changed
+	return err
 }
 
 // observerBuffer is how many raft observations wait for the callback; raft

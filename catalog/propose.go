@@ -85,17 +85,42 @@ func (n *Node) apply(ctx context.Context, data []byte, confirmed bool) (any, err
 	if confirmed && n.confirmedTerm.Load() != n.raft.CurrentTerm() {
 		return nil, ErrLeadershipUnconfirmed
 	}
-	var timeout time.Duration
-	if dl, ok := ctx.Deadline(); ok {
-		// A context deadline is a wall-clock instant by definition.
-		if timeout = time.Until(dl); timeout <= 0 {
-			return nil, ErrTimeout
-		}
+	timeout, err := raftTimeout(ctx)
+	if err != nil {
+		return nil, err
 	}
-	// Every future is waited for by a goroutine counted in waiters, and
-	// Close drains waiters before it shuts raft down: raft never answers a
-	// future still queued when it shuts down, so this is what guarantees
-	// that each of them is answered and no waiter is left behind.
+	f, err := n.await(ctx, func() raft.Future { return n.raft.Apply(data, timeout) })
+	if err != nil {
+		return nil, err
+	}
+	n.announceCommit()
+	return f.(raft.ApplyFuture).Response(), nil
+}
+
+// raftTimeout is the timeout raft's calls without a context take for ctx:
+// the time left until its deadline, or none. A context deadline is a
+// wall-clock instant by definition.
+func raftTimeout(ctx context.Context) (time.Duration, error) {
+	dl, ok := ctx.Deadline()
+	if !ok {
+		return 0, nil
+	}
+	timeout := time.Until(dl)
+	if timeout <= 0 {
+		return 0, ErrTimeout
+	}
+	return timeout, nil
+}
+
+// await starts a raft future and waits for its answer or ctx, whichever
+// comes first; an answer's error is translated, and ctx ending first is
+// ErrOutcomeUnknown (raft may still apply it).
+//
+// Every future is waited for by a goroutine counted in waiters, and Close
+// drains waiters before it shuts raft down: raft never answers a future
+// still queued when it shuts down, so this is what guarantees that each of
+// them is answered and no waiter is left behind.
+func (n *Node) await(ctx context.Context, start func() raft.Future) (raft.Future, error) {
 	n.closeMu.RLock()
 	if n.closed {
 		n.closeMu.RUnlock()
@@ -103,15 +128,14 @@ func (n *Node) apply(ctx context.Context, data []byte, confirmed bool) (any, err
 	}
 	n.waiters.Add(1)
 	n.closeMu.RUnlock()
-	f := n.raft.Apply(data, timeout)
+	f := start()
 	if ctx.Done() == nil {
 		err := f.Error()
 		n.waiters.Done()
 		if err != nil {
 			return nil, n.translate(err, true)
 		}
-		n.announceCommit()
-		return f.Response(), nil
+		return f, nil
 	}
 	done := make(chan error, 1)
 	go func() {
@@ -123,8 +147,7 @@ func (n *Node) apply(ctx context.Context, data []byte, confirmed bool) (any, err
 		if err != nil {
 			return nil, n.translate(err, true)
 		}
-		n.announceCommit()
-		return f.Response(), nil
+		return f, nil
 	case <-ctx.Done():
 		return nil, fmt.Errorf("%w: %w", ErrOutcomeUnknown, ctx.Err())
 	}
