@@ -2,10 +2,10 @@
 // the file system after a crash, sees the old contents or the new, never a
 // mixture or a truncated file.
 //
-// It is for small files written whole (a formatted script, a data directory's
-// server id). It must not be
-// used for a file that other processes append to or hold open for writing:
-// the rename gives the path a new inode, and their writes go to the old one.
+// It is for small files written whole (a formatted script, a data
+// directory's server id). It must not be used for a file that other
+// processes append to or hold open for writing: the rename gives the path a
+// new inode, and their writes go to the old one.
 package atomicfile
 
 import (

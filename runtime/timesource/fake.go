@@ -4,6 +4,7 @@ import (
 	"container/heap"
 	"context"
 	"math"
+	"slices"
 	"sync"
 	"time"
 )
@@ -115,9 +116,15 @@ func (f *Fake) Next() (time.Duration, bool) {
 // BlockUntil waits until at least n timers are armed, or ctx ends. It
 // returns ctx's error in the latter case.
 func (f *Fake) BlockUntil(ctx context.Context, n int) error {
+	return f.blockUntil(ctx, func() bool { return len(f.armed) >= n })
+}
+
+// blockUntil waits until cond, evaluated with f.mu held, holds, or ctx
+// ends; it re-evaluates cond whenever the armed set changes.
+func (f *Fake) blockUntil(ctx context.Context, cond func() bool) error {
 	for {
 		f.mu.Lock()
-		if len(f.armed) >= n {
+		if cond() {
 			f.mu.Unlock()
 			return nil
 		}
@@ -145,20 +152,7 @@ func (f *Fake) Armings() uint64 {
 // waits for the replacement with it: a count of armed timers cannot tell
 // the old timer from the new one.
 func (f *Fake) BlockUntilArmings(ctx context.Context, n uint64) error {
-	for {
-		f.mu.Lock()
-		if f.seq >= n && len(f.armed) > 0 {
-			f.mu.Unlock()
-			return nil
-		}
-		changed := f.changed
-		f.mu.Unlock()
-		select {
-		case <-changed:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
+	return f.blockUntil(ctx, func() bool { return f.seq >= n && len(f.armed) > 0 })
 }
 
 // BlockUntilDue waits until a timer is armed that falls due exactly d after
@@ -168,23 +162,10 @@ func (f *Fake) BlockUntilArmings(ctx context.Context, n uint64) error {
 // armed; a test that knows when the code under test will next wake waits
 // for that deadline instead.
 func (f *Fake) BlockUntilDue(ctx context.Context, d time.Duration) error {
-	for {
-		f.mu.Lock()
+	return f.blockUntil(ctx, func() bool {
 		when := satAdd(f.mono, max(d, 0))
-		for _, t := range f.armed {
-			if t.when == when {
-				f.mu.Unlock()
-				return nil
-			}
-		}
-		changed := f.changed
-		f.mu.Unlock()
-		select {
-		case <-changed:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
+		return slices.ContainsFunc(f.armed, func(t *fakeTimer) bool { return t.when == when })
+	})
 }
 
 // moveLocked advances the monotonic clock to mono and UTC by the same amount.
