@@ -125,13 +125,18 @@ func (a *admission) release(identity string) {
 // the identity's share, or answers the refusal and returns false. The
 // caller calls the returned release once the session ends.
 func (s *Server) admitSession(w http.ResponseWriter, r *http.Request) (release func(), ok bool) {
+	return s.admit(w, s.Identity(r))
+}
+
+// admit admits one session of identity id under the server's total and
+// id's share, or writes the refusal.
+func (s *Server) admit(w http.ResponseWriter, id string) (release func(), ok bool) {
 	if n := s.sessions.Add(1); n > int64(s.cfg.MaxSessions) {
 		s.sessions.Add(-1)
 		s.admission.refusedCapacity.Add(1)
 		http.Error(w, fmt.Sprintf("this node serves at most %d sessions; try another node or later", s.cfg.MaxSessions), http.StatusServiceUnavailable)
 		return nil, false
 	}
-	id := s.Identity(r)
 	if !s.admission.admit(id, s.cfg.Limits.MaxSessionsPerIdentity) {
 		s.sessions.Add(-1)
 		s.admission.refusedIdentity.Add(1)

@@ -105,6 +105,11 @@ type Config struct {
 	uploadCap int
 	// Logger receives the server's logs; nil means the node's logger.
 	Logger *slog.Logger
+	// Console serves the web console under /console/ (package console):
+	// its pages and event streams need a client certificate or a login
+	// with Token, and its sessions count as sessions in MaxSessions and
+	// each identity's share.
+	Console bool
 }
 
 // Server is a node's API listener: the session protocol, leave and remove,
@@ -190,6 +195,13 @@ func New(cfg Config) (*Server, error) {
 	s.mux.Handle(wire.RemovePath, s.authenticated(http.HandlerFunc(s.serveRemove)))
 	if cfg.Peer != nil {
 		s.mux.Handle(wire.PeerPrefix, s.nodesOnly(cfg.Peer))
+	}
+	if cfg.Console {
+		if err := s.mountConsole(); err != nil {
+			cancel()
+			s.unregisterMetrics()
+			return nil, fmt.Errorf("%w: %v", ErrConfig, err)
+		}
 	}
 	var protocols http.Protocols
 	protocols.SetHTTP1(true)

@@ -39,6 +39,7 @@ type serveOptions struct {
 	key       string
 	tokenFile string
 	insecure  bool
+	console   bool
 	verbose   bool
 	logFormat string // "text" or "json"
 
@@ -91,6 +92,7 @@ func parseServeArgs(o options, args []string) (options, error) {
 	fs.StringVar(&s.key, "key", "", "this node's private key `FILE`")
 	fs.StringVar(&s.tokenFile, "token-file", "", "also admit clients presenting the bearer token in `FILE`")
 	fs.BoolVar(&s.insecure, "insecure", false, "serve plain HTTP without TLS (loopback only, single node)")
+	fs.BoolVar(&s.console, "console", true, "serve the web console under /console/ on the API listener (--console=false: none)")
 	fs.BoolVar(&s.verbose, "verbose", false, "log the node's internals to stderr")
 	fs.StringVar(&s.logFormat, "log-format", "text", "write stderr logs as `text` (logfmt) or json (one object a line)")
 	fs.DurationVar(&s.heartbeatTimeout, "heartbeat-timeout", 0, "raft heartbeat timeout `D` (0: the default)")
@@ -275,7 +277,7 @@ func (m *Main) runServe(ctx context.Context, s *serveOptions) error {
 		Node: member.node, TLS: tc, Insecure: s.insecure, Token: token,
 		Peer: member.peer, Cluster: member.cluster, Logger: logger,
 		MaxSessions: s.maxSessions, Limits: s.limits, MaxArchiveUploads: s.maxArchiveUploads,
-		Session: s.transactions,
+		Session: s.transactions, Console: s.console,
 	})
 	if err != nil {
 		return usageErrorf("serve: %v", err)
@@ -292,6 +294,9 @@ func (m *Main) runServe(ctx context.Context, s *serveOptions) error {
 		errc <- srv.Serve(ln)
 	}()
 	fmt.Fprintf(m.Stdout, "nspl serve: node %s serving %s://%s\n", s.node, scheme, ln.Addr())
+	if s.console {
+		fmt.Fprintf(m.Stdout, "nspl serve: node %s console at %s://%s/console/\n", s.node, scheme, ln.Addr())
+	}
 	select {
 	case <-ctx.Done():
 		err = nil

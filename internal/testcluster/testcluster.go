@@ -30,6 +30,7 @@ import (
 	"github.com/nspl-dev/nspl/metrics"
 	"github.com/nspl-dev/nspl/pki"
 	"github.com/nspl-dev/nspl/server"
+	"github.com/nspl-dev/nspl/wire"
 )
 
 // startTimeout bounds one member's start.
@@ -324,3 +325,71 @@ func (c *Cluster) ServeMetrics(m *cluster.Member) string {
 func (c *Cluster) ClientTLS(name string) *tls.Config {
 	return c.ca.Client(name).ClientConfig("", "")
 }
+
+// APIOptions configures ServeAPI.
+type APIOptions struct {
+	// Addr is the listener's address; empty picks a free loopback port.
+	// A member started again serves on its old address by giving it.
+	Addr string
+	// Token admits clients presenting it, as nspl serve --token-file.
+	Token string
+	// Console serves the web console under /console/.
+	Console bool
+}
+
+// API is a member's API listener as nspl serve runs it: the session
+// protocol, cluster status, leave and remove, and optionally the console,
+// over TLS that verifies client certificates when given.
+type API struct {
+	// URL is https://ADDR.
+	URL string
+	// Addr is the listener's address.
+	Addr string
+
+	srv  *server.Server
+	done chan struct{}
+	once sync.Once
+}
+
+// ServeAPI serves m's API listener until Close or the end of the test.
+func (c *Cluster) ServeAPI(m *cluster.Member, o APIOptions) *API {
+	c.t.Helper()
+	srv, err := server.New(server.Config{Node: m.Node(), TLS: m.Material().ServerConfig(pki.ServerOptions{AllowNoClientCert: true}),
+		Token: o.Token, Console: o.Console, Cluster: memberStatus{m}, Logger: c.logger})
+	if err != nil {
+		c.t.Fatalf("testcluster: API server: %v", err)
+	}
+	addr := o.Addr
+	if addr == "" {
+		addr = "127.0.0.1:0"
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		c.t.Fatalf("testcluster: listen on %s: %v", addr, err)
+	}
+	a := &API{URL: "https://" + ln.Addr().String(), Addr: ln.Addr().String(), srv: srv, done: make(chan struct{})}
+	go func() { // owned: ends at Close
+		defer close(a.done)
+		_ = srv.Serve(ln)
+	}()
+	c.t.Cleanup(a.Close)
+	return a
+}
+
+// Close stops the listener at once, as a dying process's would, and
+// waits for it. It is safe to call more than once.
+func (a *API) Close() {
+	a.once.Do(func() {
+		_ = a.srv.Close()
+		<-a.done
+	})
+}
+
+// memberStatus is a member as an API server's Cluster.
+type memberStatus struct{ m *cluster.Member }
+
+func (s memberStatus) Status(context.Context) (wire.ClusterStatus, error) {
+	return s.m.Status().Wire(), nil
+}
+func (s memberStatus) Leave(ctx context.Context) error               { return s.m.Leave(ctx) }
+func (s memberStatus) Remove(ctx context.Context, name string) error { return s.m.Remove(ctx, name) }

@@ -1,0 +1,147 @@
+package console_test
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/nspl-dev/nspl/internal/testbrowser"
+	"github.com/nspl-dev/nspl/internal/testcluster"
+	"github.com/stretchr/testify/require"
+)
+
+// wait bounds each step's wait for the page: a bound on a broken page, not
+// a measure of speed.
+const wait = 60 * time.Second
+
+const testToken = "console-test-token"
+
+// byID is a JavaScript expression for the text of the element with id.
+func byID(id string) string {
+	return "(document.getElementById(" + strconv.Quote(id) + ")||{}).textContent"
+}
+
+// tickID reads the clock panel's last tick id, 0 before the first.
+func tickID(t *testing.T, b *testbrowser.Browser) uint64 {
+	t.Helper()
+	s := strings.TrimPrefix(b.Eval(byID("clock-tick")), "#")
+	if s == "—" || s == "" {
+		return 0
+	}
+	n, err := strconv.ParseUint(s, 10, 64)
+	require.NoError(t, err, "the clock panel's tick reads %q", s)
+	return n
+}
+
+// runStatement types text into the statement box and runs it.
+func runStatement(b *testbrowser.Browser, text string) {
+	b.Do(wait,
+		chromedp.SetValue(chromedp.CSS("#repl-text"), text),
+		chromedp.Click(chromedp.CSS("#repl-run")),
+	)
+}
+
+// logHas is a condition: the statement box's log contains s.
+func logHas(s string) string {
+	return byID("log") + ".includes(" + strconv.Quote(s) + ")"
+}
+
+// TestConsoleInABrowser drives the console in headless Chromium against a
+// three-node cluster: log in with the token, create and start a paced
+// domain from the statement box, follow its clock PACED with its tick
+// advancing, STOP it, lose the serving node and see the page go OFFLINE
+// and come back with the clock once the node is back, and drop the domain
+// to see its clock ENDED. It writes a screenshot of each page.
+func TestConsoleInABrowser(t *testing.T) {
+	b := testbrowser.New(t)
+	c := testcluster.New(t, testcluster.Options{Durable: true})
+	members := c.StartThree()
+	serving := members[1]
+	api := c.ServeAPI(serving, testcluster.APIOptions{Token: testToken, Console: true})
+
+	// A page needs a login: it is sent to the login form.
+	b.Do(wait, chromedp.Navigate(api.URL+"/console/"))
+	b.Until(wait, "the login form", "document.getElementById('token')")
+	b.Screenshot(t, "login")
+	b.Do(wait,
+		chromedp.SetValue(chromedp.CSS("#token"), "not-the-token"),
+		chromedp.Submit(chromedp.CSS("#login")),
+	)
+	b.Until(wait, "the wrong token refused", byID("login-error")+".includes('not this node')")
+	b.Do(wait,
+		chromedp.SetValue(chromedp.CSS("#token"), testToken),
+		chromedp.Submit(chromedp.CSS("#login")),
+	)
+	b.Until(wait, "the console online", byID("conn")+" === 'ONLINE'")
+	require.Equal(t, "bearer-token", b.Eval("document.querySelector('.who').textContent"))
+
+	// Create and start a paced domain from the statement box.
+	runStatement(b, "CREATE PACED DOMAIN web WITH PERIOD 100ms SKEW 10ms;")
+	b.Until(wait, "the create reply", logHas("created domain 'web'"))
+	b.Until(wait, "the domain in the list", "document.querySelector('#domains a[data-domain=\"web\"]')")
+	b.Do(wait, chromedp.Click(chromedp.CSS(`#domains a[data-domain="web"]`)))
+	b.Until(wait, "the clock panel STOPPED", byID("clock-state")+" === 'STOPPED'")
+	runStatement(b, "USE web; START AT NOW TIME RATE 2;")
+	b.Until(wait, "the start reply", logHas("started domain 'web'"))
+	b.Until(wait, "the clock panel PACED", byID("clock-state")+" === 'PACED'")
+	b.Until(wait, "a first tick", byID("clock-tick")+".startsWith('#')")
+	first := tickID(t, b)
+	b.Until(wait, "the tick id advancing", "Number("+byID("clock-tick")+".slice(1)) > "+strconv.FormatUint(first, 10))
+	require.Equal(t, "2 · 100ms · 10ms", b.Eval(byID("clock-params")))
+	b.Until(wait, "the projected logical now", byID("clock-now")+".startsWith('20')")
+	b.Until(wait, "the description", byID("describe")+".includes('mapping_time_rate')")
+	b.Screenshot(t, "domains")
+
+	// A syntax error is shown with its caret.
+	runStatement(b, "LIST DOMAINS;\nSTAR;")
+	b.Until(wait, "the positioned error", logHas("2:1: error:"))
+	require.Contains(t, b.Eval("document.querySelector('#log .err pre').textContent"), "STAR;\n^")
+
+	// STOP from its button.
+	b.Do(wait, chromedp.Click(chromedp.CSS("#btn-stop")))
+	b.Until(wait, "the clock panel STOPPED", byID("clock-state")+" === 'STOPPED'")
+	b.Do(wait, chromedp.Click(chromedp.CSS("#btn-start")))
+	b.Until(wait, "the clock panel PACED again", byID("clock-state")+" === 'PACED'")
+
+	// The serving node dies: the page goes OFFLINE and its clock is
+	// interrupted; once the node is back on its address, the page
+	// reconnects and attaches again.
+	api.Close()
+	c.Kill(serving.Node().Name())
+	b.Until(wait, "the page OFFLINE", byID("conn")+" === 'OFFLINE'")
+	b.Until(wait, "the clock INTERRUPTED", byID("clock-state")+" === 'INTERRUPTED'")
+	b.Screenshot(t, "offline")
+	back := c.Start(serving.Node().Name(), false)
+	c.ServeAPI(back, testcluster.APIOptions{Addr: api.Addr, Token: testToken, Console: true})
+	b.Until(wait, "the page ONLINE again", byID("conn")+" === 'ONLINE'")
+	b.Until(wait, "the clock PACED again", byID("clock-state")+" === 'PACED'")
+	b.Until(wait, "a tick after the restart", byID("clock-tick")+".startsWith('#')")
+	again := tickID(t, b)
+	b.Until(wait, "the tick id advancing after the restart", "Number("+byID("clock-tick")+".slice(1)) > "+strconv.FormatUint(again, 10))
+
+	// The cluster page shows every node and the domain's authority.
+	b.Do(wait, chromedp.Navigate(api.URL+"/console/cluster"))
+	b.Until(wait, "the cluster table", byID("cluster")+".includes('n3') && "+byID("cluster")+".includes('web')")
+	b.Until(wait, "the page ONLINE", byID("conn")+" === 'ONLINE'")
+	b.Screenshot(t, "cluster")
+
+	// STOP, then DROP, confirmed by a second click: the clock ENDED.
+	b.Do(wait, chromedp.Navigate(api.URL+"/console/?domain=web"))
+	b.Until(wait, "the clock PACED", byID("clock-state")+" === 'PACED'")
+	b.Do(wait, chromedp.Click(chromedp.CSS("#btn-stop")))
+	b.Until(wait, "the clock panel STOPPED", byID("clock-state")+" === 'STOPPED'")
+	b.Do(wait, chromedp.Click(chromedp.CSS("#btn-drop")))
+	b.Until(wait, "the drop asking to confirm", byID("btn-drop")+" === 'Confirm DROP'")
+	b.Do(wait, chromedp.Click(chromedp.CSS("#btn-drop")))
+	b.Until(wait, "the clock ENDED", byID("clock-state")+" === 'ENDED'")
+	b.Until(wait, "the domain gone from the list", "!document.querySelector('#domains a[data-domain=\"web\"]')")
+	b.Screenshot(t, "ended")
+
+	// Log out: the login form again, and the console refuses the page.
+	b.Do(wait, chromedp.Click(chromedp.CSS(".logout button")))
+	b.Until(wait, "the login form after logout", "document.getElementById('token')")
+	b.Do(wait, chromedp.Navigate(api.URL+"/console/"))
+	b.Until(wait, "the login form for a logged-out browser", "document.getElementById('token')")
+}

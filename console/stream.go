@@ -1,0 +1,505 @@
+package console
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"sync"
+
+	"github.com/nspl-dev/nspl/planner"
+	"github.com/nspl-dev/nspl/session"
+	"github.com/nspl-dev/nspl/wire"
+)
+
+// eventStream writes Server-Sent Events. Its methods are serialised by mu;
+// after a failed write it writes nothing more.
+type eventStream struct {
+	mu  sync.Mutex
+	w   io.Writer
+	rc  *http.ResponseController
+	err error
+}
+
+// openStream answers r with an event stream.
+func openStream(w http.ResponseWriter) *eventStream {
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	es := &eventStream{w: w, rc: http.NewResponseController(w)}
+	es.comment("nspl console")
+	return es
+}
+
+// send writes one event whose data is v as JSON, and flushes it.
+func (es *eventStream) send(event string, v any) error {
+	es.mu.Lock()
+	defer es.mu.Unlock()
+	return es.sendLocked(event, v)
+}
+
+func (es *eventStream) sendLocked(event string, v any) error {
+	if es.err != nil {
+		return es.err
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		es.err = err
+		return err
+	}
+	// JSON has no raw newline, so the data is one line.
+	msg := make([]byte, 0, len(event)+len(b)+16)
+	msg = append(msg, "event: "...)
+	msg = append(msg, event...)
+	msg = append(msg, "\ndata: "...)
+	msg = append(msg, b...)
+	msg = append(msg, "\n\n"...)
+	if _, err := es.w.Write(msg); err != nil {
+		es.err = err
+		return err
+	}
+	if err := es.rc.Flush(); err != nil {
+		es.err = err
+	}
+	return es.err
+}
+
+// comment writes an SSE comment line, the heartbeat browsers ignore.
+func (es *eventStream) comment(text string) error {
+	es.mu.Lock()
+	defer es.mu.Unlock()
+	if es.err != nil {
+		return es.err
+	}
+	if _, err := io.WriteString(es.w, ": "+text+"\n\n"); err != nil {
+		es.err = err
+		return err
+	}
+	if err := es.rc.Flush(); err != nil {
+		es.err = err
+	}
+	return es.err
+}
+
+// hello is the first event of every stream.
+type hello struct {
+	Node     string `json:"node"`
+	UTC      string `json:"utc_ns"`
+	Identity string `json:"identity"`
+	Key      string `json:"key,omitempty"`
+}
+
+// begin admits one console session for r through the host, opens its
+// event stream and its session, and sends the hello. The caller must call
+// end when done.
+func (c *Console) begin(w http.ResponseWriter, r *http.Request) (ctx context.Context, sess *session.Session, es *eventStream, end func(), ok bool) {
+	p := caller(r)
+	ctx, release, ok := c.cfg.Host.Begin(w, r, p.identity)
+	if !ok {
+		return nil, nil, nil, nil, false
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	sess = session.New(c.cfg.Engine, c.cfg.Session)
+	es = openStream(w)
+	return ctx, sess, es, func() {
+		cancel()
+		_ = sess.Close()
+		release()
+	}, true
+}
+
+// keepAlive writes a heartbeat every HeartbeatInterval and ends the stream
+// (cancel) once the caller's login has ended or a write fails. It returns
+// when ctx ends.
+func (c *Console) keepAlive(ctx context.Context, cancel context.CancelFunc, p principal, es *eventStream) {
+	t := c.cfg.TimeSource.NewTimer(HeartbeatInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C():
+		}
+		if !c.stillLoggedIn(p) {
+			_ = es.send("logout", struct{}{})
+			cancel()
+			return
+		}
+		if err := es.send("utc", struct {
+			UTC string `json:"utc_ns"`
+		}{strconv.FormatInt(c.now(), 10)}); err != nil {
+			cancel()
+			return
+		}
+		t.Reset(HeartbeatInterval)
+	}
+}
+
+// stillLoggedIn reports whether p's login has neither expired nor been
+// logged out.
+func (c *Console) stillLoggedIn(p principal) bool {
+	if !p.cookie {
+		return true
+	}
+	if c.now() >= p.expires {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, out := c.revoked[p.login[len("login "):]]
+	return !out
+}
+
+func (c *Console) hello(p principal, key string) hello {
+	return hello{Node: c.cfg.Node, UTC: strconv.FormatInt(c.now(), 10), Identity: p.identity, Key: key}
+}
+
+// views is what a watch stream sends: the domain list, the selected
+// domain's description and the cluster status.
+type views struct {
+	Domains      *table `json:"domains"`
+	More         int    `json:"more,omitempty"`
+	Domain       string `json:"domain,omitempty"`
+	Describe     *table `json:"describe,omitempty"`
+	DescribeErr  string `json:"describe_error,omitempty"`
+	Cluster      *table `json:"cluster,omitempty"`
+	ClusterErr   string `json:"cluster_error,omitempty"`
+	Revision     string `json:"revision"`
+	ListErr      string `json:"list_error,omitempty"`
+	installCount uint64
+}
+
+// readViews reads every view on sess.
+func (c *Console) readViews(ctx context.Context, sess *session.Session, domain string) views {
+	count, rev, _ := c.cfg.Engine.Installed()
+	v := views{Domain: domain, Revision: strconv.FormatUint(rev, 10), installCount: count}
+	var err error
+	if v.Domains, v.More, err = domainList(ctx, sess); err != nil {
+		v.ListErr = errorText(err)
+	}
+	if domain != "" {
+		v.Describe, v.DescribeErr = describe(ctx, sess, domain)
+	}
+	v.Cluster, v.ClusterErr = clusterStatus(ctx, sess)
+	return v
+}
+
+// serveWatch streams the views: at once, after every installation and
+// every RefreshInterval, each time something in them changed.
+func (c *Console) serveWatch(w http.ResponseWriter, r *http.Request) {
+	domain := r.URL.Query().Get("domain")
+	if len(domain) > 1024 {
+		http.Error(w, "a domain name is at most 1024 bytes", http.StatusBadRequest)
+		return
+	}
+	ctx, sess, es, end, ok := c.begin(w, r)
+	if !ok {
+		return
+	}
+	defer end()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	p := caller(r)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { // owned: ends with ctx
+		defer wg.Done()
+		c.keepAlive(ctx, cancel, p, es)
+	}()
+	defer wg.Wait()
+	defer cancel()
+	if es.send("hello", c.hello(p, "")) != nil {
+		return
+	}
+	t := c.cfg.TimeSource.NewTimer(RefreshInterval)
+	defer t.Stop()
+	var last []byte
+	for {
+		_, _, changed := c.cfg.Engine.Installed()
+		v := c.readViews(ctx, sess, domain)
+		if ctx.Err() != nil {
+			return
+		}
+		if b, _ := json.Marshal(v); string(b) != string(last) {
+			if es.send("views", v) != nil {
+				return
+			}
+			last = b
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-changed:
+			if !t.Stop() {
+				select {
+				case <-t.C():
+				default:
+				}
+			}
+		case <-t.C():
+		}
+		t.Reset(RefreshInterval)
+	}
+}
+
+// serveClock attaches to one domain's clock in a session of its own and
+// streams what the session delivers: the attach reply as "attached" (or
+// "refused"), then every frame as "frame", until the attachment ends, the
+// stream closes or the login ends.
+func (c *Console) serveClock(w http.ResponseWriter, r *http.Request) {
+	domain := r.URL.Query().Get("domain")
+	if domain == "" || len(domain) > 1024 {
+		http.Error(w, "name the domain to attach to: ?domain=NAME (at most 1024 bytes)", http.StatusBadRequest)
+		return
+	}
+	ctx, sess, es, end, ok := c.begin(w, r)
+	if !ok {
+		return
+	}
+	defer end()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	p := caller(r)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { // owned: ends with ctx
+		defer wg.Done()
+		c.keepAlive(ctx, cancel, p, es)
+	}()
+	defer wg.Wait()
+	defer cancel()
+	if es.send("hello", c.hello(p, "")) != nil {
+		return
+	}
+	var res wire.Result
+	_, err := sess.Exec(ctx, planner.Use{Name: domain})
+	if err == nil {
+		res, err = sess.Exec(ctx, planner.Attach{})
+	}
+	if err != nil {
+		if ctx.Err() == nil {
+			_ = es.send("refused", struct {
+				Message string `json:"message"`
+			}{errorText(err)})
+		}
+		return
+	}
+	attached := struct {
+		Domain     string   `json:"domain"`
+		Attachment uint64   `json:"attachment"`
+		Clock      observed `json:"clock"`
+		Message    string   `json:"message"`
+	}{res.Domain, res.Attachment, newObserved(*res.Clock), res.Message}
+	if es.send("attached", attached) != nil {
+		return
+	}
+	for {
+		f, err := sess.NextFrame(ctx)
+		if err != nil {
+			return
+		}
+		if f.Attachment != res.Attachment {
+			continue
+		}
+		if es.send("frame", newFrameView(f)) != nil || f.Kind == wire.FrameEnd {
+			return
+		}
+	}
+}
+
+// repl is one statement box's session: its event stream carries the
+// outcome of every statement run in it, and its frames, in the session's
+// order.
+type repl struct {
+	key    string
+	login  string
+	ctx    context.Context // ends with the stream
+	sess   *session.Session
+	es     *eventStream
+	cancel context.CancelFunc
+	live   session.Attachments // guarded by es.mu
+	runMu  sync.Mutex          // one submission at a time
+}
+
+// serveRepl opens a statement box's session and streams it; the page runs
+// statements in it by POSTing them to api/exec with the key of the hello.
+func (c *Console) serveRepl(w http.ResponseWriter, r *http.Request) {
+	p := caller(r)
+	c.mu.Lock()
+	held := 0
+	for _, rp := range c.repls {
+		if rp.login == p.login {
+			held++
+		}
+	}
+	c.mu.Unlock()
+	if held >= MaxReplSessions {
+		http.Error(w, fmt.Sprintf("this login already holds %d statement sessions; close a console tab", MaxReplSessions), http.StatusTooManyRequests)
+		return
+	}
+	ctx, sess, es, end, ok := c.begin(w, r)
+	if !ok {
+		return
+	}
+	defer end()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var raw [16]byte
+	_, _ = rand.Read(raw[:])
+	rp := &repl{key: base64.RawURLEncoding.EncodeToString(raw[:]), login: p.login, ctx: ctx, sess: sess, es: es, cancel: cancel}
+	c.mu.Lock()
+	c.repls[rp.key] = rp
+	c.mu.Unlock()
+	defer func() {
+		c.mu.Lock()
+		delete(c.repls, rp.key)
+		c.mu.Unlock()
+	}()
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { // owned: ends with ctx
+		defer wg.Done()
+		c.keepAlive(ctx, cancel, p, es)
+	}()
+	defer wg.Wait()
+	defer cancel()
+	if es.send("hello", c.hello(p, rp.key)) != nil {
+		return
+	}
+	for {
+		f, err := sess.NextFrame(ctx)
+		if err != nil {
+			return
+		}
+		es.mu.Lock()
+		err = nil
+		if rp.live.Admits(f) {
+			err = es.sendLocked("frame", newFrameView(f))
+		}
+		es.mu.Unlock()
+		if err != nil {
+			return
+		}
+	}
+}
+
+// endRepls ends every statement-box session of login.
+func (c *Console) endRepls(login string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, rp := range c.repls {
+		if rp.login == login {
+			rp.cancel()
+		}
+	}
+}
+
+// execRequest is a statement box submission.
+type execRequest struct {
+	Key  string `json:"key"`
+	Text string `json:"text"`
+}
+
+// sessionState is the statement box's session after a submission, for its
+// prompt.
+type sessionState struct {
+	Active    string `json:"active"`
+	InTx      bool   `json:"in_transaction"`
+	TxDomain  string `json:"transaction_domain,omitempty"`
+	TxPending int    `json:"transaction_pending,omitempty"`
+}
+
+// serveExec runs a submission's statements, in order, in the statement
+// box's session the key names, which must be the caller's own. Each
+// outcome is sent on that session's stream (an attach reply before its
+// frames) and the answer lists them too.
+func (c *Console) serveExec(w http.ResponseWriter, r *http.Request) {
+	r.Body = http.MaxBytesReader(w, r.Body, MaxStatementBytes+1024)
+	var req execRequest
+	dec := json.NewDecoder(r.Body)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&req); err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			http.Error(w, fmt.Sprintf("a submission is at most %d bytes of statements", MaxStatementBytes), http.StatusRequestEntityTooLarge)
+			return
+		}
+		http.Error(w, "the body must be one JSON object {\"key\":…,\"text\":…}: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	if len(req.Text) > MaxStatementBytes {
+		http.Error(w, fmt.Sprintf("a submission is at most %d bytes of statements", MaxStatementBytes), http.StatusRequestEntityTooLarge)
+		return
+	}
+	p := caller(r)
+	c.mu.Lock()
+	rp := c.repls[req.Key]
+	c.mu.Unlock()
+	if rp == nil || rp.login != p.login {
+		http.Error(w, "this statement session has ended; the page opens a new one", http.StatusConflict)
+		return
+	}
+	rp.runMu.Lock()
+	defer rp.runMu.Unlock()
+	ctx, stop := context.WithCancel(r.Context())
+	defer stop()
+	defer context.AfterFunc(rp.ctx, stop)()
+	out := c.run(ctx, rp, req.Text)
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(out)
+}
+
+// submission is the answer to one exec: every outcome and the session's
+// state after them.
+type submission struct {
+	Outcomes []outcome    `json:"outcomes"`
+	State    sessionState `json:"state"`
+}
+
+// run plans text and runs each statement in rp's session, sending each
+// outcome on rp's stream as it is answered.
+func (c *Console) run(ctx context.Context, rp *repl, text string) submission {
+	var out submission
+	plans, planErr := planner.PlanScript(text)
+	for _, pl := range plans {
+		rp.es.mu.Lock()
+		res, err := rp.sess.Exec(ctx, pl)
+		var o outcome
+		if err != nil {
+			o = outcome{Statement: pl.String(), Error: newFailure(text, err)}
+		} else {
+			switch pl.(type) {
+			case planner.Attach:
+				rp.live.Attached(res.Domain, res.Attachment)
+			case planner.Detach:
+				rp.live.Released(res.Domain)
+			}
+			o = outcome{Statement: res.Statement, Message: res.Message, Table: newTable(res.Set), Warnings: res.Warnings}
+		}
+		_ = rp.es.sendLocked("outcome", o)
+		rp.es.mu.Unlock()
+		out.Outcomes = append(out.Outcomes, o)
+		if err != nil {
+			planErr = nil
+			break
+		}
+	}
+	if planErr != nil {
+		o := outcome{Error: newFailure(text, planErr)}
+		_ = rp.es.send("outcome", o)
+		out.Outcomes = append(out.Outcomes, o)
+	}
+	out.State = sessionState{Active: rp.sess.ActiveDomain()}
+	if d, n, ok := rp.sess.InTransaction(); ok {
+		out.State.InTx, out.State.TxDomain, out.State.TxPending = true, d, n
+	}
+	_ = rp.es.send("state", out.State)
+	return out
+}
