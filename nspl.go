@@ -43,6 +43,7 @@ type Engine struct {
 
 	mu       sync.Mutex
 	closed   bool
+	done     chan struct{} // closed by Close
 	sessions map[*Session]struct{}
 }
 
@@ -67,7 +68,7 @@ func Open(ctx context.Context, opts Options) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Engine{node: n, logger: logger, limit: opts.FrameLimit, sessions: make(map[*Session]struct{})}, nil
+	return &Engine{node: n, logger: logger, limit: opts.FrameLimit, done: make(chan struct{}), sessions: make(map[*Session]struct{})}, nil
 }
 
 // warningsOnly is the default logger's handler: the process's default
@@ -115,6 +116,7 @@ func (e *Engine) Close() error {
 		return nil
 	}
 	e.closed = true
+	close(e.done)
 	open := make([]*Session, 0, len(e.sessions))
 	for s := range e.sessions {
 		open = append(open, s)

@@ -2,11 +2,14 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
 	"crypto/tls"
+	"encoding/base64"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"strings"
 
 	"github.com/nspl-dev/nspl"
@@ -93,9 +96,45 @@ func (m *Main) openSession(ctx context.Context, opts options) (sessionBackend, t
 		_ = eng.Close()
 		return nil, nil, nil, ioError(fmt.Errorf("open a session: %w", err))
 	}
+	stopConsole := func() {}
+	if opts.console != "" {
+		if stopConsole, err = m.serveConsole(eng, opts.console); err != nil {
+			_ = sess.Close()
+			_ = eng.Close()
+			return nil, nil, nil, err
+		}
+	}
 	return sess, src, func() {
+		stopConsole()
 		_ = sess.Close()
 		_ = eng.Close()
+	}, nil
+}
+
+// serveConsole serves eng's web console on the loopback address addr
+// until the returned stop, behind a token made for this run, and prints
+// the login link (the token in its fragment, which the browser keeps from
+// the server's logs) on stderr.
+func (m *Main) serveConsole(eng *nspl.Engine, addr string) (stop func(), err error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, ioError(fmt.Errorf("--console: listen on %s: %w", addr, err))
+	}
+	var raw [24]byte
+	_, _ = rand.Read(raw[:]) // crypto/rand.Read never fails
+	token := base64.RawURLEncoding.EncodeToString(raw[:])
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { // owned: ends at stop
+		defer close(done)
+		if err := eng.ServeConsole(ctx, ln, nspl.ConsoleOptions{Token: token}); err != nil {
+			m.notice("nspl: the console stopped: " + err.Error())
+		}
+	}()
+	fmt.Fprintf(m.Stderr, "nspl: console at http://%s/console/login#token=%s (loopback only, for as long as this shell runs)\n", ln.Addr(), token)
+	return func() {
+		cancel()
+		<-done
 	}, nil
 }
 

@@ -89,6 +89,7 @@ type options struct {
 	format          outputFormat
 	dataDir         string
 	verbose         bool
+	console         string // --console: serve the web console on this loopback address
 
 	archive *archiveCommand // the backup or restore subcommand, when given
 
@@ -126,6 +127,7 @@ func parseArgs(args []string) (options, error) {
 	fs.SetOutput(io.Discard)
 	addCommonFlags(fs, &o)
 	addToolFlags(fs, &o.tool)
+	fs.StringVar(&o.console, "console", "", "serve the web console of the embedded node on loopback `HOST:PORT` while the shell runs")
 	if err := fs.Parse(args); err != nil {
 		return o, flagParseError(fs, "", err)
 	}
@@ -200,6 +202,9 @@ Flags:
   -q, --quiet           print result sets only: no messages, no shell banner
   --data-dir DIR        keep the node's catalog in DIR (default: in memory, gone on exit)
   --verbose             log the node's internals to stderr
+  --console HOST:PORT   while the interactive shell runs, serve the embedded node's
+                        web console on this loopback address (port 0: a free one);
+                        the login link with its one-time token is printed at start
   --connect URL         run against the node at URL (https://HOST:PORT; a comma-
                         separated list is tried in order) instead of an embedded one
   --ca FILE             trust the cluster CA certificate in FILE

@@ -16,6 +16,7 @@ import (
 	"github.com/chzyer/readline"
 
 	"github.com/nspl-dev/nspl/runtime/timesource"
+	"github.com/nspl-dev/nspl/wire"
 )
 
 // Main is one invocation of nspl with its I/O injected, so tests can run it
@@ -124,6 +125,17 @@ func (m *Main) Run(ctx context.Context, args []string) error {
 		return m.runAdmin(ctx, opts)
 	}
 	interactive := len(opts.sources) == 0 && !opts.subcommand() && m.stdinIsTerminal()
+	if opts.console != "" {
+		switch {
+		case opts.remote.connect != "":
+			return usageErrorf("--console serves an embedded node's console; a node that nspl serve runs serves its own at https://HOST:PORT/console/, so drop --console or --connect")
+		case opts.subcommand() || !interactive:
+			return usageErrorf("--console serves the console while the interactive shell runs; start nspl in a terminal without -c, -f or a subcommand")
+		}
+		if err := wire.CheckLoopback(opts.console); err != nil {
+			return usageErrorf("--console %s: %v", opts.console, err)
+		}
+	}
 	if len(opts.sources) == 0 && !opts.subcommand() && !interactive {
 		opts.sources = []scriptSource{{kind: sourceStdin}}
 	}
