@@ -86,7 +86,7 @@ func (c *Console) loginCookie() (value, id string, expires int64) {
 // parseLoginCookie returns the login id and expiry of a cookie value the
 // console signed, refusing a forged, expired or logged-out one.
 func (c *Console) parseLoginCookie(value string) (id string, expires int64, ok bool) {
-	b, err := base64.RawURLEncoding.DecodeString(value)
+	b, err := base64.RawURLEncoding.Strict().DecodeString(value)
 	if err != nil || len(b) != 16+8+32 {
 		return "", 0, false
 	}
