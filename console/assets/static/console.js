@@ -50,15 +50,20 @@
   // project returns the logical now of an observed clock, or null when it
   // is not readable: floor(elapsed × num / den) past the paced origin, never
   // before it, exactly as the node projects.
-  function project(c) {
+  function project(c) { return projectAt(c, nodeNow()); }
+  function projectAt(c, now) {
     if (!c) return null;
-    if (c.state === "unpaced") return nodeNow();
+    if (c.state === "unpaced") return now;
     if (c.state !== "paced" || !c.rate_num) return null;
-    const elapsed = nodeNow() - BigInt(c.wall_started_at_ns);
+    const elapsed = now - BigInt(c.wall_started_at_ns);
     const start = BigInt(c.logical_start_ns);
     if (elapsed <= 0n) return start;
     return start + (elapsed * BigInt(c.rate_num)) / BigInt(c.rate_den);
   }
+
+  // The page's arithmetic, for tests and tools: projectAt(clock, nowBigInt)
+  // and formatNS(nsBigInt).
+  window.nsplConsole = Object.freeze({ projectAt, formatNS });
 
   // ---- connection state: ONLINE while every stream is open.
   const streams = new Set();
