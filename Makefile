@@ -3,7 +3,7 @@ PKGS ?= ./...
 FUZZTIME ?= 30s
 STRESS_N ?= 5
 
-.PHONY: build test stress vet fmt-check bench bench-ratios fuzz run
+.PHONY: build test stress vet fmt-check bench bench-ratios fuzz run screenshots
 
 build:
 	$(GO) build $(PKGS)
@@ -66,3 +66,8 @@ fuzz:
 
 run:
 	$(GO) run ./cmd/nspl
+
+## screenshots: the console's browser test, writing each page it visits
+## at 1280x800 to docs/screenshots/ (it needs Chromium).
+screenshots:
+	NSPL_REQUIRE_BROWSER=1 NSPL_SCREENSHOT_DIR=$(CURDIR)/docs/screenshots $(GO) test -count=1 -run '^TestConsoleInABrowser$$' ./console/

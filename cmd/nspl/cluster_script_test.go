@@ -1,8 +1,10 @@
 package main
 
 import (
+	"io"
 	"math/rand/v2"
 	"net"
+	"net/http"
 	"regexp"
 	"strconv"
 	"sync"
@@ -18,12 +20,14 @@ import (
 //	                                     below the ephemeral range
 //	waitfor TIMEOUT REGEXP cmd args...   rerun cmd until it succeeds with
 //	                                     stdout matching REGEXP
+//	fetch [-status N] URL                a GET of URL whose body is stdout
 //	capture VAR REGEXP                   set VAR to REGEXP's first group in
 //	                                     the last stdout
 var clusterCmds = map[string]func(ts *testscript.TestScript, neg bool, args []string){
 	"freeport": cmdFreePort,
 	"waitfor":  cmdWaitFor,
 	"capture":  cmdCapture,
+	"fetch":    cmdFetch,
 }
 
 // Ports freeport hands out lie below Linux's ephemeral range (32768 and
@@ -113,6 +117,31 @@ func cmdCapture(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("capture: %q has no match with a group in stdout", args[1])
 	}
 	ts.Setenv(args[0], m[1])
+}
+
+// cmdFetch is fetch [-status N] URL: a GET of URL, without following
+// redirects, whose body becomes stdout; it fails unless the status is N
+// (default 200).
+func cmdFetch(ts *testscript.TestScript, neg bool, args []string) {
+	want := http.StatusOK
+	if len(args) == 3 && args[0] == "-status" {
+		n, err := strconv.Atoi(args[1])
+		ts.Check(err)
+		want, args = n, args[2:]
+	}
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: fetch [-status N] URL")
+	}
+	c := &http.Client{Timeout: 20 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := c.Get(args[0])
+	ts.Check(err)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	ts.Check(err)
+	_, _ = ts.Stdout().Write(b)
+	if resp.StatusCode != want {
+		ts.Fatalf("fetch %s: status %d, want %d", args[0], resp.StatusCode, want)
+	}
 }
 
 // withClusterCmds adds clusterCmds to cmds.

@@ -234,6 +234,7 @@ Serve flags (nspl serve):
                         TLS material from files instead
   --token-file FILE     also admit clients presenting the bearer token in FILE
   --insecure            plain HTTP, no TLS: loopback addresses and one node only
+  --console=false       serve no web console under /console/ (served by default)
   --heartbeat-timeout D, --election-timeout D, --leader-lease-timeout D,
   --probe-interval D    raft and health-probe timers (0: the defaults)
   --handshake-timeout D TLS handshake and request-header bound (default 10s)
