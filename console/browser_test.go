@@ -94,6 +94,12 @@ func TestConsoleInABrowser(t *testing.T) {
 	b.Until(wait, "the description", byID("describe")+".includes('mapping_time_rate')")
 	b.Screenshot(t, "domains")
 
+	// Detach and attach again from the panel.
+	b.Do(wait, chromedp.Click(chromedp.CSS("#clock-toggle")))
+	b.Until(wait, "the clock DETACHED", byID("clock-state")+" === 'DETACHED'")
+	b.Do(wait, chromedp.Click(chromedp.CSS("#clock-toggle")))
+	b.Until(wait, "the clock PACED once attached again", byID("clock-state")+" === 'PACED'")
+
 	// A syntax error is shown with its caret.
 	runStatement(b, "LIST DOMAINS;\nSTAR;")
 	b.Until(wait, "the positioned error", logHas("2:1: error:"))
@@ -120,6 +126,16 @@ func TestConsoleInABrowser(t *testing.T) {
 	b.Until(wait, "a tick after the restart", byID("clock-tick")+".startsWith('#')")
 	again := tickID(t, b)
 	b.Until(wait, "the tick id advancing after the restart", "Number("+byID("clock-tick")+".slice(1)) > "+strconv.FormatUint(again, 10))
+
+	// An unpaced domain's clock reads UTC; a missing domain is refused.
+	runStatement(b, "CREATE DOMAIN utc; USE utc; START;")
+	b.Until(wait, "the unpaced start", logHas("started domain 'utc'"))
+	b.Do(wait, chromedp.Navigate(api.URL+"/console/?domain=utc"))
+	b.Until(wait, "the clock UNPACED", byID("clock-state")+" === 'UNPACED'")
+	b.Until(wait, "the unpaced clock's reading", byID("clock-now")+".startsWith('20')")
+	b.Do(wait, chromedp.Navigate(api.URL+"/console/?domain=nowhere"))
+	b.Until(wait, "the clock REFUSED", byID("clock-state")+" === 'REFUSED'")
+	require.Contains(t, b.Eval(byID("clock-msg")), "nowhere")
 
 	// The cluster page shows every node and the domain's authority.
 	b.Do(wait, chromedp.Navigate(api.URL+"/console/cluster"))

@@ -11,6 +11,12 @@
 // from embedded assets (no CDN, no build step); a small script keeps them
 // live over Server-Sent Events.
 //
+// DESIGN.md places the console in server; it is a package of its own so
+// that the protocol server and the console's pages, assets and logins stay
+// apart. server mounts it (server.Config.Console) and lends it the
+// server's admission of sessions and its credentials (console.Host, the
+// token, the client-certificate check).
+//
 // # Routes and who may call them
 //
 //	GET  /console/static/…   anyone: the script and the style sheet
