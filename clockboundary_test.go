@@ -22,12 +22,14 @@ var wallClockReads = map[string]bool{
 
 // clockOwners are the directories whose production code may call them:
 // the one clock source, test support that issues certificates valid from
-// the moment a test runs, and the in-process cluster test support, which
-// binds ports and bounds its waits for a real cluster on the real clock.
+// the moment a test runs, the in-process cluster test support, which
+// binds ports and bounds its waits for a real cluster on the real clock,
+// and the browser test support, which bounds its waits for a real browser.
 var clockOwners = map[string]bool{
 	"runtime/timesource":   true,
 	"internal/testpki":     true,
 	"internal/testcluster": true,
+	"internal/testbrowser": true,
 }
 
 // contextDeadlines are the functions that turn a context's deadline, an
