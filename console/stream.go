@@ -176,16 +176,23 @@ type views struct {
 	installCount uint64
 }
 
-// readViews reads every view on sess.
-func (c *Console) readViews(ctx context.Context, sess *session.Session, domain string) views {
+// readViews reads every view on sess. The domain list and the selected
+// domain change only with an installation: when prev was read at the same
+// installation, they are taken from it and only the cluster status is
+// read again.
+func (c *Console) readViews(ctx context.Context, sess *session.Session, domain string, prev *views) views {
 	count, rev, _ := c.cfg.Engine.Installed()
 	v := views{Domain: domain, Revision: strconv.FormatUint(rev, 10), installCount: count}
-	var err error
-	if v.Domains, v.More, err = domainList(ctx, sess); err != nil {
-		v.ListErr = errorText(err)
-	}
-	if domain != "" {
-		v.Describe, v.DescribeErr = describe(ctx, sess, domain)
+	if prev != nil && prev.installCount == count && prev.Domain == domain {
+		v.Domains, v.More, v.ListErr, v.Describe, v.DescribeErr = prev.Domains, prev.More, prev.ListErr, prev.Describe, prev.DescribeErr
+	} else {
+		var err error
+		if v.Domains, v.More, err = domainList(ctx, sess); err != nil {
+			v.ListErr = errorText(err)
+		}
+		if domain != "" {
+			v.Describe, v.DescribeErr = describe(ctx, sess, domain)
+		}
 	}
 	v.Cluster, v.ClusterErr = clusterStatus(ctx, sess)
 	return v
@@ -221,12 +228,14 @@ func (c *Console) serveWatch(w http.ResponseWriter, r *http.Request) {
 	t := c.cfg.TimeSource.NewTimer(RefreshInterval)
 	defer t.Stop()
 	var last []byte
+	var prev *views
 	for {
 		_, _, changed := c.cfg.Engine.Installed()
-		v := c.readViews(ctx, sess, domain)
+		v := c.readViews(ctx, sess, domain, prev)
 		if ctx.Err() != nil {
 			return
 		}
+		prev = &v
 		if b, _ := json.Marshal(v); string(b) != string(last) {
 			if es.send("views", v) != nil {
 				return
@@ -282,6 +291,9 @@ func (c *Console) serveClock(w http.ResponseWriter, r *http.Request) {
 	_, err := sess.Exec(ctx, planner.Use{Name: domain})
 	if err == nil {
 		res, err = sess.Exec(ctx, planner.Attach{})
+	}
+	if err == nil && res.Clock == nil {
+		err = errors.New("the node's attach reply carried no clock")
 	}
 	if err != nil {
 		if ctx.Err() == nil {
