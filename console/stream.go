@@ -96,23 +96,47 @@ type hello struct {
 	Key      string `json:"key,omitempty"`
 }
 
+// liveSession is one admitted console session with its event stream: its
+// heartbeat runs until close.
+type liveSession struct {
+	ctx    context.Context // ends with the stream
+	cancel context.CancelFunc
+	sess   *session.Session
+	es     *eventStream
+	close  func()
+}
+
 // begin admits one console session for r through the host, opens its
-// event stream and its session, and sends the hello. The caller must call
-// end when done.
-func (c *Console) begin(w http.ResponseWriter, r *http.Request) (ctx context.Context, sess *session.Session, es *eventStream, end func(), ok bool) {
+// event stream and its session and starts its heartbeat; the caller sends
+// the hello once it is ready to be used. When it returns ok, the caller must
+// call close once done; close ends the heartbeat and the session and
+// releases the admission.
+func (c *Console) begin(w http.ResponseWriter, r *http.Request) (*liveSession, bool) {
 	p := caller(r)
 	ctx, release, ok := c.cfg.Host.Begin(w, r, p.identity)
 	if !ok {
-		return nil, nil, nil, nil, false
+		return nil, false
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	sess = session.New(c.cfg.Engine, c.cfg.Session)
-	es = openStream(w)
-	return ctx, sess, es, func() {
+	ls := &liveSession{ctx: ctx, cancel: cancel, sess: session.New(c.cfg.Engine, c.cfg.Session), es: openStream(w)}
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { // owned: ends with ctx, which close cancels
+		defer wg.Done()
+		c.keepAlive(ctx, cancel, p, ls.es)
+	}()
+	ls.close = func() {
 		cancel()
-		_ = sess.Close()
+		wg.Wait()
+		_ = ls.sess.Close()
 		release()
-	}, true
+	}
+	return ls, true
+}
+
+// hello sends the stream's first event.
+func (ls *liveSession) hello(c *Console, r *http.Request, key string) error {
+	return ls.es.send("hello", c.hello(caller(r), key))
 }
 
 // keepAlive writes a heartbeat every HeartbeatInterval and ends the stream
@@ -206,23 +230,13 @@ func (c *Console) serveWatch(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "a domain name is at most 1024 bytes", http.StatusBadRequest)
 		return
 	}
-	ctx, sess, es, end, ok := c.begin(w, r)
+	ls, ok := c.begin(w, r)
 	if !ok {
 		return
 	}
-	defer end()
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	p := caller(r)
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() { // owned: ends with ctx
-		defer wg.Done()
-		c.keepAlive(ctx, cancel, p, es)
-	}()
-	defer wg.Wait()
-	defer cancel()
-	if es.send("hello", c.hello(p, "")) != nil {
+	defer ls.close()
+	ctx, sess, es := ls.ctx, ls.sess, ls.es
+	if ls.hello(c, r, "") != nil {
 		return
 	}
 	t := c.cfg.TimeSource.NewTimer(RefreshInterval)
@@ -268,23 +282,13 @@ func (c *Console) serveClock(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "name the domain to attach to: ?domain=NAME (at most 1024 bytes)", http.StatusBadRequest)
 		return
 	}
-	ctx, sess, es, end, ok := c.begin(w, r)
+	ls, ok := c.begin(w, r)
 	if !ok {
 		return
 	}
-	defer end()
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	p := caller(r)
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() { // owned: ends with ctx
-		defer wg.Done()
-		c.keepAlive(ctx, cancel, p, es)
-	}()
-	defer wg.Wait()
-	defer cancel()
-	if es.send("hello", c.hello(p, "")) != nil {
+	defer ls.close()
+	ctx, sess, es := ls.ctx, ls.sess, ls.es
+	if ls.hello(c, r, "") != nil {
 		return
 	}
 	var res wire.Result
@@ -356,16 +360,16 @@ func (c *Console) serveRepl(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, fmt.Sprintf("this login already holds %d statement sessions; close a console tab", MaxReplSessions), http.StatusTooManyRequests)
 		return
 	}
-	ctx, sess, es, end, ok := c.begin(w, r)
+	var raw [16]byte
+	_, _ = rand.Read(raw[:])
+	key := base64.RawURLEncoding.EncodeToString(raw[:])
+	ls, ok := c.begin(w, r)
 	if !ok {
 		return
 	}
-	defer end()
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var raw [16]byte
-	_, _ = rand.Read(raw[:])
-	rp := &repl{key: base64.RawURLEncoding.EncodeToString(raw[:]), login: p.login, ctx: ctx, sess: sess, es: es, cancel: cancel}
+	defer ls.close()
+	ctx, sess, es := ls.ctx, ls.sess, ls.es
+	rp := &repl{key: key, login: p.login, ctx: ctx, sess: sess, es: es, cancel: ls.cancel}
 	c.mu.Lock()
 	c.repls[rp.key] = rp
 	c.mu.Unlock()
@@ -374,15 +378,7 @@ func (c *Console) serveRepl(w http.ResponseWriter, r *http.Request) {
 		delete(c.repls, rp.key)
 		c.mu.Unlock()
 	}()
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() { // owned: ends with ctx
-		defer wg.Done()
-		c.keepAlive(ctx, cancel, p, es)
-	}()
-	defer wg.Wait()
-	defer cancel()
-	if es.send("hello", c.hello(p, rp.key)) != nil {
+	if ls.hello(c, r, key) != nil {
 		return
 	}
 	for {

@@ -86,22 +86,10 @@ func (h consoleHost) Begin(w http.ResponseWriter, r *http.Request, identity stri
 	if !ok {
 		return nil, nil, false
 	}
-	s.mu.Lock()
-	draining := false
-	select {
-	case <-s.draining:
-		draining = true
-	default:
-	}
-	if s.closed || draining {
-		s.mu.Unlock()
+	if !s.enter(w) {
 		release()
-		http.Error(w, "this server is shutting down; try another node or later", http.StatusServiceUnavailable)
 		return nil, nil, false
 	}
-	s.wg.Add(1)
-	s.mu.Unlock()
-	s.sessionsTotal.Add(1)
 	ctx, cancel := context.WithCancel(r.Context())
 	stopOnClose := context.AfterFunc(s.ctx, cancel)
 	stopOnDrain := afterClose(s.draining, cancel)

@@ -48,6 +48,29 @@ type stream struct {
 	transfer *transfer
 }
 
+// enter counts one admitted session in the server's wait group and its
+// total, unless the server closes or drains, when it writes the refusal
+// and returns false. It holds mu, as Close marks the server closed, so
+// that Close's Wait sees every session it must wait for. The session calls
+// s.wg.Done when it ends.
+func (s *Server) enter(w http.ResponseWriter) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	draining := false
+	select {
+	case <-s.draining:
+		draining = true
+	default:
+	}
+	if s.closed || draining {
+		http.Error(w, "this server is shutting down; try another node or later", http.StatusServiceUnavailable)
+		return false
+	}
+	s.wg.Add(1)
+	s.sessionsTotal.Add(1)
+	return true
+}
+
 func (s *Server) serveSession(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
 		http.Error(w, "the session protocol is a POST stream", http.StatusMethodNotAllowed)
@@ -62,24 +85,10 @@ func (s *Server) serveSession(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer release()
-	// Admitted under mu, as Close marks the server closed, so that Close's
-	// Wait sees every session it must wait for.
-	s.mu.Lock()
-	draining := false
-	select {
-	case <-s.draining:
-		draining = true
-	default:
-	}
-	if s.closed || draining {
-		s.mu.Unlock()
-		http.Error(w, "this server is shutting down; try another node or later", http.StatusServiceUnavailable)
+	if !s.enter(w) {
 		return
 	}
-	s.wg.Add(1)
-	s.mu.Unlock()
 	defer s.wg.Done()
-	s.sessionsTotal.Add(1)
 
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
