@@ -71,35 +71,45 @@ func build(p *pStatement) (Statement, *Error) {
 // The build* functions each convert one statement production; n is the
 // extent of the whole statement.
 
+// A statement whose AST points at optional parts is allocated together
+// with them (createParts and the like), so that building it costs one
+// allocation however many clauses it has.
+
 func buildAlter(n Node, p *pAlter) (Statement, *Error) {
-	pl, err := buildPlacement(p.Placement)
-	if err != nil {
+	st := &AlterPlacement{Node: n}
+	if err := buildPlacement(&p.Placement, &st.Placement); err != nil {
 		return nil, err
 	}
-	return &AlterPlacement{Node: n, Placement: *pl}, nil
+	return st, nil
+}
+
+type describeParts struct {
+	st   DescribeDomain
+	name Name
 }
 
 func buildDescribe(n Node, p *pDescribe) (Statement, *Error) {
-	if p.Backup != nil {
-		path, err := buildPath(p.Backup)
+	if p.Backup.Tokens != nil {
+		path, err := buildPath(&p.Backup)
 		if err != nil {
 			return nil, err
 		}
 		return &DescribeBackup{Node: n, Path: path}, nil
 	}
-	st := &DescribeDomain{Node: n}
-	if p.Name != nil {
-		name, err := buildName(p.Name)
-		if err != nil {
-			return nil, err
-		}
-		st.Name = &name
+	if p.Name.Tokens == nil {
+		return &DescribeDomain{Node: n}, nil
 	}
-	return st, nil
+	parts := &describeParts{st: DescribeDomain{Node: n}}
+	var err *Error
+	if parts.name, err = buildName(&p.Name); err != nil {
+		return nil, err
+	}
+	parts.st.Name = &parts.name
+	return &parts.st, nil
 }
 
 func buildDrop(n Node, p *pDrop) (Statement, *Error) {
-	name, err := buildName(p.Name)
+	name, err := buildName(&p.Name)
 	if err != nil {
 		return nil, err
 	}
@@ -125,69 +135,87 @@ func buildRollback(n Node, p *pRollback) (Statement, *Error) {
 }
 
 func buildUse(n Node, p *pUse) (Statement, *Error) {
-	name, err := buildName(p.Name)
+	name, err := buildName(&p.Name)
 	if err != nil {
 		return nil, err
 	}
 	return &Use{Node: n, Name: name}, nil
 }
 
+type createParts struct {
+	st           CreateDomain
+	period, skew Duration
+	placement    PlacementPolicy
+}
+
 func buildCreate(n Node, p *pCreate) (Statement, *Error) {
-	st := &CreateDomain{Node: n, IfNotExists: p.IfNotExists}
+	parts := &createParts{st: CreateDomain{Node: n, IfNotExists: p.IfNotExists}}
+	st := &parts.st
 	var err *Error
 	switch {
-	case p.Paced != nil:
+	case p.Paced.Name.Tokens != nil:
 		st.Pace = Paced
-		if st.Name, err = buildName(p.Paced.Name); err != nil {
+		if st.Name, err = buildName(&p.Paced.Name); err != nil {
 			return nil, err
 		}
-		if st.Period, err = buildDuration(p.Paced.Period); err != nil {
+		if err = buildDuration(&p.Paced.Period, &parts.period); err != nil {
 			return nil, err
 		}
-		if st.Skew, err = buildDuration(p.Paced.Skew); err != nil {
+		if err = buildDuration(&p.Paced.Skew, &parts.skew); err != nil {
 			return nil, err
 		}
-	case p.Unpaced != nil:
+		st.Period, st.Skew = &parts.period, &parts.skew
+	case p.Unpaced.Tokens != nil:
 		st.Pace = Unpaced
-		if st.Name, err = buildName(p.Unpaced); err != nil {
+		if st.Name, err = buildName(&p.Unpaced); err != nil {
 			return nil, err
 		}
 	default:
 		st.Pace, st.Short = Unpaced, true
-		if st.Name, err = buildName(p.Short); err != nil {
+		if st.Name, err = buildName(&p.Short); err != nil {
 			return nil, err
 		}
 	}
-	if p.Placement != nil {
-		if st.Placement, err = buildPlacement(p.Placement); err != nil {
+	if p.Placement.Tokens != nil {
+		if err = buildPlacement(&p.Placement, &parts.placement); err != nil {
 			return nil, err
 		}
+		st.Placement = &parts.placement
 	}
 	return st, nil
 }
 
+type startParts struct {
+	st   Start
+	at   Timestamp
+	rate Rate
+}
+
 func buildStart(n Node, p *pStart) (Statement, *Error) {
-	st := &Start{Node: n}
-	if p.At == nil {
-		return st, nil
+	at := &p.At
+	if !at.Now && at.Stamp.Tokens == nil {
+		return &Start{Node: n}, nil
 	}
-	st.Now = p.At.Now
-	if p.At.Stamp != nil {
-		tn := nodeOf(p.At.Stamp.Tokens)
-		text := unquote(p.At.Stamp.Text)
+	parts := &startParts{st: Start{Node: n, Now: at.Now}}
+	st := &parts.st
+	if at.Stamp.Tokens != nil {
+		tn := nodeOf(at.Stamp.Tokens)
+		text := unquote(at.Stamp.Text)
 		ns, err := ParseTimestamp(text)
 		if err != nil {
 			return nil, literalAt(tn, err)
 		}
-		st.At = &Timestamp{Node: tn, UnixNanos: ns}
+		parts.at = Timestamp{Node: tn, UnixNanos: ns}
+		st.At = &parts.at
 	}
-	if p.At.Rate != nil {
-		rn := nodeOf(p.At.Rate.Tokens)
-		v, err := ParseRate(p.At.Rate.Sign + p.At.Rate.Text)
+	if at.Rate.Tokens != nil {
+		rn := nodeOf(at.Rate.Tokens)
+		v, err := ParseRate(at.Rate.Sign + at.Rate.Text)
 		if err != nil {
 			return nil, literalAt(rn, err)
 		}
-		st.Rate = &Rate{Node: rn, Value: v}
+		parts.rate = Rate{Node: rn, Value: v}
+		st.Rate = &parts.rate
 	}
 	return st, nil
 }
@@ -209,16 +237,17 @@ func buildName(p *pName) (Name, *Error) {
 	return Name{Node: n, Value: v}, nil
 }
 
-func buildDuration(p *pDuration) (*Duration, *Error) {
+func buildDuration(p *pDuration, d *Duration) *Error {
 	n := nodeOf(p.Tokens)
 	ns, err := ParseDuration(p.Text)
 	if err != nil {
-		return nil, literalAt(n, err)
+		return literalAt(n, err)
 	}
-	return &Duration{Node: n, Nanos: ns}, nil
+	*d = Duration{Node: n, Nanos: ns}
+	return nil
 }
 
-func buildPlacement(p *pPlacement) (*PlacementPolicy, *Error) {
+func buildPlacement(p *pPlacement, pp *PlacementPolicy) *Error {
 	n := nodeOf(p.Tokens)
 	var pol Placement
 	switch p.Policy {
@@ -231,9 +260,10 @@ func buildPlacement(p *pPlacement) (*PlacementPolicy, *Error) {
 	case "SUGGESTSEPARATION":
 		pol = SuggestSeparation
 	default:
-		return nil, &Error{Pos: n.Start, Kind: ErrSyntax, Msg: "unknown placement policy " + quote(p.Policy)}
+		return &Error{Pos: n.Start, Kind: ErrSyntax, Msg: "unknown placement policy " + quote(p.Policy)}
 	}
-	return &PlacementPolicy{Node: n, Policy: pol}, nil
+	*pp = PlacementPolicy{Node: n, Policy: pol}
+	return nil
 }
 
 // unquote strips a string token's quotes and undoubles the quote character.

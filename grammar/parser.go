@@ -47,7 +47,7 @@ type (
 		Detach bool `parser:"@'DETACH' 'DOMAIN' 'CLOCK'"`
 	}
 	pUse struct {
-		Name *pName `parser:"'USE' @@"`
+		Name pName `parser:"'USE' @@"`
 	}
 	pList struct {
 		List bool `parser:"@'LIST' 'DOMAINS'"`
@@ -68,58 +68,63 @@ type pShow struct {
 	Transactions bool `parser:"| @'TRANSACTIONS' )"`
 }
 
+// The productions hold their parts by value, not by pointer: participle
+// allocates a captured struct once either way, and a pointer field costs a
+// second allocation and a copy. A part that is absent is the zero value; a
+// matched one always has Tokens (or, for pPaced and pStartAt, a matched
+// part of its own), which is how build tells them apart.
 type pCreate struct {
-	IfNotExists bool        `parser:"'CREATE' ( @'IF' 'NOT' 'EXISTS' )?"`
-	Paced       *pPaced     `parser:"( @@"`
-	Unpaced     *pName      `parser:"| 'UNPACED' 'DOMAIN' @@"`
-	Short       *pName      `parser:"| 'DOMAIN' @@ )"`
-	Placement   *pPlacement `parser:"( 'PLACEMENT' @@ )?"`
+	IfNotExists bool       `parser:"'CREATE' ( @'IF' 'NOT' 'EXISTS' )?"`
+	Paced       pPaced     `parser:"( @@"`
+	Unpaced     pName      `parser:"| 'UNPACED' 'DOMAIN' @@"`
+	Short       pName      `parser:"| 'DOMAIN' @@ )"`
+	Placement   pPlacement `parser:"( 'PLACEMENT' @@ )?"`
 }
 
 type pPaced struct {
-	Name   *pName     `parser:"'PACED' 'DOMAIN' @@"`
-	Period *pDuration `parser:"'WITH' 'PERIOD' @@"`
-	Skew   *pDuration `parser:"'SKEW' @@"`
+	Name   pName     `parser:"'PACED' 'DOMAIN' @@"`
+	Period pDuration `parser:"'WITH' 'PERIOD' @@"`
+	Skew   pDuration `parser:"'SKEW' @@"`
 }
 
 type pAlter struct {
-	Placement *pPlacement `parser:"'ALTER' 'DOMAIN' 'SET' 'PLACEMENT' @@"`
+	Placement pPlacement `parser:"'ALTER' 'DOMAIN' 'SET' 'PLACEMENT' @@"`
 }
 
 type pStart struct {
-	At *pStartAt `parser:"'START' ( 'AT' @@ )?"`
+	At pStartAt `parser:"'START' ( 'AT' @@ )?"`
 }
 
 type pStartAt struct {
-	Now   bool    `parser:"( @'NOW'"`
-	Stamp *pToken `parser:"| @@ )"`
-	Rate  *pRate  `parser:"( 'TIME' 'RATE' @@ )?"`
+	Now   bool   `parser:"( @'NOW'"`
+	Stamp pToken `parser:"| @@ )"`
+	Rate  pRate  `parser:"( 'TIME' 'RATE' @@ )?"`
 }
 
 type pDescribe struct {
-	Backup *pToken `parser:"'DESCRIBE' ( 'BACKUP' @@"`
-	Name   *pName  `parser:"| 'DOMAIN' @@? )"`
+	Backup pToken `parser:"'DESCRIBE' ( 'BACKUP' @@"`
+	Name   pName  `parser:"| 'DOMAIN' @@? )"`
 }
 
 type pBackup struct {
-	Cluster bool    `parser:"'BACKUP' ( @'CLUSTER'"`
-	Domain  bool    `parser:"| @'DOMAIN'"`
-	Name    *pName  `parser:"  @@? )"`
-	Path    *pToken `parser:"'TO' @@"`
+	Cluster bool   `parser:"'BACKUP' ( @'CLUSTER'"`
+	Domain  bool   `parser:"| @'DOMAIN'"`
+	Name    pName  `parser:"  @@? )"`
+	Path    pToken `parser:"'TO' @@"`
 }
 
 type pRestore struct {
-	Cluster bool    `parser:"'RESTORE' ( @'CLUSTER'"`
-	Name    *pName  `parser:"| 'DOMAIN' @@"`
-	As      *pName  `parser:"  ( 'AS' @@ )? )"`
-	Path    *pToken `parser:"'FROM' @@"`
-	Resume  bool    `parser:"@'RESUME'?"`
-	DryRun  bool    `parser:"( @'DRY' 'RUN' )?"`
+	Cluster bool   `parser:"'RESTORE' ( @'CLUSTER'"`
+	Name    pName  `parser:"| 'DOMAIN' @@"`
+	As      pName  `parser:"  ( 'AS' @@ )? )"`
+	Path    pToken `parser:"'FROM' @@"`
+	Resume  bool   `parser:"@'RESUME'?"`
+	DryRun  bool   `parser:"( @'DRY' 'RUN' )?"`
 }
 
 type pDrop struct {
-	IfExists bool   `parser:"'DROP' 'DOMAIN' ( @'IF' 'EXISTS' )?"`
-	Name     *pName `parser:"@@"`
+	IfExists bool  `parser:"'DROP' 'DOMAIN' ( @'IF' 'EXISTS' )?"`
+	Name     pName `parser:"@@"`
 }
 
 // The leaves of the grammar (pName, pDuration, pToken, pRate,
@@ -198,6 +203,10 @@ func endOf(src string) Position {
 // the offending one) costs more than a bounded amount of work per statement.
 const maxStatementTokens = 64
 
+// maxStatementGuess caps the statement extents lexScript allocates up
+// front; a longer script grows the slice as it lexes.
+const maxStatementGuess = 256
+
 // lexedScript is a script lexed once into the participle lexer every
 // statement is parsed from: the extents of its complete statements, and
 // how lexing ended.
@@ -224,7 +233,10 @@ type extent struct {
 // maxStatementTokens ends the token stream there, so hostile input costs
 // time linear in the statements before it and never more.
 func lexScript(src string) (*lexer.PeekingLexer, lexedScript) {
-	l := &scriptLexer{sc: newScanner(src)}
+	// A statement is at least two bytes ("x;"), so the capacity stays
+	// bounded by the input however many ';' it holds.
+	guess := min(strings.Count(src, ";")+1, len(src)/2+1, maxStatementGuess)
+	l := &scriptLexer{sc: newScanner(src), stmts: make([]extent, 0, guess)}
 	peek, err := lexer.Upgrade(l)
 	if err != nil {
 		// scriptLexer reports failures as the end of its stream instead.

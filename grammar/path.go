@@ -32,43 +32,50 @@ func buildPath(p *pToken) (Path, *Error) {
 	return Path{Node: n, Value: v}, nil
 }
 
+type backupParts struct {
+	st   Backup
+	name Name
+}
+
 func buildBackup(n Node, p *pBackup) (Statement, *Error) {
-	st := &Backup{Node: n, Cluster: p.Cluster}
-	if p.Name != nil {
-		name, err := buildName(p.Name)
-		if err != nil {
+	parts := &backupParts{st: Backup{Node: n, Cluster: p.Cluster}}
+	st := &parts.st
+	var err *Error
+	if p.Name.Tokens != nil {
+		if parts.name, err = buildName(&p.Name); err != nil {
 			return nil, err
 		}
-		st.Name = &name
+		st.Name = &parts.name
 	}
-	path, err := buildPath(p.Path)
-	if err != nil {
+	if st.Path, err = buildPath(&p.Path); err != nil {
 		return nil, err
 	}
-	st.Path = path
 	return st, nil
 }
 
+type restoreParts struct {
+	st       Restore
+	name, as Name
+}
+
 func buildRestore(n Node, p *pRestore) (Statement, *Error) {
-	st := &Restore{Node: n, Cluster: p.Cluster, Resume: p.Resume, DryRun: p.DryRun}
-	if p.Name != nil {
-		name, err := buildName(p.Name)
-		if err != nil {
+	parts := &restoreParts{st: Restore{Node: n, Cluster: p.Cluster, Resume: p.Resume, DryRun: p.DryRun}}
+	st := &parts.st
+	var err *Error
+	if p.Name.Tokens != nil {
+		if parts.name, err = buildName(&p.Name); err != nil {
 			return nil, err
 		}
-		st.Name = &name
+		st.Name = &parts.name
 	}
-	if p.As != nil {
-		name, err := buildName(p.As)
-		if err != nil {
+	if p.As.Tokens != nil {
+		if parts.as, err = buildName(&p.As); err != nil {
 			return nil, err
 		}
-		st.As = &name
+		st.As = &parts.as
 	}
-	path, err := buildPath(p.Path)
-	if err != nil {
+	if st.Path, err = buildPath(&p.Path); err != nil {
 		return nil, err
 	}
-	st.Path = path
 	return st, nil
 }
