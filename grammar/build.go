@@ -48,8 +48,8 @@ func build(p *pStatement) (Statement, *Error) {
 		return buildDrop(n, p.Drop)
 	case p.Show != nil:
 		return buildShow(n, p.Show)
-	case p.Stop != nil:
-		return buildStop(n, p.Stop)
+	case p.Stop:
+		return buildStop(n, "STOP"), nil
 	case p.Attach != nil:
 		return buildAttach(n, p.Attach)
 	case p.Detach != nil:
@@ -58,12 +58,12 @@ func build(p *pStatement) (Statement, *Error) {
 		return buildUse(n, p.Use)
 	case p.List != nil:
 		return buildList(n, p.List)
-	case p.Begin != nil:
-		return buildBegin(n, p.Begin)
-	case p.Commit != nil:
-		return buildCommit(n, p.Commit)
-	case p.Rollback != nil:
-		return buildRollback(n, p.Rollback)
+	case p.Begin:
+		return buildBegin(n, "BEGIN"), nil
+	case p.Commit:
+		return buildCommit(n, "COMMIT"), nil
+	case p.Rollback != "":
+		return buildRollback(n, p.Rollback), nil
 	}
 	return nil, &Error{Pos: n.Start, Kind: ErrSyntax, Msg: "expected a statement"}
 }
@@ -123,16 +123,16 @@ func buildShow(n Node, p *pShow) (Statement, *Error) {
 	return &ShowClusterStatus{Node: n}, nil
 }
 
-func buildStop(n Node, _ *pStop) (Statement, *Error)     { return &Stop{Node: n}, nil }
 func buildAttach(n Node, _ *pAttach) (Statement, *Error) { return &AttachClock{Node: n}, nil }
 func buildDetach(n Node, _ *pDetach) (Statement, *Error) { return &DetachClock{Node: n}, nil }
 func buildList(n Node, _ *pList) (Statement, *Error)     { return &ListDomains{Node: n}, nil }
-func buildBegin(n Node, _ *pBegin) (Statement, *Error)   { return &Begin{Node: n}, nil }
-func buildCommit(n Node, _ *pCommit) (Statement, *Error) { return &Commit{Node: n}, nil }
 
-func buildRollback(n Node, p *pRollback) (Statement, *Error) {
-	return &Rollback{Node: n, Keyword: p.Keyword}, nil
-}
+// The statements that are their keyword alone are built from the keyword.
+
+func buildStop(n Node, _ string) Statement           { return &Stop{Node: n} }
+func buildBegin(n Node, _ string) Statement          { return &Begin{Node: n} }
+func buildCommit(n Node, _ string) Statement         { return &Commit{Node: n} }
+func buildRollback(n Node, keyword string) Statement { return &Rollback{Node: n, Keyword: keyword} }
 
 func buildUse(n Node, p *pUse) (Statement, *Error) {
 	name, err := buildName(&p.Name)

@@ -12,60 +12,53 @@ import (
 // The participle grammar. These types never leave the package: build turns
 // them into the public AST, converting every literal on the way. To add a
 // statement, add a rule here, its keywords to keywords.go, its AST type to
-// ast.go and a case to build.
+// ast.go, a case to build and its keyword to productions.
+//
+// A statement's first keyword is matched here, in pStatement, and its
+// production holds the rest of the statement (its tail): the keyword
+// selects the production, so Parse parses the tail alone (see
+// productions). A statement that is its keyword alone has no production.
 type pStatement struct {
 	Tokens   []lexer.Token
-	Create   *pCreate   `parser:"  @@"`
-	Alter    *pAlter    `parser:"| @@"`
-	Start    *pStart    `parser:"| @@"`
-	Describe *pDescribe `parser:"| @@"`
-	Drop     *pDrop     `parser:"| @@"`
-	Backup   *pBackup   `parser:"| @@"`
-	Restore  *pRestore  `parser:"| @@"`
-	Show     *pShow     `parser:"| @@"`
-	Stop     *pStop     `parser:"| @@"`
-	Attach   *pAttach   `parser:"| @@"`
-	Detach   *pDetach   `parser:"| @@"`
-	Use      *pUse      `parser:"| @@"`
-	List     *pList     `parser:"| @@"`
-	Begin    *pBegin    `parser:"| @@"`
-	Commit   *pCommit   `parser:"| @@"`
-	Rollback *pRollback `parser:"| @@"`
+	Create   *pCreate   `parser:"  'CREATE' @@"`
+	Alter    *pAlter    `parser:"| 'ALTER' @@"`
+	Start    *pStart    `parser:"| 'START' @@"`
+	Describe *pDescribe `parser:"| 'DESCRIBE' @@"`
+	Drop     *pDrop     `parser:"| 'DROP' @@"`
+	Backup   *pBackup   `parser:"| 'BACKUP' @@"`
+	Restore  *pRestore  `parser:"| 'RESTORE' @@"`
+	Show     *pShow     `parser:"| 'SHOW' @@"`
+	Stop     bool       `parser:"| @'STOP'"`
+	Attach   *pAttach   `parser:"| 'ATTACH' @@"`
+	Detach   *pDetach   `parser:"| 'DETACH' @@"`
+	Use      *pUse      `parser:"| 'USE' @@"`
+	List     *pList     `parser:"| 'LIST' @@"`
+	Begin    bool       `parser:"| @'BEGIN'"`
+	Commit   bool       `parser:"| @'COMMIT'"`
+	Rollback string     `parser:"| @('REVERT' | 'ROLLBACK')"`
 }
 
-// The statements of a keyword or two and a name are productions of their
-// own too, so that each is parsed without trying the others first (see
-// productions).
+// A production captures only what build reads. A run of keywords that
+// decides nothing is matched into an empty struct, so that the production
+// costs no allocation of its own and no capture.
 type (
-	pStop struct {
-		Stop bool `parser:"@'STOP'"`
-	}
 	pAttach struct {
-		Attach bool `parser:"@'ATTACH' 'DOMAIN' 'CLOCK'"`
+		DomainClock struct{} `parser:"'DOMAIN' 'CLOCK'"`
 	}
 	pDetach struct {
-		Detach bool `parser:"@'DETACH' 'DOMAIN' 'CLOCK'"`
+		DomainClock struct{} `parser:"'DOMAIN' 'CLOCK'"`
 	}
 	pUse struct {
-		Name pName `parser:"'USE' @@"`
+		Name pName `parser:"@@"`
 	}
 	pList struct {
-		List bool `parser:"@'LIST' 'DOMAINS'"`
-	}
-	pBegin struct {
-		Begin bool `parser:"@'BEGIN'"`
-	}
-	pCommit struct {
-		Commit bool `parser:"@'COMMIT'"`
-	}
-	pRollback struct {
-		Keyword string `parser:"@('REVERT' | 'ROLLBACK')"`
+		Domains struct{} `parser:"'DOMAINS'"`
 	}
 )
 
 type pShow struct {
-	Cluster      bool `parser:"'SHOW' ( @'CLUSTER' 'STATUS'"`
-	Transactions bool `parser:"| @'TRANSACTIONS' )"`
+	ClusterStatus struct{} `parser:"( 'CLUSTER' 'STATUS'"`
+	Transactions  bool     `parser:"| @'TRANSACTIONS' )"`
 }
 
 // The productions hold their parts by value, not by pointer: participle
@@ -74,7 +67,7 @@ type pShow struct {
 // matched one always has Tokens (or, for pPaced and pStartAt, a matched
 // part of its own), which is how build tells them apart.
 type pCreate struct {
-	IfNotExists bool       `parser:"'CREATE' ( @'IF' 'NOT' 'EXISTS' )?"`
+	IfNotExists bool       `parser:"( @'IF' 'NOT' 'EXISTS' )?"`
 	Paced       pPaced     `parser:"( @@"`
 	Unpaced     pName      `parser:"| 'UNPACED' 'DOMAIN' @@"`
 	Short       pName      `parser:"| 'DOMAIN' @@ )"`
@@ -88,11 +81,11 @@ type pPaced struct {
 }
 
 type pAlter struct {
-	Placement pPlacement `parser:"'ALTER' 'DOMAIN' 'SET' 'PLACEMENT' @@"`
+	Placement pPlacement `parser:"'DOMAIN' 'SET' 'PLACEMENT' @@"`
 }
 
 type pStart struct {
-	At pStartAt `parser:"'START' ( 'AT' @@ )?"`
+	At pStartAt `parser:"( 'AT' @@ )?"`
 }
 
 type pStartAt struct {
@@ -102,19 +95,19 @@ type pStartAt struct {
 }
 
 type pDescribe struct {
-	Backup pToken `parser:"'DESCRIBE' ( 'BACKUP' @@"`
+	Backup pToken `parser:"( 'BACKUP' @@"`
 	Name   pName  `parser:"| 'DOMAIN' @@? )"`
 }
 
 type pBackup struct {
-	Cluster bool   `parser:"'BACKUP' ( @'CLUSTER'"`
-	Domain  bool   `parser:"| @'DOMAIN'"`
-	Name    pName  `parser:"  @@? )"`
-	Path    pToken `parser:"'TO' @@"`
+	Cluster bool     `parser:"( @'CLUSTER'"`
+	Domain  struct{} `parser:"| 'DOMAIN'"`
+	Name    pName    `parser:"  @@? )"`
+	Path    pToken   `parser:"'TO' @@"`
 }
 
 type pRestore struct {
-	Cluster bool   `parser:"'RESTORE' ( @'CLUSTER'"`
+	Cluster bool   `parser:"( @'CLUSTER'"`
 	Name    pName  `parser:"| 'DOMAIN' @@"`
 	As      pName  `parser:"  ( 'AS' @@ )? )"`
 	Path    pToken `parser:"'FROM' @@"`
@@ -123,7 +116,7 @@ type pRestore struct {
 }
 
 type pDrop struct {
-	IfExists bool  `parser:"'DROP' 'DOMAIN' ( @'IF' 'EXISTS' )?"`
+	IfExists bool  `parser:"'DOMAIN' ( @'IF' 'EXISTS' )?"`
 	Name     pName `parser:"@@"`
 }
 
@@ -311,24 +304,25 @@ func (l *sliceLexer) Next() (lexer.Token, error) {
 
 // A production parses one statement form. Every statement begins with a
 // keyword of its own, so the form is known from the first token: parsing
-// that production directly skips the alternatives the whole grammar would
-// try (and allocate for) first, and gives the same tree, since no other
-// alternative can match a statement beginning with that keyword.
+// that form's tail production directly, from the token after the keyword,
+// skips the alternatives the whole grammar would try (and allocate for)
+// first, and gives the same tree, since no other alternative can match a
+// statement beginning with that keyword. toks is the whole statement, its
+// keyword included; the shared lexer stands just past the keyword.
 type production func(peek *lexer.PeekingLexer, toks []lexer.Token) (Statement, error)
 
 // allowTrailing lets a production stop before the statement's ';'.
 var allowTrailing = participle.AllowTrailing(true)
 
-// productionOf parses production P from the shared lexer, which must stand
-// at the first of toks, and builds it into a statement. The production
-// must take every token of the statement.
-func productionOf[P any](build func(n Node, p *P) (Statement, *Error)) production {
+// tailOf parses tail production P from the shared lexer and builds it
+// into a statement. The production must take every token of the statement.
+func tailOf[P any](build func(n Node, p *P) (Statement, *Error)) production {
 	pp, err := participle.ParserForProduction[P](statementParser)
 	if err != nil {
 		panic(err)
 	}
 	return func(peek *lexer.PeekingLexer, toks []lexer.Token) (Statement, error) {
-		end := peek.RawCursor() + lexer.RawCursor(len(toks))
+		end := peek.RawCursor() + lexer.RawCursor(len(toks)-1)
 		p, err := pp.ParseFromLexer(peek, allowTrailing)
 		if err != nil {
 			return nil, err
@@ -344,25 +338,37 @@ func productionOf[P any](build func(n Node, p *P) (Statement, *Error)) productio
 	}
 }
 
+// keywordOnly is the production of a statement that is its keyword alone
+// (pStatement matches it without a production of its own): it takes no
+// token after the keyword.
+func keywordOnly(build func(n Node, keyword string) Statement) production {
+	return func(_ *lexer.PeekingLexer, toks []lexer.Token) (Statement, error) {
+		if len(toks) != 1 {
+			return nil, errNoProduction
+		}
+		return build(nodeOf(toks), toks[0].Value), nil
+	}
+}
+
 // productions maps a statement's first keyword to its production.
 var productions = map[string]production{
-	"CREATE":   productionOf(buildCreate),
-	"ALTER":    productionOf(buildAlter),
-	"START":    productionOf(buildStart),
-	"DESCRIBE": productionOf(buildDescribe),
-	"DROP":     productionOf(buildDrop),
-	"BACKUP":   productionOf(buildBackup),
-	"RESTORE":  productionOf(buildRestore),
-	"SHOW":     productionOf(buildShow),
-	"STOP":     productionOf(buildStop),
-	"ATTACH":   productionOf(buildAttach),
-	"DETACH":   productionOf(buildDetach),
-	"USE":      productionOf(buildUse),
-	"LIST":     productionOf(buildList),
-	"BEGIN":    productionOf(buildBegin),
-	"COMMIT":   productionOf(buildCommit),
-	"REVERT":   productionOf(buildRollback),
-	"ROLLBACK": productionOf(buildRollback),
+	"CREATE":   tailOf(buildCreate),
+	"ALTER":    tailOf(buildAlter),
+	"START":    tailOf(buildStart),
+	"DESCRIBE": tailOf(buildDescribe),
+	"DROP":     tailOf(buildDrop),
+	"BACKUP":   tailOf(buildBackup),
+	"RESTORE":  tailOf(buildRestore),
+	"SHOW":     tailOf(buildShow),
+	"ATTACH":   tailOf(buildAttach),
+	"DETACH":   tailOf(buildDetach),
+	"USE":      tailOf(buildUse),
+	"LIST":     tailOf(buildList),
+	"STOP":     keywordOnly(buildStop),
+	"BEGIN":    keywordOnly(buildBegin),
+	"COMMIT":   keywordOnly(buildCommit),
+	"REVERT":   keywordOnly(buildRollback),
+	"ROLLBACK": keywordOnly(buildRollback),
 }
 
 // errNoProduction sends a statement that begins with no statement keyword
@@ -379,11 +385,10 @@ func parseShared(peek *lexer.PeekingLexer, start int, toks []lexer.Token) (State
 	if toks[0].Type != tokKeyword || !ok {
 		return nil, errNoProduction
 	}
-	if raw := int(peek.RawCursor()); raw < start {
-		peek.FastForward(lexer.RawCursor(start - 1))
-	} else if raw != start {
+	if raw := int(peek.RawCursor()); raw > start {
 		return nil, errNoProduction
 	}
+	peek.FastForward(lexer.RawCursor(start)) // past the keyword
 	return prod(peek, toks)
 }
 
