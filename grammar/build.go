@@ -158,10 +158,10 @@ func buildCreate(n Node, p *pCreate) (Statement, *Error) {
 		if st.Name, err = buildName(&p.Paced.Name); err != nil {
 			return nil, err
 		}
-		if err = buildDuration(&p.Paced.Period, &parts.period); err != nil {
+		if err = buildDuration(&p.Paced.Period.pDuration, &parts.period); err != nil {
 			return nil, err
 		}
-		if err = buildDuration(&p.Paced.Skew, &parts.skew); err != nil {
+		if err = buildDuration(&p.Paced.Skew.pDuration, &parts.skew); err != nil {
 			return nil, err
 		}
 		st.Period, st.Skew = &parts.period, &parts.skew

@@ -12,7 +12,35 @@ import (
 // offending token when the rule began but cannot finish, exactly where
 // participle's own descent over the rule failed (translate turns either
 // into the grammar's message). Tokens is the run of tokens matched, a
-// slice of the lexer's own.
+// slice of the lexer's own; a clause's leading keywords are not part of it.
+//
+// The leaves of a clause (pPeriod, pSkew, pRate, pPlacement) match the
+// clause's leading keywords too: a keyword matched by participle's descent
+// costs two allocations and a step of its sequence, one matched here none.
+
+// leadingKeywords matches the keywords that begin a clause. It reports
+// false, having consumed nothing, when the first is not next; once the
+// first is taken, another that is missing is an error at the token found
+// in its place.
+func leadingKeywords(lex *lexer.PeekingLexer, words []string) (bool, error) {
+	for i, w := range words {
+		if t := lex.Peek(); t.Type != tokKeyword || t.Value != w {
+			if i == 0 {
+				return false, nil
+			}
+			return false, &participle.UnexpectedTokenError{Unexpected: *t}
+		}
+		lex.Next()
+	}
+	return true, nil
+}
+
+var (
+	withPeriod = []string{"WITH", "PERIOD"}
+	skew       = []string{"SKEW"}
+	timeRate   = []string{"TIME", "RATE"}
+	placement  = []string{"PLACEMENT"}
+)
 
 // pName is a name: (Ident | QuotedName) { '.' (Ident | QuotedName) }. The
 // dotted continuation exists only to refuse qualified names with a clear
@@ -44,22 +72,39 @@ func (n *pName) Parse(lex *lexer.PeekingLexer) error {
 	return nil
 }
 
-// pDuration is a duration: Duration | Number.
+// pDuration is a duration: Duration | Number, after its clause's keywords.
 type pDuration struct {
 	Tokens []lexer.Token
 	Text   string
 }
 
-// Parse implements participle.Parseable.
-func (d *pDuration) Parse(lex *lexer.PeekingLexer) error {
+func (d *pDuration) parse(lex *lexer.PeekingLexer, keywords []string) error {
+	if ok, err := leadingKeywords(lex, keywords); !ok {
+		if err == nil {
+			return participle.NextMatch
+		}
+		return err
+	}
 	start := lex.RawCursor()
 	if t := lex.Peek(); t.Type != tokDuration && t.Type != tokNumber {
-		return participle.NextMatch
+		return &participle.UnexpectedTokenError{Unexpected: *t}
 	}
 	d.Text = lex.Next().Value
 	d.Tokens = lex.Range(start, lex.RawCursor())
 	return nil
 }
+
+// pPeriod is 'WITH' 'PERIOD' (Duration | Number).
+type pPeriod struct{ pDuration }
+
+// Parse implements participle.Parseable.
+func (d *pPeriod) Parse(lex *lexer.PeekingLexer) error { return d.parse(lex, withPeriod) }
+
+// pSkew is 'SKEW' (Duration | Number).
+type pSkew struct{ pDuration }
+
+// Parse implements participle.Parseable.
+func (d *pSkew) Parse(lex *lexer.PeekingLexer) error { return d.parse(lex, skew) }
 
 // pToken is a quoted string: String.
 type pToken struct {
@@ -78,7 +123,8 @@ func (s *pToken) Parse(lex *lexer.PeekingLexer) error {
 	return nil
 }
 
-// pRate is a TIME RATE: [ '-' | '+' ] (Number | Ident).
+// pRate is a TIME RATE clause: 'TIME' 'RATE' [ '-' | '+' ] (Number |
+// Ident).
 type pRate struct {
 	Tokens []lexer.Token
 	Sign   string
@@ -87,24 +133,27 @@ type pRate struct {
 
 // Parse implements participle.Parseable.
 func (r *pRate) Parse(lex *lexer.PeekingLexer) error {
+	if ok, err := leadingKeywords(lex, timeRate); !ok {
+		if err == nil {
+			return participle.NextMatch
+		}
+		return err
+	}
 	start := lex.RawCursor()
 	if t := lex.Peek(); t.Type == tokPunct && (t.Value == "-" || t.Value == "+") {
 		r.Sign = lex.Next().Value
 	}
 	if t := lex.Peek(); t.Type != tokNumber && t.Type != tokIdent {
-		if r.Sign != "" {
-			return &participle.UnexpectedTokenError{Unexpected: *t}
-		}
-		return participle.NextMatch
+		return &participle.UnexpectedTokenError{Unexpected: *t}
 	}
 	r.Text = lex.Next().Value
 	r.Tokens = lex.Range(start, lex.RawCursor())
 	return nil
 }
 
-// pPlacement is a placement policy: 'NEUTRAL' | 'REQUIRE' 'COLOCATION' |
-// 'PREFER' 'COLOCATION' | 'SUGGEST' 'SEPARATION'. Policy is the policy's
-// keywords run together, as participle captured them.
+// pPlacement is a placement clause: 'PLACEMENT' ( 'NEUTRAL' | 'REQUIRE'
+// 'COLOCATION' | 'PREFER' 'COLOCATION' | 'SUGGEST' 'SEPARATION' ). Policy
+// is the policy's keywords run together, as participle captured them.
 type pPlacement struct {
 	Tokens []lexer.Token
 	Policy string
@@ -112,11 +161,14 @@ type pPlacement struct {
 
 // Parse implements participle.Parseable.
 func (p *pPlacement) Parse(lex *lexer.PeekingLexer) error {
+	if ok, err := leadingKeywords(lex, placement); !ok {
+		if err == nil {
+			return participle.NextMatch
+		}
+		return err
+	}
 	start := lex.RawCursor()
 	t := lex.Peek()
-	if t.Type != tokKeyword {
-		return participle.NextMatch
-	}
 	var second string
 	switch t.Value {
 	case "NEUTRAL":
@@ -128,7 +180,7 @@ func (p *pPlacement) Parse(lex *lexer.PeekingLexer) error {
 	case "SUGGEST":
 		p.Policy, second = "SUGGESTSEPARATION", "SEPARATION"
 	default:
-		return participle.NextMatch
+		return &participle.UnexpectedTokenError{Unexpected: *t}
 	}
 	lex.Next()
 	if second != "" {

@@ -71,17 +71,17 @@ type pCreate struct {
 	Paced       pPaced     `parser:"( @@"`
 	Unpaced     pName      `parser:"| 'UNPACED' 'DOMAIN' @@"`
 	Short       pName      `parser:"| 'DOMAIN' @@ )"`
-	Placement   pPlacement `parser:"( 'PLACEMENT' @@ )?"`
+	Placement   pPlacement `parser:"@@?"`
 }
 
 type pPaced struct {
-	Name   pName     `parser:"'PACED' 'DOMAIN' @@"`
-	Period pDuration `parser:"'WITH' 'PERIOD' @@"`
-	Skew   pDuration `parser:"'SKEW' @@"`
+	Name   pName   `parser:"'PACED' 'DOMAIN' @@"`
+	Period pPeriod `parser:"@@"`
+	Skew   pSkew   `parser:"@@"`
 }
 
 type pAlter struct {
-	Placement pPlacement `parser:"'DOMAIN' 'SET' 'PLACEMENT' @@"`
+	Placement pPlacement `parser:"'DOMAIN' 'SET' @@"`
 }
 
 type pStart struct {
@@ -91,7 +91,7 @@ type pStart struct {
 type pStartAt struct {
 	Now   bool   `parser:"( @'NOW'"`
 	Stamp pToken `parser:"| @@ )"`
-	Rate  pRate  `parser:"( 'TIME' 'RATE' @@ )?"`
+	Rate  pRate  `parser:"@@?"`
 }
 
 type pDescribe struct {
@@ -120,7 +120,7 @@ type pDrop struct {
 	Name     pName `parser:"@@"`
 }
 
-// The leaves of the grammar (pName, pDuration, pToken, pRate,
+// The leaves of the grammar (pName, pPeriod, pSkew, pToken, pRate,
 // pPlacement) are participle custom productions: each implements
 // participle.Parseable in leaves.go, whose doc comments give its rule.
 // Matching a token or two there takes two allocations where participle's
