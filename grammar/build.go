@@ -155,7 +155,7 @@ func buildCreate(n Node, p *pCreate) (Statement, *Error) {
 	switch {
 	case p.Paced.Name.Tokens != nil:
 		st.Pace = Paced
-		if st.Name, err = buildName(&p.Paced.Name); err != nil {
+		if st.Name, err = buildName(&p.Paced.Name.pName); err != nil {
 			return nil, err
 		}
 		if err = buildDuration(&p.Paced.Period.pDuration, &parts.period); err != nil {
@@ -167,12 +167,12 @@ func buildCreate(n Node, p *pCreate) (Statement, *Error) {
 		st.Period, st.Skew = &parts.period, &parts.skew
 	case p.Unpaced.Tokens != nil:
 		st.Pace = Unpaced
-		if st.Name, err = buildName(&p.Unpaced); err != nil {
+		if st.Name, err = buildName(&p.Unpaced.pName); err != nil {
 			return nil, err
 		}
 	default:
 		st.Pace, st.Short = Unpaced, true
-		if st.Name, err = buildName(&p.Short); err != nil {
+		if st.Name, err = buildName(&p.Short.pName); err != nil {
 			return nil, err
 		}
 	}

@@ -14,7 +14,8 @@ import (
 // into the grammar's message). Tokens is the run of tokens matched, a
 // slice of the lexer's own; a clause's leading keywords are not part of it.
 //
-// The leaves of a clause (pPeriod, pSkew, pRate, pPlacement) match the
+// The leaves of a clause (pPacedName, pUnpacedName, pDomainName, pPeriod,
+// pSkew, pRate, pPlacement) match the
 // clause's leading keywords too: a keyword matched by participle's descent
 // costs two allocations and a step of its sequence, one matched here none.
 
@@ -36,10 +37,13 @@ func leadingKeywords(lex *lexer.PeekingLexer, words []string) (bool, error) {
 }
 
 var (
-	withPeriod = []string{"WITH", "PERIOD"}
-	skew       = []string{"SKEW"}
-	timeRate   = []string{"TIME", "RATE"}
-	placement  = []string{"PLACEMENT"}
+	pacedDomain   = []string{"PACED", "DOMAIN"}
+	unpacedDomain = []string{"UNPACED", "DOMAIN"}
+	domain        = []string{"DOMAIN"}
+	withPeriod    = []string{"WITH", "PERIOD"}
+	skew          = []string{"SKEW"}
+	timeRate      = []string{"TIME", "RATE"}
+	placement     = []string{"PLACEMENT"}
 )
 
 // pName is a name: (Ident | QuotedName) { '.' (Ident | QuotedName) }. The
@@ -54,9 +58,20 @@ type pName struct {
 func isNameToken(t *lexer.Token) bool { return t.Type == tokIdent || t.Type == tokQuotedName }
 
 // Parse implements participle.Parseable.
-func (n *pName) Parse(lex *lexer.PeekingLexer) error {
+func (n *pName) Parse(lex *lexer.PeekingLexer) error { return n.parse(lex, nil) }
+
+func (n *pName) parse(lex *lexer.PeekingLexer, keywords []string) error {
+	if ok, err := leadingKeywords(lex, keywords); !ok {
+		if err == nil {
+			return participle.NextMatch
+		}
+		return err
+	}
 	start := lex.RawCursor()
-	if !isNameToken(lex.Peek()) {
+	if t := lex.Peek(); !isNameToken(t) {
+		if len(keywords) > 0 {
+			return &participle.UnexpectedTokenError{Unexpected: *t}
+		}
 		return participle.NextMatch
 	}
 	n.First = lex.Next().Value
@@ -71,6 +86,24 @@ func (n *pName) Parse(lex *lexer.PeekingLexer) error {
 	n.Tokens = lex.Range(start, lex.RawCursor())
 	return nil
 }
+
+// The names that CREATE's domain keywords introduce are clauses of their
+// own: pPacedName is 'PACED' 'DOMAIN' name, pUnpacedName 'UNPACED' 'DOMAIN'
+// name and pDomainName 'DOMAIN' name.
+type (
+	pPacedName   struct{ pName }
+	pUnpacedName struct{ pName }
+	pDomainName  struct{ pName }
+)
+
+// Parse implements participle.Parseable.
+func (n *pPacedName) Parse(lex *lexer.PeekingLexer) error { return n.parse(lex, pacedDomain) }
+
+// Parse implements participle.Parseable.
+func (n *pUnpacedName) Parse(lex *lexer.PeekingLexer) error { return n.parse(lex, unpacedDomain) }
+
+// Parse implements participle.Parseable.
+func (n *pDomainName) Parse(lex *lexer.PeekingLexer) error { return n.parse(lex, domain) }
 
 // pDuration is a duration: Duration | Number, after its clause's keywords.
 type pDuration struct {

@@ -67,17 +67,17 @@ type pShow struct {
 // matched one always has Tokens (or, for pPaced and pStartAt, a matched
 // part of its own), which is how build tells them apart.
 type pCreate struct {
-	IfNotExists bool       `parser:"( @'IF' 'NOT' 'EXISTS' )?"`
-	Paced       pPaced     `parser:"( @@"`
-	Unpaced     pName      `parser:"| 'UNPACED' 'DOMAIN' @@"`
-	Short       pName      `parser:"| 'DOMAIN' @@ )"`
-	Placement   pPlacement `parser:"@@?"`
+	IfNotExists bool         `parser:"( @'IF' 'NOT' 'EXISTS' )?"`
+	Paced       pPaced       `parser:"( @@"`
+	Unpaced     pUnpacedName `parser:"| @@"`
+	Short       pDomainName  `parser:"| @@ )"`
+	Placement   pPlacement   `parser:"@@?"`
 }
 
 type pPaced struct {
-	Name   pName   `parser:"'PACED' 'DOMAIN' @@"`
-	Period pPeriod `parser:"@@"`
-	Skew   pSkew   `parser:"@@"`
+	Name   pPacedName `parser:"@@"`
+	Period pPeriod    `parser:"@@"`
+	Skew   pSkew      `parser:"@@"`
 }
 
 type pAlter struct {
@@ -120,8 +120,8 @@ type pDrop struct {
 	Name     pName `parser:"@@"`
 }
 
-// The leaves of the grammar (pName, pPeriod, pSkew, pToken, pRate,
-// pPlacement) are participle custom productions: each implements
+// The leaves of the grammar (pName and the names of CREATE, pPeriod,
+// pSkew, pToken, pRate, pPlacement) are participle custom productions: each implements
 // participle.Parseable in leaves.go, whose doc comments give its rule.
 // Matching a token or two there takes two allocations where participle's
 // reflective descent over the same rule took about ten.
