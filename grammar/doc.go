@@ -27,12 +27,16 @@
 // build.go.
 //
 // Parse lexes a script once, straight into one participle lexer, and parses
-// each statement from it with the production its first keyword selects;
-// the leaves of the grammar (names, durations, strings, rates, placements)
-// are participle custom productions (leaves.go). Both only spare
-// participle work it would otherwise allocate for. A statement that fails
-// there is parsed again on its own with the whole grammar, and that error
-// is the one reported, so errors read the same either way.
+// each statement from it with the production its first keyword selects,
+// starting after that keyword (a statement that is its keyword alone needs
+// no parse); the leaves of the grammar (names, durations, strings, rates,
+// placements, each with the keywords that introduce it) are participle
+// custom productions (leaves.go), and productions hold their parts by value
+// and capture only what build reads. All of this only spares participle
+// work it would otherwise allocate for: participle's descent still parses
+// every statement's structure. A statement that fails there is parsed again
+// on its own with the whole grammar, and that error is the one reported, so
+// errors read the same either way.
 //
 // The package must never print, log or read the clock: it is pure text to
 // values. It imports no package of this module: the keywords a statement

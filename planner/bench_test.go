@@ -150,3 +150,22 @@ func BenchmarkParsePlanRatio(b *testing.B) {
 	b.ReportMetric(float64(goparser.Nanoseconds())/float64(i)/benchStatements, "goparser-ns/statement")
 	b.ReportMetric(float64(nspl)/float64(goparser), "ratio")
 }
+
+// maxAllocsPerStatement is the allocation budget of parsing and planning
+// one statement of benchScript.
+const maxAllocsPerStatement = 20
+
+// TestParsePlanAllocationBudget holds parsing and planning to its
+// allocation budget, which BenchmarkParsePlan reports against: an
+// allocation is deterministic where a duration is not, so it is the part
+// of the cost a test can hold.
+func TestParsePlanAllocationBudget(t *testing.T) {
+	var planErr error
+	perScript := testing.AllocsPerRun(50, func() {
+		if _, err := PlanScript(benchScript); err != nil {
+			planErr = err
+		}
+	})
+	require.NoError(t, planErr)
+	require.LessOrEqual(t, perScript/benchStatements, float64(maxAllocsPerStatement))
+}
