@@ -45,7 +45,7 @@ func accepts(prefix []lexer.Token, cand *lexer.Token) bool {
 	if err != nil {
 		return false
 	}
-	_, err = statementParser.ParseFromLexer(peek)
+	_, err = statementParser().ParseFromLexer(peek)
 	if err == nil {
 		return true
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/alecthomas/participle/v2"
 	"github.com/alecthomas/participle/v2/lexer"
@@ -121,15 +122,27 @@ type pDrop struct {
 }
 
 // The leaves of the grammar (pName and the names of CREATE, pPeriod,
-// pSkew, pToken, pRate, pPlacement) are participle custom productions: each implements
-// participle.Parseable in leaves.go, whose doc comments give its rule.
-// Matching a token or two there takes two allocations where participle's
-// reflective descent over the same rule took about ten.
+// pSkew, pToken, pRate, pPlacement) are participle custom productions:
+// each implements participle.Parseable in leaves.go, whose doc comments
+// give its rule. Matching a token or two there takes two allocations where
+// participle's reflective descent over the same rule took about ten.
 
-var statementParser = participle.MustBuild[pStatement](
-	participle.Lexer(Definition{}),
-	participle.UseLookahead(0), // the grammar is LL(1): commit to a branch once it consumed a token
-)
+// buildParser builds a participle parser for production P of the grammar.
+// A parser for a production is the same rules whether built on its own or
+// as part of pStatement: participle derives it from P's types alone.
+func buildParser[P any]() *participle.Parser[P] {
+	return participle.MustBuild[P](
+		participle.Lexer(Definition{}),
+		participle.UseLookahead(0), // the grammar is LL(1): commit to a branch once it consumed a token
+	)
+}
+
+// statementParser returns the parser of the whole grammar, which reports
+// errors and answers what may come next. It is built on first use, not at
+// start-up: building it takes longer than a short-lived process such as
+// `nspl -c` spends on everything else it parses, and a script that parses
+// cleanly never needs it.
+var statementParser = sync.OnceValue(buildParser[pStatement])
 
 // Parse parses a script: zero or more statements, each terminated by ';'
 // (optional after the last). Keywords are case-insensitive; comments are
@@ -316,14 +329,12 @@ var allowTrailing = participle.AllowTrailing(true)
 
 // tailOf parses tail production P from the shared lexer and builds it
 // into a statement. The production must take every token of the statement.
+// Its parser, like statementParser, is built on first use.
 func tailOf[P any](build func(n Node, p *P) (Statement, *Error)) production {
-	pp, err := participle.ParserForProduction[P](statementParser)
-	if err != nil {
-		panic(err)
-	}
+	pp := sync.OnceValue(buildParser[P])
 	return func(peek *lexer.PeekingLexer, toks []lexer.Token) (Statement, error) {
 		end := peek.RawCursor() + lexer.RawCursor(len(toks)-1)
-		p, err := pp.ParseFromLexer(peek, allowTrailing)
+		p, err := pp().ParseFromLexer(peek, allowTrailing)
 		if err != nil {
 			return nil, err
 		}
@@ -397,7 +408,7 @@ func parseTokens(toks []lexer.Token, term lexer.Token) (Statement, error) {
 	if err != nil {
 		return nil, translate(err, toks, term)
 	}
-	p, err := statementParser.ParseFromLexer(peek)
+	p, err := statementParser().ParseFromLexer(peek)
 	if err != nil {
 		return nil, translate(err, toks, term)
 	}
