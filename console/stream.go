@@ -71,6 +71,20 @@ func (es *eventStream) sendLocked(event string, v any) error {
 	return es.err
 }
 
+// errStreamEnded is the error of a write to a stream whose request ended.
+var errStreamEnded = errors.New("the event stream has ended")
+
+// shut makes every later write fail: once the stream's handler returns,
+// its ResponseWriter may not be used, and a statement submitted to a
+// statement box may still be sending to it.
+func (es *eventStream) shut() {
+	es.mu.Lock()
+	defer es.mu.Unlock()
+	if es.err == nil {
+		es.err = errStreamEnded
+	}
+}
+
 // comment writes an SSE comment line, the heartbeat browsers ignore.
 func (es *eventStream) comment(text string) error {
 	es.mu.Lock()
@@ -127,6 +141,7 @@ func (c *Console) begin(w http.ResponseWriter, r *http.Request) (*liveSession, b
 	}()
 	ls.close = func() {
 		cancel()
+		ls.es.shut()
 		wg.Wait()
 		_ = ls.sess.Close()
 		release()

@@ -433,19 +433,19 @@
   function bindActions() {
     $("btn-start").onclick = () => run("USE " + quoteName(selected) + "; START;");
     $("btn-stop").onclick = () => run("USE " + quoteName(selected) + "; STOP;");
+    // DROP asks once more: the first click arms it, the second drops; the
+    // pointer or focus leaving the button disarms it.
     const drop = $("btn-drop");
-    let armed = null;
+    const disarm = () => { drop.textContent = "DROP"; drop.classList.remove("armed"); };
+    drop.onmouseleave = disarm;
+    drop.onblur = disarm;
     drop.onclick = () => {
-      if (!armed) {
+      if (!drop.classList.contains("armed")) {
         drop.textContent = "Confirm DROP";
         drop.classList.add("armed");
-        armed = setTimeout(() => { armed = null; drop.textContent = "DROP"; drop.classList.remove("armed"); }, 4000);
         return;
       }
-      clearTimeout(armed);
-      armed = null;
-      drop.textContent = "DROP";
-      drop.classList.remove("armed");
+      disarm();
       run("DROP DOMAIN " + quoteName(selected) + ";");
     };
     $("clock-toggle").onclick = () => {
