@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"sync"
 
 	"github.com/nspl-dev/nspl/lifecycle"
 )
@@ -41,7 +42,10 @@ const (
 	MaxSnapshotBytes = 1 << 30
 )
 
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+// castagnoli is the snapshot checksum's table, built on the first snapshot
+// written or read rather than at process start: building it costs a
+// measurable share of a short-lived process (nspl -c) that never snapshots.
+var castagnoli = sync.OnceValue(func() *crc32.Table { return crc32.MakeTable(crc32.Castagnoli) })
 
 // snapshotPayload is the payload of snapshot version 2.
 type snapshotPayload struct {
@@ -108,7 +112,7 @@ func writeFrame(w io.Writer, version byte, payload []byte) error {
 	hdr[len(snapshotMagic)] = version
 	binary.BigEndian.PutUint64(hdr[len(snapshotMagic)+1:], uint64(len(payload)))
 	var crc [4]byte
-	binary.BigEndian.PutUint32(crc[:], crc32.Checksum(payload, castagnoli))
+	binary.BigEndian.PutUint32(crc[:], crc32.Checksum(payload, castagnoli()))
 	for _, b := range [][]byte{hdr[:], payload, crc[:]} {
 		if _, err := w.Write(b); err != nil {
 			return fmt.Errorf("catalog: write snapshot: %w", err)
@@ -145,7 +149,7 @@ func readSnapshot(r io.Reader) (byte, []byte, error) {
 		return 0, nil, fmt.Errorf("%w: checksum: %w", ErrSnapshot, noEOF(err))
 	}
 	payload := buf.Bytes()
-	if got, want := crc32.Checksum(payload, castagnoli), binary.BigEndian.Uint32(crc[:]); got != want {
+	if got, want := crc32.Checksum(payload, castagnoli()), binary.BigEndian.Uint32(crc[:]); got != want {
 		return 0, nil, fmt.Errorf("%w: checksum %08x does not match %08x", ErrSnapshot, got, want)
 	}
 	var extra [1]byte
