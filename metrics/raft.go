@@ -13,6 +13,12 @@ var (
 	raftSink *gmprometheus.PrometheusSink
 )
 
+// InstallRaftTelemetry installs the process-wide go-metrics sink raft
+// reports to, once per process; NewRegistry does too. Call it before raft
+// starts when the registry is built later, so that nothing raft reports in
+// between is lost. It is safe for concurrent use.
+func InstallRaftTelemetry() { raftTelemetry() }
+
 // raftTelemetry returns the collector of the process-wide go-metrics sink
 // raft reports to, installing the sink on first use.
 func raftTelemetry() prometheus.Collector {

@@ -13,12 +13,14 @@ import (
 // MetricsRegistry returns the node's own Prometheus registry
 // (metrics.NewRegistry): the node's domain gauges are in it, and the
 // cluster member and session server around the node register theirs into
-// it, so nodes sharing a process never mix their series.
-func (n *Node) MetricsRegistry() *prometheus.Registry { return n.metrics }
+// it, so nodes sharing a process never mix their series. The registry is
+// built on the first call, and every call returns the same one; it is safe
+// for concurrent use.
+func (n *Node) MetricsRegistry() *prometheus.Registry { return n.metrics() }
 
 // MetricsHandler serves the node's registry on /metrics, /livez and
 // /readyz (metrics.Handler), readiness being Ready.
-func (n *Node) MetricsHandler() http.Handler { return metrics.Handler(n.metrics, n.Ready) }
+func (n *Node) MetricsHandler() http.Handler { return metrics.Handler(n.metrics(), n.Ready) }
 
 // Ready returns nil when the node can serve: it is open and not closed
 // (its catalog is reachable), it knows a consensus leader, and it has

@@ -111,7 +111,7 @@ type Node struct {
 
 	producers *producerSet
 	refused   *refusedProgress
-	metrics   *prometheus.Registry // the node's own (MetricsRegistry)
+	metrics   func() *prometheus.Registry // the node's own, built on first use (MetricsRegistry)
 
 	closed    atomic.Bool   // set first by Close; commit refuses from then on
 	done      chan struct{} // closed by Close; ends a write's retry wait
@@ -149,9 +149,18 @@ func New(cfg Config) (*Node, error) {
 		src:         cfg.TimeSource,
 		registry:    runtime.NewRegistry(cfg.TimeSource),
 		countChange: make(chan struct{}),
-		metrics:     metrics.NewRegistry(),
 	}
-	n.metrics.MustRegister(domainCollector{n})
+	// The registry's collectors cost a measurable share of a short-lived
+	// process (nspl -c) that never serves metrics, so the registry is built
+	// when first asked for. Raft's process-wide sink is installed now, so
+	// what raft reports from the node's first moment reaches it all the
+	// same.
+	metrics.InstallRaftTelemetry()
+	n.metrics = sync.OnceValue(func() *prometheus.Registry {
+		r := metrics.NewRegistry()
+		r.MustRegister(domainCollector{n})
+		return r
+	})
 	n.registry.SetMaxClockOffset(cfg.MaxClockOffset)
 	n.refused = newRefusedProgress(cfg.TimeSource, n.logger)
 	return n, nil
