@@ -113,9 +113,13 @@ func writeWarnings(b *strings.Builder, warnings []string) {
 // than as one very wide row.
 const verticalColumns = 6
 
-// writeTable renders set with tablewriter. Every option that changes the
-// look is set here rather than left to the library's defaults, so an
-// upgrade cannot silently change the output scripts compare against.
+// writeTable renders set as tablewriter draws it with the options below.
+// Every option that changes the look is set here rather than left to the
+// library's defaults, so an upgrade cannot silently change the output
+// scripts compare against. A table whose text is all printable ASCII is
+// drawn by appendASCIITable instead, to the same bytes: tablewriter builds
+// large caches for every table it draws, a measurable share of a short
+// nspl -c run.
 func writeTable(w io.Writer, set *wire.ResultSet) error {
 	header := make([]string, len(set.Columns))
 	for i, c := range set.Columns {
@@ -135,6 +139,16 @@ func writeTable(w io.Writer, set *wire.ResultSet) error {
 		}
 		header, rows = []string{"column", "value"}, pairs
 	}
+	if b, ok := appendASCIITable(nil, header, rows); ok {
+		_, err := w.Write(b)
+		return err
+	}
+	return drawTable(w, header, rows)
+}
+
+// drawTable draws header and rows with tablewriter and writeTable's
+// options.
+func drawTable(w io.Writer, header []string, rows [][]string) error {
 	t := tablewriter.NewTable(w,
 		tablewriter.WithRenderer(renderer.NewBlueprint(tw.Rendition{
 			Borders: tw.Border{Left: tw.On, Right: tw.On, Top: tw.On, Bottom: tw.On},
@@ -159,6 +173,79 @@ func writeTable(w io.Writer, set *wire.ResultSet) error {
 		}
 	}
 	return t.Render()
+}
+
+// appendASCIITable appends to b the table writeTable's tablewriter draws
+// for header and rows, and reports true, when there is a header, every row
+// has as many cells as it, and every header and cell is printable ASCII
+// (' ' to '~'): then each byte is one column wide, no cell spans lines and
+// nothing is escaped or expanded, so the drawing is a plain grid. Otherwise
+// it returns b unchanged and false, and tablewriter draws the table, with
+// its rules for wide runes, tabs, line breaks and escape sequences.
+func appendASCIITable(b []byte, header []string, rows [][]string) ([]byte, bool) {
+	if len(header) == 0 {
+		return b, false
+	}
+	widths := make([]int, len(header))
+	for i, h := range header {
+		if !printableASCII(h) {
+			return b, false
+		}
+		widths[i] = len(h)
+	}
+	for _, row := range rows {
+		if len(row) != len(header) {
+			return b, false
+		}
+		for i, cell := range row {
+			if !printableASCII(cell) {
+				return b, false
+			}
+			widths[i] = max(widths[i], len(cell))
+		}
+	}
+	rule := func(b []byte) []byte {
+		b = append(b, '+')
+		for _, w := range widths {
+			for range w + 2 {
+				b = append(b, '-')
+			}
+			b = append(b, '+')
+		}
+		return append(b, '\n')
+	}
+	line := func(b []byte, cells []string) []byte {
+		b = append(b, '|')
+		for i, c := range cells {
+			b = append(b, ' ')
+			b = append(b, c...)
+			for range widths[i] - len(c) + 1 {
+				b = append(b, ' ')
+			}
+			b = append(b, '|')
+		}
+		return append(b, '\n')
+	}
+	b = rule(b)
+	b = line(b, header)
+	b = rule(b)
+	for _, row := range rows {
+		b = line(b, row)
+	}
+	if len(rows) > 0 {
+		b = rule(b)
+	}
+	return b, true
+}
+
+// printableASCII reports whether s is all bytes from ' ' to '~'.
+func printableASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < ' ' || s[i] > '~' {
+			return false
+		}
+	}
+	return true
 }
 
 // writePlainSet writes set as tab-separated lines, header first. Tabs and
