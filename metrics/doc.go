@@ -14,9 +14,11 @@
 //
 // hashicorp/raft v1.7 reports through github.com/hashicorp/go-metrics/compat,
 // which in the default build forwards to github.com/armon/go-metrics, whose
-// sink is one process-wide global. The first NewRegistry installs one
-// armon/go-metrics Prometheus sink as that global (runtime sampling, host
-// and service names off) and registers the same sink, as an unchecked
+// sink is one process-wide global. The first NewRegistry or
+// InstallRaftTelemetry (which a node calls when it is built, ahead of its
+// registry, which it builds on first use) installs one armon/go-metrics
+// Prometheus sink as that global (runtime sampling, host and service names
+// off), and NewRegistry registers the same sink, as an unchecked
 // collector, into every registry it builds. Raft's keys carry no node
 // name, so raft's series (raft_apply, raft_commitTime,
 // raft_fsm_apply, raft_state_leader, raft_replication_*, …; timers in
