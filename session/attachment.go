@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -12,37 +13,42 @@ import (
 	"github.com/nspl-dev/nspl/wire"
 )
 
-// attachment is one followed domain clock: its observer, the observation
-// the attach reply carried, its delivery task and its tick slot.
+// attachment is one followed domain clock: its observer, its delivery task
+// and its tick slot.
 //
 // The delivery task runs only while there is a change to deliver: its
 // fan-out starts it (wake) when the installation or the failure changes,
 // and it ends once it has caught up, so an idle attachment holds no
-// goroutine.
+// goroutine. An idle attachment holds no more than this record and its
+// observer: the task's context is made as the task starts and released as
+// it ends, and what only the task's rare paths need (unfit) is allocated
+// when they are taken. Sessions and fan-outs list their attachments in
+// slices, not maps: a session holds few, and a fan-out walks all of them on
+// every tick.
 type attachment struct {
 	id     uint64
 	domain string
 	obs    *runtime.Observer // used by the running task only
-	reply  clock.Observed
-	ctx    context.Context // the task's; cancelled by stop
-	cancel context.CancelFunc
-	leave  sync.Once
+
+	// sess is the session that holds it; fanout delivers its ticks and
+	// wakes its task, and at is its index in the fan-out's list, guarded
+	// by the fan-out's mutex.
+	sess   *Session
+	fanout *tickFanout
+	at     int
 
 	// ending is set by the delivery task before it queues the end frame,
 	// so a request sent after the client read that frame finds it set.
 	ending atomic.Bool
-
-	// sess is the session that holds it; fanout delivers its ticks and
-	// wakes its task.
-	sess   *Session
-	fanout *tickFanout
+	leave  sync.Once
 
 	// mu guards what the task and the fan-out share: the observation the
 	// client last received (written by the task only), the newest tick id
 	// of its generation offered, the generation whose error frame was
 	// queued, and busy, set while the task changes what the client holds;
 	// and the task's own state: running, woken again while running
-	// (dirty), and halted for good (stopped or ended).
+	// (dirty), halted for good (stopped or ended), and the running task's
+	// cancel, nil once it caught up.
 	mu       sync.Mutex
 	last     clock.Observed
 	lastTick uint64
@@ -51,17 +57,19 @@ type attachment struct {
 	running  bool
 	dirty    bool
 	halted   bool
-	ran      chan struct{} // closed when the running task ends
+	cancel   context.CancelFunc
+	task     sync.WaitGroup // the running task
 
-	// unfit is a state that did not fit the frame limit (unfitSet), kept
-	// by the task from one run to the next.
-	unfit    clock.Observed
-	unfitSet bool
+	// slotQueued, slotTick and slotReading are the replaceable tick slot,
+	// guarded by the lane's mutex: whether it is queued, and the tick and
+	// reading of the tick frame it holds.
+	slotQueued  bool
+	slotTick    wire.Tick
+	slotReading int64
 
-	// slot and slotQueued are the replaceable tick slot, guarded by the
-	// lane's mutex.
-	slot       wire.Frame
-	slotQueued bool
+	// unfit is a state that did not fit the frame limit, kept by the task
+	// from one run to the next; nil otherwise.
+	unfit *clock.Observed
 
 	// tickBase is the encoded size of the attachment's tick frames less
 	// their numbers (frameSize).
@@ -71,14 +79,15 @@ type attachment struct {
 // stop cancels the delivery task, waits for it to end, keeps it from
 // starting again and leaves the fan-out.
 func (a *attachment) stop() {
-	a.cancel()
 	a.mu.Lock()
 	a.halted = true
-	ran := a.ran
+	cancel := a.cancel
 	a.mu.Unlock()
-	if ran != nil {
-		<-ran
+	if cancel != nil {
+		cancel()
 	}
+	// Nothing starts the task once halted is set, so no Add follows.
+	a.task.Wait()
 	a.leave.Do(func() { leaveFanout(a) })
 }
 
@@ -93,9 +102,22 @@ func (a *attachment) wake() {
 		a.dirty = true
 	default:
 		a.running = true
-		a.ran = make(chan struct{})
-		go a.sess.deliver(a.ctx, a, a.ran)
+		ctx, cancel := context.WithCancel(a.sess.ctx)
+		a.cancel = cancel
+		a.task.Add(1)
+		go func() {
+			defer a.task.Done()
+			defer cancel()
+			a.sess.deliver(ctx, a)
+		}()
 	}
+}
+
+// caughtUpLocked records that the running task ends: it no longer runs, and
+// its context, cancelled by the task as it returns, is no longer kept.
+func (a *attachment) caughtUpLocked() {
+	a.running = false
+	a.cancel = nil
 }
 
 // installations is the node's installation counter as an attach sees it
@@ -161,7 +183,7 @@ func (s *Session) attach(ctx context.Context) (wire.Result, bool, error) {
 		return wire.Result{}, handedOff, err
 	}
 	s.mu.Lock()
-	old := s.attachments[domain]
+	old := s.attachmentLocked(domain)
 	s.mu.Unlock()
 	if old != nil {
 		if !old.ending.Load() {
@@ -197,16 +219,13 @@ func (s *Session) attach(ctx context.Context) (wire.Result, bool, error) {
 		// The reply is not returned, so it announces nothing.
 		return wire.Result{}, false, err
 	}
-	taskCtx, cancel := context.WithCancel(s.ctx)
-	a := &attachment{id: id, domain: domain, obs: obs, reply: first.Clock, ctx: taskCtx, cancel: cancel,
-		tickBase: tickFrameBase(domain, id), sess: s, last: first.Clock}
+	a := &attachment{id: id, domain: domain, obs: obs, tickBase: tickFrameBase(domain, id), sess: s, last: first.Clock}
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
-		cancel()
 		return wire.Result{}, false, ErrClosed
 	}
-	s.attachments[domain] = a
+	s.attachments = append(s.attachments, a)
 	s.mu.Unlock()
 	// Joined before the task's first read: a tick published after that
 	// read reaches it through the fan-out.
@@ -230,7 +249,7 @@ func (s *Session) detach() (wire.Result, error) {
 		return wire.Result{}, err
 	}
 	s.mu.Lock()
-	a := s.attachments[domain]
+	a := s.attachmentLocked(domain)
 	s.mu.Unlock()
 	if a == nil {
 		return wire.Result{}, &AttachmentError{Err: ErrNotAttached, Domain: domain}
@@ -249,11 +268,21 @@ func (s *Session) detach() (wire.Result, error) {
 func (s *Session) release(a *attachment) {
 	a.stop()
 	s.mu.Lock()
-	if s.attachments[a.domain] == a {
-		delete(s.attachments, a.domain)
+	if i := slices.Index(s.attachments, a); i >= 0 {
+		s.attachments = slices.Delete(s.attachments, i, i+1)
 	}
 	s.mu.Unlock()
 	s.lane.purge(a)
+}
+
+// attachmentLocked returns the session's attachment of domain, or nil.
+func (s *Session) attachmentLocked(domain string) *attachment {
+	for _, a := range s.attachments {
+		if a.domain == domain {
+			return a
+		}
+	}
+	return nil
 }
 
 // fits reports whether f's encoding fits the frame limit, logging a warning
@@ -263,9 +292,15 @@ func (s *Session) fits(a *attachment, f wire.Frame) bool {
 	if n <= s.frameLimit {
 		return true
 	}
-	s.logger.Warn("frame exceeds the frame limit; skipped",
-		"domain", a.domain, "kind", f.Kind.String(), "size", n, "limit", s.frameLimit)
+	s.tooLarge(a, f.Kind, n)
 	return false
+}
+
+// tooLarge logs the warning for a frame of size n skipped for the frame
+// limit.
+func (s *Session) tooLarge(a *attachment, kind wire.FrameKind, n int) {
+	s.logger.Warn("frame exceeds the frame limit; skipped",
+		"domain", a.domain, "kind", kind.String(), "size", n, "limit", s.frameLimit)
 }
 
 // deliver is an attachment's delivery task. It starts from the observation
@@ -277,8 +312,7 @@ func (s *Session) fits(a *attachment, f wire.Frame) bool {
 // a missing domain ends the attachment with one end frame. It ends when
 // it has caught up; the fan-out delivers the ticks that arrive meanwhile
 // and starts it again at the next change of installation or failure.
-func (s *Session) deliver(ctx context.Context, a *attachment, ran chan struct{}) {
-	defer close(ran)
+func (s *Session) deliver(ctx context.Context, a *attachment) {
 	for {
 		o := a.obs.Read()
 		last := a.last // written by this task only
@@ -292,19 +326,21 @@ func (s *Session) deliver(ctx context.Context, a *attachment, ran chan struct{})
 				_ = s.lane.pushFrame(ctx, a, end)
 			}
 			a.mu.Lock()
-			a.halted, a.running = true, false
+			a.halted = true
+			a.caughtUpLocked()
 			a.mu.Unlock()
 			return
 		case o.Clock != last:
 			a.setBusy(true)
 			s.lane.withdrawTick(a)
-			if a.unfitSet && a.unfit == o.Clock {
+			if a.unfit != nil && *a.unfit == o.Clock {
 				a.setBusy(false)
 				break
 			}
 			f := wire.Frame{Domain: a.domain, Attachment: a.id, Kind: wire.FrameState, Clock: o.Clock}
 			if !s.fits(a, f) {
-				a.unfit, a.unfitSet = o.Clock, true
+				unfit := o.Clock
+				a.unfit = &unfit
 				a.setBusy(false)
 				break
 			}
@@ -317,7 +353,7 @@ func (s *Session) deliver(ctx context.Context, a *attachment, ran chan struct{})
 			}
 			a.last, a.busy = o.Clock, false
 			a.mu.Unlock()
-			a.unfitSet = false
+			a.unfit = nil
 			// Changes published while the frame waited for room collapse
 			// into the newest installation, read at once.
 			continue
@@ -326,7 +362,7 @@ func (s *Session) deliver(ctx context.Context, a *attachment, ran chan struct{})
 			// A replaced installation already woke the task; any other
 			// failure leaves this tick unsent.
 			if !errors.Is(err, runtime.ErrClockUnavailable) {
-				a.offerTick(o, snap, err)
+				a.offerTick(o, snap, tickDigits(o.Tick, snap.Time), err)
 			}
 		}
 		// The failure follows the state the client received as paced for
@@ -350,7 +386,7 @@ func (s *Session) deliver(ctx context.Context, a *attachment, ran chan struct{})
 		// Caught up: end, unless woken meanwhile.
 		a.mu.Lock()
 		if !a.dirty {
-			a.running = false
+			a.caughtUpLocked()
 			a.mu.Unlock()
 			return
 		}

@@ -16,11 +16,17 @@ func tickFrameBase(domain string, id uint64) int {
 // into a scratch buffer.
 func (a *attachment) frameSize(f wire.Frame) int {
 	if f.Kind == wire.FrameTick && f.Domain == a.domain && f.Attachment == a.id {
-		return a.tickBase + uintDigits(f.Tick.Generation) + uintDigits(f.Tick.ID) +
-			intDigits(f.Tick.Boundary) + intDigits(f.Tick.AuthorityUTC) + intDigits(f.Reading)
+		return a.tickBase + tickDigits(f.Tick, f.Reading)
 	}
 	var scratch [256]byte
 	return len(f.AppendJSON(scratch[:0]))
+}
+
+// tickDigits returns the decimal length of a tick frame's five numbers, its
+// tick's and its reading's: what its size adds to the attachment's fixed
+// part, the same for every attachment that receives it.
+func tickDigits(t wire.Tick, reading int64) int {
+	return uintDigits(t.Generation) + uintDigits(t.ID) + intDigits(t.Boundary) + intDigits(t.AuthorityUTC) + intDigits(reading)
 }
 
 // uintDigits returns the number of decimal digits of u.

@@ -23,7 +23,9 @@ import (
 // when an append would otherwise grow it), and the wake-ups are one-slot
 // channels made once. A wake is a token, not a broadcast: a signal is sent
 // only while someone waits, and a woken waiter that leaves work behind for
-// other waiters passes the token on, so each waiter is woken in turn.
+// other waiters passes the token on, so each waiter is woken in turn. Close
+// closes both wake-ups, so a waiter selects on its wake-up and its context
+// only, and no signal is sent once closed.
 type lane struct {
 	mu       sync.Mutex
 	entries  []laneEntry
@@ -32,9 +34,8 @@ type lane struct {
 	capacity int
 	closed   bool
 
-	ready        chan struct{} // one-slot wake of a reader waiting for an entry
-	room         chan struct{} // one-slot wake of a writer waiting for room
-	done         chan struct{} // closed by close
+	ready        chan struct{} // one-slot wake of a reader waiting for an entry; closed by close
+	room         chan struct{} // one-slot wake of a writer waiting for room; closed by close
 	readyWaiters int
 	roomWaiters  int
 
@@ -56,7 +57,6 @@ func newLane(capacity int) *lane {
 		capacity: capacity,
 		ready:    make(chan struct{}, 1),
 		room:     make(chan struct{}, 1),
-		done:     make(chan struct{}),
 	}
 }
 
@@ -79,10 +79,9 @@ func (l *lane) next(ctx context.Context) (wire.Frame, error) {
 				signal(l.ready) // another reader may take the next entry
 			}
 			f := e.frame
-			if e.tick {
-				f = e.att.slot
-				e.att.slot = wire.Frame{}
-				e.att.slotQueued = false
+			if a := e.att; e.tick {
+				f = wire.Frame{Domain: a.domain, Attachment: a.id, Kind: wire.FrameTick, Tick: a.slotTick, Reading: a.slotReading}
+				a.slotQueued = false
 			} else {
 				l.frames--
 				l.signalRoomLocked()
@@ -92,17 +91,11 @@ func (l *lane) next(ctx context.Context) (wire.Frame, error) {
 		}
 		l.readyWaiters++
 		l.mu.Unlock()
-		var err error
-		select {
-		case <-l.ready:
-		case <-l.done:
-		case <-ctx.Done():
-			err = ctx.Err()
-		}
+		err := wait(ctx, l.ready)
 		l.mu.Lock()
 		l.readyWaiters--
 		if err != nil {
-			if l.head < len(l.entries) && l.readyWaiters > 0 {
+			if !l.closed && l.head < len(l.entries) && l.readyWaiters > 0 {
 				// The token may have been sent to this reader as it
 				// gave up: pass it on.
 				signal(l.ready)
@@ -133,17 +126,11 @@ func (l *lane) pushFrame(ctx context.Context, att *attachment, f wire.Frame) err
 		}
 		l.roomWaiters++
 		l.mu.Unlock()
-		var err error
-		select {
-		case <-l.room:
-		case <-l.done:
-		case <-ctx.Done():
-			err = ctx.Err()
-		}
+		err := wait(ctx, l.room)
 		l.mu.Lock()
 		l.roomWaiters--
 		if err != nil {
-			if l.frames < l.capacity && l.roomWaiters > 0 {
+			if !l.closed && l.frames < l.capacity && l.roomWaiters > 0 {
 				signal(l.room)
 			}
 			l.mu.Unlock()
@@ -152,16 +139,16 @@ func (l *lane) pushFrame(ctx context.Context, att *attachment, f wire.Frame) err
 	}
 }
 
-// putTick places f in the attachment's tick slot: it replaces the contents
-// of a slot still queued, or queues the slot at the end of the lane. It never
-// waits.
-func (l *lane) putTick(att *attachment, f wire.Frame) {
+// putTick places the tick frame of tick and reading in the attachment's
+// tick slot: it replaces the contents of a slot still queued, or queues the
+// slot at the end of the lane. It never waits.
+func (l *lane) putTick(att *attachment, tick wire.Tick, reading int64) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closed {
 		return
 	}
-	att.slot = f
+	att.slotTick, att.slotReading = tick, reading
 	if !att.slotQueued {
 		att.slotQueued = true
 		l.appendLocked(laneEntry{att: att, tick: true})
@@ -216,7 +203,6 @@ func (l *lane) removeLocked(match func(laneEntry) bool) {
 			continue
 		}
 		if e.tick {
-			e.att.slot = wire.Frame{}
 			e.att.slotQueued = false
 		} else {
 			removedFrames++
@@ -251,13 +237,13 @@ func (l *lane) close() {
 	l.closed = true
 	for _, e := range l.entries[l.head:] {
 		if e.tick {
-			e.att.slot = wire.Frame{}
 			e.att.slotQueued = false
 		}
 	}
 	l.entries, l.head = nil, 0
 	l.frames = 0
-	close(l.done)
+	close(l.ready)
+	close(l.room)
 	if l.changed != nil {
 		close(l.changed)
 		l.changed = nil
@@ -265,15 +251,32 @@ func (l *lane) close() {
 }
 
 func (l *lane) signalRoomLocked() {
-	if l.roomWaiters > 0 {
+	if !l.closed && l.roomWaiters > 0 {
 		signal(l.room)
 	}
 }
 
-// signal puts the wake token in c unless it is already there.
+// signal puts the wake token in c unless it is already there. c must be
+// open: the lane signals only while it is not closed.
 func signal(c chan struct{}) {
 	select {
 	case c <- struct{}{}:
 	default:
+	}
+}
+
+// wait waits for the wake token of c (or c's close) or the end of ctx,
+// whose error it returns.
+func wait(ctx context.Context, c chan struct{}) error {
+	done := ctx.Done()
+	if done == nil {
+		<-c
+		return nil
+	}
+	select {
+	case <-c:
+		return nil
+	case <-done:
+		return ctx.Err()
 	}
 }

@@ -16,8 +16,9 @@ func stateFrame(att *attachment, gen uint64) wire.Frame {
 	return wire.Frame{Domain: att.domain, Attachment: att.id, Kind: wire.FrameState, Clock: clock.Observed{Generation: gen, State: clock.Stopped}}
 }
 
-func tickFrame(att *attachment, id uint64) wire.Frame {
-	return wire.Frame{Domain: att.domain, Attachment: att.id, Kind: wire.FrameTick, Tick: runtime.Tick{Generation: 1, ID: id}}
+// putTick puts tick id of generation 1 in the attachment's slot.
+func putTick(l *lane, att *attachment, id uint64) {
+	l.putTick(att, runtime.Tick{Generation: 1, ID: id}, 0)
 }
 
 func TestLaneFullKeepsReplacingTicks(t *testing.T) {
@@ -25,7 +26,7 @@ func TestLaneFullKeepsReplacingTicks(t *testing.T) {
 	a := &attachment{id: 1, domain: "a"}
 	b := &attachment{id: 2, domain: "b"}
 	ctx := context.Background()
-	l.putTick(a, tickFrame(a, 1))
+	putTick(l, a, 1)
 	require.NoError(t, l.pushFrame(ctx, b, stateFrame(b, 1)))
 	require.NoError(t, l.pushFrame(ctx, b, stateFrame(b, 2)))
 
@@ -37,7 +38,7 @@ func TestLaneFullKeepsReplacingTicks(t *testing.T) {
 
 	// Ticks still replace the slot's contents, in place, without growing.
 	for id := uint64(2); id <= 1000; id++ {
-		l.putTick(a, tickFrame(a, id))
+		putTick(l, a, id)
 	}
 	require.Equal(t, 3, l.len())
 	f, err := l.next(ctx)
@@ -53,11 +54,11 @@ func TestLaneFullKeepsReplacingTicks(t *testing.T) {
 	require.NoError(t, <-pushed)
 
 	// A taken slot queues anew at the end; withdraw and purge remove.
-	l.putTick(a, tickFrame(a, 1001))
+	putTick(l, a, 1001)
 	require.Equal(t, 3, l.len())
 	l.withdrawTick(a)
 	require.Equal(t, 2, l.len())
-	l.putTick(a, tickFrame(a, 1002))
+	putTick(l, a, 1002)
 	l.purge(b)
 	require.Equal(t, 1, l.len())
 	f, err = l.next(ctx)
@@ -65,7 +66,7 @@ func TestLaneFullKeepsReplacingTicks(t *testing.T) {
 	require.Equal(t, uint64(1002), f.Tick.ID)
 
 	// Close wakes readers and writers.
-	l.putTick(a, tickFrame(a, 1003))
+	putTick(l, a, 1003)
 	l.close()
 	_, err = l.next(ctx)
 	require.ErrorIs(t, err, ErrClosed)
@@ -127,7 +128,7 @@ func TestLaneReusesItsQueue(t *testing.T) {
 	a := &attachment{id: 1, domain: "a"}
 	ctx := context.Background()
 	cycle := func() {
-		l.putTick(a, tickFrame(a, 1))
+		putTick(l, a, 1)
 		require.NoError(t, l.pushFrame(ctx, a, stateFrame(a, 1)))
 		for range 2 {
 			_, err := l.next(ctx)

@@ -98,7 +98,7 @@ type Session struct {
 	closed      bool
 	active      string
 	tx          *transaction
-	attachments map[string]*attachment
+	attachments []*attachment // at most one per domain
 	nextID      uint64
 	lastRequest time.Duration // monotonic reading as the last request started or ended
 }
@@ -148,7 +148,6 @@ func New(n Engine, opts Options) *Session {
 		cancel:      cancel,
 		turn:        make(chan struct{}, 1),
 		lane:        newLane(opts.LaneCapacity),
-		attachments: make(map[string]*attachment),
 	}
 	s.turn <- struct{}{}
 	return s
@@ -181,8 +180,8 @@ func (s *Session) Attached() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := make([]string, 0, len(s.attachments))
-	for d := range s.attachments {
-		out = append(out, d)
+	for _, a := range s.attachments {
+		out = append(out, a.domain)
 	}
 	return out
 }
@@ -292,11 +291,8 @@ func (s *Session) Close() error {
 	s.cancel()
 	s.mu.Lock()
 	s.closed = true
-	atts := make([]*attachment, 0, len(s.attachments))
-	for _, a := range s.attachments {
-		atts = append(atts, a)
-	}
-	clear(s.attachments)
+	atts := s.attachments
+	s.attachments = nil
 	s.mu.Unlock()
 	for _, a := range atts {
 		a.stop()

@@ -30,7 +30,7 @@ type tickFanout struct {
 	done   chan struct{}
 
 	mu   sync.Mutex
-	atts map[*attachment]struct{}
+	atts []*attachment // each at its index at
 }
 
 // fanouts holds the running tick fan-outs by allocation.
@@ -48,12 +48,13 @@ func joinFanout(a *attachment) {
 	f := fanouts.m[alloc]
 	if f == nil {
 		ctx, cancel := context.WithCancel(context.Background())
-		f = &tickFanout{obs: a.obs.Fork(), cancel: cancel, done: make(chan struct{}), atts: make(map[*attachment]struct{})}
+		f = &tickFanout{obs: a.obs.Fork(), cancel: cancel, done: make(chan struct{})}
 		fanouts.m[alloc] = f
 		go f.run(ctx)
 	}
 	f.mu.Lock()
-	f.atts[a] = struct{}{}
+	a.at = len(f.atts)
+	f.atts = append(f.atts, a)
 	f.mu.Unlock()
 	a.fanout = f
 }
@@ -67,8 +68,13 @@ func leaveFanout(a *attachment) {
 	}
 	fanouts.mu.Lock()
 	f.mu.Lock()
-	delete(f.atts, a)
-	last := len(f.atts) == 0
+	// The last attachment takes a's place.
+	end := len(f.atts) - 1
+	moved := f.atts[end]
+	f.atts[a.at], moved.at = moved, a.at
+	f.atts[end] = nil
+	f.atts = f.atts[:end]
+	last := end == 0
 	f.mu.Unlock()
 	alloc := a.obs.Allocation()
 	if last && fanouts.m[alloc] == f {
@@ -94,7 +100,7 @@ func (f *tickFanout) run(ctx context.Context) {
 		if in, _ := f.obs.Notify(); in != inst || o.Failure != failure {
 			inst, failure = in, o.Failure
 			f.mu.Lock()
-			for a := range f.atts {
+			for _, a := range f.atts {
 				a.wake()
 			}
 			f.mu.Unlock()
@@ -117,19 +123,21 @@ func (f *tickFanout) offer(o runtime.Observation) {
 		// A replaced installation wakes every task, which reads anew.
 		return
 	}
+	digits := tickDigits(o.Tick, snap.Time)
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	for a := range f.atts {
-		a.offerTick(o, snap, err)
+	for _, a := range f.atts {
+		a.offerTick(o, snap, digits, err)
 	}
 }
 
 // offerTick puts o's tick in the attachment's slot when the client holds
 // o's clock as paced, the tick is newer than the last one offered and no
 // error frame of its generation was queued. A reading that failed (err)
-// leaves the tick unsent. It reports false when the task is busy and the
-// tick was left to it.
-func (a *attachment) offerTick(o runtime.Observation, snap runtime.Snapshot, err error) bool {
+// leaves the tick unsent. digits is tickDigits of the tick and the reading,
+// the same for every attachment. It reports false when the task is busy and
+// the tick was left to it.
+func (a *attachment) offerTick(o runtime.Observation, snap runtime.Snapshot, digits int, err error) bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.busy {
@@ -145,9 +153,10 @@ func (a *attachment) offerTick(o runtime.Observation, snap runtime.Snapshot, err
 			"domain", a.domain, "generation", o.Tick.Generation, "tick", o.Tick.ID, "error", err)
 		return true
 	}
-	fr := wire.Frame{Domain: a.domain, Attachment: a.id, Kind: wire.FrameTick, Tick: o.Tick, Reading: snap.Time}
-	if a.sess.fits(a, fr) {
-		a.sess.lane.putTick(a, fr)
+	if n := a.tickBase + digits; n > a.sess.frameLimit {
+		a.sess.tooLarge(a, wire.FrameTick, n)
+		return true
 	}
+	a.sess.lane.putTick(a, o.Tick, snap.Time)
 	return true
 }

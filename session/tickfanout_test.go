@@ -1,6 +1,7 @@
 package session
 
 import (
+	goruntime "runtime"
 	"testing"
 	"time"
 
@@ -67,16 +68,24 @@ func TestTickFanoutFollowsTheAllocation(t *testing.T) {
 	require.Equal(t, uint64(2), f.Tick.ID)
 }
 
-// idle waits until the attachment's delivery task has ended on its own.
+// idle waits until the attachment's delivery task has ended on its own,
+// and its context with it.
 func idle(t *testing.T, e *env, a *attachment) {
 	t.Helper()
-	a.mu.Lock()
-	ran := a.ran
-	a.mu.Unlock()
-	select {
-	case <-ran:
-	case <-e.ctx.Done():
-		t.Fatal("the delivery task of an idle attachment did not end")
+	for {
+		a.mu.Lock()
+		running, cancel := a.running, a.cancel
+		a.mu.Unlock()
+		if !running {
+			require.Nil(t, cancel, "an idle attachment keeps no context")
+			return
+		}
+		select {
+		case <-e.ctx.Done():
+			t.Fatal("the delivery task of an idle attachment did not end")
+		default:
+			goruntime.Gosched()
+		}
 	}
 }
 
@@ -88,7 +97,7 @@ func TestIdleAttachmentHoldsNoTask(t *testing.T) {
 	e.exec("CREATE PACED DOMAIN prod WITH PERIOD 1s SKEW 0s; USE prod;")
 	_, c := attach(t, e)
 	e.sess.mu.Lock()
-	a := e.sess.attachments["prod"]
+	a := e.sess.attachmentLocked("prod")
 	e.sess.mu.Unlock()
 	idle(t, e, a)
 
