@@ -25,7 +25,12 @@ import (
 // only while someone waits, and a woken waiter that leaves work behind for
 // other waiters passes the token on, so each waiter is woken in turn. Close
 // closes both wake-ups, so a waiter selects on its wake-up and its context
-// only, and no signal is sent once closed.
+// only, and no signal is sent once closed. A reader of the context readers
+// keep using (the watch) does not select at all: it waits on its wake-up
+// alone, and the watch's end, noticed by one callback for the lane, wakes
+// those readers in turn. Each tick then costs a reader one channel
+// receive, not a select over a Done channel that, in a server, every
+// session's reader may share.
 type lane struct {
 	mu       sync.Mutex
 	entries  []laneEntry
@@ -38,6 +43,21 @@ type lane struct {
 	room         chan struct{} // one-slot wake of a writer waiting for room; closed by close
 	readyWaiters int
 	roomWaiters  int
+
+	// The watch is the context readers wait on most: a reader of it waits
+	// on ready alone, which is cheaper than a select with its Done
+	// channel, and its end wakes those readers in turn through ready
+	// (watchEnded, passOnLocked). watchDone is its Done channel, unwatch
+	// stops its callback (watchers, awaited by close), watchWaiters counts
+	// the readers waiting on it alone, and lastDone is the Done channel of
+	// the last reader that selected, which becomes the watch when it waits
+	// again.
+	watchDone    <-chan struct{}
+	watchEnded   bool
+	watchWaiters int
+	unwatch      func() bool
+	watchers     sync.WaitGroup
+	lastDone     <-chan struct{}
 
 	// changed is created by an observer that must not take a reader's
 	// wake (a test waiting for a queued frame) and closed by the next
@@ -61,9 +81,12 @@ func newLane(capacity int) *lane {
 }
 
 // next removes and returns the first frame, waiting for one until ctx ends
-// or the lane closes.
+// or the lane closes. A frame already queued is returned even when ctx has
+// ended.
 func (l *lane) next(ctx context.Context) (wire.Frame, error) {
+	done := ctx.Done()
 	l.mu.Lock()
+	woken := false
 	for {
 		if l.closed {
 			l.mu.Unlock()
@@ -89,21 +112,91 @@ func (l *lane) next(ctx context.Context) (wire.Frame, error) {
 			l.mu.Unlock()
 			return f, nil
 		}
-		l.readyWaiters++
-		l.mu.Unlock()
-		err := wait(ctx, l.ready)
-		l.mu.Lock()
-		l.readyWaiters--
-		if err != nil {
-			if !l.closed && l.head < len(l.entries) && l.readyWaiters > 0 {
-				// The token may have been sent to this reader as it
-				// gave up: pass it on.
-				signal(l.ready)
-			}
+		if err := ctx.Err(); err != nil {
+			// The token may have been sent to this reader as it gave up,
+			// or be meant for readers of the ended watch: pass it on.
+			l.passOnLocked()
 			l.mu.Unlock()
 			return wire.Frame{}, err
 		}
+		if woken {
+			l.passOnLocked() // a token for the ended watch's readers
+		}
+		alone := l.waitsAloneLocked(ctx, done)
+		watcher := alone && done != nil
+		l.readyWaiters++
+		if watcher {
+			l.watchWaiters++
+		}
+		l.mu.Unlock()
+		if alone {
+			<-l.ready
+		} else {
+			select {
+			case <-l.ready:
+			case <-done:
+			}
+		}
+		l.mu.Lock()
+		l.readyWaiters--
+		if watcher {
+			l.watchWaiters--
+		}
+		woken = true
 	}
+}
+
+// passOnLocked hands the wake token to another waiting reader when one has
+// something to find: an unread entry, or the end of the watched context it
+// waits on alone.
+func (l *lane) passOnLocked() {
+	if !l.closed && l.readyWaiters > 0 && (l.head < len(l.entries) || l.watchEnded && l.watchWaiters > 0) {
+		signal(l.ready)
+	}
+}
+
+// waitsAloneLocked reports whether a reader of ctx, which has not ended,
+// may wait on the ready wake-up alone instead of selecting on it and done,
+// ctx's Done channel: when done is nil, or when ctx is the lane's watch,
+// whose end wakes the lane's readers. A reader that waits with the same
+// context twice in a row makes it the watch, unless readers of the current
+// watch still wait; a context used once is not watched.
+func (l *lane) waitsAloneLocked(ctx context.Context, done <-chan struct{}) bool {
+	switch {
+	case done == nil, done == l.watchDone:
+		return true
+	case done == l.lastDone && l.watchWaiters == 0:
+		l.watchLocked(ctx, done)
+		return true
+	}
+	l.lastDone = done
+	return false
+}
+
+// watchLocked makes ctx, whose Done channel is done, the lane's watch: when
+// it ends, the readers waiting on it are woken in turn (passOnLocked).
+func (l *lane) watchLocked(ctx context.Context, done <-chan struct{}) {
+	l.unwatchLocked()
+	l.watchDone, l.watchEnded, l.lastDone = done, false, nil
+	l.watchers.Add(1)
+	l.unwatch = context.AfterFunc(ctx, func() {
+		defer l.watchers.Done()
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		if l.watchDone == done {
+			l.watchEnded = true
+			l.passOnLocked()
+		}
+	})
+}
+
+// unwatchLocked ends the lane's watch. A callback already started finds
+// the watch gone and ends on its own; close waits for it.
+func (l *lane) unwatchLocked() {
+	if l.unwatch != nil && l.unwatch() {
+		l.watchers.Done()
+	}
+	l.unwatch, l.watchDone, l.watchEnded = nil, nil, false
 }
 
 // pushFrame appends a state, error or end frame, waiting for room until ctx ends or
@@ -227,14 +320,17 @@ func (l *lane) len() int {
 }
 
 // close ends the lane: waiting readers and writers return ErrClosed and the
-// unread frames are discarded.
+// unread frames are discarded. It returns once the watch's callback, if
+// started, has ended.
 func (l *lane) close() {
+	defer l.watchers.Wait()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closed {
 		return
 	}
 	l.closed = true
+	l.unwatchLocked()
 	for _, e := range l.entries[l.head:] {
 		if e.tick {
 			e.att.slotQueued = false
@@ -266,7 +362,7 @@ func signal(c chan struct{}) {
 }
 
 // wait waits for the wake token of c (or c's close) or the end of ctx,
-// whose error it returns.
+// whose error it returns. Writers waiting for room wait with it.
 func wait(ctx context.Context, c chan struct{}) error {
 	done := ctx.Done()
 	if done == nil {

@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"encoding/json"
+	goruntime "runtime"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -195,4 +196,94 @@ func TestLaneWakesEveryWaiter(t *testing.T) {
 	for range readers {
 		require.ErrorIs(t, <-readDone, ErrClosed)
 	}
+}
+
+// waiting waits until the lane has readers readers waiting, alone of them
+// on its watch.
+func waiting(t *testing.T, ctx context.Context, l *lane, readers, alone int) {
+	t.Helper()
+	for {
+		l.mu.Lock()
+		r, w := l.readyWaiters, l.watchWaiters
+		l.mu.Unlock()
+		if r == readers && w == alone {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("%d readers waiting, %d of them on the watch; want %d and %d", r, w, readers, alone)
+		default:
+			goruntime.Gosched()
+		}
+	}
+}
+
+// TestLaneWatchWakesItsReaders holds the readers that wait on the lane's
+// watch alone to the contract of a select on their context: the watch's end
+// releases every one of them, a reader of another context waits on, the
+// lane takes a new watch once none of the old one's readers waits, and
+// close releases the rest.
+func TestLaneWatchWakesItsReaders(t *testing.T) {
+	ctx := ctxT(t)
+	l := newLane(4)
+	a := &attachment{id: 1, domain: "a"}
+	watched, end := context.WithCancel(ctx)
+	defer end()
+	other, endOther := context.WithCancel(ctx)
+	defer endOther()
+	type result struct {
+		f   wire.Frame
+		err error
+	}
+	read := func(c context.Context) <-chan result {
+		out := make(chan result, 1)
+		go func() {
+			f, err := l.next(c)
+			out <- result{f, err}
+		}()
+		return out
+	}
+	take := func(out <-chan result) result {
+		t.Helper()
+		select {
+		case r := <-out:
+			return r
+		case <-ctx.Done():
+			t.Fatal("a reader was never woken")
+			return result{}
+		}
+	}
+
+	// The first wait on a context selects; the second makes it the watch.
+	first := read(watched)
+	waiting(t, ctx, l, 1, 0)
+	putTick(l, a, 1)
+	require.Equal(t, uint64(1), take(first).f.Tick.ID)
+	outs := []<-chan result{read(watched)}
+	waiting(t, ctx, l, 1, 1)
+	for range 2 {
+		outs = append(outs, read(watched))
+	}
+	stranger := read(other)
+	waiting(t, ctx, l, 4, 3)
+
+	end()
+	for _, out := range outs {
+		require.ErrorIs(t, take(out).err, context.Canceled)
+	}
+	waiting(t, ctx, l, 1, 0)
+	putTick(l, a, 2)
+	r := take(stranger)
+	require.NoError(t, r.err)
+	require.Equal(t, uint64(2), r.f.Tick.ID, "the watch's end left the other reader waiting")
+
+	// No reader waits on the ended watch, so a context waited on twice
+	// becomes the new one.
+	next := read(other)
+	waiting(t, ctx, l, 1, 1)
+	l.mu.Lock()
+	require.Equal(t, other.Done(), l.watchDone)
+	l.mu.Unlock()
+	l.close()
+	require.ErrorIs(t, take(next).err, ErrClosed)
 }
