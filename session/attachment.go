@@ -26,54 +26,55 @@ import (
 // slices, not maps: a session holds few, and a fan-out walks all of them on
 // every tick.
 type attachment struct {
-	id     uint64
-	domain string
-	obs    *runtime.Observer // used by the running task only
-
-	// sess is the session that holds it; fanout delivers its ticks and
-	// wakes its task, and at is its index in the fan-out's list, guarded
-	// by the fan-out's mutex.
-	sess   *Session
-	fanout *tickFanout
-	at     int
-
-	// ending is set by the delivery task before it queues the end frame,
-	// so a request sent after the client read that frame finds it set.
-	ending atomic.Bool
-	leave  sync.Once
-
 	// mu guards what the task and the fan-out share: the observation the
 	// client last received (written by the task only), the newest tick id
 	// of its generation offered, the generation whose error frame was
 	// queued, and busy, set while the task changes what the client holds;
 	// and the task's own state: running, woken again while running
 	// (dirty), halted for good (stopped or ended), and the running task's
-	// cancel, nil once it caught up.
+	// cancel, nil once it caught up. What a tick reads comes first, so the
+	// fan-out's pass touches as few cache lines as it can.
 	mu       sync.Mutex
-	last     clock.Observed
-	lastTick uint64
-	failed   uint64
 	busy     bool
 	running  bool
 	dirty    bool
 	halted   bool
-	cancel   context.CancelFunc
-	task     sync.WaitGroup // the running task
+	lastTick uint64
+	failed   uint64
+	last     clock.Observed
 
-	// slotQueued, slotTick and slotReading are the replaceable tick slot,
-	// guarded by the lane's mutex: whether it is queued, and the tick and
-	// reading of the tick frame it holds.
-	slotQueued  bool
-	slotTick    wire.Tick
-	slotReading int64
+	// slotQueued and slot are the replaceable tick slot, guarded by the
+	// lane's mutex: whether it is queued, and the record of the tick frame
+	// it holds.
+	slotQueued bool
+	slot       *tickRecord
+
+	// sess is the session that holds it; fanout delivers its ticks and
+	// wakes its task, and at is its index in the fan-out's list, guarded
+	// by the fan-out's mutex.
+	sess   *Session
+	fanout *tickFanout
+	at     int32
+
+	// tickBase is the encoded size of the attachment's tick frames less
+	// their numbers (frameSize).
+	tickBase int32
+
+	id     uint64
+	domain string
+	obs    *runtime.Observer // used by the running task only
+
+	// ending is set by the delivery task before it queues the end frame,
+	// so a request sent after the client read that frame finds it set.
+	ending atomic.Bool
+	leave  sync.Once
+
+	cancel context.CancelFunc // guarded by mu
+	task   sync.WaitGroup     // the running task
 
 	// unfit is a state that did not fit the frame limit, kept by the task
 	// from one run to the next; nil otherwise.
 	unfit *clock.Observed
-
-	// tickBase is the encoded size of the attachment's tick frames less
-	// their numbers (frameSize).
-	tickBase int
 }
 
 // stop cancels the delivery task, waits for it to end, keeps it from
@@ -219,7 +220,7 @@ func (s *Session) attach(ctx context.Context) (wire.Result, bool, error) {
 		// The reply is not returned, so it announces nothing.
 		return wire.Result{}, false, err
 	}
-	a := &attachment{id: id, domain: domain, obs: obs, tickBase: tickFrameBase(domain, id), sess: s, last: first.Clock}
+	a := &attachment{id: id, domain: domain, obs: obs, tickBase: int32(tickFrameBase(domain, id)), sess: s, last: first.Clock}
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -362,7 +363,7 @@ func (s *Session) deliver(ctx context.Context, a *attachment) {
 			// A replaced installation already woke the task; any other
 			// failure leaves this tick unsent.
 			if !errors.Is(err, runtime.ErrClockUnavailable) {
-				a.offerTick(o, snap, tickDigits(o.Tick, snap.Time), err)
+				a.offerTick(o, newTickRecord(o.Tick, snap, err), err)
 			}
 		}
 		// The failure follows the state the client received as paced for

@@ -16,7 +16,7 @@ func tickFrameBase(domain string, id uint64) int {
 // into a scratch buffer.
 func (a *attachment) frameSize(f wire.Frame) int {
 	if f.Kind == wire.FrameTick && f.Domain == a.domain && f.Attachment == a.id {
-		return a.tickBase + tickDigits(f.Tick, f.Reading)
+		return int(a.tickBase) + tickDigits(f.Tick, f.Reading)
 	}
 	var scratch [256]byte
 	return len(f.AppendJSON(scratch[:0]))

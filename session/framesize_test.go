@@ -54,7 +54,7 @@ func TestFrameSize(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			a := &attachment{domain: tc.domain, id: tc.id, tickBase: tickFrameBase(tc.domain, tc.id)}
+			a := &attachment{domain: tc.domain, id: tc.id, tickBase: int32(tickFrameBase(tc.domain, tc.id))}
 			f := tc.f(tc.domain, tc.id)
 			require.Equal(t, len(f.AppendJSON(nil)), a.frameSize(f))
 		})

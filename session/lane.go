@@ -93,21 +93,24 @@ func (l *lane) next(ctx context.Context) (wire.Frame, error) {
 			return wire.Frame{}, ErrClosed
 		}
 		if l.head < len(l.entries) {
-			e := l.entries[l.head]
-			l.entries[l.head] = laneEntry{}
+			e := &l.entries[l.head]
+			var f wire.Frame
+			if a := e.att; e.tick {
+				// A tick entry's frame is empty: the slot holds the tick.
+				f = wire.Frame{Domain: a.domain, Attachment: a.id, Kind: wire.FrameTick, Tick: a.slot.tick, Reading: a.slot.reading}
+				a.slot, a.slotQueued = nil, false
+				e.att, e.tick = nil, false
+			} else {
+				f = e.frame
+				*e = laneEntry{}
+				l.frames--
+				l.signalRoomLocked()
+			}
 			l.head++
 			if l.head == len(l.entries) {
 				l.entries, l.head = l.entries[:0], 0
 			} else if l.readyWaiters > 0 {
 				signal(l.ready) // another reader may take the next entry
-			}
-			f := e.frame
-			if a := e.att; e.tick {
-				f = wire.Frame{Domain: a.domain, Attachment: a.id, Kind: wire.FrameTick, Tick: a.slotTick, Reading: a.slotReading}
-				a.slotQueued = false
-			} else {
-				l.frames--
-				l.signalRoomLocked()
 			}
 			l.mu.Unlock()
 			return f, nil
@@ -232,16 +235,16 @@ func (l *lane) pushFrame(ctx context.Context, att *attachment, f wire.Frame) err
 	}
 }
 
-// putTick places the tick frame of tick and reading in the attachment's
-// tick slot: it replaces the contents of a slot still queued, or queues the
-// slot at the end of the lane. It never waits.
-func (l *lane) putTick(att *attachment, tick wire.Tick, reading int64) {
+// putTick places the tick frame of rec in the attachment's tick slot: it
+// replaces the contents of a slot still queued, or queues the slot at the
+// end of the lane. It never waits.
+func (l *lane) putTick(att *attachment, rec *tickRecord) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closed {
 		return
 	}
-	att.slotTick, att.slotReading = tick, reading
+	att.slot = rec
 	if !att.slotQueued {
 		att.slotQueued = true
 		l.appendLocked(laneEntry{att: att, tick: true})
@@ -296,7 +299,7 @@ func (l *lane) removeLocked(match func(laneEntry) bool) {
 			continue
 		}
 		if e.tick {
-			e.att.slotQueued = false
+			e.att.slot, e.att.slotQueued = nil, false
 		} else {
 			removedFrames++
 		}
@@ -333,7 +336,7 @@ func (l *lane) close() {
 	l.unwatchLocked()
 	for _, e := range l.entries[l.head:] {
 		if e.tick {
-			e.att.slotQueued = false
+			e.att.slot, e.att.slotQueued = nil, false
 		}
 	}
 	l.entries, l.head = nil, 0

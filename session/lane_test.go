@@ -19,7 +19,7 @@ func stateFrame(att *attachment, gen uint64) wire.Frame {
 
 // putTick puts tick id of generation 1 in the attachment's slot.
 func putTick(l *lane, att *attachment, id uint64) {
-	l.putTick(att, runtime.Tick{Generation: 1, ID: id}, 0)
+	l.putTick(att, newTickRecord(runtime.Tick{Generation: 1, ID: id}, runtime.Snapshot{}, nil))
 }
 
 func TestLaneFullKeepsReplacingTicks(t *testing.T) {
@@ -123,13 +123,15 @@ func TestValueText(t *testing.T) {
 
 // TestLaneReusesItsQueue holds the lane to no allocation per frame once
 // warm: a tick slot queued and taken, and a state frame pushed and taken,
-// reuse the queue's array and the wake-ups.
+// reuse the queue's array and the wake-ups. (The tick's record is made by
+// its fan-out, once for every attachment it reaches.)
 func TestLaneReusesItsQueue(t *testing.T) {
 	l := newLane(4)
 	a := &attachment{id: 1, domain: "a"}
 	ctx := context.Background()
+	rec := newTickRecord(runtime.Tick{Generation: 1, ID: 1}, runtime.Snapshot{}, nil)
 	cycle := func() {
-		putTick(l, a, 1)
+		l.putTick(a, rec)
 		require.NoError(t, l.pushFrame(ctx, a, stateFrame(a, 1)))
 		for range 2 {
 			_, err := l.next(ctx)

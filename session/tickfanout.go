@@ -53,7 +53,7 @@ func joinFanout(a *attachment) {
 		go f.run(ctx)
 	}
 	f.mu.Lock()
-	a.at = len(f.atts)
+	a.at = int32(len(f.atts))
 	f.atts = append(f.atts, a)
 	f.mu.Unlock()
 	a.fanout = f
@@ -123,21 +123,40 @@ func (f *tickFanout) offer(o runtime.Observation) {
 		// A replaced installation wakes every task, which reads anew.
 		return
 	}
-	digits := tickDigits(o.Tick, snap.Time)
+	rec := newTickRecord(o.Tick, snap, err)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for _, a := range f.atts {
-		a.offerTick(o, snap, digits, err)
+		a.offerTick(o, rec, err)
 	}
+}
+
+// tickRecord is what a tick frame holds beyond its attachment: the tick, the
+// node's reading, and the decimal length of their numbers (tickDigits),
+// which is what the frame's size adds to the attachment's fixed part. It is
+// the same for every attachment the tick reaches, so the fan-out makes one
+// per tick and every slot it fills points to it; it never changes.
+type tickRecord struct {
+	tick    wire.Tick
+	reading int64
+	digits  int
+}
+
+// newTickRecord returns the record of tick with the reading snap, or nil
+// when the reading failed (err).
+func newTickRecord(tick wire.Tick, snap runtime.Snapshot, err error) *tickRecord {
+	if err != nil {
+		return nil
+	}
+	return &tickRecord{tick: tick, reading: snap.Time, digits: tickDigits(tick, snap.Time)}
 }
 
 // offerTick puts o's tick in the attachment's slot when the client holds
 // o's clock as paced, the tick is newer than the last one offered and no
-// error frame of its generation was queued. A reading that failed (err)
-// leaves the tick unsent. digits is tickDigits of the tick and the reading,
-// the same for every attachment. It reports false when the task is busy and
-// the tick was left to it.
-func (a *attachment) offerTick(o runtime.Observation, snap runtime.Snapshot, digits int, err error) bool {
+// error frame of its generation was queued. rec is the tick's record; a
+// reading that failed (err, and no record) leaves the tick unsent. It
+// reports false when the task is busy and the tick was left to it.
+func (a *attachment) offerTick(o runtime.Observation, rec *tickRecord, err error) bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.busy {
@@ -153,10 +172,10 @@ func (a *attachment) offerTick(o runtime.Observation, snap runtime.Snapshot, dig
 			"domain", a.domain, "generation", o.Tick.Generation, "tick", o.Tick.ID, "error", err)
 		return true
 	}
-	if n := a.tickBase + digits; n > a.sess.frameLimit {
+	if n := int(a.tickBase) + rec.digits; n > a.sess.frameLimit {
 		a.sess.tooLarge(a, wire.FrameTick, n)
 		return true
 	}
-	a.sess.lane.putTick(a, o.Tick, snap.Time)
+	a.sess.lane.putTick(a, rec)
 	return true
 }
