@@ -133,7 +133,7 @@ func (e *env) waitQueued(what string, match func(wire.Frame) bool) {
 	for {
 		l.mu.Lock()
 		for _, en := range l.entries[l.head:] {
-			if !en.tick && match(en.frame) {
+			if en.frame != nil && match(*en.frame) {
 				l.mu.Unlock()
 				return
 			}

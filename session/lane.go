@@ -20,8 +20,11 @@ import (
 //
 // The lane allocates nothing per frame once warm: the queue's array is kept
 // and reused (the unread entries are entries[head:], compacted to the front
-// when an append would otherwise grow it), and the wake-ups are one-slot
-// channels made once. A wake is a token, not a broadcast: a signal is sent
+// when an append would otherwise grow it), a state, error or end frame is
+// held in a box the lane keeps one of for the next (spare), and the
+// wake-ups are one-slot channels made once. An entry is two words, so the
+// array a burst of frames grew costs little once the lane is idle again,
+// and boxes beyond the spare are released as their frames are taken. A wake is a token, not a broadcast: a signal is sent
 // only while someone waits, and a woken waiter that leaves work behind for
 // other waiters passes the token on, so each waiter is woken in turn. Close
 // closes both wake-ups, so a waiter selects on its wake-up and its context
@@ -34,8 +37,9 @@ import (
 type lane struct {
 	mu       sync.Mutex
 	entries  []laneEntry
-	head     int // entries[:head] are taken and zeroed
-	frames   int // state, error and end entries in entries[head:]
+	head     int         // entries[:head] are taken and zeroed
+	spare    *wire.Frame // an empty box for the next frame pushed, or nil
+	frames   int         // state, error and end entries in entries[head:]
 	capacity int
 	closed   bool
 
@@ -65,11 +69,11 @@ type lane struct {
 	changed chan struct{}
 }
 
-// laneEntry is a state, error or end frame, or an attachment's tick slot.
+// laneEntry is a state, error or end frame (frame), or an attachment's tick
+// slot (frame is nil).
 type laneEntry struct {
 	att   *attachment
-	tick  bool
-	frame wire.Frame // state, error and end entries only
+	frame *wire.Frame
 }
 
 func newLane(capacity int) *lane {
@@ -95,17 +99,16 @@ func (l *lane) next(ctx context.Context) (wire.Frame, error) {
 		if l.head < len(l.entries) {
 			e := &l.entries[l.head]
 			var f wire.Frame
-			if a := e.att; e.tick {
-				// A tick entry's frame is empty: the slot holds the tick.
+			if a := e.att; e.frame == nil {
 				f = wire.Frame{Domain: a.domain, Attachment: a.id, Kind: wire.FrameTick, Tick: a.slot.tick, Reading: a.slot.reading}
 				a.slot, a.slotQueued = nil, false
-				e.att, e.tick = nil, false
 			} else {
-				f = e.frame
-				*e = laneEntry{}
+				f = *e.frame
+				l.releaseLocked(e.frame)
 				l.frames--
 				l.signalRoomLocked()
 			}
+			*e = laneEntry{}
 			l.head++
 			if l.head == len(l.entries) {
 				l.entries, l.head = l.entries[:0], 0
@@ -212,7 +215,13 @@ func (l *lane) pushFrame(ctx context.Context, att *attachment, f wire.Frame) err
 			return ErrClosed
 		}
 		if l.frames < l.capacity {
-			l.appendLocked(laneEntry{att: att, frame: f})
+			box := l.spare
+			if box == nil {
+				box = new(wire.Frame)
+			}
+			l.spare = nil
+			*box = f
+			l.appendLocked(laneEntry{att: att, frame: box})
 			l.frames++
 			if l.frames < l.capacity && l.roomWaiters > 0 {
 				signal(l.room) // room is left for another writer
@@ -247,7 +256,7 @@ func (l *lane) putTick(att *attachment, rec *tickRecord) {
 	att.slot = rec
 	if !att.slotQueued {
 		att.slotQueued = true
-		l.appendLocked(laneEntry{att: att, tick: true})
+		l.appendLocked(laneEntry{att: att})
 	}
 }
 
@@ -278,7 +287,7 @@ func (l *lane) withdrawTick(att *attachment) {
 	if !att.slotQueued {
 		return
 	}
-	l.removeLocked(func(e laneEntry) bool { return e.att == att && e.tick })
+	l.removeLocked(func(e laneEntry) bool { return e.att == att && e.frame == nil })
 }
 
 // purge removes every unread frame of the attachment, its tick slot
@@ -298,9 +307,10 @@ func (l *lane) removeLocked(match func(laneEntry) bool) {
 			kept = append(kept, e)
 			continue
 		}
-		if e.tick {
+		if e.frame == nil {
 			e.att.slot, e.att.slotQueued = nil, false
 		} else {
+			l.releaseLocked(e.frame)
 			removedFrames++
 		}
 	}
@@ -335,17 +345,26 @@ func (l *lane) close() {
 	l.closed = true
 	l.unwatchLocked()
 	for _, e := range l.entries[l.head:] {
-		if e.tick {
+		if e.frame == nil {
 			e.att.slot, e.att.slotQueued = nil, false
 		}
 	}
-	l.entries, l.head = nil, 0
+	l.entries, l.head, l.spare = nil, 0, nil
 	l.frames = 0
 	close(l.ready)
 	close(l.room)
 	if l.changed != nil {
 		close(l.changed)
 		l.changed = nil
+	}
+}
+
+// releaseLocked empties the box of a taken or removed frame and keeps it as
+// the spare unless the lane has one.
+func (l *lane) releaseLocked(box *wire.Frame) {
+	if l.spare == nil {
+		*box = wire.Frame{}
+		l.spare = box
 	}
 }
 

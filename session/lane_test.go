@@ -289,3 +289,41 @@ func TestLaneWatchWakesItsReaders(t *testing.T) {
 	l.close()
 	require.ErrorIs(t, take(next).err, ErrClosed)
 }
+
+// TestLaneReleasesABurst holds an idle lane to what its next frames need: a
+// burst of frames taken leaves the array's entries empty, no frame held but
+// one empty spare box, and the next frame reuses that box.
+func TestLaneReleasesABurst(t *testing.T) {
+	const burst = 8
+	l := newLane(burst)
+	a := &attachment{id: 1, domain: "a"}
+	ctx := context.Background()
+	for g := range uint64(burst) {
+		require.NoError(t, l.pushFrame(ctx, a, stateFrame(a, g+1)))
+	}
+	putTick(l, a, 1)
+	for g := range uint64(burst) {
+		f, err := l.next(ctx)
+		require.NoError(t, err)
+		require.Equal(t, g+1, f.Clock.Generation)
+	}
+	f, err := l.next(ctx)
+	require.NoError(t, err)
+	require.Equal(t, wire.FrameTick, f.Kind)
+
+	l.mu.Lock()
+	spare := l.spare
+	for _, e := range l.entries[:cap(l.entries)] {
+		require.Equal(t, laneEntry{}, e, "a taken entry holds nothing")
+	}
+	l.mu.Unlock()
+	require.NotNil(t, spare)
+	require.Equal(t, wire.Frame{}, *spare, "the spare box is empty")
+	require.Nil(t, a.slot, "a taken slot holds no record")
+
+	require.NoError(t, l.pushFrame(ctx, a, stateFrame(a, burst+1)))
+	l.mu.Lock()
+	require.Same(t, spare, l.entries[l.head].frame, "the next frame reuses the spare")
+	require.Nil(t, l.spare)
+	l.mu.Unlock()
+}
