@@ -221,16 +221,18 @@ func (s *Session) attach(ctx context.Context) (wire.Result, bool, error) {
 		return wire.Result{}, false, err
 	}
 	a := &attachment{id: id, domain: domain, obs: obs, tickBase: int32(tickFrameBase(domain, id)), sess: s, last: first.Clock}
+	// Joined before the task's first read, so a tick published after that
+	// read reaches it through the fan-out, and before the session holds
+	// it, so a Close that finds it leaves the fan-out with it.
+	joinFanout(a)
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
+		a.stop()
 		return wire.Result{}, false, ErrClosed
 	}
 	s.attachments = append(s.attachments, a)
 	s.mu.Unlock()
-	// Joined before the task's first read: a tick published after that
-	// read reaches it through the fan-out.
-	joinFanout(a)
 	a.wake()
 	c := first.Clock
 	return wire.Result{
