@@ -24,16 +24,18 @@ import (
 // held in a box the lane keeps one of for the next (spare), and the
 // wake-ups are one-slot channels made once. An entry is two words, so the
 // array a burst of frames grew costs little once the lane is idle again,
-// and boxes beyond the spare are released as their frames are taken. A wake is a token, not a broadcast: a signal is sent
-// only while someone waits, and a woken waiter that leaves work behind for
-// other waiters passes the token on, so each waiter is woken in turn. Close
-// closes both wake-ups, so a waiter selects on its wake-up and its context
-// only, and no signal is sent once closed. A reader of the context readers
-// keep using (the watch) does not select at all: it waits on its wake-up
-// alone, and the watch's end, noticed by one callback for the lane, wakes
-// those readers in turn. Each tick then costs a reader one channel
-// receive, not a select over a Done channel that, in a server, every
-// session's reader may share.
+// and boxes beyond the spare are released as their frames are taken.
+//
+// A wake is a token, not a broadcast: a signal is sent only while someone
+// waits, and a woken waiter that leaves work behind for other waiters
+// passes the token on, so each waiter is woken in turn. Close closes both
+// wake-ups, so a waiter selects on its wake-up and its context only, and no
+// signal is sent once closed. A reader of the context readers keep using
+// (the watch) does not select at all: it waits on its wake-up alone, and
+// the watch's end, noticed by one callback for the lane, wakes those
+// readers in turn. Each tick then costs a reader one channel receive, not a
+// select over a Done channel that, in a server, every session's reader may
+// share.
 type lane struct {
 	mu       sync.Mutex
 	entries  []laneEntry
