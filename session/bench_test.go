@@ -88,9 +88,10 @@ func BenchmarkTickDelivery(b *testing.B) {
 }
 
 // BenchmarkIdleAttachment measures the memory one idle attachment holds:
-// its record, observer and context, beyond the session that holds it (its
-// delivery task has ended once it caught up; the domain's tick fan-out is
-// shared by all of them). B/attachment is measured on a domain that was
+// its record and observer and its place in its session's and fan-out's
+// lists, beyond the session that holds it (its delivery task, and the
+// task's context, have ended once it caught up; the domain's tick fan-out
+// is shared by all of them). B/attachment is measured on a domain that was
 // never started, ticking-B/attachment on the same attachments once their
 // domain runs, every session has read its state and first tick frames and
 // every delivery task has ended again: it adds what an attachment keeps
