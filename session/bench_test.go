@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -135,16 +136,18 @@ func BenchmarkIdleAttachment(b *testing.B) {
 	}
 	for _, s := range sessions {
 		s.mu.Lock()
-		a := s.attachments[0]
+		atts := slices.Clone(s.attachments)
 		s.mu.Unlock()
-		for {
-			a.mu.Lock()
-			running := a.running
-			a.mu.Unlock()
-			if !running {
-				break
+		for _, a := range atts {
+			for {
+				a.mu.Lock()
+				running := a.running
+				a.mu.Unlock()
+				if !running {
+					break
+				}
+				runtime.Gosched()
 			}
-			runtime.Gosched()
 		}
 	}
 	ticking := mem()
