@@ -46,14 +46,13 @@ type Node struct {
 	confirmedTerm atomic.Uint64
 	registered    chan struct{} // closed once this incarnation is committed
 	registerOnce  sync.Once
+	requestPrefix string        // NewRequestID's name and incarnation part
 	requestSeq    atomic.Uint64 // the sequence part of NewRequestID
 
 	cancel context.CancelFunc
 	loop   sync.WaitGroup // the leadership loop
 
-	closeMu sync.RWMutex
-	closed  bool
-	waiters sync.WaitGroup // goroutines waiting on raft futures for Propose
+	futures *inflight // callers waiting on raft futures; refuses them once Close begins
 
 	closeOnce sync.Once
 	closeErr  error
@@ -174,7 +173,9 @@ func start(cfg Config, logger *slog.Logger, st *stores) (*Node, error) {
 		registered:  make(chan struct{}),
 		cancel:      cancel,
 		poke:        make(chan struct{}, 1),
+		futures:     newInflight(),
 	}
+	n.requestPrefix = requestPrefix(cfg.NodeName, incarnation)
 	if cfg.Cluster != nil && cfg.Cluster.OnObservation != nil {
 		n.startObserver(ctx)
 	}
@@ -271,15 +272,12 @@ func (n *Node) appliedSinceSnapshot() bool {
 	return err != nil || n.raft.AppliedIndex() > last
 }
 
-// waitFutures waits up to Config.CloseTimeout for every goroutine waiting
+// waitFutures waits up to Config.CloseTimeout for every caller waiting
 // on a raft future to be answered, and reports whether all were. Those
-// still waiting are abandoned: they end if raft ever answers.
+// still waiting are abandoned: they end if raft ever answers. Close must
+// have begun (n.futures.close).
 func (n *Node) waitFutures(when string) bool {
-	done := make(chan struct{})
-	go func() {
-		n.waiters.Wait()
-		close(done)
-	}()
+	done := n.futures.drained()
 	select {
 	case <-done:
 		return true
@@ -298,11 +296,7 @@ func (n *Node) waitFutures(when string) bool {
 }
 
 // isClosed reports whether Close has begun.
-func (n *Node) isClosed() bool {
-	n.closeMu.RLock()
-	defer n.closeMu.RUnlock()
-	return n.closed
-}
+func (n *Node) isClosed() bool { return n.futures.closed() }
 
 // Close stops admitting proposals, waits for the ones in flight to be
 // answered (raft is still running, so each commits or fails), takes a
@@ -320,9 +314,7 @@ func (n *Node) isClosed() bool {
 // futures' waiters before it abandons them too.
 func (n *Node) Close() error {
 	n.closeOnce.Do(func() {
-		n.closeMu.Lock()
-		n.closed = true
-		n.closeMu.Unlock()
+		n.futures.close()
 		n.cancel()
 		n.loop.Wait()
 		drained := n.waitFutures("before shutting raft down")

@@ -16,12 +16,19 @@ import (
 // sequence number. A writer that may retry picks one before its first
 // attempt and keeps it on every retry (see lifecycle.Command.RequestID).
 func (n *Node) NewRequestID() string {
-	seq := n.requestSeq.Add(1)
-	name := n.cfg.NodeName
+	var buf [lifecycle.MaxRequestIDLen]byte
+	return string(strconv.AppendUint(append(buf[:0], n.requestPrefix...), n.requestSeq.Add(1), 10))
+}
+
+// requestPrefix is the part of every request id of one incarnation before
+// its sequence number: the node name, unless it is too long to leave room
+// for the rest (the incarnation alone keeps the id unique), and the
+// incarnation in hex, each followed by a dash.
+func requestPrefix(name string, incarnation uint64) string {
 	if len(name) > lifecycle.MaxRequestIDLen-48 {
-		name = "" // the incarnation alone keeps it unique
+		name = ""
 	}
-	return name + "-" + strconv.FormatUint(n.incarnation, 16) + "-" + strconv.FormatUint(seq, 10)
+	return name + "-" + strconv.FormatUint(incarnation, 16) + "-"
 }
 
 // Propose commits cmd through raft and returns its lifecycle.Result once
@@ -116,22 +123,20 @@ func raftTimeout(ctx context.Context) (time.Duration, error) {
 // comes first; an answer's error is translated, and ctx ending first is
 // ErrOutcomeUnknown (raft may still apply it).
 //
-// Every future is waited for by a goroutine counted in waiters, and Close
-// drains waiters before it shuts raft down: raft never answers a future
-// still queued when it shuts down, so this is what guarantees that each of
-// them is answered and no waiter is left behind.
+// Every future's wait is counted in n.futures, and Close drains them
+// before it shuts raft down: raft never answers a future still queued when
+// it shuts down, so this is what guarantees that each of them is answered
+// and no waiter is left behind. A ctx that can end needs a goroutine to
+// wait on the future beside it; one that cannot (context.Background) is
+// waited for on the caller's goroutine.
 func (n *Node) await(ctx context.Context, start func() raft.Future) (raft.Future, error) {
-	n.closeMu.RLock()
-	if n.closed {
-		n.closeMu.RUnlock()
+	if !n.futures.enter() {
 		return nil, ErrShutdown
 	}
-	n.waiters.Add(1)
-	n.closeMu.RUnlock()
 	f := start()
 	if ctx.Done() == nil {
 		err := f.Error()
-		n.waiters.Done()
+		n.futures.exit()
 		if err != nil {
 			return nil, n.translate(err, true)
 		}
@@ -139,7 +144,7 @@ func (n *Node) await(ctx context.Context, start func() raft.Future) (raft.Future
 	}
 	done := make(chan error, 1)
 	go func() {
-		defer n.waiters.Done()
+		defer n.futures.exit()
 		done <- f.Error()
 	}()
 	select {
