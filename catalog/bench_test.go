@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"io"
 	"log/slog"
@@ -20,12 +21,14 @@ import (
 	"github.com/nspl-dev/nspl/lifecycle"
 )
 
-// The benchmarks put the catalog beside a baseline measured in the same
-// run: bare hashicorp/raft with the same configuration and stores
-// (raft-boltdb v2 with fsync for "disk", raft's in-memory store for "mem")
-// applying the same bytes to an FSM that does nothing. The catalog's cost
-// over the baseline is decoding, applying and publishing the lifecycle
-// state, and the Propose boundary.
+// The benchmarks put the catalog beside two baselines measured in the same
+// run, both bare hashicorp/raft with the same configuration and stores
+// (raft-boltdb v2 with fsync for "disk", raft's in-memory store for "mem"):
+// "bare" applies the same bytes to an FSM that does nothing, and "store"
+// is the smallest replicated store that does the same commits (see
+// storeFSM). The catalog's cost over "bare" is decoding, applying and
+// publishing the lifecycle state, and the Propose boundary; over "store",
+// what it does beyond the least any store must.
 
 // committer is one stack under measurement.
 type committer interface {
@@ -75,14 +78,77 @@ func (noopSnapshot) Release()                          {}
 
 type noopSnapshot struct{}
 
+// storeFSM is the state machine of the smallest store that does the
+// catalog's commits: per entry it decodes the command (a key and a value,
+// each copied out of the entry as a store that keeps them must), applies it
+// to its map under the lock its readers take, and answers the proposer. It
+// keeps no request window, publishes nothing for lock-free reads and
+// notifies nobody; what the catalog does beyond it is what the "store"
+// ratio measures.
+type storeFSM struct {
+	mu sync.RWMutex
+	kv map[string]string
+}
+
+func (f *storeFSM) Apply(l *raft.Log) any {
+	key, value, err := decodeKV(l.Data)
+	if err != nil {
+		return err
+	}
+	f.mu.Lock()
+	f.kv[key] = value
+	f.mu.Unlock()
+	return nil
+}
+
+func (f *storeFSM) Snapshot() (raft.FSMSnapshot, error) { return noopSnapshot{}, nil }
+func (f *storeFSM) Restore(rc io.ReadCloser) error      { return rc.Close() }
+
+// appendKV encodes a store command: the key's length as a uvarint, the
+// key, the value.
+func appendKV(b []byte, key, value string) []byte {
+	return append(append(binary.AppendUvarint(b, uint64(len(key))), key...), value...)
+}
+
+func decodeKV(b []byte) (key, value string, err error) {
+	n, w := binary.Uvarint(b)
+	if w <= 0 || n > uint64(len(b)-w) {
+		return "", "", fmt.Errorf("store command of %d bytes does not decode", len(b))
+	}
+	return string(b[w : w+int(n)]), string(b[w+int(n):]), nil
+}
+
 type bareStack struct {
 	r     *raft.Raft
 	trans *raft.InmemTransport
 	bolt  *raftboltdb.BoltStore
 	data  [][]byte
+	// encode, when set, encodes command i afresh for every commit, as a
+	// store's proposer must; otherwise data is committed.
+	encode func(i int) []byte
+}
+
+// newStoreStack is bare raft over a storeFSM; each commit encodes the
+// domain name and placement of the catalog's command.
+func newStoreStack(b *testing.B, dir string) committer {
+	s := openBare(b, dir, &storeFSM{kv: make(map[string]string)})
+	cmds, _ := benchCommands(b)
+	s.encode = func(i int) []byte {
+		p := cmds[i%2].AlterPlacement
+		return appendKV(nil, p.Domain, p.Placement.String())
+	}
+	return s
 }
 
 func newBareStack(b *testing.B, dir string) committer {
+	s := openBare(b, dir, noopFSM{})
+	_, s.data = benchCommands(b)
+	return s
+}
+
+// openBare opens bare raft over fsm with the catalog's raft configuration
+// and stores of the same kind.
+func openBare(b *testing.B, dir string, fsm raft.FSM) *bareStack {
 	cfg, err := Config{NodeName: "bench"}.withDefaults()
 	require.NoError(b, err)
 	rc := cfg.raftConfig("bare", hclog.NewNullLogger())
@@ -106,15 +172,26 @@ func newBareStack(b *testing.B, dir string) committer {
 	s.trans = trans
 	require.NoError(b, raft.BootstrapCluster(rc, logs, stable, snaps, trans,
 		raft.Configuration{Servers: []raft.Server{{ID: rc.LocalID, Address: addr}}}))
-	s.r, err = raft.NewRaft(rc, noopFSM{}, logs, stable, snaps, trans)
+	s.r, err = raft.NewRaft(rc, fsm, logs, stable, snaps, trans)
 	require.NoError(b, err)
 	require.True(b, <-s.r.LeaderCh())
 	require.NoError(b, s.r.Barrier(0).Error())
-	_, s.data = benchCommands(b)
 	return s
 }
 
-func (s *bareStack) commit(i int) error { return s.r.Apply(s.data[i%2], 0).Error() }
+func (s *bareStack) commit(i int) error {
+	if s.encode != nil {
+		f := s.r.Apply(s.encode(i), 0)
+		if err := f.Error(); err != nil {
+			return err
+		}
+		if err, ok := f.Response().(error); ok {
+			return err
+		}
+		return nil
+	}
+	return s.r.Apply(s.data[i%2], 0).Error()
+}
 
 func (s *bareStack) close() {
 	_ = s.r.Shutdown().Error()
@@ -129,6 +206,7 @@ var stacks = []struct {
 	open func(*testing.B, string) committer
 }{
 	{"bare", newBareStack},
+	{"store", newStoreStack},
 	{"catalog", newCatalogStack},
 }
 
