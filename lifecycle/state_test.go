@@ -178,7 +178,7 @@ func tableNames(s *State) [tableFanout][tableFanout][]string {
 			continue
 		}
 		for l, leaf := range branch {
-			for _, d := range leaf {
+			for _, d := range leaf.records() {
 				out[b][l] = append(out[b][l], d.Name)
 			}
 		}

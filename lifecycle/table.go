@@ -8,7 +8,8 @@ import (
 // The domain table is a two-level trie of sorted leaves, indexed by
 // DomainHash: the low four bits of the hash pick a branch of the root, the
 // next four a leaf of the branch. Records (*Domain) are never written once
-// stored: a transition stores a new record.
+// stored: a transition stores a new record. Root and branches hold
+// pointers, so copying a path copies two arrays of sixteen pointers.
 //
 // The table is copy-on-write. A State may write in place only the root,
 // branches and leaves it created itself since it was created or last cloned
@@ -36,7 +37,19 @@ type tableOwnership struct {
 
 type domainRoot [tableFanout]*domainBranch
 
-type domainBranch [tableFanout][]*Domain
+type domainBranch [tableFanout]*domainLeaf
+
+// domainLeaf holds the records of one leaf sorted by name; a branch holds
+// nil instead of an empty leaf.
+type domainLeaf struct{ recs []*Domain }
+
+// records returns the leaf's records; none for a nil leaf.
+func (l *domainLeaf) records() []*Domain {
+	if l == nil {
+		return nil
+	}
+	return l.recs
+}
 
 // tableSlot returns the branch and leaf positions of name.
 func tableSlot(name string) (branch, leaf int) {
@@ -57,7 +70,7 @@ func (s *State) lookup(name string) (*Domain, bool) {
 	if branch == nil {
 		return nil, false
 	}
-	leaf := branch[l]
+	leaf := branch[l].records()
 	i, ok := slices.BinarySearchFunc(leaf, name, compareRecordName)
 	if !ok {
 		return nil, false
@@ -97,7 +110,7 @@ func (s *State) writablePath(b, l int) (*domainBranch, bool) {
 func (s *State) putRecord(d *Domain) {
 	b, l := tableSlot(d.Name)
 	branch, owned := s.writablePath(b, l)
-	leaf := branch[l]
+	leaf := branch[l].records()
 	i, found := slices.BinarySearchFunc(leaf, d.Name, compareRecordName)
 	switch {
 	case found && owned:
@@ -117,7 +130,20 @@ func (s *State) putRecord(d *Domain) {
 	if !found {
 		s.count++
 	}
-	branch[l] = leaf
+	s.setLeaf(branch, b, l, owned, leaf)
+}
+
+// setLeaf stores recs as leaf l of branch b (s's writable branch), in
+// place when s owns the leaf, and marks it owned; no records store nil.
+func (s *State) setLeaf(branch *domainBranch, b, l int, owned bool, recs []*Domain) {
+	switch {
+	case len(recs) == 0:
+		branch[l] = nil
+	case owned && branch[l] != nil:
+		branch[l].recs = recs
+	default:
+		branch[l] = &domainLeaf{recs: recs}
+	}
 	s.own.leaves[b] |= 1 << l
 }
 
@@ -129,7 +155,7 @@ func (s *State) removeRecord(name string) {
 	}
 	b, l := tableSlot(name)
 	branch, owned := s.writablePath(b, l)
-	leaf := branch[l]
+	leaf := branch[l].records()
 	i, _ := slices.BinarySearchFunc(leaf, name, compareRecordName)
 	switch {
 	case len(leaf) == 1:
@@ -139,10 +165,9 @@ func (s *State) removeRecord(name string) {
 	default:
 		leaf = append(append(make([]*Domain, 0, len(leaf)-1), leaf[:i]...), leaf[i+1:]...)
 	}
-	branch[l] = leaf
-	s.own.leaves[b] |= 1 << l
+	s.setLeaf(branch, b, l, owned, leaf)
 	s.count--
-	if slices.IndexFunc(branch[:], func(l []*Domain) bool { return l != nil }) < 0 {
+	if *branch == (domainBranch{}) {
 		s.domains[b] = nil
 		s.own.branches &^= 1 << b
 		s.own.leaves[b] = 0
@@ -165,14 +190,17 @@ func buildTable(records []*Domain) *domainRoot {
 		if root[b] == nil {
 			root[b] = &domainBranch{}
 		}
-		root[b][l] = append(root[b][l], d)
+		if root[b][l] == nil {
+			root[b][l] = &domainLeaf{}
+		}
+		root[b][l].recs = append(root[b][l].recs, d)
 	}
 	for _, branch := range root {
 		if branch == nil {
 			continue
 		}
 		for _, leaf := range branch {
-			slices.SortFunc(leaf, func(a, b *Domain) int { return strings.Compare(a.Name, b.Name) })
+			slices.SortFunc(leaf.records(), func(a, b *Domain) int { return strings.Compare(a.Name, b.Name) })
 		}
 	}
 	return &root
@@ -188,7 +216,7 @@ func (s *State) sortedRecords() []*Domain {
 				continue
 			}
 			for _, leaf := range branch {
-				out = append(out, leaf...)
+				out = append(out, leaf.records()...)
 			}
 		}
 	}
