@@ -3,7 +3,6 @@ package catalog
 import (
 	"context"
 	"errors"
-	"slices"
 	"time"
 
 	"github.com/hashicorp/raft"
@@ -147,7 +146,7 @@ type voterCache struct {
 // pass.
 func (n *Node) reconcile(ctx context.Context, voters *voterCache) bool {
 	s := n.State()
-	if !slices.ContainsFunc(s.Domains(), func(d lifecycle.Domain) bool { return d.Pace == lifecycle.Paced && d.Running() }) {
+	if !s.RunsPacedDomain() {
 		return true // only paced, running domains have an authority
 	}
 	if epoch := n.fsm.configEpoch.Load(); !voters.valid || voters.epoch != epoch {

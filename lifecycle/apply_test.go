@@ -2,6 +2,7 @@ package lifecycle
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"testing"
 
@@ -567,4 +568,36 @@ func TestErrorSurvivesEncoding(t *testing.T) {
 	require.Nil(t, Result{}.Err())
 	require.Nil(t, (&Error{Code: "unheard_of"}).Unwrap())
 	require.Nil(t, AsError(errors.New("plain")))
+}
+
+func TestRunsPacedDomain(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		cmds []Command
+		want bool
+	}{
+		{"empty catalog", nil, false},
+		{"stopped paced domain", []Command{createPaced("p")}, false},
+		{"running unpaced domain", []Command{createUnpaced("u"), startCmd("u", point(StartNow, utc0, utc0, 1), nil)}, false},
+		{"running paced domain", []Command{register(nodeA), createPaced("p"), startCmd("p", point(StartNow, utc0, utc0, 60), &nodeA)}, true},
+		{"running paced domain among many", append(manyUnpaced(300), register(nodeA), createPaced("p"), startCmd("p", point(StartNow, utc0, utc0, 60), &nodeA)), true},
+		{"paced domain stopped again", []Command{register(nodeA), createPaced("p"), startCmd("p", point(StartNow, utc0, utc0, 60), &nodeA), stopCmd("p")}, false},
+		{"running paced domain dropped", []Command{register(nodeA), createPaced("p"), startCmd("p", point(StartNow, utc0, utc0, 60), &nodeA), stopCmd("p"), dropCmd("p", false)}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := NewState()
+			mustApply(t, s, tc.cmds...)
+			require.Equal(t, tc.want, s.RunsPacedDomain())
+			require.Equal(t, tc.want, s.Clone().RunsPacedDomain(), "a clone")
+		})
+	}
+}
+
+// manyUnpaced creates n unpaced domains, spread over the whole table.
+func manyUnpaced(n int) []Command {
+	out := make([]Command, n)
+	for i := range out {
+		out[i] = createUnpaced(fmt.Sprintf("u%03d", i))
+	}
+	return out
 }

@@ -75,6 +75,28 @@ func (s *State) Domains() []Domain {
 	return out
 }
 
+// RunsPacedDomain reports whether any paced domain is running: whether any
+// domain has a clock authority to keep. It copies nothing, whatever the
+// number of domains.
+func (s *State) RunsPacedDomain() bool {
+	if s.domains == nil {
+		return false
+	}
+	for _, branch := range s.domains {
+		if branch == nil {
+			continue
+		}
+		for _, leaf := range branch {
+			for _, d := range leaf.records() {
+				if d.Pace == Paced && d.Running() {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
 // Node returns the registered incarnation of the named node.
 func (s *State) Node(name string) (Node, bool) {
 	n, ok := s.nodes[name]
