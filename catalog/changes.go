@@ -46,14 +46,22 @@ func (f *changeFeed) publish(c Change) {
 	defer f.mu.Unlock()
 	f.last = c
 	for s := range f.subs {
-		s.offerLocked(c)
+		if s.wants == nil || c.Restored || s.wants(c) {
+			s.offerLocked(c)
+		}
 	}
 }
 
 // subscribe registers a subscription that first holds the latest change
 // (the initial state when nothing was applied yet).
-func (f *changeFeed) subscribe() *Subscription {
-	s := &Subscription{feed: f, ch: make(chan Change, 1)}
+func (f *changeFeed) subscribe() *Subscription { return f.subscribeWhen(nil) }
+
+// subscribeWhen is subscribe for a subscriber that needs only the changes
+// wants reports true for (and every restore): the others are not offered,
+// so they do not wake it. wants runs on the apply goroutine for every
+// change and must be fast and must not block; nil wants every change.
+func (f *changeFeed) subscribeWhen(wants func(Change) bool) *Subscription {
+	s := &Subscription{feed: f, ch: make(chan Change, 1), wants: wants}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.closed {
@@ -86,8 +94,9 @@ func (f *changeFeed) close() {
 // set is never coalesced away: when a restore is replaced by a later change
 // before the subscriber reads it, the later change carries Restored too.
 type Subscription struct {
-	feed *changeFeed
-	ch   chan Change
+	feed  *changeFeed
+	ch    chan Change
+	wants func(Change) bool // nil: every change
 }
 
 // C returns the channel of changes. It is closed by Close and when the node

@@ -84,3 +84,33 @@ func TestSubscriptionConcurrentReaders(t *testing.T) {
 	f.close()
 	wg.Wait()
 }
+
+// A filtered subscription is offered only the changes it wants, and every
+// restore; the others leave its channel as it was, so they wake nobody.
+func TestSubscriptionWhenOffersOnlyWantedChanges(t *testing.T) {
+	f := newChangeFeed(nil, change(0, false))
+	even := f.subscribeWhen(func(c Change) bool { return c.Revision%2 == 0 })
+	defer even.Close()
+	require.Equal(t, uint64(0), (<-even.C()).Revision, "it starts from the current change")
+	for _, tc := range []struct {
+		publish []Change
+		want    []uint64 // what the channel holds after each publish, 0 for nothing
+	}{
+		{publish: []Change{change(1, false)}, want: []uint64{0}},
+		{publish: []Change{change(2, false)}, want: []uint64{2}},
+		{publish: []Change{change(3, true)}, want: []uint64{3}},
+		{publish: []Change{change(4, false), change(5, false)}, want: []uint64{4}},
+	} {
+		for _, c := range tc.publish {
+			f.publish(c)
+		}
+		for _, rev := range tc.want {
+			select {
+			case c := <-even.C():
+				require.Equal(t, rev, c.Revision)
+			default:
+				require.Zero(t, rev, "nothing offered where revision %d was wanted", rev)
+			}
+		}
+	}
+}

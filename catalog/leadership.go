@@ -14,14 +14,14 @@ import (
 // run is the node's one background loop. It follows leadership changes:
 // on gaining leadership it confirms it by committing this incarnation's
 // registration (see confirm) and reconciles clock authorities; it
-// reconciles again after every catalog change, and retries every
-// RetryInterval while it stays leader and something did not commit. It
-// stops when the FSM halts. raft's LeaderCh never blocks raft (it keeps
-// only the newest value), the change subscription never blocks the FSM,
-// and this loop reads both promptly.
+// reconciles again after every catalog change that may need it (see
+// loopWants), and retries every RetryInterval while it stays leader and
+// something did not commit. It stops when the FSM halts. raft's LeaderCh
+// never blocks raft (it keeps only the newest value), the change
+// subscription never blocks the FSM, and this loop reads both promptly.
 func (n *Node) run(ctx context.Context) {
 	defer n.loop.Done()
-	sub := n.fsm.changes.subscribe()
+	sub := n.fsm.changes.subscribeWhen(n.loopWants)
 	defer sub.Close()
 	changes := sub.C()
 	var retry timesource.Timer
@@ -81,6 +81,28 @@ func (n *Node) run(ctx context.Context) {
 		}
 		retryC = retry.C()
 	}
+}
+
+// loopWants reports whether change c gives the loop work, so that the
+// changes that give it none (nearly all of them, in a catalog without a
+// running paced domain) do not wake it: every change while this
+// incarnation is not yet registered (it may be the one that registers it),
+// and afterwards, on the leader, every change while its term is not yet
+// confirmed and every change that leaves a running paced domain, whose
+// authority reconcile may have to move. A follower has nothing to do on a
+// change once registered, and a node that gains leadership confirms and
+// reconciles on that notice, against the state of the moment. It runs on
+// the apply goroutine.
+func (n *Node) loopWants(c Change) bool {
+	select {
+	case <-n.registered:
+	default:
+		return true
+	}
+	if n.raft.State() != raft.Leader {
+		return false
+	}
+	return n.confirmedTerm.Load() != n.raft.CurrentTerm() || c.State.RunsPacedDomain()
 }
 
 // leaderWork confirms leadership and reconciles authorities, and reports

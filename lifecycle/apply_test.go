@@ -581,6 +581,8 @@ func TestRunsPacedDomain(t *testing.T) {
 		{"running unpaced domain", []Command{createUnpaced("u"), startCmd("u", point(StartNow, utc0, utc0, 1), nil)}, false},
 		{"running paced domain", []Command{register(nodeA), createPaced("p"), startCmd("p", point(StartNow, utc0, utc0, 60), &nodeA)}, true},
 		{"running paced domain among many", append(manyUnpaced(300), register(nodeA), createPaced("p"), startCmd("p", point(StartNow, utc0, utc0, 60), &nodeA)), true},
+		{"one of two running paced domains stopped", []Command{register(nodeA), createPaced("p"), createPaced("q"),
+			startCmd("p", point(StartNow, utc0, utc0, 60), &nodeA), startCmd("q", point(StartNow, utc0, utc0, 60), &nodeA), stopCmd("q")}, true},
 		{"paced domain stopped again", []Command{register(nodeA), createPaced("p"), startCmd("p", point(StartNow, utc0, utc0, 60), &nodeA), stopCmd("p")}, false},
 		{"running paced domain dropped", []Command{register(nodeA), createPaced("p"), startCmd("p", point(StartNow, utc0, utc0, 60), &nodeA), stopCmd("p"), dropCmd("p", false)}, false},
 	} {
@@ -589,6 +591,11 @@ func TestRunsPacedDomain(t *testing.T) {
 			mustApply(t, s, tc.cmds...)
 			require.Equal(t, tc.want, s.RunsPacedDomain())
 			require.Equal(t, tc.want, s.Clone().RunsPacedDomain(), "a clone")
+			snap, err := s.MarshalSnapshot()
+			require.NoError(t, err)
+			restored, err := RestoreSnapshot(snap)
+			require.NoError(t, err)
+			require.Equal(t, tc.want, restored.RunsPacedDomain(), "restored from a snapshot")
 		})
 	}
 }

@@ -99,6 +99,11 @@ func RestoreSnapshot(b []byte) (*State, error) {
 		records = append(records, &d)
 	}
 	s.domains, s.count = buildTable(records), len(records)
+	for _, d := range records {
+		if d.keepsAuthority() {
+			s.pacedRunning++
+		}
+	}
 	for _, n := range snap.Nodes {
 		if n.Name == "" || n.Incarnation == 0 {
 			return nil, errSnapshot("node %q with incarnation %d is not a valid registration", n.Name, n.Incarnation)

@@ -112,6 +112,12 @@ func (s *State) putRecord(d *Domain) {
 	branch, owned := s.writablePath(b, l)
 	leaf := branch[l].records()
 	i, found := slices.BinarySearchFunc(leaf, d.Name, compareRecordName)
+	if found && leaf[i].keepsAuthority() {
+		s.pacedRunning--
+	}
+	if d.keepsAuthority() {
+		s.pacedRunning++
+	}
 	switch {
 	case found && owned:
 		leaf[i] = d
@@ -157,6 +163,9 @@ func (s *State) removeRecord(name string) {
 	branch, owned := s.writablePath(b, l)
 	leaf := branch[l].records()
 	i, _ := slices.BinarySearchFunc(leaf, name, compareRecordName)
+	if leaf[i].keepsAuthority() {
+		s.pacedRunning--
+	}
 	switch {
 	case len(leaf) == 1:
 		leaf = nil
@@ -177,6 +186,10 @@ func (s *State) removeRecord(name string) {
 		s.own.root = false
 	}
 }
+
+// keepsAuthority reports whether d is a running paced domain: one whose
+// clock an authority keeps (State.RunsPacedDomain counts them).
+func (d *Domain) keepsAuthority() bool { return d.Pace == Paced && d.Running() }
 
 // buildTable returns the canonical table of records, which must have
 // distinct names, in one pass (RestoreSnapshot's bulk load).
