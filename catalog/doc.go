@@ -17,8 +17,9 @@
 //
 // The leader runs one background loop: it confirms each new term's
 // leadership by committing its own (idempotent) registration, then
-// reconciles clock authorities (lifecycle.Reconcile) after every change and
-// every RetryInterval while a reassignment has not committed.
+// reconciles clock authorities (lifecycle.Reconcile) after every change
+// that leaves a running paced domain (the others wake nothing) and every
+// RetryInterval while a reassignment has not committed.
 //
 // Two shapes share this code. The embedded single node is one voter on
 // raft's in-memory transport. A cluster member (Config.Cluster) runs raft
