@@ -65,7 +65,11 @@
 // waits for the node's first installation of the committed domains (a
 // request cancelled meanwhile keeps its place on the lane until then and
 // attaches nothing), its reply carries the observed clock, and its delivery
-// task starts only as Exec returns that reply. The task sends a state frame
+// task starts as the attachment joins its domain's fan-out, just before Exec
+// returns that reply: a frame of it may be queued before the reply is
+// returned, so a consumer records the reply before it takes the
+// attachment's frames (the server's and the console's writers and the
+// embedded Session each hold one lock across both). The task sends a state frame
 // only when the observation differs from the one the client last received,
 // a tick only of the generation the client last received as paced, and
 // withdraws an untaken tick before a changed state. The ticks themselves are
