@@ -154,7 +154,7 @@ func New(cfg Config) (*Console, error) {
 	if cfg.Session.TimeSource == nil {
 		cfg.Session.TimeSource = cfg.TimeSource
 	}
-	pages, err := template.New("").Funcs(template.FuncMap{"lower": strings.ToLower}).ParseFS(assets, "assets/*.html")
+	pages, err := template.ParseFS(assets, "assets/*.html")
 	if err != nil {
 		return nil, fmt.Errorf("console: parse the page templates: %w", err)
 	}

@@ -62,9 +62,8 @@ func (c *Console) pageFor(r *http.Request, nav, domain string) page {
 // (?domain=NAME) with its description, clock panel and lifecycle buttons,
 // the create form and the statement box.
 func (c *Console) serveMain(w http.ResponseWriter, r *http.Request) {
-	domain := r.URL.Query().Get("domain")
-	if len(domain) > 1024 {
-		http.Error(w, "a domain name is at most 1024 bytes", http.StatusBadRequest)
+	domain, ok := domainParam(w, r, false)
+	if !ok {
 		return
 	}
 	p := c.pageFor(r, "domains", domain)

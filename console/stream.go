@@ -149,6 +149,33 @@ func (c *Console) begin(w http.ResponseWriter, r *http.Request) (*liveSession, b
 	return ls, true
 }
 
+// maxDomainParam bounds the ?domain= a page or stream names.
+const maxDomainParam = 1024
+
+// domainParam returns r's ?domain=, answering 400 and ok false when it is
+// too long, or missing and required.
+func domainParam(w http.ResponseWriter, r *http.Request, required bool) (string, bool) {
+	domain := r.URL.Query().Get("domain")
+	if len(domain) > maxDomainParam || required && domain == "" {
+		http.Error(w, fmt.Sprintf("name the domain as ?domain=NAME, at most %d bytes", maxDomainParam), http.StatusBadRequest)
+		return "", false
+	}
+	return domain, true
+}
+
+// open is begin followed by the hello of a stream without a key.
+func (c *Console) open(w http.ResponseWriter, r *http.Request) (*liveSession, bool) {
+	ls, ok := c.begin(w, r)
+	if !ok {
+		return nil, false
+	}
+	if ls.hello(c, r, "") != nil {
+		ls.close()
+		return nil, false
+	}
+	return ls, true
+}
+
 // hello sends the stream's first event.
 func (ls *liveSession) hello(c *Console, r *http.Request, key string) error {
 	return ls.es.send("hello", c.hello(caller(r), key))
@@ -240,20 +267,16 @@ func (c *Console) readViews(ctx context.Context, sess *session.Session, domain s
 // serveWatch streams the views: at once, after every installation and
 // every RefreshInterval, each time something in them changed.
 func (c *Console) serveWatch(w http.ResponseWriter, r *http.Request) {
-	domain := r.URL.Query().Get("domain")
-	if len(domain) > 1024 {
-		http.Error(w, "a domain name is at most 1024 bytes", http.StatusBadRequest)
+	domain, ok := domainParam(w, r, false)
+	if !ok {
 		return
 	}
-	ls, ok := c.begin(w, r)
+	ls, ok := c.open(w, r)
 	if !ok {
 		return
 	}
 	defer ls.close()
 	ctx, sess, es := ls.ctx, ls.sess, ls.es
-	if ls.hello(c, r, "") != nil {
-		return
-	}
 	t := c.cfg.TimeSource.NewTimer(RefreshInterval)
 	defer t.Stop()
 	var last []byte
@@ -292,20 +315,16 @@ func (c *Console) serveWatch(w http.ResponseWriter, r *http.Request) {
 // "refused"), then every frame as "frame", until the attachment ends, the
 // stream closes or the login ends.
 func (c *Console) serveClock(w http.ResponseWriter, r *http.Request) {
-	domain := r.URL.Query().Get("domain")
-	if domain == "" || len(domain) > 1024 {
-		http.Error(w, "name the domain to attach to: ?domain=NAME (at most 1024 bytes)", http.StatusBadRequest)
+	domain, ok := domainParam(w, r, true)
+	if !ok {
 		return
 	}
-	ls, ok := c.begin(w, r)
+	ls, ok := c.open(w, r)
 	if !ok {
 		return
 	}
 	defer ls.close()
 	ctx, sess, es := ls.ctx, ls.sess, ls.es
-	if ls.hello(c, r, "") != nil {
-		return
-	}
 	var res wire.Result
 	_, err := sess.Exec(ctx, planner.Use{Name: domain})
 	if err == nil {

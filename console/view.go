@@ -58,23 +58,6 @@ func (t *table) field(name string) string {
 	return ""
 }
 
-// fields returns the table's first row as name/value pairs, for a single
-// row shown vertically.
-func (t *table) fields() [][2]string {
-	if t == nil || len(t.Rows) == 0 {
-		return nil
-	}
-	out := make([][2]string, len(t.Columns))
-	for i, col := range t.Columns {
-		v := "NULL"
-		if t.Rows[0][i] != nil {
-			v = *t.Rows[0][i]
-		}
-		out[i] = [2]string{col, v}
-	}
-	return out
-}
-
 // maxListedDomains bounds the rows of the domain list a page receives.
 const maxListedDomains = 500
 

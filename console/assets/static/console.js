@@ -244,7 +244,6 @@
   // The clock panel: one attachment of the selected domain in a session of
   // its own.
   const clock = { stream: null, c: null, tick: null, state: "detached", manual: false };
-  const stateNames = ["attaching", "paced", "stopped", "unpaced", "uninstalled", "interrupted", "refused", "detached", "ended"];
   function setClockState(state, msg) {
     clock.state = state;
     const badge = $("clock-state");
@@ -477,6 +476,4 @@
   bindActions();
   openRepl();
   select(selected, false);
-  // The page's state names, for tests and tools that read them.
-  body.dataset.clockStates = stateNames.join(" ");
 })();
