@@ -93,7 +93,9 @@ func BenchmarkRenderTable(b *testing.B) {
 func BenchmarkCommandRatio(b *testing.B) {
 	dir := b.TempDir()
 	bin := filepath.Join(dir, "nspl")
+	// Built as `make nspl` builds the released binary: static.
 	build := exec.Command("go", "build", "-o", bin, ".")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
 	out, err := build.CombinedOutput()
 	require.NoError(b, err, "%s", out)
 	env := append(os.Environ(), "HOME="+dir, "XDG_CONFIG_HOME="+dir, "XDG_STATE_HOME="+dir)
