@@ -100,7 +100,7 @@ func (c *Console) parseLoginCookie(value string) (id string, expires int64, ok b
 	}
 	id = base64.RawURLEncoding.EncodeToString(msg[:16])
 	c.mu.Lock()
-	_, out := c.revoked[id]
+	out := c.logouts.refused(id, expires-int64(c.cfg.LoginLifetime))
 	c.mu.Unlock()
 	return id, expires, !out
 }
@@ -269,23 +269,26 @@ func (c *Console) serveLogin(w http.ResponseWriter, r *http.Request) {
 }
 
 // serveLogout ends the caller's login: its id is refused from now until
-// it would have expired, and the browser is told to forget the cookie.
-// The caller's statement-box sessions end with it.
+// it would have expired (kept in Config.LogoutFile when set), and the
+// browser is told to forget the cookie. The caller's statement-box
+// sessions end with it. When the logout cannot be kept in its file the
+// login is still refused until the node restarts, and the reply says so.
 func (c *Console) serveLogout(w http.ResponseWriter, r *http.Request) {
 	p := caller(r)
+	var err error
 	if p.cookie {
-		now := c.now()
 		c.mu.Lock()
-		for id, exp := range c.revoked {
-			if exp <= now {
-				delete(c.revoked, id)
-			}
-		}
-		c.revoked[strings.TrimPrefix(p.login, "login ")] = p.expires
+		err = c.logouts.add(strings.TrimPrefix(p.login, "login "), p.expires, c.now())
 		c.mu.Unlock()
 	}
 	c.endRepls(p.login)
 	http.SetCookie(w, &http.Cookie{Name: c.cookieName(), Value: "", Path: "/", HttpOnly: true, Secure: c.cfg.Secure,
 		SameSite: http.SameSiteStrictMode, MaxAge: -1})
+	if err != nil {
+		c.logger.Error("console: a logout could not be kept; it holds until the node restarts", "identity", p.identity, "err", err)
+		http.Error(w, "logged out, but the node could not keep the logout and forgets it when it restarts: "+err.Error(),
+			http.StatusInternalServerError)
+		return
+	}
 	http.Redirect(w, r, Prefix+"login", http.StatusSeeOther)
 }

@@ -93,6 +93,11 @@ type Config struct {
 	// TokenIdentity and AnonymousIdentity name the callers the token and
 	// Open admit, as the listener names them in its limits.
 	TokenIdentity, AnonymousIdentity string
+	// LogoutFile, when not empty, is the file the console keeps its
+	// logouts in, so a logged-out login stays refused across a restart of
+	// the node: a path the server chooses in its own data directory, never
+	// one a client names. Empty keeps them in memory only.
+	LogoutFile string
 	// LoginLifetime bounds a login; zero means DefaultLoginLifetime.
 	LoginLifetime time.Duration
 	// TimeSource reads the time logins expire by and arms the streams'
@@ -111,7 +116,7 @@ type Console struct {
 	logger *slog.Logger
 
 	mu      sync.Mutex
-	revoked map[string]int64 // login id → expiry, for logins ended by logout
+	logouts *logouts         // logins ended by logout
 	repls   map[string]*repl // statement-box sessions by key
 	failed  map[string]*loginAttempts
 }
@@ -162,9 +167,13 @@ func New(cfg Config) (*Console, error) {
 	if err != nil {
 		return nil, err
 	}
+	out, err := loadLogouts(cfg.LogoutFile, cfg.TimeSource.Now())
+	if err != nil {
+		return nil, err
+	}
 	c := &Console{cfg: cfg, mux: http.NewServeMux(), pages: pages, logger: cfg.Logger,
 		static:  http.StripPrefix(Prefix+"static/", http.FileServerFS(static)),
-		revoked: make(map[string]int64), repls: make(map[string]*repl), failed: make(map[string]*loginAttempts)}
+		logouts: out, repls: make(map[string]*repl), failed: make(map[string]*loginAttempts)}
 	c.routes()
 	return c, nil
 }

@@ -50,9 +50,11 @@
 // of the login id (or of the certificate identity), so it needs no
 // storage. Logging out refuses the login id until it would have expired,
 // ends the login's statement sessions at once and its other streams at
-// their next heartbeat; the refusal is held
-// in memory, so a copied cookie of a logged-out login works again after a
-// restart of the node until it expires. An address that sends ten wrong
+// their next heartbeat. `nspl serve` keeps the refusals in its data
+// directory (console-logouts.json), so a copied cookie of a logged-out
+// login stays refused across a restart; a node without a data directory
+// keeps them in memory. At most MaxLogouts are held: one more logout ends
+// every login issued before it. An address that sends ten wrong
 // tokens within a minute is refused for the rest of that minute.
 //
 // # Sessions and bounds

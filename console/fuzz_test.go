@@ -12,7 +12,7 @@ import (
 func fuzzConsole(t testing.TB) *Console {
 	t.Helper()
 	return &Console{cfg: Config{Key: []byte(strings.Repeat("k", 32)), LoginLifetime: DefaultLoginLifetime, TimeSource: timesource.NewFake(1e18)},
-		revoked: map[string]int64{}}
+		logouts: &logouts{ids: map[string]int64{}}}
 }
 
 // FuzzLoginCookie: any cookie value parses without a panic, and a login

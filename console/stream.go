@@ -219,8 +219,7 @@ func (c *Console) stillLoggedIn(p principal) bool {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	_, out := c.revoked[p.login[len("login "):]]
-	return !out
+	return !c.logouts.refused(p.login[len("login "):], p.expires-int64(c.cfg.LoginLifetime))
 }
 
 func (c *Console) hello(p principal, key string) hello {

@@ -2,10 +2,12 @@ package console_test
 
 import (
 	"crypto/tls"
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -67,4 +69,81 @@ func TestConsoleOverTLS(t *testing.T) {
 	status, body = get(browser, "/console/api/whoami")
 	require.Equal(t, http.StatusOK, status)
 	require.Contains(t, body, `"identity":"bearer-token"`)
+}
+
+// TestLogoutOutlivesARestart: with a logout file, a copied cookie of a
+// logged-out login is still refused after the node's API restarts, while a
+// login that did not log out survives the restart. Without one the
+// refusal is in memory and ends with the process.
+func TestLogoutOutlivesARestart(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		file    bool
+		refused bool
+	}{
+		{name: "kept in the data directory", file: true, refused: true},
+		{name: "kept in memory", file: false, refused: false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := testcluster.New(t, testcluster.Options{})
+			m := c.Start("n1", true)
+			o := testcluster.APIOptions{Token: token, Console: true}
+			if tc.file {
+				o.ConsoleLogoutFile = filepath.Join(t.TempDir(), "console-logouts.json")
+			}
+			api := c.ServeAPI(m, o)
+			tlsc := c.CA().Client("nobody").ClientConfig("", "")
+			tlsc.Certificates = nil
+			tr := &http.Transport{TLSClientConfig: tlsc, ForceAttemptHTTP2: true}
+			t.Cleanup(tr.CloseIdleConnections)
+			hc := &http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+			do := func(cookie *http.Cookie, method, path string, form url.Values) *http.Response {
+				req, err := http.NewRequest(method, api.URL+path, strings.NewReader(form.Encode()))
+				require.NoError(t, err)
+				req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+				req.Header.Set("Sec-Fetch-Site", "same-origin")
+				if cookie != nil {
+					req.AddCookie(cookie)
+				}
+				resp, err := hc.Do(req)
+				require.NoError(t, err)
+				t.Cleanup(func() { resp.Body.Close() })
+				return resp
+			}
+			login := func() *http.Cookie {
+				resp := do(nil, http.MethodPost, "/console/login", url.Values{"token": {token}})
+				require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+				require.Len(t, resp.Cookies(), 1)
+				return resp.Cookies()[0]
+			}
+			whoami := func(cookie *http.Cookie) (int, string) {
+				resp := do(cookie, http.MethodGet, "/console/api/whoami", nil)
+				var w struct{ CSRF string }
+				if resp.StatusCode == http.StatusOK {
+					require.NoError(t, json.NewDecoder(resp.Body).Decode(&w))
+				}
+				return resp.StatusCode, w.CSRF
+			}
+			out, stays := login(), login()
+			status, csrf := whoami(out)
+			require.Equal(t, http.StatusOK, status)
+			resp := do(out, http.MethodPost, "/console/logout", url.Values{"csrf": {csrf}})
+			require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+			status, _ = whoami(out)
+			require.Equal(t, http.StatusUnauthorized, status, "logged out before the restart")
+
+			api.Close()
+			tr.CloseIdleConnections() // as a browser does once its connection is gone
+			o.Addr = api.Addr
+			api = c.ServeAPI(m, o)
+			status, _ = whoami(stays)
+			require.Equal(t, http.StatusOK, status, "a login survives the restart")
+			status, _ = whoami(out)
+			if tc.refused {
+				require.Equal(t, http.StatusUnauthorized, status, "the logged-out cookie after the restart")
+			} else {
+				require.Equal(t, http.StatusOK, status, "a refusal held in memory ends with the process")
+			}
+		})
+	}
 }

@@ -31,6 +31,7 @@ func (s *Server) mountConsole() error {
 		Secure:            !s.cfg.Insecure,
 		TokenIdentity:     TokenIdentity,
 		AnonymousIdentity: AnonymousIdentity,
+		LogoutFile:        s.cfg.ConsoleLogoutFile,
 		TimeSource:        s.cfg.TimeSource,
 		Logger:            s.logger,
 	})

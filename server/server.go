@@ -110,6 +110,10 @@ type Config struct {
 	// with Token, and its sessions count as sessions in MaxSessions and
 	// each identity's share.
 	Console bool
+	// ConsoleLogoutFile, when not empty, is where the console keeps its
+	// logouts across restarts (console.Config.LogoutFile): a file in the
+	// node's own data directory.
+	ConsoleLogoutFile string
 }
 
 // Server is a node's API listener: the session protocol, leave and remove,

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -277,7 +278,7 @@ func (m *Main) runServe(ctx context.Context, s *serveOptions) error {
 		Node: member.node, TLS: tc, Insecure: s.insecure, Token: token,
 		Peer: member.peer, Cluster: member.cluster, Logger: logger,
 		MaxSessions: s.maxSessions, Limits: s.limits, MaxArchiveUploads: s.maxArchiveUploads,
-		Session: s.transactions, Console: s.console,
+		Session: s.transactions, Console: s.console, ConsoleLogoutFile: s.consoleLogoutFile(),
 	})
 	if err != nil {
 		return usageErrorf("serve: %v", err)
@@ -427,3 +428,12 @@ func (c clusterMember) Left() { c.left() }
 
 // Remove removes the named node.
 func (c clusterMember) Remove(ctx context.Context, name string) error { return c.m.Remove(ctx, name) }
+
+// consoleLogoutFile is where the console keeps its logouts: in the data
+// directory, so they survive a restart; none for an in-memory node.
+func (s *serveOptions) consoleLogoutFile() string {
+	if s.dataDir == "" {
+		return ""
+	}
+	return filepath.Join(s.dataDir, "console-logouts.json")
+}

@@ -335,6 +335,9 @@ type APIOptions struct {
 	Token string
 	// Console serves the web console under /console/.
 	Console bool
+	// ConsoleLogoutFile keeps the console's logouts across restarts, as
+	// nspl serve keeps them in its data directory.
+	ConsoleLogoutFile string
 }
 
 // API is a member's API listener as nspl serve runs it: the session
@@ -355,7 +358,7 @@ type API struct {
 func (c *Cluster) ServeAPI(m *cluster.Member, o APIOptions) *API {
 	c.t.Helper()
 	srv, err := server.New(server.Config{Node: m.Node(), TLS: m.Material().ServerConfig(pki.ServerOptions{AllowNoClientCert: true}),
-		Token: o.Token, Console: o.Console, Cluster: memberStatus{m}, Logger: c.logger})
+		Token: o.Token, Console: o.Console, ConsoleLogoutFile: o.ConsoleLogoutFile, Cluster: memberStatus{m}, Logger: c.logger})
 	if err != nil {
 		c.t.Fatalf("testcluster: API server: %v", err)
 	}
