@@ -71,6 +71,9 @@ func loadLogouts(path string, now int64) (*logouts, error) {
 			l.ids[id] = exp
 		}
 	}
+	if len(l.ids) > MaxLogouts { // not a file this console wrote: end every login
+		l.notBefore, l.ids = now, make(map[string]int64)
+	}
 	return l, nil
 }
 

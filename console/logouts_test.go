@@ -89,7 +89,43 @@ func TestLogoutFile(t *testing.T) {
 		})
 	}
 
+	big := `{"version":1,"not_before":0,"logouts":{`
+	for i := range MaxLogouts + 1 {
+		if i > 0 {
+			big += ","
+		}
+		big += fmt.Sprintf(`"id%d":100`, i)
+	}
+	require.NoError(t, os.WriteFile(path, []byte(big+"}}"), 0o600))
+	over, err := loadLogouts(path, 40)
+	require.NoError(t, err)
+	require.Empty(t, over.ids, "more than MaxLogouts are never held")
+	require.True(t, over.refused("c", 39), "every earlier login ends instead")
+
 	gone := &logouts{path: filepath.Join(dir, "missing", "console-logouts.json"), ids: make(map[string]int64)}
 	require.ErrorIs(t, gone.add("e", 100, 0), ErrLogoutFile)
 	require.True(t, gone.refused("e", 0), "a logout that cannot be kept still holds in memory")
+}
+
+// FuzzLogoutFile: any file content loads without a panic, either as an
+// error naming the file or as a set that, written back, loads again with
+// the same refusals.
+func FuzzLogoutFile(f *testing.F) {
+	f.Add([]byte(`{"version":1,"not_before":5,"logouts":{"a":100}}`))
+	f.Add([]byte(`{"version":1,"logouts":null}`))
+	f.Add([]byte(`{`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		path := filepath.Join(t.TempDir(), "console-logouts.json")
+		require.NoError(t, os.WriteFile(path, data, 0o600))
+		l, err := loadLogouts(path, 10)
+		if err != nil {
+			require.ErrorIs(t, err, ErrLogoutFile)
+			return
+		}
+		require.NoError(t, l.add("fuzz", 1<<62, 10))
+		again, err := loadLogouts(path, 10)
+		require.NoError(t, err)
+		require.Equal(t, l.notBefore, again.notBefore)
+		require.Equal(t, l.ids, again.ids)
+	})
 }
