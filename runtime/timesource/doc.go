@@ -9,6 +9,6 @@
 // timers.
 //
 // Do not use a Source to measure domain (logical) time: domain clocks project
-// Source.Now through their committed mapping in package runtime. A Source is
-// physical time only.
+// Source.Paired through their committed mapping in package runtime. A Source
+// is physical time only.
 package timesource

@@ -49,6 +49,19 @@ func (f *Fake) Monotonic() time.Duration {
 	return f.mono
 }
 
+// Paired returns the fake UTC instant and monotonic reading, both read
+// under one lock.
+func (f *Fake) Paired() Reading {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return Reading{Wall: f.wall, Mono: f.mono}
+}
+
+// PairTolerance returns zero: the halves of a fake reading are exact, so a
+// change of Wall minus Mono is always a step made by Set (or UTC saturating
+// at the largest int64 while the monotonic clock moves on).
+func (f *Fake) PairTolerance() time.Duration { return 0 }
+
 // NewTimer arms a fake timer for d. A timer with d <= 0 fires at once.
 func (f *Fake) NewTimer(d time.Duration) Timer {
 	t := &fakeTimer{f: f, c: make(chan time.Time, 1), index: -1}

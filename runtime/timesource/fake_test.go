@@ -47,6 +47,7 @@ func TestFakeAdvanceMovesBothClocks(t *testing.T) {
 			}
 			require.Equal(t, tt.wantWall, f.Now())
 			require.Equal(t, tt.wantMono, f.Monotonic())
+			require.Equal(t, Reading{Wall: tt.wantWall, Mono: tt.wantMono}, f.Paired())
 		})
 	}
 }
@@ -57,6 +58,8 @@ func TestFakeSetStepsWallOnly(t *testing.T) {
 	f.Set(base - int64(time.Hour))
 	require.Equal(t, base-int64(time.Hour), f.Now())
 	require.Equal(t, time.Duration(0), f.Monotonic())
+	require.Equal(t, Reading{Wall: base - int64(time.Hour)}, f.Paired(), "a backward step keeps the monotonic half")
+	require.Zero(t, f.PairTolerance())
 	_, ok := received(tm.C())
 	require.False(t, ok, "a UTC step must not fire a monotonic timer")
 	f.Set(base + int64(time.Hour))
@@ -212,6 +215,20 @@ func TestSystemSource(t *testing.T) {
 	m2 := s.Monotonic()
 	require.GreaterOrEqual(t, m2, m1)
 	require.Greater(t, s.Now(), base-int64(365*24*time.Hour), "system UTC is implausible")
+	require.Equal(t, SystemPairTolerance, s.PairTolerance())
+
+	// A paired reading's monotonic half lies between the readings taken
+	// around it, and its wall half between the UTC readings around it
+	// unless the host clock was stepped meanwhile.
+	w1, m1 := s.Now(), s.Monotonic()
+	r := s.Paired()
+	m2, w2 := s.Monotonic(), s.Now()
+	require.GreaterOrEqual(t, r.Mono, m1)
+	require.LessOrEqual(t, r.Mono, m2)
+	if w2 >= w1 {
+		require.GreaterOrEqual(t, r.Wall, w1)
+		require.LessOrEqual(t, r.Wall, w2)
+	}
 
 	tm := s.NewTimer(0)
 	<-tm.C()

@@ -6,7 +6,10 @@ import "time"
 //
 // Now reads UTC, which may step forwards or backwards when the host clock is
 // adjusted. Monotonic and timers never step: a Timer armed for d fires once
-// Monotonic has advanced by at least d, whatever UTC does meanwhile.
+// Monotonic has advanced by at least d, whatever UTC does meanwhile. Paired
+// reads both at once, so that a reader can tell a step of UTC from time
+// passing: between two paired readings, Wall minus Mono changes only when UTC
+// was stepped, give or take PairTolerance.
 //
 // Implementations are safe for concurrent use.
 type Source interface {
@@ -16,9 +19,26 @@ type Source interface {
 	// since an arbitrary, fixed origin of that source. Readings of one source
 	// never decrease; readings of different sources are not comparable.
 	Monotonic() time.Duration
+	// Paired returns UTC and the monotonic reading taken together.
+	Paired() Reading
+	// PairTolerance bounds how far apart the two halves of one Paired
+	// reading normally are: when UTC is not stepped, Wall minus Mono of any
+	// two readings differs by at most this much. A reading may exceed it now
+	// and then (a thread descheduled between the halves), so a reader that
+	// sees a larger difference confirms it with another reading before it
+	// takes it for a step. It is zero for a source whose halves are exact.
+	PairTolerance() time.Duration
 	// NewTimer arms a one-shot timer that fires after at least d of
 	// monotonic time. A d of zero or less fires as soon as possible.
 	NewTimer(d time.Duration) Timer
+}
+
+// Reading is one paired reading of a Source.
+type Reading struct {
+	// Wall is UTC as signed Unix nanoseconds, as Now returns it.
+	Wall int64
+	// Mono is the monotonic reading, as Monotonic returns it.
+	Mono time.Duration
 }
 
 // Timer is a one-shot timer armed by a Source. It follows the Go 1.23
