@@ -73,9 +73,8 @@ func BenchmarkTimeNowParallel(b *testing.B) {
 }
 
 // BenchmarkHandleNowParallel reads one handle from every core. Reads take no
-// lock, but every read that advances the clock raises the generation's one
-// shared watermark with a compare-and-swap, so that cache line is the only
-// shared write; BenchmarkProjectParallel is the same read without it.
+// lock and, while the wall agrees with the generation's frame, write
+// nothing shared; BenchmarkProjectParallel is the projection alone.
 func BenchmarkHandleNowParallel(b *testing.B) {
 	for _, tt := range benchLifecycles {
 		b.Run(tt.name, func(b *testing.B) {
@@ -94,8 +93,8 @@ func BenchmarkHandleNowParallel(b *testing.B) {
 }
 
 // BenchmarkProjectParallel is time.Now projected through the paced mapping
-// with no installation load and no watermark: the cost the shared watermark
-// adds is the difference from BenchmarkHandleNowParallel/paced_rate60.
+// with no installation load and no frame: what a read adds to it is the
+// difference from BenchmarkHandleNowParallel/paced_rate60.
 func BenchmarkProjectParallel(b *testing.B) {
 	m := paced(1, 60, 0).Mapping
 	src := timesource.System()
@@ -159,8 +158,8 @@ func BenchmarkHandleNowVsTimeNow(b *testing.B) {
 }
 
 // BenchmarkHandleNowVsTimeNowParallel is BenchmarkHandleNowVsTimeNow on
-// every core at once, all reading one handle: the ratio shows what the
-// generation's shared watermark costs when every core raises it.
+// every core at once, all reading one handle: the ratio shows what reads of
+// one generation cost each other when every core reads it.
 func BenchmarkHandleNowVsTimeNowParallel(b *testing.B) {
 	const batch = 512
 	for _, tt := range benchLifecycles {

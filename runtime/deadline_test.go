@@ -189,7 +189,11 @@ func TestWaitAlreadyDue(t *testing.T) {
 
 // TestWaitReevaluatesAfterUTCStepBack: the due predicate stays logical.
 // A timer that fires after UTC stepped back finds the target not due and
-// arms again.
+// arms again. A read observes the step before the timer fires: a step is
+// taken into account when a read first sees it, and a read that saw it only
+// when the timer fired could not tell that no read of the old frame had
+// returned up to then, so it would hold the clock at the old frame's
+// projection (see Handle.Snapshot).
 func TestWaitReevaluatesAfterUTCStepBack(t *testing.T) {
 	r, f := newFakeRegistry(t)
 	install(t, r, "d", paced(1, 1, 0))
@@ -201,7 +205,10 @@ func TestWaitReevaluatesAfterUTCStepBack(t *testing.T) {
 	done := startWait(ctx, h, h.Deadline(now+100))
 	require.NoError(t, f.BlockUntil(ctx, 1))
 	f.Set(base - 50) // the projection is now below the watermark
-	f.Advance(100)   // the armed timer fires; UTC reads base+50
+	held, err := h.Now()
+	require.NoError(t, err)
+	require.Equal(t, now, held, "the read holds at the watermark")
+	f.Advance(100) // the armed timer fires; UTC reads base+50
 	require.NoError(t, f.BlockUntil(ctx, 1))
 	require.Equal(t, uint64(1), f.Fired())
 	next, _ := f.Next()

@@ -12,11 +12,20 @@
 // Bind gives a Handle bound to a domain and its installed lifecycle
 // generation. Handle.Now and Handle.Snapshot take no lock and allocate
 // nothing: they load the installation, revalidate the generation and state,
-// project UTC through the paced mapping (an unpaced clock reads UTC), and
-// raise the generation's read watermark with one atomic maximum, so reads of
-// one generation never decrease. Failures are typed (*ClockError wrapping a
-// sentinel such as ErrDomainStopped or ErrStaleGeneration) and never fall
-// back to wall time.
+// take one paired (wall and monotonic) reading of the time source and
+// project the reading's UTC through the paced mapping (an unpaced clock
+// reads that UTC). A reading's UTC is the wall at the generation's frame
+// calibration plus the monotonic time elapsed since (frame.go), so a read
+// whose wall agrees with the frame, within the source's pair tolerance,
+// stores nothing and reads on every core scale as the time source does. A
+// wall that stepped forward re-bases the frame; one that stepped backward
+// parks it, raises the generation's watermark to the bound of everything a
+// read of it could have returned and only then publishes the lowered frame,
+// whose reads hold at the watermark until they pass it. Reads of one
+// generation on one node therefore never decrease, and never claim a
+// logical nanosecond beyond the projection of some reading's UTC. Failures
+// are typed (*ClockError wrapping a sentinel such as ErrDomainStopped or
+// ErrStaleGeneration) and never fall back to wall time.
 //
 // A Producer on the authority emits each due tick as a ProgressReport;
 // Registry.AcceptProgress fences and publishes them through the domain's

@@ -1,8 +1,6 @@
 package runtime
 
 import (
-	"sync/atomic"
-
 	"github.com/nspl-dev/nspl/runtime/timesource"
 )
 
@@ -45,12 +43,22 @@ func (h *Handle) Now() (int64, error) {
 }
 
 // Snapshot reads the domain clock once: it loads the published installation,
-// validates the handle's generation and the state, projects the source's UTC
-// through the paced mapping (an unpaced clock reads UTC itself), raises the
-// generation's read watermark to that reading with one atomic maximum and
-// returns the watermark. Reads of one generation therefore never decrease,
-// even across a UTC step backwards or a racing replacement. It takes no lock
-// and allocates nothing on success.
+// validates the handle's generation and the state, takes one paired reading
+// of the time source and projects the reading's UTC through the paced
+// mapping (an unpaced clock reads that UTC itself).
+//
+// A reading's UTC is the time source's paired reading seen through the
+// generation's frame: the wall at the frame's calibration plus the
+// monotonic time elapsed since. While the wall agrees with it to within the
+// source's pair tolerance, the read stores nothing. A wall that has stepped
+// forward re-bases the frame forward; one that has stepped backward lowers
+// the frame only after raising the generation's watermark to the bound of
+// every value a read could have returned, and reads return at least the
+// watermark until the lowered projection passes it. Reads of one generation
+// on one node therefore never decrease, even across a UTC step backwards or
+// a racing replacement of the same generation, and never claim a logical
+// nanosecond beyond the projection of some reading's UTC. It takes no lock
+// and allocates nothing on success unless the wall disagrees with the frame.
 func (h *Handle) Snapshot() (Snapshot, error) {
 	return h.read(h.alloc.cur.Load(), "read")
 }
@@ -74,25 +82,9 @@ func (h *Handle) read(in *Installation, op string) (Snapshot, error) {
 	if err := h.check(in, op); err != nil {
 		return Snapshot{}, err
 	}
-	t := h.src.Now()
-	if in.lc.State == StatePaced {
-		var err error
-		if t, err = in.lc.Mapping.Project(t); err != nil {
-			return Snapshot{}, &ClockError{Op: op, Domain: h.alloc.domain, Generation: h.generation, Err: ErrClockOverflow, Cause: err}
-		}
+	t, err := in.clock.read(h.src)
+	if err != nil {
+		return Snapshot{}, &ClockError{Op: op, Domain: h.alloc.domain, Generation: h.generation, Err: ErrClockOverflow, Cause: err}
 	}
-	return Snapshot{Generation: h.generation, Time: raise(in.watermark, t)}, nil
-}
-
-// raise sets w to max(w, v) and returns the result.
-func raise(w *atomic.Int64, v int64) int64 {
-	for {
-		cur := w.Load()
-		if v <= cur {
-			return cur
-		}
-		if w.CompareAndSwap(cur, v) {
-			return v
-		}
-	}
+	return Snapshot{Generation: h.generation, Time: t}, nil
 }

@@ -3,7 +3,6 @@ package runtime
 import (
 	"fmt"
 	"math"
-	"sync/atomic"
 
 	"github.com/nspl-dev/nspl/clock"
 	"github.com/nspl-dev/nspl/lifecycle"
@@ -136,14 +135,14 @@ func (lc Lifecycle) sameAs(other Lifecycle) bool {
 // replacement and closes the Replaced channel of the installation it
 // replaces. Holding an *Installation is therefore always a consistent view.
 type Installation struct {
-	domain    string
-	lc        Lifecycle
-	watermark *atomic.Int64 // nil unless lc.State.Readable()
-	replaced  chan struct{}
+	domain   string
+	lc       Lifecycle
+	clock    *generationClock // nil unless lc.State.Readable()
+	replaced chan struct{}
 }
 
-func newInstallation(domain string, lc Lifecycle, watermark *atomic.Int64) *Installation {
-	return &Installation{domain: domain, lc: lc, watermark: watermark, replaced: make(chan struct{})}
+func newInstallation(domain string, lc Lifecycle, c *generationClock) *Installation {
+	return &Installation{domain: domain, lc: lc, clock: c, replaced: make(chan struct{})}
 }
 
 // Domain returns the domain's name.
@@ -186,14 +185,16 @@ func (in *Installation) Lifecycle() Lifecycle { return in.lc }
 // missing installation of a removed domain is never replaced.
 func (in *Installation) Replaced() <-chan struct{} { return in.replaced }
 
-// Watermark returns the highest time a read of this installation's
-// generation has returned, and false when the state is not readable or no
-// read has raised the watermark above its initial math.MinInt64 since the
-// generation was installed.
+// Watermark returns the floor under this installation's generation's reads
+// on this node: the bound, raised whenever a backward step of UTC (or a
+// change of projection within the generation) lowered the generation's
+// frame, of every value a read could have returned before it. It returns
+// false when the state is not readable or nothing has raised the watermark
+// above its initial math.MinInt64 since the generation was installed.
 func (in *Installation) Watermark() (int64, bool) {
-	if in.watermark == nil {
+	if in.clock == nil {
 		return 0, false
 	}
-	w := in.watermark.Load()
+	w := in.clock.watermark.Load()
 	return w, w != math.MinInt64
 }

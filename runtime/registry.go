@@ -1,7 +1,6 @@
 package runtime
 
 import (
-	"math"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -135,8 +134,8 @@ func (r *Registry) Bind(domain string) (*Handle, error) {
 // installation and publishes it only if it differs (ignoring the revision):
 // an unchanged lifecycle publishes nothing, wakes no waiter and reports
 // false. A replacement that keeps the same generation installed shares the
-// read watermark of the installation it replaces; any other replacement
-// starts a new one.
+// read frame and watermark of the installation it replaces (handle.go);
+// any other replacement calibrates a new frame from one paired reading.
 //
 // Install refuses, with ErrOlderRevision, a lifecycle from an older catalog
 // revision than the domain already holds, and with ErrInvalidLifecycle an
@@ -198,16 +197,20 @@ func (a *Allocation) publishLocked(lc Lifecycle) bool {
 	if prev.lc.sameAs(lc) {
 		return false
 	}
-	var wm *atomic.Int64
+	var c *generationClock
 	switch {
 	case !lc.State.Readable():
 	case prev.lc.State.Readable() && prev.lc.Generation == lc.Generation:
-		wm = prev.watermark
+		// The replacement shares the generation's frame and watermark. A
+		// changed projection publishes its frame before the installation,
+		// so a read of either installation that completes afterwards
+		// projects through it, above the floor of everything read before.
+		c = prev.clock
+		c.reproject(a.src, lc)
 	default:
-		wm = new(atomic.Int64)
-		wm.Store(math.MinInt64)
+		c = newGenerationClock(a.src, lc)
 	}
-	a.cur.Store(newInstallation(a.domain, lc, wm))
+	a.cur.Store(newInstallation(a.domain, lc, c))
 	a.progress.syncInstalled(lc)
 	close(prev.replaced)
 	return true

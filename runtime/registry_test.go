@@ -118,12 +118,12 @@ func TestInstallTransitions(t *testing.T) {
 			}
 			require.Equal(t, tt.to.normalized(), cur.Lifecycle())
 			if tt.shared {
-				require.Same(t, prev.watermark, cur.watermark)
+				require.Same(t, prev.clock, cur.clock)
 			} else if tt.to.State.Readable() {
-				require.NotNil(t, cur.watermark)
-				require.NotSame(t, prev.watermark, cur.watermark)
+				require.NotNil(t, cur.clock)
+				require.NotSame(t, prev.clock, cur.clock)
 			} else {
-				require.Nil(t, cur.watermark)
+				require.Nil(t, cur.clock)
 			}
 		})
 	}
