@@ -140,17 +140,31 @@ func (f *frame) bound(mono time.Duration) int64 {
 	return t
 }
 
-// read returns the generation's logical time from one reading of src.
-func (c *generationClock) read(src timesource.Source) (int64, error) {
-	if f := c.frame.Load(); f != nil {
-		r := src.Paired()
-		if c.frame.Load() == f {
-			if u := f.utc(r.Mono); f.compare(r.Wall, u) == wallAgrees {
-				return f.project(u)
-			}
-		}
+// readFast returns the generation's logical time from one reading of src
+// if the frame is published before and after the reading and the wall
+// agrees with it; otherwise it declines (false) and the caller takes
+// readSlow, which also reports a projection that fails.
+func (c *generationClock) readFast(src timesource.Source) (int64, bool) {
+	f := c.frame.Load()
+	if f == nil {
+		return 0, false
 	}
-	return c.readSlow(src)
+	r := src.Paired()
+	if c.frame.Load() != f {
+		return 0, false
+	}
+	u := f.utc(r.Mono)
+	if f.compare(r.Wall, u) != wallAgrees {
+		return 0, false
+	}
+	if !f.paced {
+		return max(u, f.floor), true
+	}
+	t, err := f.mapping.Project(u)
+	if err != nil {
+		return 0, false
+	}
+	return max(t, f.floor), true
 }
 
 // readSlow is a read that found the frame parked or replaced, or the wall
