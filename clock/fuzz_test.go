@@ -32,6 +32,8 @@ func FuzzArithmetic(f *testing.F) {
 			require.ErrorIs(t, err, ErrInvalidRate)
 			_, err = m.Project(wall)
 			require.ErrorIs(t, err, ErrInvalidRate)
+			_, err = m.Projector()
+			require.ErrorIs(t, err, ErrInvalidRate)
 			_, err = m.Wait(logicalStart, target)
 			require.ErrorIs(t, err, ErrInvalidRate)
 			return

@@ -22,16 +22,23 @@ func requireOverflow(t *testing.T, err error, op string) {
 }
 
 // checkProject compares Project with the big reference.
+// checkProject compares Project, and a prepared Projector's Project, with
+// the big reference.
 func checkProject(t *testing.T, m Mapping, wall int64) {
 	t.Helper()
-	got, err := m.Project(wall)
+	pr, err := m.Projector()
+	require.NoError(t, err, "mapping %+v", m)
+	require.Equal(t, m, pr.Mapping())
 	want := refProject(m, wall)
-	if fitsInt64(want) {
-		require.NoError(t, err, "mapping %+v wall %d", m, wall)
-		require.Equal(t, want.Int64(), got, "mapping %+v wall %d", m, wall)
-		return
+	for name, project := range map[string]func(int64) (int64, error){"mapping": m.Project, "projector": pr.Project} {
+		got, err := project(wall)
+		if fitsInt64(want) {
+			require.NoError(t, err, "%s %+v wall %d", name, m, wall)
+			require.Equal(t, want.Int64(), got, "%s %+v wall %d", name, m, wall)
+			continue
+		}
+		requireOverflow(t, err, "project")
 	}
-	requireOverflow(t, err, "project")
 }
 
 // checkWait compares Wait with the big reference.
