@@ -64,21 +64,31 @@ func tolerance(src timesource.Source) uint64 {
 // publishes a new frame and every read, whichever installation it loaded,
 // projects through the frame it validated.
 type frame struct {
-	wall    int64         // UTC at calibration
-	mono    time.Duration // the monotonic reading paired with wall
-	floor   int64         // reads return at least this; math.MinInt64 for none
-	tol     uint64        // the source's pair tolerance in nanoseconds
-	mapping clock.Mapping // zero unless paced
-	paced   bool
+	wall  int64         // UTC at calibration
+	mono  time.Duration // the monotonic reading paired with wall
+	floor int64         // reads return at least this; math.MinInt64 for none
+	tol   uint64        // the source's pair tolerance in nanoseconds
+	paced bool
+	proj  clock.Projector // the paced mapping, prepared; zero unless paced
 }
 
+// newFrame returns a frame calibrated at r that projects as lc, a validated
+// lifecycle, does.
 func newFrame(r timesource.Reading, tol uint64, lc Lifecycle, floor int64) *frame {
-	return &frame{wall: r.Wall, mono: r.Mono, floor: floor, tol: tol, mapping: lc.Mapping, paced: lc.State == StatePaced}
+	f := &frame{wall: r.Wall, mono: r.Mono, floor: floor, tol: tol, paced: lc.State == StatePaced}
+	if f.paced {
+		// Install validated the mapping, so its rate decomposes.
+		f.proj, _ = lc.Mapping.Projector()
+	}
+	return f
 }
 
 // sameProjection reports whether f projects as lc does.
 func (f *frame) sameProjection(lc Lifecycle) bool {
-	return f.paced == (lc.State == StatePaced) && f.mapping == lc.Mapping
+	if f.paced != (lc.State == StatePaced) {
+		return false
+	}
+	return !f.paced || f.proj.Mapping() == lc.Mapping
 }
 
 // utc returns the frame's UTC at the monotonic reading mono: the calibrated
@@ -122,7 +132,7 @@ func (f *frame) project(u int64) (int64, error) {
 	t := u
 	if f.paced {
 		var err error
-		if t, err = f.mapping.Project(u); err != nil {
+		if t, err = f.proj.Project(u); err != nil {
 			return 0, err
 		}
 	}
@@ -160,7 +170,7 @@ func (c *generationClock) readFast(src timesource.Source) (int64, bool) {
 	if !f.paced {
 		return max(u, f.floor), true
 	}
-	t, err := f.mapping.Project(u)
+	t, err := f.proj.Project(u)
 	if err != nil {
 		return 0, false
 	}
