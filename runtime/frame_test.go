@@ -410,9 +410,10 @@ func projectLifecycle(lc Lifecycle, wall int64) (int64, error) {
 }
 
 // TestReadsUnderSteps is the guarantee under racing readers: a stepper
-// moves the fake clock forward and steps its wall backward and forward,
-// and a replacer moves the authority (same generation) and switches the
-// projection between two mappings, while readers read. Each reader's reads
+// moves the fake clock forward, steps its wall backward and forward, makes
+// some paired readings lag (with a nonzero tolerance), moves the authority
+// (same generation) and switches the projection between two mappings,
+// while readers read. Each reader's reads
 // never decrease; a read that starts after another has returned is at
 // least that read; and every read is at most the projection, through
 // either mapping, of the largest UTC any paired reading of the source has
@@ -500,6 +501,11 @@ func TestReadsUnderSteps(t *testing.T) {
 			rng := rand.New(rand.NewPCG(1, uint64(tol)))
 			wall, mono := base, int64(0)
 			for i := range steps {
+				if tol > 0 && rng.IntN(8) == 0 {
+					// Pairs whose wall half lags, within the tolerance
+					// and beyond it.
+					src.lag(rng.Int64N(int64(3*tol)), rng.Int64N(int64(3*tol)))
+				}
 				switch rng.IntN(6) {
 				case 0, 1:
 					d := rng.Int64N(1000)
