@@ -297,3 +297,22 @@ func TestWallAtTable(t *testing.T) {
 		})
 	}
 }
+
+// TestProjectorWholeRates checks the whole-rate multiply of a Projector at
+// the edge of its 64-bit product, where it must overflow exactly when the
+// 128-bit product of Mapping.Project does.
+func TestProjectorWholeRates(t *testing.T) {
+	for _, rate := range []float64{1, 2, 3, 60, 1 << 40, 1 << 62, 1 << 63, 1 << 64, 1 << 65, 3 << 61} {
+		m := Mapping{WallStartedAt: math.MinInt64, LogicalStart: math.MinInt64, Rate: rate}
+		pr, err := m.Projector()
+		require.NoError(t, err)
+		var edges []uint64
+		if pr.whole {
+			edges = append(edges, pr.limit-1, pr.limit, pr.limit+1)
+		}
+		edges = append(edges, 0, 1, 2, math.MaxInt64, math.MaxUint64)
+		for _, elapsed := range edges {
+			checkProject(t, m, int64(uint64(m.WallStartedAt)+elapsed))
+		}
+	}
+}
