@@ -57,8 +57,12 @@ func (h *Handle) Now() (int64, error) {
 // watermark until the lowered projection passes it. Reads of one generation
 // on one node therefore never decrease, even across a UTC step backwards or
 // a racing replacement of the same generation, and never claim a logical
-// nanosecond beyond the projection of some reading's UTC. It takes no lock
-// and allocates nothing on success unless the wall disagrees with the frame.
+// nanosecond beyond the projection of some reading's UTC. A step counts from
+// the first read that sees it: that read cannot tell that no read returned
+// the old frame's time since the step, so the watermark is the old frame's
+// time at that read, and a step no read saw for a while holds the clock for
+// as long again. It takes no lock and allocates nothing on success unless
+// the wall disagrees with the frame.
 func (h *Handle) Snapshot() (Snapshot, error) {
 	return h.read(h.alloc.cur.Load(), "read")
 }
