@@ -60,9 +60,9 @@ func (h *Handle) Now() (int64, error) {
 // nanosecond beyond the projection of some reading's UTC. A step counts from
 // the first read that sees it: that read cannot tell that no read returned
 // the old frame's time since the step, so the watermark is the old frame's
-// time at that read, and a step no read saw for a while holds the clock for
-// as long again. It takes no lock and allocates nothing on success unless
-// the wall disagrees with the frame.
+// time at that read: the clock holds for the size of the step from that
+// read on, rather than from the step itself. It takes no lock and allocates
+// nothing on success unless the wall disagrees with the frame.
 func (h *Handle) Snapshot() (Snapshot, error) {
 	return h.read(h.alloc.cur.Load(), "read")
 }
