@@ -128,16 +128,21 @@ func (c *Client) do(ctx context.Context, method, addr, path string, forwarded bo
 				return nil
 			}
 		}
-		var er ErrorReply
-		if err := json.Unmarshal(b, &er); err == nil && er.Error != nil {
-			return peerError(er.Error)
-		}
-		return peerError(&wire.RemoteError{Code: CodeInternal, Message: fmt.Sprintf("%s answered %s", addr, resp.Status)})
+		return replyError(addr, resp.Status, b)
 	}
 	if err := decodeBytes(b, out); err != nil {
 		return fmt.Errorf("%s: %w", addr, err)
 	}
 	return nil
+}
+
+// replyError is the error a failed reply with body b carries.
+func replyError(addr, status string, b []byte) error {
+	var er ErrorReply
+	if err := json.Unmarshal(b, &er); err == nil && er.Error != nil {
+		return peerError(er.Error)
+	}
+	return peerError(&wire.RemoteError{Code: CodeInternal, Message: fmt.Sprintf("%s answered %s", addr, status)})
 }
 
 // peerError says that re came from a peer; errors.As still finds re.

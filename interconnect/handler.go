@@ -9,11 +9,13 @@ import (
 	"log/slog"
 	"net/http"
 	"sync"
+	"time"
 
 	"github.com/nspl-dev/nspl/catalog"
 	"github.com/nspl-dev/nspl/lifecycle"
 	"github.com/nspl-dev/nspl/pki"
 	"github.com/nspl-dev/nspl/runtime"
+	"github.com/nspl-dev/nspl/runtime/timesource"
 	"github.com/nspl-dev/nspl/wire"
 )
 
@@ -42,6 +44,12 @@ type Backend interface {
 	// wait, and returns its installed revision (older than rev when the
 	// wait ended first).
 	WaitInstalled(ctx context.Context, rev uint64) (uint64, error)
+	// InstalledRevision returns the node's incarnation, the catalog
+	// revision it has installed (0 before it installed the committed
+	// domains since it started) and a channel closed when that revision
+	// next changes. It must be cheap and never block: the installed stream
+	// asks it after every installation.
+	InstalledRevision() (incarnation, revision uint64, changed <-chan struct{}, err error)
 	// Registrable returns nil when the node name, not a member, may
 	// register the raft server serverID as itself: the server is in the
 	// raft configuration, no other registered node claims it, and it is
@@ -62,8 +70,12 @@ type Handler struct {
 	logger  *slog.Logger
 	mux     *http.ServeMux
 
+	src       timesource.Source
+	heartbeat time.Duration
+
 	waitsMu sync.Mutex
 	waits   map[string]int // caller → installed waits in flight
+	streams map[string]int // caller → installed streams open
 }
 
 // MaxInstalledWaitsPerCaller caps the installed waits one node may hold open
@@ -81,13 +93,26 @@ func NewHandler(b Backend, metrics *Metrics, logger *slog.Logger) *Handler {
 	if logger == nil {
 		logger = slog.Default()
 	}
-	h := &Handler{backend: b, metrics: metrics, logger: logger, mux: http.NewServeMux(), waits: make(map[string]int)}
+	h := &Handler{backend: b, metrics: metrics, logger: logger, mux: http.NewServeMux(),
+		src: timesource.System(), heartbeat: DefaultStreamHeartbeat, waits: make(map[string]int), streams: make(map[string]int)}
 	h.mux.HandleFunc("POST "+PathProgress, h.progress)
 	h.mux.HandleFunc("POST "+PathJoin, h.join)
 	h.mux.HandleFunc("POST "+PathPropose, h.propose)
 	h.mux.HandleFunc("GET "+PathStatus, h.status)
 	h.mux.HandleFunc("POST "+PathRemove, h.remove)
 	h.mux.HandleFunc("POST "+PathInstalled, h.installed)
+	h.mux.HandleFunc("GET "+PathInstalledStream, h.installedStream)
+	return h
+}
+
+// WithStreamClock makes the installed stream's heartbeat run on src every
+// heartbeat (DefaultStreamHeartbeat when 0) instead of the system clock
+// every DefaultStreamHeartbeat, and returns h. Call it before serving.
+func (h *Handler) WithStreamClock(src timesource.Source, heartbeat time.Duration) *Handler {
+	h.src = src
+	if heartbeat > 0 {
+		h.heartbeat = heartbeat
+	}
 	return h
 }
 
@@ -289,12 +314,12 @@ func (h *Handler) installed(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	caller := peerOf(r)
-	if !h.acquireWait(caller) {
+	if !h.acquire(h.waits, caller, MaxInstalledWaitsPerCaller) {
 		h.refused(r, caller, ErrBusy)
 		writeError(w, http.StatusTooManyRequests, fmt.Errorf("%w: node %q already holds %d installed waits on this node", ErrBusy, caller, MaxInstalledWaitsPerCaller))
 		return
 	}
-	defer h.releaseWait(caller)
+	defer h.release(h.waits, caller)
 	rev, err := h.backend.WaitInstalled(r.Context(), req.Revision)
 	if err != nil && rev == 0 {
 		writeError(w, statusOf(err), err)
@@ -303,21 +328,23 @@ func (h *Handler) installed(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, InstalledReply{Installed: rev >= req.Revision, AdvertisedRevision: rev})
 }
 
-func (h *Handler) acquireWait(caller string) bool {
+// acquire takes one of caller's limit slots in held (h.waits or
+// h.streams); false when it holds them all.
+func (h *Handler) acquire(held map[string]int, caller string, limit int) bool {
 	h.waitsMu.Lock()
 	defer h.waitsMu.Unlock()
-	if h.waits[caller] >= MaxInstalledWaitsPerCaller {
+	if held[caller] >= limit {
 		return false
 	}
-	h.waits[caller]++
+	held[caller]++
 	return true
 }
 
-func (h *Handler) releaseWait(caller string) {
+func (h *Handler) release(held map[string]int, caller string) {
 	h.waitsMu.Lock()
 	defer h.waitsMu.Unlock()
-	if h.waits[caller]--; h.waits[caller] <= 0 {
-		delete(h.waits, caller)
+	if held[caller]--; held[caller] <= 0 {
+		delete(held, caller)
 	}
 }
 

@@ -56,6 +56,9 @@ type receiver struct {
 	// waiting counts the waits in flight.
 	installed chan struct{}
 	waiting   int
+	// advanced is closed and replaced by advance, for the installed
+	// stream.
+	advanced chan struct{}
 	// standings is the committed membership as the receiver knows it;
 	// free lists raft servers in its configuration that nobody claims.
 	standings map[string]Standing
@@ -73,7 +76,7 @@ func newReceiver(t testing.TB) *receiver {
 		Period:  uint64(time.Second), Authority: authority, Revision: 5,
 	})
 	require.NoError(t, err)
-	return &receiver{reg: reg, advertRv: 5, installed: make(chan struct{}),
+	return &receiver{reg: reg, advertRv: 5, installed: make(chan struct{}), advanced: make(chan struct{}),
 		standings: map[string]Standing{"n1": {Member: true, Voter: true}, "n2": {Member: true, Voter: true}, "n3": {Member: true, Voter: true}},
 		free:      map[string]bool{"s-fresh": true}}
 }
@@ -149,6 +152,21 @@ func (r *receiver) WaitInstalled(ctx context.Context, rev uint64) (uint64, error
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.advertRv, nil
+}
+
+func (r *receiver) InstalledRevision() (uint64, uint64, <-chan struct{}, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return 11, r.advertRv, r.advanced, nil
+}
+
+// advance makes rev the receiver's installed revision.
+func (r *receiver) advance(rev uint64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.advertRv = rev
+	close(r.advanced)
+	r.advanced = make(chan struct{})
 }
 
 func (r *receiver) waits() int {

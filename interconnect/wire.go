@@ -20,6 +20,8 @@ const (
 	PathStatus    = "/v1/peer/status"
 	PathRemove    = "/v1/peer/remove"
 	PathInstalled = "/v1/peer/installed"
+	// PathInstalledStream is the installed stream (installed.go).
+	PathInstalledStream = "/v1/peer/installed/stream"
 )
 
 // MaxBodyBytes caps every request and response body of the interconnect.
