@@ -96,12 +96,12 @@ func (h *Handler) installedStream(w http.ResponseWriter, r *http.Request) {
 	defer t.Stop()
 	line := make([]byte, 0, MaxInstalledUpdateBytes)
 	for {
+		t.Reset(h.heartbeat) // before the write: a reader that got it sees the heartbeat armed
 		line = appendInstalledUpdate(line[:0], inc, rev)
 		if _, err := w.Write(line); err != nil {
 			return
 		}
 		fl.Flush()
-		t.Reset(h.heartbeat)
 		sent := rev
 		for again := false; !again; {
 			select {

@@ -107,8 +107,9 @@ func TestInstalledStreamRefusesWhoItMust(t *testing.T) {
 	require.NoError(t, s.Close())
 }
 
-// gatedWriter is a ResponseWriter whose writes wait while the gate is
-// shut; every write reports its line on arrived before it waits.
+// gatedWriter is a ResponseWriter whose writes wait while the gate they
+// began under is shut; every write reports its line on arrived before it
+// waits.
 type gatedWriter struct {
 	header  http.Header
 	arrived chan string
@@ -122,10 +123,10 @@ func (g *gatedWriter) WriteHeader(int)     {}
 func (g *gatedWriter) Flush()              {}
 
 func (g *gatedWriter) Write(b []byte) (int, error) {
-	g.arrived <- string(b)
 	g.mu.Lock()
-	gate := g.gate
+	gate := g.gate // the gate as the write began
 	g.mu.Unlock()
+	g.arrived <- string(b)
 	<-gate
 	return len(b), nil
 }
