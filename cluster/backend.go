@@ -44,6 +44,17 @@ func (b backend) Status() interconnect.Status {
 	}
 }
 
+// InstalledRevision feeds the installed stream: this incarnation and the
+// catalog revision the node has installed.
+func (b backend) InstalledRevision() (uint64, uint64, <-chan struct{}, error) {
+	n, err := b.m.opened()
+	if err != nil {
+		return 0, 0, nil, err
+	}
+	_, rev, changed := n.Installed()
+	return n.Identity().Incarnation, rev, changed, nil
+}
+
 // Standing reads the caller's standing from the committed node registry
 // and the raft configuration (see interconnect.Standing).
 func (b backend) Standing(name string) (interconnect.Standing, error) {

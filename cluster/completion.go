@@ -43,23 +43,29 @@ func (s *liveSignal) changed() {
 // awaitPeers is the node's completion boundary in a cluster
 // (node.Config.AwaitPeers): it returns once every other live registered
 // node has installed revision rev, and otherwise, when ctx ends, the sorted
-// names of those that had not. Each peer is asked once through the
-// installed route, which answers the moment the peer installs, so the wait
-// adds no polling delay; a request that fails is asked again after
-// forwardRetry. A peer that is not live, or stops being live (a paused or
-// partitioned node, once availability says so), does not hold the
-// statement, and is named unless it last advertised rev.
+// names of those that had not. A peer whose installed stream is up under
+// its registered incarnation is waited on through what the stream pushes
+// (InstalledWatch), which costs no request; any other peer is asked once
+// through the installed route, which answers the moment the peer installs,
+// and a request that fails is asked again after forwardRetry. A peer whose
+// stream goes down mid-wait is asked from then on, and one asked whose
+// stream comes up answers through either. A peer that is not live, or
+// stops being live (a paused or partitioned node, once availability says
+// so), does not hold the statement, and is named unless it last advertised
+// rev.
 func (m *Member) awaitPeers(ctx context.Context, rev uint64) []string {
 	type waiter struct {
 		peer   interconnect.Peer
-		cancel context.CancelFunc
+		cancel context.CancelFunc // nil until the peer is asked
 	}
 	ctx, cancelAll := context.WithCancel(ctx)
-	defer cancelAll()
 	done := make(chan string)
-	pending := make(map[string]waiter)
+	pending := make(map[string]*waiter)
 	var wg sync.WaitGroup
-	defer wg.Wait()
+	defer func() {
+		cancelAll() // before the wait: an asker that got its answer may be offering it on done
+		wg.Wait()
+	}()
 	var gaveUp []string
 	for _, p := range m.peers() {
 		switch {
@@ -69,29 +75,52 @@ func (m *Member) awaitPeers(ctx context.Context, rev uint64) []string {
 			gaveUp = append(gaveUp, p.Name) // does not hold the statement, but is named
 			continue
 		}
+		pending[p.Name] = &waiter{peer: p}
+	}
+	ask := func(w *waiter) {
 		pctx, cancel := context.WithCancel(ctx)
-		pending[p.Name] = waiter{peer: p, cancel: cancel}
+		w.cancel = cancel
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if m.awaitPeer(pctx, p.APIAddr, rev) {
+			if m.awaitPeer(pctx, w.peer.APIAddr, rev) {
 				select {
-				case done <- p.Name:
+				case done <- w.peer.Name:
 				case <-ctx.Done():
 				}
 			}
 		}()
 	}
+	finish := func(name string) {
+		if w := pending[name]; w.cancel != nil {
+			w.cancel()
+		}
+		delete(pending, name)
+	}
 	for len(pending) > 0 {
-		changed := m.live.wait()
+		changed, pushed := m.live.wait(), m.watch.Changed()
+		for name, w := range pending {
+			switch st := m.watch.Installed(name); {
+			case st.Up && st.Incarnation == w.peer.Incarnation:
+				if st.Revision >= rev {
+					finish(name)
+				}
+			case w.cancel == nil:
+				ask(w)
+			}
+		}
+		if len(pending) == 0 {
+			break
+		}
 		live := make(map[string]bool, len(pending))
 		for _, p := range m.peers() {
-			live[p.Name] = p.Live && p.Incarnation == pending[p.Name].peer.Incarnation
+			if w, ok := pending[p.Name]; ok {
+				live[p.Name] = p.Live && p.Incarnation == w.peer.Incarnation
+			}
 		}
-		for name, w := range pending {
+		for name := range pending {
 			if !live[name] {
-				w.cancel()
-				delete(pending, name)
+				finish(name)
 				gaveUp = append(gaveUp, name)
 			}
 		}
@@ -100,15 +129,16 @@ func (m *Member) awaitPeers(ctx context.Context, rev uint64) []string {
 		}
 		select {
 		case name := <-done:
-			pending[name].cancel()
-			delete(pending, name)
+			if _, ok := pending[name]; ok {
+				finish(name)
+			}
 		case <-changed:
+		case <-pushed:
 		case <-ctx.Done():
-			for name, w := range pending {
-				w.cancel()
+			for name := range pending {
+				finish(name)
 				gaveUp = append(gaveUp, name)
 			}
-			pending = nil
 		}
 	}
 	if len(gaveUp) > 0 {

@@ -27,3 +27,18 @@ func PeersLive(m *Member) (int, bool) {
 	}
 	return len(peers), true
 }
+
+// InstalledStreamsUp reports whether m follows an installed stream, up
+// under the registered incarnation, from every other live member.
+func InstalledStreamsUp(m *Member) bool {
+	for _, p := range m.peers() {
+		if st := m.watch.Installed(p.Name); p.Live && (!st.Up || st.Incarnation != p.Incarnation) {
+			return false
+		}
+	}
+	return true
+}
+
+// StopInstalledStreams closes m's installed streams for good: from then
+// on its statements ask every peer per statement.
+func StopInstalledStreams(m *Member) { m.watch.Close() }

@@ -30,8 +30,9 @@ type Member struct {
 	transport *http2.Transport
 	client    *interconnect.Client
 	delivery  *interconnect.Delivery
-	handler   http.Handler // the interconnect handler, instrumented
-	server    *http.Server // nil unless Config.Listener
+	watch     *interconnect.InstalledWatch // the peers' installed streams
+	handler   http.Handler                 // the interconnect handler, instrumented
+	server    *http.Server                 // nil unless Config.Listener
 
 	metrics interconnect.Metrics
 	ticks   atomic.Uint64
@@ -135,7 +136,14 @@ func Start(ctx context.Context, cfg Config) (*Member, error) {
 		Metrics:        &m.metrics,
 		Logger:         m.logger,
 	})
-	m.handler = m.instrument(interconnect.NewHandler(backend{m}, &m.metrics, m.logger))
+	m.watch = interconnect.NewInstalledWatch(interconnect.InstalledWatchConfig{
+		Client:  m.client,
+		Source:  m.src,
+		Peers:   m.peers,
+		Backoff: cfg.ProgressBackoff,
+		Logger:  m.logger,
+	})
+	m.handler = m.instrument(interconnect.NewHandler(backend{m}, &m.metrics, m.logger).WithStreamClock(m.src, 0))
 	if cfg.Listener != nil {
 		m.serve()
 	}
@@ -203,6 +211,7 @@ func (m *Member) Close() error {
 func (m *Member) shutdown() error {
 	m.cancel()
 	m.delivery.Close()
+	m.watch.Close()
 	var errs []error
 	if m.server != nil {
 		errs = append(errs, m.server.Close())
@@ -262,7 +271,16 @@ func (m *Member) availabilityChanged() {
 	default: // a signal is pending already
 	}
 	m.live.changed()
+	m.peersChanged()
+}
+
+// peersChanged hands a change of the peer view to delivery and, once the
+// node has opened (the view reads its catalog), to the installed streams.
+func (m *Member) peersChanged() {
 	m.delivery.PeersChanged()
+	if _, err := m.opened(); err == nil {
+		m.watch.PeersChanged()
+	}
 }
 
 // observe translates raft's observations of registered nodes into gossip
@@ -275,7 +293,7 @@ func (m *Member) observe(o catalog.Observation) {
 			m.avail.ObserveGossip(o.Node, o.Kind == catalog.HeartbeatResumed)
 		}
 	case catalog.LeaderChanged, catalog.PeerChanged:
-		m.delivery.PeersChanged()
+		m.peersChanged()
 	}
 }
 
@@ -286,7 +304,7 @@ func (m *Member) installLoop(n *node.Node) {
 	for {
 		_, _, changed := n.Installed()
 		m.delivery.Sync()
-		m.delivery.PeersChanged()
+		m.peersChanged()
 		select {
 		case <-m.ctx.Done():
 			return

@@ -28,6 +28,9 @@ var peerRoutes = map[string]string{
 	interconnect.PathStatus:    "status",
 	interconnect.PathRemove:    "remove",
 	interconnect.PathInstalled: "installed",
+	// A stream is counted when it ends, and its duration is how long it
+	// lasted.
+	interconnect.PathInstalledStream: "installed_stream",
 }
 
 func newMemberMetrics() *memberMetrics {
