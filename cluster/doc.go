@@ -37,6 +37,17 @@
 // leadership makes the leader reconcile clock authorities at once; the
 // catalog retries every 200 ms until a reassignment commits.
 //
+// Completion: a lifecycle statement returns once every other live
+// registered member has installed its revision (completion.go). Every
+// member follows each other live member's installed stream
+// (interconnect.InstalledWatch), so the wait costs no request: it watches
+// the revisions the peers push. A peer whose stream is down or not yet up
+// (or up under an incarnation other than the registered one) is asked
+// through the installed route instead, once per statement, so the boundary
+// never depends on a stream. The leader's followers learn of a commit with
+// the barrier the leader appends after it (catalog), not its replication
+// heartbeat.
+//
 // A member never reads the wall clock except through its time source
 // (request deadlines are physical bounds on I/O, not clock reads), and
 // Close stops every goroutine it started.

@@ -45,6 +45,9 @@ type Standing struct {
 //	remove    a member
 //	status    a member
 //	installed a member, holding at most MaxInstalledWaitsPerCaller waits
+//	installed/stream
+//	          a member, holding at most MaxInstalledStreamsPerCaller
+//	          streams, and still a member at every heartbeat
 //
 // Every refusal is ErrForbidden, counted in Metrics.Forbidden and logged.
 

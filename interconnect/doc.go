@@ -6,6 +6,9 @@
 //	POST /v1/peer/propose   commit a catalog command (via the leader)
 //	POST /v1/peer/remove    remove a node from the cluster (via the leader)
 //	GET  /v1/peer/status    incarnation, advertised revision, health
+//	POST /v1/peer/installed answer once a catalog revision is installed
+//	GET  /v1/peer/installed/stream
+//	                        every installed catalog revision, pushed
 //
 // Handler serves them against a Backend; the reporting or calling node's
 // name always comes from the verified peer certificate (pki.PeerName),
@@ -25,6 +28,16 @@
 // a new or reconnected peer. Retiring a domain's authority cancels its
 // in-flight requests and backoffs. A node-wide limit bounds concurrent
 // attempts. Nothing queues with time, rate or peer slowness.
+//
+// The installed stream (installed.go) is one long-lived response per
+// subscriber: the receiver writes its incarnation and installed revision
+// when the stream opens, after every installation and at least every
+// DefaultStreamHeartbeat, always the newest (a slow subscriber gets fewer,
+// newer lines; nothing queues, and no installation waits for a
+// subscriber), re-checking at each heartbeat that the subscriber is a
+// member. InstalledWatch is the subscriber's side: one stream per live
+// peer, reopened after a backoff when it fails or stays quiet for
+// DefaultStreamIdleTimeout.
 //
 // Client makes the requests; its errors translate the remote catalog
 // errors back to catalog's sentinels, so forwarding a statement returns the
