@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -61,6 +62,11 @@ type FSM struct {
 	haltedCh    chan struct{}
 
 	changes *changeFeed
+
+	// committed, when set before raft starts, is offered a signal (never
+	// blocking) as each batch holding a command begins to apply: the
+	// leader's cue that the batch committed (see Node.announceCommits).
+	committed chan<- struct{}
 }
 
 // HaltError is the response to a committed entry the FSM could not apply
@@ -121,6 +127,12 @@ func (f *FSM) ApplyBatch(logs []*raft.Log) []any {
 	defer f.mu.Unlock()
 	out := make([]any, len(logs))
 	before := f.state.Revision()
+	if f.committed != nil && slices.ContainsFunc(logs, func(l *raft.Log) bool { return l.Type == raft.LogCommand }) {
+		select {
+		case f.committed <- struct{}{}:
+		default: // an announcement is pending already: it covers this batch
+		}
+	}
 	for i, l := range logs {
 		if h := f.halt.Load(); h != nil {
 			out[i] = h

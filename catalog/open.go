@@ -134,6 +134,11 @@ func start(cfg Config, logger *slog.Logger, st *stores) (*Node, error) {
 		}
 	}
 	fsm := NewFSM(logger, cfg.OnChange)
+	var committed chan struct{}
+	if cfg.Cluster != nil {
+		committed = make(chan struct{}, 1)
+		fsm.committed = committed
+	}
 	r, err := raft.NewRaft(rc, fsm, st.log, st.stable, st.snaps, trans)
 	if err != nil {
 		_ = trans.Close()
@@ -181,6 +186,10 @@ func start(cfg Config, logger *slog.Logger, st *stores) (*Node, error) {
 	}
 	n.loop.Add(1)
 	go n.run(ctx)
+	if committed != nil {
+		n.loop.Add(1)
+		go n.announceCommits(ctx, committed)
+	}
 	return n, nil
 }
 

@@ -100,7 +100,6 @@ func (n *Node) apply(ctx context.Context, data []byte, confirmed bool) (any, err
 	if err != nil {
 		return nil, err
 	}
-	n.announceCommit()
 	return f.(raft.ApplyFuture).Response(), nil
 }
 
@@ -158,18 +157,29 @@ func (n *Node) await(ctx context.Context, start func() raft.Future) (raft.Future
 	}
 }
 
-// announceCommit makes the followers learn at once that the entry just
-// applied committed. Raft tells a follower the commit index only in its
-// next AppendEntries, which without a new entry waits for the replication
-// heartbeat (CommitTimeout, randomised up to twice it); a statement's
-// completion boundary waits for every live node to install, so it would
-// wait for that timer on every write. A barrier is a new entry: appending
-// it replicates at once and carries the commit index. Nobody waits for its
-// future, which raft answers or drops on shutdown; one node alone has no
-// follower to tell.
-func (n *Node) announceCommit() {
-	if n.cfg.Cluster == nil {
-		return
+// announceCommits makes the followers learn at once that the entries the
+// FSM begins to apply committed. Raft tells a follower the commit index
+// only in its next AppendEntries, which without a new entry waits for the
+// replication heartbeat (CommitTimeout, randomised up to twice it); a
+// statement's completion boundary waits for every live node to install, so
+// it would wait for that timer on every write. A barrier is a new entry:
+// appending it replicates at once and carries the commit index. The FSM
+// signals committed as a batch holding a command begins to apply, before
+// the leader applies and installs it, so the followers apply alongside the
+// leader; one signal stands for every batch since the last barrier. Nobody
+// waits for a barrier's future, which raft answers or drops on shutdown; a
+// follower applies the same batches and appends nothing. It runs until ctx
+// ends.
+func (n *Node) announceCommits(ctx context.Context, committed <-chan struct{}) {
+	defer n.loop.Done()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-committed:
+		}
+		if n.raft.State() == raft.Leader {
+			n.raft.Barrier(0)
+		}
 	}
-	n.raft.Barrier(0)
 }
