@@ -43,8 +43,9 @@ func (s *liveSignal) changed() {
 // awaitPeers is the node's completion boundary in a cluster
 // (node.Config.AwaitPeers): it returns once every other live registered
 // node has installed revision rev, and otherwise, when ctx ends, the sorted
-// names of those that had not. A peer whose installed stream is up under
-// its registered incarnation is waited on through what the stream pushes
+// names of those that had not. It keeps the peers' installed streams open
+// (InstalledWatch.Want); a peer whose stream is up under its registered
+// incarnation is waited on through what the stream pushes
 // (InstalledWatch), which costs no request; any other peer is asked once
 // through the installed route, which answers the moment the peer installs,
 // and a request that fails is asked again after forwardRetry. A peer whose
@@ -58,6 +59,7 @@ func (m *Member) awaitPeers(ctx context.Context, rev uint64) []string {
 		peer   interconnect.Peer
 		cancel context.CancelFunc // nil until the peer is asked
 	}
+	m.watch.Want()
 	ctx, cancelAll := context.WithCancel(ctx)
 	done := make(chan string)
 	pending := make(map[string]*waiter)

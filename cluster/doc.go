@@ -38,10 +38,11 @@
 // catalog retries every 200 ms until a reassignment commits.
 //
 // Completion: a lifecycle statement returns once every other live
-// registered member has installed its revision (completion.go). Every
-// member follows each other live member's installed stream
-// (interconnect.InstalledWatch), so the wait costs no request: it watches
-// the revisions the peers push. A peer whose stream is down or not yet up
+// registered member has installed its revision (completion.go). A member
+// that serves statements follows each other live member's installed
+// stream (interconnect.InstalledWatch: from its first statement until a
+// minute passes without one), so the wait costs no request: it watches the
+// revisions the peers push. A peer whose stream is down or not yet up
 // (or up under an incarnation other than the registered one) is asked
 // through the installed route instead, once per statement, so the boundary
 // never depends on a stream. The leader's followers learn of a commit with

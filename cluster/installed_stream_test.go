@@ -44,11 +44,11 @@ func installedRequests(t *testing.T, members []*cluster.Member) float64 {
 	return n
 }
 
-// streamsUp waits until every member follows every other's installed
-// stream.
-func streamsUp(h *testcluster.Cluster) {
-	h.Eventually(20*time.Second, "every member follows every other's installed stream", func() bool {
-		for _, m := range h.Live() {
+// streamsUp waits until each of members, which have served a statement,
+// follows every other member's installed stream.
+func streamsUp(h *testcluster.Cluster, members ...*cluster.Member) {
+	h.Eventually(20*time.Second, "the serving members follow every other's installed stream", func() bool {
+		for _, m := range members {
 			if !cluster.InstalledStreamsUp(m) {
 				return false
 			}
@@ -85,7 +85,8 @@ func createDrop(t *testing.T, h *testcluster.Cluster, m *cluster.Member, domain 
 	}
 }
 
-// With every installed stream up, a statement's completion boundary
+// A member opens its installed streams with its first statement, which
+// asks its peers; with the streams up, a statement's completion boundary
 // waits on what the peers pushed and asks no peer; with the serving
 // node's streams down, it asks each peer through the installed route and
 // still returns only once every member installed.
@@ -93,9 +94,12 @@ func TestCompletionWaitsOnTheInstalledStreams(t *testing.T) {
 	h := testcluster.New(t, testcluster.Options{})
 	members := h.StartThree()
 	allLive(h)
-	streamsUp(h)
 	leader := h.Leader()
 	follower := h.Follower(leader)
+	require.False(t, cluster.InstalledStreamsUp(leader), "no streams before the first statement")
+	createDrop(t, h, leader, "first", 0)
+	createDrop(t, h, follower, "first", 1)
+	streamsUp(h, leader, follower)
 
 	asked := installedRequests(t, members)
 	for i := range 20 {
@@ -118,14 +122,15 @@ func TestInstalledStreamsFollowARestartedMember(t *testing.T) {
 	h := testcluster.New(t, testcluster.Options{Durable: true})
 	h.StartThree()
 	allLive(h)
-	streamsUp(h)
 	leader := h.Leader()
+	createDrop(t, h, leader, "first", 0)
+	streamsUp(h, leader)
 	gone := h.FollowersOf(leader)[0]
 	name := gone.Node().Name()
 	h.Kill(name)
 	back := h.Start(name, false, leader.APIAddr())
 	allLive(h)
-	streamsUp(h)
+	streamsUp(h, leader)
 	members := h.Live()
 	require.Contains(t, members, back)
 	asked := installedRequests(t, members)

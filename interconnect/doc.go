@@ -36,7 +36,8 @@
 // newer lines; nothing queues, and no installation waits for a
 // subscriber), re-checking at each heartbeat that the subscriber is a
 // member. InstalledWatch is the subscriber's side: one stream per live
-// peer, reopened after a backoff when it fails or stays quiet for
+// peer while the node serves statements (DefaultStreamLinger after the
+// last), reopened after a backoff when it fails or stays quiet for
 // DefaultStreamIdleTimeout.
 //
 // Client makes the requests; its errors translate the remote catalog

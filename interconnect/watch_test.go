@@ -69,9 +69,10 @@ func TestInstalledWatchFollowsReconnectsAndStops(t *testing.T) {
 	view.set(Peer{Name: "n2", APIAddr: addrOf(srv), Incarnation: 11, Live: true})
 	w := NewInstalledWatch(InstalledWatchConfig{Client: clientFor(t, p.n1), Source: src, Peers: view.get, Backoff: testBackoff})
 	defer w.Close()
-	require.Equal(t, PeerInstalled{}, w.Installed("n2"), "no stream before PeersChanged")
-
 	w.PeersChanged()
+	require.Equal(t, PeerInstalled{}, w.Installed("n2"), "no stream before the first Want")
+
+	w.Want()
 	waitInstalled(t, w, "n2", "the stream opened", upAt(5))
 	rcv.advance(8)
 	waitInstalled(t, w, "n2", "the pushed revision", upAt(8))
@@ -80,7 +81,7 @@ func TestInstalledWatchFollowsReconnectsAndStops(t *testing.T) {
 	waitInstalled(t, w, "n2", "the stream ended with its connection", down)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	require.NoError(t, src.BlockUntil(ctx, 1), "the backoff is armed")
+	require.NoError(t, src.BlockUntil(ctx, 2), "the linger and the backoff are armed")
 	rcv.advance(9)
 	src.Advance(testBackoff)
 	waitInstalled(t, w, "n2", "the stream opened again after the backoff", upAt(9))
@@ -104,15 +105,48 @@ func TestInstalledWatchEndsAQuietStream(t *testing.T) {
 	w := NewInstalledWatch(InstalledWatchConfig{Client: clientFor(t, p.n1), Source: src, Backoff: time.Hour, IdleTimeout: idle,
 		Peers: func() []Peer { return []Peer{{Name: "n2", APIAddr: addrOf(srv), Incarnation: 11, Live: true}} }})
 	defer w.Close()
-	w.PeersChanged()
+	w.Want()
 	waitInstalled(t, w, "n2", "the stream opened", upAt(5))
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	require.NoError(t, src.BlockUntil(ctx, 1), "the idle check is armed")
+	require.NoError(t, src.BlockUntil(ctx, 2), "the linger and the idle check are armed")
 	armed := src.Armings()
 	src.Advance(idle) // the first line came within this period
 	require.NoError(t, src.BlockUntilArmings(ctx, armed+1))
 	require.True(t, w.Installed("n2").Up, "a stream that sent a line in the last period is up")
 	src.Advance(idle)
 	waitInstalled(t, w, "n2", "the quiet stream ended", down)
+}
+
+// The streams stay open for Linger after the latest Want, and close once
+// it passes without one.
+func TestInstalledWatchLingersAfterTheLastWant(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t) })
+	p := newPKI(t)
+	rcv := newReceiver(t)
+	srv := serve(t, p, NewHandler(rcv, nil, nil).WithStreamClock(timesource.NewFake(issued.UnixNano()), time.Second))
+	src := timesource.NewFake(issued.UnixNano())
+	const linger = 10 * time.Second
+	w := NewInstalledWatch(InstalledWatchConfig{Client: clientFor(t, p.n1), Source: src, Linger: linger, IdleTimeout: time.Hour,
+		Peers: func() []Peer { return []Peer{{Name: "n2", APIAddr: addrOf(srv), Incarnation: 11, Live: true}} }})
+	defer w.Close()
+	w.Want()
+	waitInstalled(t, w, "n2", "the stream opened", upAt(5))
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	require.NoError(t, src.BlockUntil(ctx, 2), "the linger and the idle check are armed")
+
+	src.Advance(6 * time.Second)
+	w.Want() // 6 s in: the streams now stay until 16 s
+	armed := src.Armings()
+	src.Advance(4 * time.Second)
+	require.NoError(t, src.BlockUntilArmings(ctx, armed+1), "the linger re-armed for the rest")
+	require.True(t, w.Installed("n2").Up, "a Want within the linger holds the stream open")
+
+	src.Advance(6 * time.Second)
+	waitInstalled(t, w, "n2", "the stream closed a linger after the last Want", down)
+	w.PeersChanged()
+	require.False(t, w.Installed("n2").Up, "PeersChanged does not reopen a lingered-out watch")
+	w.Want()
+	waitInstalled(t, w, "n2", "a Want opens the streams again", upAt(5))
 }
