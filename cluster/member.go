@@ -139,7 +139,7 @@ func Start(ctx context.Context, cfg Config) (*Member, error) {
 	m.watch = interconnect.NewInstalledWatch(interconnect.InstalledWatchConfig{
 		Client:  m.client,
 		Source:  m.src,
-		Peers:   m.peers,
+		Peers:   m.openedPeers,
 		Backoff: cfg.ProgressBackoff,
 		Logger:  m.logger,
 	})
@@ -262,6 +262,15 @@ func (m *Member) peers() []interconnect.Peer {
 	return out
 }
 
+// openedPeers is the installed streams' view of their targets: peers, and
+// none until the node has opened (the view reads its catalog).
+func (m *Member) openedPeers() []interconnect.Peer {
+	if _, err := m.opened(); err != nil {
+		return nil
+	}
+	return m.peers()
+}
+
 // availabilityChanged runs after every change of an availability verdict:
 // the leader's catalog reconciles authorities, and delivery re-reads its
 // peers.
@@ -274,13 +283,11 @@ func (m *Member) availabilityChanged() {
 	m.peersChanged()
 }
 
-// peersChanged hands a change of the peer view to delivery and, once the
-// node has opened (the view reads its catalog), to the installed streams.
+// peersChanged hands a change of the peer view to delivery and to the
+// installed streams.
 func (m *Member) peersChanged() {
 	m.delivery.PeersChanged()
-	if _, err := m.opened(); err == nil {
-		m.watch.PeersChanged()
-	}
+	m.watch.PeersChanged()
 }
 
 // observe translates raft's observations of registered nodes into gossip
