@@ -84,7 +84,8 @@ type Config struct {
 	UnavailabilityInterval time.Duration
 
 	// Progress delivery; zero means interconnect's defaults (2 s request
-	// deadline, 200 ms backoff).
+	// deadline, 200 ms backoff). ProgressBackoff is also the wait before
+	// an installed stream that failed is opened again.
 	ProgressTimeout time.Duration
 	ProgressBackoff time.Duration
 
