@@ -28,8 +28,7 @@ var peerRoutes = map[string]string{
 	interconnect.PathStatus:    "status",
 	interconnect.PathRemove:    "remove",
 	interconnect.PathInstalled: "installed",
-	// A stream is counted when it ends, and its duration is how long it
-	// lasted.
+	// A stream is counted when it ends; it has no latency to observe.
 	interconnect.PathInstalledStream: "installed_stream",
 }
 
@@ -68,7 +67,9 @@ func (m *Member) instrument(h http.Handler) http.Handler {
 		start := m.src.Monotonic()
 		rec := &statusRecorder{ResponseWriter: w, code: http.StatusOK}
 		h.ServeHTTP(rec, r)
-		m.mm.latency.WithLabelValues(route).Observe((m.src.Monotonic() - start).Seconds())
+		if r.URL.Path != interconnect.PathInstalledStream {
+			m.mm.latency.WithLabelValues(route).Observe((m.src.Monotonic() - start).Seconds())
+		}
 		m.mm.requests.WithLabelValues(route, strconv.Itoa(rec.code)).Inc()
 	})
 }

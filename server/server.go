@@ -214,6 +214,9 @@ func New(cfg Config) (*Server, error) {
 	// that sent its preface and nothing more) and an idle HTTP/1.1 one.
 	hs := &http.Server{Handler: served(s.mux), ReadHeaderTimeout: cfg.Limits.HandshakeTimeout, IdleTimeout: cfg.Limits.IdleTimeout,
 		ConnState: s.conns.state, ConnContext: s.conns.context,
+		// Every request's context ends at Close, so a peer's long-lived
+		// stream does not hold a drained server's Close for its grace.
+		BaseContext: func(net.Listener) context.Context { return s.ctx },
 		ErrorLog: slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelWarn)}
 	if cfg.Insecure {
 		protocols.SetUnencryptedHTTP2(true)

@@ -17,8 +17,11 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/nspl-dev/nspl/internal/testpki"
 	"github.com/nspl-dev/nspl/internal/testserve"
 	"github.com/nspl-dev/nspl/node"
+	"github.com/nspl-dev/nspl/pki"
+	"github.com/nspl-dev/nspl/runtime/timesource"
 	"github.com/nspl-dev/nspl/wire"
 )
 
@@ -256,4 +259,50 @@ func TestDrainEndsAttachmentsThenSessions(t *testing.T) {
 	require.NoError(t, err)
 	defer h.Body.Close()
 	require.Equal(t, http.StatusOK, h.StatusCode, "the listener serves the rest while sessions drain")
+}
+
+// TestCloseEndsPeerStreams: Close after a Drain ends a peer's long-lived
+// request (a node's installed stream) instead of waiting out the close
+// grace for it. The grace runs on the server's fake clock, which the test
+// never advances, so a stream that outlived Close would hold it forever.
+func TestCloseEndsPeerStreams(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	n, err := node.Open(ctx, node.Config{Logger: quietLogger(), RaftLogLevel: slog.LevelError})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, n.Close()) })
+	ca := testpki.New(t)
+	opened := make(chan struct{})
+	peer := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusOK)
+		w.(http.Flusher).Flush()
+		close(opened)
+		<-r.Context().Done()
+	})
+	srv, err := New(Config{Node: n, TLS: ca.Node("n1").ServerConfig(pki.ServerOptions{AllowNoClientCert: true}),
+		Peer: peer, TimeSource: timesource.NewFake(0), Logger: quietLogger()})
+	require.NoError(t, err)
+	ln, err := srv.Listen("127.0.0.1:0")
+	require.NoError(t, err)
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+
+	tr := &http.Transport{TLSClientConfig: ca.Node("n2").ClientConfig("", ""), ForceAttemptHTTP2: true}
+	defer tr.CloseIdleConnections()
+	resp, err := (&http.Client{Transport: tr}).Get("https://" + ln.Addr().String() + wire.PeerPrefix + "stream")
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	<-opened
+
+	require.NoError(t, srv.Drain(ctx))
+	closed := make(chan error, 1)
+	go func() { closed <- srv.Close() }()
+	select {
+	case err := <-closed:
+		require.NoError(t, err)
+	case <-ctx.Done():
+		t.Fatal("Close waited for the peer's stream")
+	}
+	require.NoError(t, <-served)
 }
