@@ -31,6 +31,18 @@ type laggingSource struct {
 	free chan struct{} // closed to let it take its reading
 }
 
+// laggingUnpaced returns a lagging source with tolerance tol, a registry
+// on it with the unpaced domain "d" installed, and a handle bound to it.
+func laggingUnpaced(t *testing.T, tol time.Duration) (*laggingSource, *Registry, *Handle) {
+	t.Helper()
+	src := newLaggingSource(tol)
+	r := NewRegistry(src)
+	install(t, r, "d", unpaced(1, 0))
+	h, err := r.Bind("d")
+	require.NoError(t, err)
+	return src, r, h
+}
+
 func newLaggingSource(tol time.Duration) *laggingSource {
 	return &laggingSource{Fake: timesource.NewFake(base), tol: tol}
 }
@@ -115,11 +127,7 @@ func TestReadTolerance(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			src := newLaggingSource(tol)
-			r := NewRegistry(src)
-			install(t, r, "d", unpaced(1, 0))
-			h, err := r.Bind("d")
-			require.NoError(t, err)
+			src, r, h := laggingUnpaced(t, tol)
 			src.Advance(5000)
 			got, err := h.Now()
 			require.NoError(t, err)
@@ -186,11 +194,7 @@ func TestReadPacedStepBack(t *testing.T) {
 func TestReadJitter(t *testing.T) {
 	const tol = 1000
 	t.Run("one lagging reading", func(t *testing.T) {
-		src := newLaggingSource(tol)
-		r := NewRegistry(src)
-		install(t, r, "d", unpaced(1, 0))
-		h, err := r.Bind("d")
-		require.NoError(t, err)
+		src, r, h := laggingUnpaced(t, tol)
 		before := currentFrame(t, r)
 		src.Advance(500)
 		src.lag(1_000_000)
@@ -203,11 +207,7 @@ func TestReadJitter(t *testing.T) {
 		require.False(t, ok)
 	})
 	t.Run("lag within the tolerance", func(t *testing.T) {
-		src := newLaggingSource(tol)
-		r := NewRegistry(src)
-		install(t, r, "d", unpaced(1, 0))
-		h, err := r.Bind("d")
-		require.NoError(t, err)
+		src, r, h := laggingUnpaced(t, tol)
 		before := currentFrame(t, r)
 		src.Advance(500)
 		src.lag(tol)
@@ -233,11 +233,7 @@ func TestReadJitter(t *testing.T) {
 		require.Equal(t, base+10, got)
 	})
 	t.Run("two lagging readings", func(t *testing.T) {
-		src := newLaggingSource(tol)
-		r := NewRegistry(src)
-		install(t, r, "d", unpaced(1, 0))
-		h, err := r.Bind("d")
-		require.NoError(t, err)
+		src, r, h := laggingUnpaced(t, tol)
 		src.Advance(500)
 		got, err := h.Now()
 		require.NoError(t, err)
@@ -260,11 +256,7 @@ func TestReadJitter(t *testing.T) {
 // frame is parked, so that no read completes on the old frame with a
 // reading taken after the one that bounds it.
 func TestLoweringParksTheFrame(t *testing.T) {
-	src := newLaggingSource(0)
-	r := NewRegistry(src)
-	install(t, r, "d", unpaced(1, 0))
-	h, err := r.Bind("d")
-	require.NoError(t, err)
+	src, r, h := laggingUnpaced(t, 0)
 	src.Advance(100)
 	old := currentFrame(t, r)
 	src.Set(base)
@@ -294,11 +286,7 @@ func TestLoweringParksTheFrame(t *testing.T) {
 // return less than it did.
 func TestReadRevalidatesItsFrame(t *testing.T) {
 	const tol = 1000
-	src := newLaggingSource(tol)
-	r := NewRegistry(src)
-	install(t, r, "d", unpaced(1, 0))
-	h, err := r.Bind("d")
-	require.NoError(t, err)
+	src, _, h := laggingUnpaced(t, tol)
 	src.Advance(100)
 	held, release := src.holdCall(1)
 	done := make(chan int64, 1)
