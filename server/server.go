@@ -217,7 +217,7 @@ func New(cfg Config) (*Server, error) {
 		// Every request's context ends at Close, so a peer's long-lived
 		// stream does not hold a drained server's Close for its grace.
 		BaseContext: func(net.Listener) context.Context { return s.ctx },
-		ErrorLog: slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelWarn)}
+		ErrorLog:    slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelWarn)}
 	if cfg.Insecure {
 		protocols.SetUnencryptedHTTP2(true)
 	} else {
