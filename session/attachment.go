@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -32,22 +33,40 @@ type attachment struct {
 	// queued, and busy, set while the task changes what the client holds;
 	// and the task's own state: running, woken again while running
 	// (dirty), halted for good (stopped or ended), and the running task's
-	// cancel, nil once it caught up. What a tick reads comes first, so the
-	// fan-out's pass touches as few cache lines as it can.
-	mu       sync.Mutex
-	busy     bool
-	running  bool
-	dirty    bool
-	halted   bool
-	lastTick uint64
-	failed   uint64
-	last     clock.Observed
+	// cancel, nil once it caught up.
+	//
+	// What a tick touches comes first: what the fan-out checks, the
+	// slot, the lane it is queued on and the frame's room, then what the
+	// reader builds the frame from, 128 bytes in all. The fan-out's pass
+	// reads nothing of the session, so a tick costs each attachment two
+	// cache lines.
+	mu         sync.Mutex
+	busy       bool
+	slotQueued bool // guarded by the lane's mutex, with slot
+	running    bool
+	dirty      bool
+	tickRoom   int32
+	lastTick   uint64
+	failed     uint64
+	last       clock.Observed
 
-	// slotQueued and slot are the replaceable tick slot, guarded by the
-	// lane's mutex: whether it is queued, and the record of the tick frame
-	// it holds.
-	slotQueued bool
-	slot       *tickRecord
+	// slot is the replaceable tick slot, guarded by the lane's mutex with
+	// slotQueued: the record of the tick frame it holds, queued on the
+	// session's lane while slotQueued is set. The reader builds the tick
+	// frame from the record, the attachment's id and its domain.
+	slot   *tickRecord
+	lane   *lane
+	id     uint64
+	domain string
+
+	// tickBase is the encoded size of the attachment's tick frames less
+	// their numbers (frameSize), and tickRoom what the session's frame
+	// limit leaves of a tick frame for those numbers, which tick records
+	// count (tickRecord.digits).
+	tickBase int32
+	halted   bool
+
+	obs *runtime.Observer // used by the running task only
 
 	// sess is the session that holds it; fanout delivers its ticks and
 	// wakes its task, and at is its index in the fan-out's list, guarded
@@ -55,14 +74,6 @@ type attachment struct {
 	sess   *Session
 	fanout *tickFanout
 	at     int32
-
-	// tickBase is the encoded size of the attachment's tick frames less
-	// their numbers (frameSize).
-	tickBase int32
-
-	id     uint64
-	domain string
-	obs    *runtime.Observer // used by the running task only
 
 	// ending is set by the delivery task before it queues the end frame,
 	// so a request sent after the client read that frame finds it set.
@@ -75,6 +86,11 @@ type attachment struct {
 	// unfit is a state that did not fit the frame limit, kept by the task
 	// from one run to the next; nil otherwise.
 	unfit *clock.Observed
+
+	// The padding puts the record in the 256-byte size class, whose
+	// objects start on a cache line, so what a tick touches spans two
+	// lines, not three.
+	_ [32]byte
 }
 
 // stop cancels the delivery task, waits for it to end, keeps it from
@@ -220,7 +236,11 @@ func (s *Session) attach(ctx context.Context) (wire.Result, bool, error) {
 		// The reply is not returned, so it announces nothing.
 		return wire.Result{}, false, err
 	}
-	a := &attachment{id: id, domain: domain, obs: obs, tickBase: int32(tickFrameBase(domain, id)), sess: s, last: first.Clock}
+	base := tickFrameBase(domain, id)
+	a := &attachment{
+		id: id, domain: domain, obs: obs, sess: s, lane: s.lane, last: first.Clock,
+		tickBase: int32(base), tickRoom: int32(max(min(s.frameLimit-base, math.MaxInt32), -1)),
+	}
 	// Joined before the task's first read, so a tick published after that
 	// read reaches it through the fan-out, and before the session holds
 	// it, so a Close that finds it leaves the fan-out with it.

@@ -37,18 +37,15 @@ import (
 // select over a Done channel that, in a server, every session's reader may
 // share.
 type lane struct {
-	mu       sync.Mutex
-	entries  []laneEntry
-	head     int         // entries[:head] are taken and zeroed
-	spare    *wire.Frame // an empty box for the next frame pushed, or nil
-	frames   int         // state, error and end entries in entries[head:]
-	capacity int
-	closed   bool
-
+	// What every tick touches, its putTick and the reader's next, comes
+	// first, to share one cache line.
+	mu           sync.Mutex
+	closed       bool
+	watchEnded   bool
+	head         int // entries[:head] are taken and zeroed
+	entries      []laneEntry
 	ready        chan struct{} // one-slot wake of a reader waiting for an entry; closed by close
-	room         chan struct{} // one-slot wake of a writer waiting for room; closed by close
 	readyWaiters int
-	roomWaiters  int
 
 	// The watch is the context readers wait on most: a reader of it waits
 	// on ready alone, which is cheaper than a select with its Done
@@ -59,16 +56,25 @@ type lane struct {
 	// the last reader that selected, which becomes the watch when it waits
 	// again.
 	watchDone    <-chan struct{}
-	watchEnded   bool
 	watchWaiters int
-	unwatch      func() bool
-	watchers     sync.WaitGroup
 	lastDone     <-chan struct{}
 
 	// changed is created by an observer that must not take a reader's
 	// wake (a test waiting for a queued frame) and closed by the next
 	// added entry; nil, and free, otherwise.
 	changed chan struct{}
+
+	spare       *wire.Frame // an empty box for the next frame pushed, or nil
+	frames      int         // state, error and end entries in entries[head:]
+	capacity    int
+	room        chan struct{} // one-slot wake of a writer waiting for room; closed by close
+	roomWaiters int
+	unwatch     func() bool
+	watchers    sync.WaitGroup
+
+	// The lane fills 192 bytes, a size class whose objects start on a
+	// cache line, so its first fields share one line.
+	_ [32]byte
 }
 
 // laneEntry is a state, error or end frame (frame), or an attachment's tick

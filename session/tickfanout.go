@@ -189,10 +189,10 @@ func (a *attachment) offerTick(o runtime.Observation, rec *tickRecord, err error
 			"domain", a.domain, "generation", o.Tick.Generation, "tick", o.Tick.ID, "error", err)
 		return true
 	}
-	if n := int(a.tickBase) + rec.digits; n > a.sess.frameLimit {
-		a.sess.tooLarge(a, wire.FrameTick, n)
+	if rec.digits > int(a.tickRoom) {
+		a.sess.tooLarge(a, wire.FrameTick, int(a.tickBase)+rec.digits)
 		return true
 	}
-	a.sess.lane.putTick(a, rec)
+	a.lane.putTick(a, rec)
 	return true
 }
