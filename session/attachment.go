@@ -35,25 +35,23 @@ type attachment struct {
 	// (dirty), halted for good (stopped or ended), and the running task's
 	// cancel, nil once it caught up.
 	//
-	// What a tick touches comes first: what the fan-out checks, the
-	// slot, the lane it is queued on and the frame's room, then what the
-	// reader builds the frame from, 128 bytes in all. The fan-out's pass
-	// reads nothing of the session, so a tick costs each attachment two
-	// cache lines.
-	mu         sync.Mutex
-	busy       bool
-	slotQueued bool // guarded by the lane's mutex, with slot
-	running    bool
-	dirty      bool
-	tickRoom   int32
-	lastTick   uint64
-	failed     uint64
-	last       clock.Observed
+	// What a tick touches comes first, 128 bytes on two cache lines: the
+	// fan-out reads what it checks, on the first, and the slot, lane and
+	// room; the reader only the slot, id and domain, on the second.
+	// Neither reads anything of the session.
+	mu       sync.Mutex
+	busy     bool
+	running  bool
+	dirty    bool
+	tickRoom int32
+	lastTick uint64
+	failed   uint64
+	last     clock.Observed
 
-	// slot is the replaceable tick slot, guarded by the lane's mutex with
-	// slotQueued: the record of the tick frame it holds, queued on the
-	// session's lane while slotQueued is set. The reader builds the tick
-	// frame from the record, the attachment's id and its domain.
+	// slot is the replaceable tick slot, guarded by the lane's mutex: the
+	// record of the tick frame it holds while it is queued on the
+	// session's lane, nil while it is not. The reader builds the tick
+	// frame from it, the attachment's id and its domain.
 	slot   *tickRecord
 	lane   *lane
 	id     uint64
@@ -238,7 +236,7 @@ func (s *Session) attach(ctx context.Context) (wire.Result, bool, error) {
 	}
 	base := tickFrameBase(domain, id)
 	a := &attachment{
-		id: id, domain: domain, obs: obs, sess: s, lane: s.lane, last: first.Clock,
+		id: id, domain: domain, obs: obs, sess: s, lane: &s.lane, last: first.Clock,
 		tickBase: int32(base), tickRoom: int32(max(min(s.frameLimit-base, math.MaxInt32), -1)),
 	}
 	// Joined before the task's first read, so a tick published after that

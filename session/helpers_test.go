@@ -129,7 +129,7 @@ func (e *env) advance(d time.Duration, domain string, id uint64) {
 // frame on the session's control lane matches match.
 func (e *env) waitQueued(what string, match func(wire.Frame) bool) {
 	e.t.Helper()
-	l := e.sess.lane
+	l := &e.sess.lane
 	for {
 		l.mu.Lock()
 		for _, en := range l.entries[l.head:] {
@@ -139,7 +139,7 @@ func (e *env) waitQueued(what string, match func(wire.Frame) bool) {
 			}
 		}
 		if l.changed == nil {
-			l.changed = make(chan struct{})
+			l.changed, l.wantChange = make(chan struct{}), true
 		}
 		changed := l.changed
 		l.mu.Unlock()

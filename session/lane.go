@@ -38,14 +38,17 @@ import (
 // share.
 type lane struct {
 	// What every tick touches, its putTick and the reader's next, comes
-	// first, to share one cache line.
+	// first and fills the lane's first cache line: the counts are int32
+	// to fit (a lane holds at most capacity plus one entry per attachment).
 	mu           sync.Mutex
 	closed       bool
 	watchEnded   bool
-	head         int // entries[:head] are taken and zeroed
+	wantChange   bool // changed is not nil
+	readyWaiters int32
+	watchWaiters int32
+	head         int32 // entries[:head] are taken and zeroed
 	entries      []laneEntry
 	ready        chan struct{} // one-slot wake of a reader waiting for an entry; closed by close
-	readyWaiters int
 
 	// The watch is the context readers wait on most: a reader of it waits
 	// on ready alone, which is cheaper than a select with its Done
@@ -55,13 +58,14 @@ type lane struct {
 	// the readers waiting on it alone, and lastDone is the Done channel of
 	// the last reader that selected, which becomes the watch when it waits
 	// again.
-	watchDone    <-chan struct{}
-	watchWaiters int
-	lastDone     <-chan struct{}
+	watchDone <-chan struct{}
+	lastDone  <-chan struct{}
+	unwatch   func() bool
+	watchers  sync.WaitGroup
 
 	// changed is created by an observer that must not take a reader's
-	// wake (a test waiting for a queued frame) and closed by the next
-	// added entry; nil, and free, otherwise.
+	// wake (a test waiting for a queued frame), with wantChange, and
+	// closed by the next added entry; nil, and free, otherwise.
 	changed chan struct{}
 
 	spare       *wire.Frame // an empty box for the next frame pushed, or nil
@@ -69,12 +73,6 @@ type lane struct {
 	capacity    int
 	room        chan struct{} // one-slot wake of a writer waiting for room; closed by close
 	roomWaiters int
-	unwatch     func() bool
-	watchers    sync.WaitGroup
-
-	// The lane fills 192 bytes, a size class whose objects start on a
-	// cache line, so its first fields share one line.
-	_ [32]byte
 }
 
 // laneEntry is a state, error or end frame (frame), or an attachment's tick
@@ -85,11 +83,17 @@ type laneEntry struct {
 }
 
 func newLane(capacity int) *lane {
-	return &lane{
-		capacity: capacity,
-		ready:    make(chan struct{}, 1),
-		room:     make(chan struct{}, 1),
-	}
+	l := new(lane)
+	l.init(capacity)
+	return l
+}
+
+// init readies a zero lane for use, one that holds at most capacity state,
+// error and end frames; a Session holds its lane in place (Session.lane).
+func (l *lane) init(capacity int) {
+	l.capacity = capacity
+	l.ready = make(chan struct{}, 1)
+	l.room = make(chan struct{}, 1)
 }
 
 // next removes and returns the first frame, waiting for one until ctx ends
@@ -104,12 +108,12 @@ func (l *lane) next(ctx context.Context) (wire.Frame, error) {
 			l.mu.Unlock()
 			return wire.Frame{}, ErrClosed
 		}
-		if l.head < len(l.entries) {
+		if int(l.head) < len(l.entries) {
 			e := &l.entries[l.head]
 			var f wire.Frame
 			if a := e.att; e.frame == nil {
 				f = wire.Frame{Domain: a.domain, Attachment: a.id, Kind: wire.FrameTick, Tick: a.slot.tick, Reading: a.slot.reading}
-				a.slot, a.slotQueued = nil, false
+				a.slot = nil
 			} else {
 				f = *e.frame
 				l.releaseLocked(e.frame)
@@ -118,7 +122,7 @@ func (l *lane) next(ctx context.Context) (wire.Frame, error) {
 			}
 			*e = laneEntry{}
 			l.head++
-			if l.head == len(l.entries) {
+			if int(l.head) == len(l.entries) {
 				l.entries, l.head = l.entries[:0], 0
 			} else if l.readyWaiters > 0 {
 				signal(l.ready) // another reader may take the next entry
@@ -164,7 +168,7 @@ func (l *lane) next(ctx context.Context) (wire.Frame, error) {
 // something to find: an unread entry, or the end of the watched context it
 // waits on alone.
 func (l *lane) passOnLocked() {
-	if !l.closed && l.readyWaiters > 0 && (l.head < len(l.entries) || l.watchEnded && l.watchWaiters > 0) {
+	if !l.closed && l.readyWaiters > 0 && (int(l.head) < len(l.entries) || l.watchEnded && l.watchWaiters > 0) {
 		signal(l.ready)
 	}
 }
@@ -252,18 +256,18 @@ func (l *lane) pushFrame(ctx context.Context, att *attachment, f wire.Frame) err
 	}
 }
 
-// putTick places the tick frame of rec in the attachment's tick slot: it
-// replaces the contents of a slot still queued, or queues the slot at the
-// end of the lane. It never waits.
+// putTick places the tick frame of rec, which is not nil, in the
+// attachment's tick slot: it replaces the contents of a slot still queued,
+// or queues the slot at the end of the lane. It never waits.
 func (l *lane) putTick(att *attachment, rec *tickRecord) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closed {
 		return
 	}
+	queued := att.slot != nil
 	att.slot = rec
-	if !att.slotQueued {
-		att.slotQueued = true
+	if !queued {
 		l.appendLocked(laneEntry{att: att})
 	}
 }
@@ -281,9 +285,9 @@ func (l *lane) appendLocked(e laneEntry) {
 	if l.readyWaiters > 0 {
 		signal(l.ready)
 	}
-	if l.changed != nil {
+	if l.wantChange {
 		close(l.changed)
-		l.changed = nil
+		l.changed, l.wantChange = nil, false
 	}
 }
 
@@ -292,7 +296,7 @@ func (l *lane) appendLocked(e laneEntry) {
 func (l *lane) withdrawTick(att *attachment) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if !att.slotQueued {
+	if att.slot == nil {
 		return
 	}
 	l.removeLocked(func(e laneEntry) bool { return e.att == att && e.frame == nil })
@@ -316,15 +320,15 @@ func (l *lane) removeLocked(match func(laneEntry) bool) {
 			continue
 		}
 		if e.frame == nil {
-			e.att.slot, e.att.slotQueued = nil, false
+			e.att.slot = nil
 		} else {
 			l.releaseLocked(e.frame)
 			removedFrames++
 		}
 	}
 	clear(unread[len(kept):])
-	l.entries = l.entries[:l.head+len(kept)]
-	if l.head == len(l.entries) {
+	l.entries = l.entries[:int(l.head)+len(kept)]
+	if int(l.head) == len(l.entries) {
 		l.entries, l.head = l.entries[:0], 0
 	}
 	if removedFrames > 0 {
@@ -337,7 +341,7 @@ func (l *lane) removeLocked(match func(laneEntry) bool) {
 func (l *lane) len() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return len(l.entries) - l.head
+	return len(l.entries) - int(l.head)
 }
 
 // close ends the lane: waiting readers and writers return ErrClosed and the
@@ -354,16 +358,16 @@ func (l *lane) close() {
 	l.unwatchLocked()
 	for _, e := range l.entries[l.head:] {
 		if e.frame == nil {
-			e.att.slot, e.att.slotQueued = nil, false
+			e.att.slot = nil
 		}
 	}
 	l.entries, l.head, l.spare = nil, 0, nil
 	l.frames = 0
 	close(l.ready)
 	close(l.room)
-	if l.changed != nil {
+	if l.wantChange {
 		close(l.changed)
-		l.changed = nil
+		l.changed, l.wantChange = nil, false
 	}
 }
 

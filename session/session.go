@@ -76,6 +76,12 @@ type Options struct {
 // itself. ActiveDomain and InTransaction may be called at any time. Close
 // ends the session, stops every delivery task and waits for them.
 type Session struct {
+	// lane comes first, in place: a reader's NextFrame then touches one
+	// cache line of the session, the lane's first, which holds what a
+	// tick changes (lane). The session's record fills a size class whose
+	// objects start on a cache line (384 bytes).
+	lane lane
+
 	node       Engine
 	installs   installations // n's installation counter, which an attach waits on
 	logger     *slog.Logger
@@ -90,8 +96,7 @@ type Session struct {
 
 	ctx    context.Context // ends when the session closes
 	cancel context.CancelFunc
-	turn   chan struct{} // the request lane: holding its one token runs a request
-	lane   *lane
+	turn   chan struct{}  // the request lane: holding its one token runs a request
 	wg     sync.WaitGroup // delivery tasks and attach waits
 
 	mu          sync.Mutex // guards the fields below
@@ -147,8 +152,8 @@ func New(n Engine, opts Options) *Session {
 		ctx:         ctx,
 		cancel:      cancel,
 		turn:        make(chan struct{}, 1),
-		lane:        newLane(opts.LaneCapacity),
 	}
+	s.lane.init(opts.LaneCapacity)
 	s.turn <- struct{}{}
 	return s
 }
