@@ -49,6 +49,14 @@ type lane struct {
 	head         int32 // entries[:head] are taken and zeroed
 	entries      []laneEntry
 	ready        chan struct{} // one-slot wake of a reader waiting for an entry; closed by close
+	watchDone    <-chan struct{}
+
+	// inline is the queue's first array, on the lane's second line: a
+	// lane that never holds more than two entries, as a follower of one
+	// clock, keeps its entries there. Arrays of one or two entries made
+	// apart from their lanes, as 10,000 sessions' first ticks make them,
+	// would share cache lines across lanes read by different processors.
+	inline [2]laneEntry
 
 	// The watch is the context readers wait on most: a reader of it waits
 	// on ready alone, which is cheaper than a select with its Done
@@ -58,10 +66,9 @@ type lane struct {
 	// the readers waiting on it alone, and lastDone is the Done channel of
 	// the last reader that selected, which becomes the watch when it waits
 	// again.
-	watchDone <-chan struct{}
-	lastDone  <-chan struct{}
-	unwatch   func() bool
-	watchers  sync.WaitGroup
+	lastDone <-chan struct{}
+	unwatch  func() bool
+	watchers sync.WaitGroup
 
 	// changed is created by an observer that must not take a reader's
 	// wake (a test waiting for a queued frame), with wantChange, and
@@ -92,6 +99,7 @@ func newLane(capacity int) *lane {
 // error and end frames; a Session holds its lane in place (Session.lane).
 func (l *lane) init(capacity int) {
 	l.capacity = capacity
+	l.entries = l.inline[:0]
 	l.ready = make(chan struct{}, 1)
 	l.room = make(chan struct{}, 1)
 }

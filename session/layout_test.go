@@ -9,9 +9,9 @@ import (
 
 // A tick touches few cache lines: what the fan-out and the reader read of
 // an attachment lies in its first two lines, what they read of a lane in
-// its first, the lane is the first field of its session, and the records
+// its first and its entries in its second, the lane is the first field of its session, and the records
 // of attachments and sessions fill size classes whose objects start on a
-// line (multiples of 64 bytes: the attachment's 256, the session's 384), so
+// line (multiples of 64 bytes: the attachment's 256, the session's 448), so
 // the offsets are the lines. A field added before them, or a record grown
 // past its class, fails here first.
 func TestTickLayout(t *testing.T) {
@@ -43,6 +43,7 @@ func TestTickLayout(t *testing.T) {
 		{"lane.head", 0, line, unsafe.Offsetof(l.head), end(unsafe.Offsetof(l.head), 4)},
 		{"lane.entries", 0, line, unsafe.Offsetof(l.entries), end(unsafe.Offsetof(l.entries), unsafe.Sizeof(l.entries))},
 		{"lane.ready", 0, line, unsafe.Offsetof(l.ready), end(unsafe.Offsetof(l.ready), 8)},
+		{"lane.inline", line, 2 * line, unsafe.Offsetof(l.inline), end(unsafe.Offsetof(l.inline), unsafe.Sizeof(l.inline))},
 		{"lane.watchDone", 0, line, unsafe.Offsetof(l.watchDone), end(unsafe.Offsetof(l.watchDone), 8)},
 		{"Session.lane", 0, 0, unsafe.Offsetof(s.lane), unsafe.Offsetof(s.lane)},
 	} {
@@ -55,7 +56,7 @@ func TestTickLayout(t *testing.T) {
 		above, upTo uintptr // the size class holds (above, upTo]
 	}{
 		{"attachment", unsafe.Sizeof(a), 240, 256},
-		{"Session", unsafe.Sizeof(s), 352, 384},
+		{"Session", unsafe.Sizeof(s), 416, 448},
 	} {
 		require.Greater(t, tc.size, tc.above, "%s is %d bytes, in a smaller class", tc.what, tc.size)
 		require.LessOrEqual(t, tc.size, tc.upTo, "%s is %d bytes, past its class", tc.what, tc.size)

@@ -76,10 +76,11 @@ type Options struct {
 // itself. ActiveDomain and InTransaction may be called at any time. Close
 // ends the session, stops every delivery task and waits for them.
 type Session struct {
-	// lane comes first, in place: a reader's NextFrame then touches one
-	// cache line of the session, the lane's first, which holds what a
-	// tick changes (lane). The session's record fills a size class whose
-	// objects start on a cache line (384 bytes).
+	// lane comes first, in place: a reader's NextFrame then touches the
+	// lane's first cache line, which holds what a tick changes, and its
+	// second, which holds its entries (lane). The padding at the end puts
+	// the record in a size class whose objects start on a cache line
+	// (448 bytes).
 	lane lane
 
 	node       Engine
@@ -106,6 +107,8 @@ type Session struct {
 	attachments []*attachment // at most one per domain
 	nextID      uint64
 	lastRequest time.Duration // monotonic reading as the last request started or ended
+
+	_ [32]byte
 }
 
 // New returns a session served by n. The session owns no goroutine until it
