@@ -46,7 +46,7 @@ type State struct {
 	pacedRunning int
 	domains      *domainRoot     // nil when there are no domains; see table.go
 	nodes        map[string]Node // never written once stored; replaced on change
-	own          *tableOwnership // what Apply may write in place; nil after Clone
+	own          tableOwnership  // what Apply may write in place; none after Clone
 }
 
 // NewState returns an empty catalog at revision 0.
@@ -131,8 +131,8 @@ func (s *State) VoterNames(raftIDs []string) []string {
 // that has not been applied to since it was created or last cloned: any
 // number of goroutines may clone a published clone at once.
 func (s *State) Clone() *State {
-	if s.own != nil {
-		s.own = nil
+	if s.own != (tableOwnership{}) {
+		s.own = tableOwnership{}
 	}
 	c := *s
 	return &c

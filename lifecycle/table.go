@@ -82,9 +82,6 @@ func (s *State) lookup(name string) (*Domain, bool) {
 // and the branch first unless s owns them, and reports whether s owns the
 // leaf.
 func (s *State) writablePath(b, l int) (*domainBranch, bool) {
-	if s.own == nil {
-		s.own = &tableOwnership{}
-	}
 	if !s.own.root {
 		root := &domainRoot{}
 		if s.domains != nil {
