@@ -194,7 +194,42 @@ func EncodeCommand(c Command) ([]byte, error) {
 //
 // The strings of a binary-decoded command share one copy of b (b itself is
 // not retained).
-func DecodeCommand(b []byte) (Command, error) {
+func DecodeCommand(b []byte) (Command, error) { return decodeCommand(b, nil) }
+
+// CommandDecoder decodes commands exactly as DecodeCommand does, but keeps
+// one payload of each op and decodes a binary command's payload into it
+// instead of allocating one: the payload pointer of a Command that Decode
+// returns (and the authority inside it) stays valid only until the next
+// Decode on the same decoder, which overwrites it. Its strings, and the
+// lists of a transaction or a restore, are never reused. It is for a loop
+// that is done with each command before it decodes the next, such as the
+// catalog FSM, which applies each committed entry and retains none of its
+// payload (State.Apply copies what it keeps). The zero value is ready to
+// use; it is not safe for concurrent use.
+type CommandDecoder struct{ p payloads }
+
+// Decode decodes and validates b as DecodeCommand does.
+func (dec *CommandDecoder) Decode(b []byte) (Command, error) { return decodeCommand(b, &dec.p) }
+
+// payloads holds one payload of each op, for decodeBinary to reuse.
+type payloads struct {
+	create     CreateDomain
+	alter      AlterPlacement
+	drop       DropDomain
+	start      Start
+	startAuth  Identity
+	stop       Stop
+	txn        Transaction
+	register   RegisterNode
+	deregister DeregisterNode
+	reassign   ReassignAuthority
+	reassAuth  Identity
+	restore    Restore
+}
+
+// decodeCommand is DecodeCommand, decoding a binary payload into reuse
+// when it is not nil.
+func decodeCommand(b []byte, reuse *payloads) (Command, error) {
 	if len(b) == 0 {
 		return Command{}, errInvalid("", "command is empty")
 	}
@@ -202,7 +237,7 @@ func DecodeCommand(b []byte) (Command, error) {
 	switch b[0] {
 	case formatBinaryV1, formatBinaryV2:
 		var err *Error
-		if c, err = decodeBinary(b); err != nil {
+		if c, err = decodeBinary(b, reuse); err != nil {
 			return Command{}, err
 		}
 	case '{', ' ', '\t', '\n', '\r':
@@ -424,7 +459,9 @@ func (d *decoder) identity(into *Identity) *Identity {
 }
 
 // decodeBinary decodes binary version 1 or 2; the format byte is b[0].
-func decodeBinary(b []byte) (Command, *Error) {
+// It decodes the payload into reuse when that is not nil, and into a fresh
+// allocation otherwise.
+func decodeBinary(b []byte, reuse *payloads) (Command, *Error) {
 	d := &decoder{b: b, text: string(b), off: 1}
 	var requestID string
 	if b[0] == formatBinaryV2 {
@@ -440,29 +477,42 @@ func decodeBinary(b []byte) (Command, *Error) {
 	if int(code) >= len(opCodes) || code == 0 {
 		return Command{}, errInvalid("", "command does not decode: op code %d at byte %d is unknown", code, at)
 	}
+	p := reuse // nil: allocate each payload afresh
 	c := Command{Op: opCodes[code], RequestID: requestID}
 	switch c.Op {
 	case OpCreateDomain:
-		c.CreateDomain = &CreateDomain{Name: d.str(), Pace: Pace(d.byte()), Period: d.uvarint(), Skew: d.uvarint(),
+		c.CreateDomain = newPayload(p, func(p *payloads) *CreateDomain { return &p.create })
+		*c.CreateDomain = CreateDomain{Name: d.str(), Pace: Pace(d.byte()), Period: d.uvarint(), Skew: d.uvarint(),
 			Placement: Placement(d.byte()), IfNotExists: d.bool()}
 	case OpAlterPlacement:
-		c.AlterPlacement = &AlterPlacement{Domain: d.str(), Placement: Placement(d.byte())}
+		c.AlterPlacement = newPayload(p, func(p *payloads) *AlterPlacement { return &p.alter })
+		*c.AlterPlacement = AlterPlacement{Domain: d.str(), Placement: Placement(d.byte())}
 	case OpDropDomain:
-		c.DropDomain = &DropDomain{Name: d.str(), IfExists: d.bool()}
+		c.DropDomain = newPayload(p, func(p *payloads) *DropDomain { return &p.drop })
+		*c.DropDomain = DropDomain{Name: d.str(), IfExists: d.bool()}
 	case OpStart:
-		// One allocation holds the payload and its optional authority.
-		p := &struct {
-			start Start
-			auth  Identity
-		}{}
-		p.start.Domain = d.str()
-		p.start.Resolved.Point = d.point()
-		p.start.Resolved.Authority = d.identity(&p.auth)
-		c.Start = &p.start
+		// A fresh payload and its optional authority share one allocation.
+		var st *Start
+		var auth *Identity
+		if p != nil {
+			st, auth = &p.start, &p.startAuth
+		} else {
+			q := &struct {
+				start Start
+				auth  Identity
+			}{}
+			st, auth = &q.start, &q.auth
+		}
+		*st = Start{Domain: d.str()}
+		st.Resolved.Point = d.point()
+		st.Resolved.Authority = d.identity(auth)
+		c.Start = st
 	case OpStop:
-		c.Stop = &Stop{Domain: d.str()}
+		c.Stop = newPayload(p, func(p *payloads) *Stop { return &p.stop })
+		*c.Stop = Stop{Domain: d.str()}
 	case OpTransaction:
-		t := &Transaction{Domain: d.str()}
+		t := newPayload(p, func(p *payloads) *Transaction { return &p.txn })
+		*t = Transaction{Domain: d.str()}
 		if n := d.count(minStepSize); n > 0 {
 			t.Steps = make([]Step, n)
 			for i := range t.Steps {
@@ -471,22 +521,31 @@ func decodeBinary(b []byte) (Command, *Error) {
 		}
 		c.Transaction = t
 	case OpRegisterNode:
-		c.RegisterNode = &RegisterNode{Name: d.str(), Incarnation: d.uvarint(), RaftID: d.str(), RaftAddr: d.str(), APIAddr: d.str()}
+		c.RegisterNode = newPayload(p, func(p *payloads) *RegisterNode { return &p.register })
+		*c.RegisterNode = RegisterNode{Name: d.str(), Incarnation: d.uvarint(), RaftID: d.str(), RaftAddr: d.str(), APIAddr: d.str()}
 	case OpDeregisterNode:
-		c.DeregisterNode = &DeregisterNode{Name: d.str(), Incarnation: d.uvarint()}
+		c.DeregisterNode = newPayload(p, func(p *payloads) *DeregisterNode { return &p.deregister })
+		*c.DeregisterNode = DeregisterNode{Name: d.str(), Incarnation: d.uvarint()}
 	case OpReassignAuthority:
-		p := &struct {
-			reassign ReassignAuthority
-			auth     Identity
-		}{}
-		r := &p.reassign
-		r.Domain = d.str()
+		var r *ReassignAuthority
+		var auth *Identity
+		if p != nil {
+			r, auth = &p.reassign, &p.reassAuth
+		} else {
+			q := &struct {
+				reassign ReassignAuthority
+				auth     Identity
+			}{}
+			r, auth = &q.reassign, &q.auth
+		}
+		*r = ReassignAuthority{Domain: d.str()}
 		r.ExpectedGeneration = d.uvarint()
 		r.ExpectedFence = AuthorityFence{Node: d.str(), Incarnation: d.uvarint(), Revision: d.uvarint()}
-		r.Authority = d.identity(&p.auth)
+		r.Authority = d.identity(auth)
 		c.ReassignAuthority = r
 	case OpRestore:
-		r := &Restore{}
+		r := newPayload(p, func(p *payloads) *Restore { return &p.restore })
+		*r = Restore{}
 		if n := d.count(minRestoredDomainSize); n > 0 {
 			r.Domains = make([]RestoredDomain, n)
 			for i := range r.Domains {
@@ -502,6 +561,16 @@ func decodeBinary(b []byte) (Command, *Error) {
 		return Command{}, errInvalid("", "command has %d trailing bytes after its %s payload", len(b)-d.off, c.Op)
 	}
 	return c, nil
+}
+
+// newPayload returns p's payload that slot selects when decoding into
+// reused payloads (p not nil), and otherwise a new one, so that a fresh
+// command's payload is one small allocation of its own op.
+func newPayload[T any](p *payloads, slot func(*payloads) *T) *T {
+	if p != nil {
+		return slot(p)
+	}
+	return new(T)
 }
 
 func (d *decoder) step() Step {

@@ -240,8 +240,26 @@ func FuzzDecodeBinaryCommand(f *testing.F) {
 	})
 }
 
+// usedDecoder returns a CommandDecoder that has decoded a command of every
+// op (authorities included) into its reused payloads.
+func usedDecoder(t *testing.T) *CommandDecoder {
+	var dec CommandDecoder
+	for _, c := range append(validCommands(), restoreCommands()...) {
+		b, err := EncodeCommand(c)
+		require.NoError(t, err)
+		_, err = dec.Decode(b)
+		require.NoError(t, err)
+	}
+	return &dec
+}
+
 func checkDecoded(t *testing.T, b []byte) {
 	c, err := DecodeCommand(b)
+	// The reusing decoder agrees with DecodeCommand whatever it decoded
+	// before, refusals included.
+	reused, reusedErr := usedDecoder(t).Decode(b)
+	require.Equal(t, err, reusedErr)
+	require.Equal(t, c, reused)
 	if err != nil {
 		require.ErrorIs(t, err, ErrInvalidCommand)
 		return
