@@ -50,8 +50,9 @@ type FSM struct {
 	logger *slog.Logger
 
 	mu       sync.Mutex
-	state    *lifecycle.State // working state, guarded by mu
-	requests *requestWindow   // recent request ids and results, guarded by mu
+	state    *lifecycle.State         // working state, guarded by mu
+	requests *requestWindow           // recent request ids and results, guarded by mu
+	decoder  lifecycle.CommandDecoder // reuses payloads across entries, guarded by mu
 
 	published atomic.Pointer[lifecycle.State]
 	// configEpoch advances whenever raft's committed configuration may
@@ -119,13 +120,14 @@ func (f *FSM) Apply(l *raft.Log) any {
 }
 
 // ApplyBatch applies committed entries in order and returns one response
-// per entry: a lifecycle.Result for a command entry, nil for raft's own
-// entries, a *HaltError once the FSM has halted. Subscribers see one Change
-// for the batch, after the last entry. It implements raft.BatchingFSM.
+// per entry: a *lifecycle.Result for a command entry (never written once
+// returned), nil for raft's own entries, a *HaltError once the FSM has
+// halted. Subscribers see one Change for the batch, after the last entry.
+// It implements raft.BatchingFSM.
 func (f *FSM) ApplyBatch(logs []*raft.Log) []any {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	out := make([]any, len(logs))
+	out, results := batchResponses(len(logs))
 	before := f.state.Revision()
 	if f.committed != nil && slices.ContainsFunc(logs, func(l *raft.Log) bool { return l.Type == raft.LogCommand }) {
 		select {
@@ -144,17 +146,34 @@ func (f *FSM) ApplyBatch(logs []*raft.Log) []any {
 		if l.Type != raft.LogCommand {
 			continue
 		}
-		cmd, err := lifecycle.DecodeCommand(l.Data)
+		cmd, err := f.decoder.Decode(l.Data)
 		if err != nil {
 			out[i] = f.haltLocked(l.Index, err)
 			continue
 		}
-		out[i] = f.applyLocked(cmd)
+		results[i] = f.applyLocked(cmd)
+		out[i] = &results[i]
 	}
 	if f.state.Revision() != before {
 		f.publishLocked(false)
 	}
 	return out
+}
+
+// batchResponses returns the response slice of a batch of n entries and
+// the results its command entries point to: a result goes out as a
+// pointer, which an interface holds without allocating, so a batch costs
+// these two allocations however many commands it holds, and a batch of one
+// entry, the usual batch of a lone writer, costs one.
+func batchResponses(n int) ([]any, []lifecycle.Result) {
+	if n == 1 {
+		one := &struct {
+			out    [1]any
+			result [1]lifecycle.Result
+		}{}
+		return one.out[:], one.result[:]
+	}
+	return make([]any, n), make([]lifecycle.Result, n)
 }
 
 // applyLocked applies one decoded command, or answers a request id in the

@@ -47,9 +47,9 @@ func TestFSMApply(t *testing.T) {
 	}
 	require.Len(t, got, len(want))
 	for i := range want {
-		require.Equal(t, want[i], got[i], "entry %d", i+1)
+		require.Equal(t, &want[i], got[i], "entry %d", i+1)
 	}
-	require.ErrorIs(t, got[7].(lifecycle.Result).Err(), lifecycle.ErrDomainExists)
+	require.ErrorIs(t, got[7].(*lifecycle.Result).Err(), lifecycle.ErrDomainExists)
 	requireSameState(t, ref, f.State())
 	require.Equal(t, ref.Revision(), f.Revision())
 
@@ -157,7 +157,7 @@ func TestFSMHaltsOnUndecodableEntry(t *testing.T) {
 	entries = append(entries, logs(t, 3, createCmd("b", lifecycle.Unpaced))...)
 	out := f.ApplyBatch(entries)
 
-	require.IsType(t, lifecycle.Result{}, out[0])
+	require.IsType(t, &lifecycle.Result{}, out[0])
 	for _, r := range out[1:] {
 		var h *HaltError
 		require.ErrorAs(t, r.(error), &h)
@@ -260,7 +260,8 @@ func FuzzFSMApply(f *testing.F) {
 			require.Same(t, before, fsm.State())
 			return
 		}
-		require.Equal(t, ref.Apply(cmd), out)
+		want := ref.Apply(cmd)
+		require.Equal(t, &want, out)
 		requireSameState(t, ref, fsm.State())
 	})
 }

@@ -65,8 +65,8 @@ func (n *Node) result(resp any, err error) (lifecycle.Result, error) {
 		return lifecycle.Result{}, err
 	}
 	switch v := resp.(type) {
-	case lifecycle.Result:
-		return v, nil
+	case *lifecycle.Result:
+		return *v, nil
 	case *HaltError:
 		return lifecycle.Result{}, v
 	default:

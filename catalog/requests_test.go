@@ -19,9 +19,9 @@ func withID(c lifecycle.Command, id string) lifecycle.Command {
 
 func result(t *testing.T, out any) lifecycle.Result {
 	t.Helper()
-	r, ok := out.(lifecycle.Result)
+	r, ok := out.(*lifecycle.Result)
 	require.True(t, ok, "entry answered %T", out)
-	return r
+	return *r
 }
 
 // TestFSMRequestAppliesOnce replays a command under the request id of an
