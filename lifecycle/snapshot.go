@@ -98,7 +98,7 @@ func RestoreSnapshot(b []byte) (*State, error) {
 		}
 		records = append(records, &d)
 	}
-	s.domains, s.count = buildTable(records), len(records)
+	s.setRecords(records)
 	for _, d := range records {
 		if d.keepsAuthority() {
 			s.pacedRunning++

@@ -44,7 +44,8 @@ type State struct {
 	count    int // number of domains in the table
 	// pacedRunning is the number of running paced domains in the table.
 	pacedRunning int
-	domains      *domainRoot     // nil when there are no domains; see table.go
+	flat         []*Domain       // the table while it holds at most flatMax domains; see table.go
+	domains      *domainRoot     // the table when it holds more; nil otherwise
 	nodes        map[string]Node // never written once stored; replaced on change
 	own          tableOwnership  // what Apply may write in place; none after Clone
 }

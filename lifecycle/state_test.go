@@ -20,6 +20,7 @@ func requireSameState(t testing.TB, want, got *State, msgAndArgs ...any) {
 	require.Equal(t, want.Nodes(), got.Nodes(), msgAndArgs...)
 	require.Equal(t, want.count, got.count, msgAndArgs...)
 	require.Equal(t, want.domains, got.domains, msgAndArgs...)
+	require.Equal(t, want.flat, got.flat, msgAndArgs...)
 	wb, err := want.MarshalSnapshot()
 	require.NoError(t, err)
 	gb, err := got.MarshalSnapshot()
@@ -27,51 +28,77 @@ func requireSameState(t testing.TB, want, got *State, msgAndArgs ...any) {
 	require.Equal(t, string(wb), string(gb), msgAndArgs...)
 }
 
+// nearFlatLimit returns a state holding two domains fewer than a flat table
+// can, so that randomCommand's creates and drops change the table's form
+// back and forth.
+func nearFlatLimit(t testing.TB) *State {
+	s := NewState()
+	for i := range flatMax - 2 {
+		mustApply(t, s, createUnpaced(fmt.Sprintf("filler-%02d", i)))
+	}
+	return s
+}
+
 // TestClonesArePersistent applies random commands to one state, cloning it
 // after every step, and checks at the end that every clone still holds
 // exactly what the state held when it was taken, and that applying to old
-// clones does not reach the state or other clones.
+// clones does not reach the state or other clones. It starts from an empty
+// state, whose table stays flat, and from one whose table changes between
+// flat and trie as domains come and go.
 func TestClonesArePersistent(t *testing.T) {
-	for seed := range uint64(5) {
-		t.Run(fmt.Sprint(seed), func(t *testing.T) {
-			rng := rand.New(rand.NewPCG(seed, 7))
-			s := NewState()
-			type taken struct {
-				clone *State
-				snap  []byte
-			}
-			var history []taken
-			for range 300 {
-				s.Apply(randomCommand(rng, s))
-				if rng.IntN(3) == 0 {
-					continue // several changes between clones, as in a batch
-				}
-				c := s.Clone()
-				b, err := c.MarshalSnapshot()
-				require.NoError(t, err)
-				history = append(history, taken{c, b})
-				// Writing to an old clone must not reach anyone else.
-				if old := history[rng.IntN(len(history))]; rng.IntN(4) == 0 {
-					old.clone.Apply(randomCommand(rng, old.clone))
-					b, err := old.clone.MarshalSnapshot()
-					require.NoError(t, err)
-					for i := range history {
-						if history[i].clone == old.clone {
-							history[i].snap = b
-						}
-					}
-				}
-			}
-			for i, h := range history {
-				b, err := h.clone.MarshalSnapshot()
-				require.NoError(t, err)
-				require.Equal(t, string(h.snap), string(b), "clone %d changed after it was taken", i)
-				restored, err := RestoreSnapshot(b)
-				require.NoError(t, err)
-				requireSameState(t, restored, h.clone, "clone %d", i)
-			}
-		})
+	for _, start := range []struct {
+		name  string
+		state func(testing.TB) *State
+		forms int // how many table forms the run must pass through
+	}{{"empty", func(testing.TB) *State { return NewState() }, 1}, {"near-flat-limit", nearFlatLimit, 2}} {
+		for seed := range uint64(5) {
+			t.Run(fmt.Sprintf("%s/%d", start.name, seed), func(t *testing.T) {
+				require.Equal(t, start.forms, clonesArePersistent(t, rand.New(rand.NewPCG(seed, 7)), start.state(t)))
+			})
+		}
 	}
+}
+
+// clonesArePersistent is one run of TestClonesArePersistent; it returns
+// how many table forms (flat, trie) the state passed through.
+func clonesArePersistent(t *testing.T, rng *rand.Rand, s *State) int {
+	type taken struct {
+		clone *State
+		snap  []byte
+	}
+	var history []taken
+	forms := map[bool]bool{}
+	for range 300 {
+		s.Apply(randomCommand(rng, s))
+		forms[s.domains == nil] = true
+		if rng.IntN(3) == 0 {
+			continue // several changes between clones, as in a batch
+		}
+		c := s.Clone()
+		b, err := c.MarshalSnapshot()
+		require.NoError(t, err)
+		history = append(history, taken{c, b})
+		// Writing to an old clone must not reach anyone else.
+		if old := history[rng.IntN(len(history))]; rng.IntN(4) == 0 {
+			old.clone.Apply(randomCommand(rng, old.clone))
+			b, err := old.clone.MarshalSnapshot()
+			require.NoError(t, err)
+			for i := range history {
+				if history[i].clone == old.clone {
+					history[i].snap = b
+				}
+			}
+		}
+	}
+	for i, h := range history {
+		b, err := h.clone.MarshalSnapshot()
+		require.NoError(t, err)
+		require.Equal(t, string(h.snap), string(b), "clone %d changed after it was taken", i)
+		restored, err := RestoreSnapshot(b)
+		require.NoError(t, err)
+		requireSameState(t, restored, h.clone, "clone %d", i)
+	}
+	return len(forms)
 }
 
 // TestTableShapeIsCanonical builds the same domains in different orders,
@@ -118,6 +145,7 @@ func TestTableShapeIsCanonical(t *testing.T) {
 		mustApply(t, a, dropCmd(n, false))
 	}
 	require.Nil(t, a.domains)
+	require.Nil(t, a.flat)
 	require.Zero(t, a.count)
 	require.Empty(t, a.Domains())
 }

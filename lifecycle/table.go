@@ -19,17 +19,28 @@ import (
 // of a replica, cloned once per applied batch, copies only the first path
 // it touches in each batch.
 //
-// The shape is canonical (an empty leaf is nil, a branch with no domains is
-// nil, a table with no domains is a nil root, every leaf is sorted by name),
-// so equal domains give equal tables however they were built.
+// A table of at most flatMax domains is not a trie at all but one sorted
+// slice of records (State.flat, the root nil), copied whole on the first
+// write after a clone: for the small catalogs that are the common case,
+// one write to a published table then copies one short array instead of
+// a root, a branch and a leaf. The table changes form when a create or a
+// drop crosses flatMax, in one pass over at most flatMax+1 records.
+//
+// The shape is canonical (at most flatMax domains are a flat slice, nil
+// when empty, and a nil root; more are a trie and no flat slice; in the
+// trie an empty leaf is nil and a branch with no domains is nil; every
+// slice is sorted by name), so equal domains give equal tables however they
+// were built.
 const (
 	tableFanout = 16
 	tableBits   = 4
+	flatMax     = 32
 )
 
 // tableOwnership records the parts of the table a State created since it
 // was created or last cloned, and may therefore write in place.
 type tableOwnership struct {
+	flat     bool // the flat slice's backing array
 	root     bool
 	branches uint16
 	leaves   [tableFanout]uint16
@@ -63,7 +74,11 @@ func compareRecordName(d *Domain, name string) int { return strings.Compare(d.Na
 // not be written.
 func (s *State) lookup(name string) (*Domain, bool) {
 	if s.domains == nil {
-		return nil, false
+		i, ok := slices.BinarySearchFunc(s.flat, name, compareRecordName)
+		if !ok {
+			return nil, false
+		}
+		return s.flat[i], true
 	}
 	b, l := tableSlot(name)
 	branch := s.domains[b]
@@ -105,6 +120,10 @@ func (s *State) writablePath(b, l int) (*domainBranch, bool) {
 // putRecord stores d, replacing the record of the same name. d must not be
 // written afterwards.
 func (s *State) putRecord(d *Domain) {
+	if s.domains == nil {
+		s.putFlat(d)
+		return
+	}
 	b, l := tableSlot(d.Name)
 	branch, owned := s.writablePath(b, l)
 	leaf := branch[l].records()
@@ -136,6 +155,41 @@ func (s *State) putRecord(d *Domain) {
 	s.setLeaf(branch, b, l, owned, leaf)
 }
 
+// putFlat is putRecord on a flat table; the record that would make it
+// hold more than flatMax domains turns it into a trie.
+func (s *State) putFlat(d *Domain) {
+	i, found := slices.BinarySearchFunc(s.flat, d.Name, compareRecordName)
+	if found && s.flat[i].keepsAuthority() {
+		s.pacedRunning--
+	}
+	if d.keepsAuthority() {
+		s.pacedRunning++
+	}
+	switch {
+	case found && s.own.flat:
+		s.flat[i] = d
+	case found:
+		s.flat = slices.Clone(s.flat)
+		s.flat[i] = d
+	case len(s.flat) == flatMax:
+		recs := slices.Insert(slices.Clone(s.flat), i, d)
+		s.flat, s.domains = nil, buildTable(recs)
+		s.own = tableOwnership{}
+	case s.own.flat:
+		s.flat = slices.Insert(s.flat, i, d)
+	default:
+		grown := make([]*Domain, len(s.flat)+1)
+		copy(grown, s.flat[:i])
+		grown[i] = d
+		copy(grown[i+1:], s.flat[i:])
+		s.flat = grown
+	}
+	if !found {
+		s.count++
+	}
+	s.own.flat = s.flat != nil
+}
+
 // setLeaf stores recs as leaf l of branch b (s's writable branch), in
 // place when s owns the leaf, and marks it owned; no records store nil.
 func (s *State) setLeaf(branch *domainBranch, b, l int, owned bool, recs []*Domain) {
@@ -154,6 +208,10 @@ func (s *State) setLeaf(branch *domainBranch, b, l int, owned bool, recs []*Doma
 // canonical.
 func (s *State) removeRecord(name string) {
 	if _, ok := s.lookup(name); !ok {
+		return
+	}
+	if s.domains == nil {
+		s.removeFlat(name)
 		return
 	}
 	b, l := tableSlot(name)
@@ -178,22 +236,54 @@ func (s *State) removeRecord(name string) {
 		s.own.branches &^= 1 << b
 		s.own.leaves[b] = 0
 	}
-	if *s.domains == (domainRoot{}) {
-		s.domains = nil
-		s.own.root = false
+	if s.count == flatMax {
+		s.flat, s.domains = s.sortedRecords(), nil
+		s.own = tableOwnership{flat: true}
 	}
+}
+
+// removeFlat is removeRecord on a flat table that holds name.
+func (s *State) removeFlat(name string) {
+	i, _ := slices.BinarySearchFunc(s.flat, name, compareRecordName)
+	if s.flat[i].keepsAuthority() {
+		s.pacedRunning--
+	}
+	switch {
+	case len(s.flat) == 1:
+		s.flat = nil
+	case s.own.flat:
+		s.flat = slices.Delete(s.flat, i, i+1)
+	default:
+		s.flat = append(append(make([]*Domain, 0, len(s.flat)-1), s.flat[:i]...), s.flat[i+1:]...)
+	}
+	s.count--
+	s.own.flat = s.flat != nil
 }
 
 // keepsAuthority reports whether d is a running paced domain: one whose
 // clock an authority keeps (State.RunsPacedDomain counts them).
 func (d *Domain) keepsAuthority() bool { return d.Pace == Paced && d.Running() }
 
-// buildTable returns the canonical table of records, which must have
-// distinct names, in one pass (RestoreSnapshot's bulk load).
-func buildTable(records []*Domain) *domainRoot {
-	if len(records) == 0 {
-		return nil
+// setRecords replaces the table of s, which s must not share, with the
+// canonical table of records, which must have distinct names, in one pass
+// (RestoreSnapshot's bulk load).
+func (s *State) setRecords(records []*Domain) {
+	s.count, s.own = len(records), tableOwnership{}
+	if len(records) > flatMax {
+		s.flat, s.domains = nil, buildTable(records)
+		return
 	}
+	s.domains = nil
+	s.flat = nil
+	if len(records) > 0 {
+		s.flat = slices.Clone(records)
+		slices.SortFunc(s.flat, func(a, b *Domain) int { return strings.Compare(a.Name, b.Name) })
+	}
+}
+
+// buildTable returns the trie of records, which must have distinct names,
+// in one pass.
+func buildTable(records []*Domain) *domainRoot {
 	var root domainRoot
 	for _, d := range records {
 		b, l := tableSlot(d.Name)
@@ -219,6 +309,9 @@ func buildTable(records []*Domain) *domainRoot {
 // sortedRecords returns the stored records sorted by name. They are shared
 // and must not be written.
 func (s *State) sortedRecords() []*Domain {
+	if s.domains == nil {
+		return slices.Clone(s.flat)
+	}
 	out := make([]*Domain, 0, s.count)
 	if s.domains != nil {
 		for _, branch := range s.domains {
