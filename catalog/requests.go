@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"fmt"
+	"hash/maphash"
 	"unicode/utf8"
 
 	"github.com/nspl-dev/nspl/lifecycle"
@@ -27,42 +28,115 @@ type rememberedRequest struct {
 // requestWindow is a bounded map from request id to first result, evicting
 // in apply order. It is not safe for concurrent use: the FSM guards it
 // with its mutex.
+//
+// Every applied command with a request id looks its id up, evicts the
+// oldest and inserts its own, on the apply path that every commit waits
+// for, so the window keeps its own index instead of a Go map: an
+// open-addressed table of ring positions with a fragment of each id's
+// hash, twice the window's size, which a lookup or an insert reads in one
+// cache line or two and an eviction repairs by shifting its run back
+// (linear probing without tombstones, so the table never fills up with
+// deleted entries). Which ids the window holds does not depend on the
+// hash: the hash seed only places them in the table.
 type requestWindow struct {
-	size    int
-	ring    []string // ids in apply order, oldest at head once full
-	head    int
-	results map[string]lifecycle.Result
+	size  int
+	ring  []windowEntry // in apply order, oldest at head once full
+	head  int
+	slots []windowSlot // len a power of two, at least twice size
+	seed  maphash.Seed
+}
+
+type windowEntry struct {
+	id     string
+	result lifecycle.Result
+}
+
+// windowSlot is one place of the index: the ring position plus one (zero
+// for an empty slot) and the low bits of the id's hash, which give the
+// slot's home and spare most string comparisons.
+type windowSlot struct {
+	pos  uint32
+	hash uint32
 }
 
 func newRequestWindow(size int) *requestWindow {
-	return &requestWindow{size: size, results: make(map[string]lifecycle.Result)}
+	n := 2
+	for n < 2*size {
+		n *= 2
+	}
+	return &requestWindow{size: size, ring: make([]windowEntry, 0, size), slots: make([]windowSlot, n), seed: maphash.MakeSeed()}
+}
+
+func (w *requestWindow) hash(id string) uint32 { return uint32(maphash.String(w.seed, id)) }
+
+// find returns the index of the slot holding id, or of the empty slot
+// where its probe ends.
+func (w *requestWindow) find(id string, h uint32) (int, bool) {
+	mask := uint32(len(w.slots) - 1)
+	for i := h & mask; ; i = (i + 1) & mask {
+		s := w.slots[i]
+		if s.pos == 0 {
+			return int(i), false
+		}
+		if s.hash == h && w.ring[s.pos-1].id == id {
+			return int(i), true
+		}
+	}
 }
 
 // lookup returns the first result of id.
 func (w *requestWindow) lookup(id string) (lifecycle.Result, bool) {
-	r, ok := w.results[id]
-	return r, ok
+	i, ok := w.find(id, w.hash(id))
+	if !ok {
+		return lifecycle.Result{}, false
+	}
+	return w.ring[w.slots[i].pos-1].result, true
 }
 
 // remember records the first result of id, evicting the oldest id when
 // the window is full. id must not be in the window.
 func (w *requestWindow) remember(id string, r lifecycle.Result) {
-	if len(w.ring) < w.size {
-		w.ring = append(w.ring, id)
+	if w.size <= 0 {
+		return
+	}
+	pos := len(w.ring)
+	if pos < w.size {
+		w.ring = append(w.ring, windowEntry{id: id, result: r})
 	} else {
-		delete(w.results, w.ring[w.head])
-		w.ring[w.head] = id
+		pos = w.head
+		w.unindex(w.ring[pos].id)
+		w.ring[pos] = windowEntry{id: id, result: r}
 		w.head = (w.head + 1) % w.size
 	}
-	w.results[id] = r
+	h := w.hash(id)
+	i, _ := w.find(id, h)
+	w.slots[i] = windowSlot{pos: uint32(pos + 1), hash: h}
+}
+
+// unindex removes id, which the index holds, from the index, moving back
+// every later slot of its probe run that may take its place so that each
+// stays reachable from its home.
+func (w *requestWindow) unindex(id string) {
+	mask := len(w.slots) - 1
+	i, _ := w.find(id, w.hash(id))
+	for j := (i + 1) & mask; w.slots[j].pos != 0; j = (j + 1) & mask {
+		// The slot at j may move to the hole at i unless its home lies
+		// cyclically after i and no later than j.
+		home := int(w.slots[j].hash) & mask
+		if (j-home)&mask >= (j-i)&mask {
+			w.slots[i] = w.slots[j]
+			i = j
+		}
+	}
+	w.slots[i] = windowSlot{}
 }
 
 // entries returns the window oldest first.
 func (w *requestWindow) entries() []rememberedRequest {
 	out := make([]rememberedRequest, 0, len(w.ring))
 	for i := range w.ring {
-		id := w.ring[(w.head+i)%len(w.ring)]
-		out = append(out, rememberedRequest{ID: id, Result: w.results[id]})
+		e := w.ring[(w.head+i)%len(w.ring)]
+		out = append(out, rememberedRequest{ID: e.id, Result: e.result})
 	}
 	return out
 }
@@ -82,7 +156,7 @@ func restoreRequestWindow(size int, entries []rememberedRequest, revision uint64
 		case e.Result.Revision > revision:
 			return nil, fmt.Errorf("%w: remembered request %q answered revision %d, after the catalog revision %d", ErrSnapshot, e.ID, e.Result.Revision, revision)
 		}
-		if _, dup := w.results[e.ID]; dup {
+		if _, dup := w.lookup(e.ID); dup {
 			return nil, fmt.Errorf("%w: remembered request %q appears twice", ErrSnapshot, e.ID)
 		}
 		w.remember(e.ID, e.Result)

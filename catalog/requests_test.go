@@ -3,7 +3,9 @@ package catalog
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
+	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -184,4 +186,44 @@ func TestProposeRetryAppliesOnce(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, first, after)
 	require.NotEqual(t, n.NewRequestID(), reopened.NewRequestID(), "a new incarnation never reuses an id")
+}
+
+// TestRequestWindowMatchesReference drives windows of several sizes with
+// random lookups and first results over a small id space, so that ids are
+// evicted, come back, and collide in the index, and requires every answer
+// and the entries, oldest first, to be those of a map and a queue.
+func TestRequestWindowMatchesReference(t *testing.T) {
+	for _, size := range []int{1, 2, 3, 7, 64} {
+		for seed := range uint64(4) {
+			t.Run(fmt.Sprintf("size=%d/seed=%d", size, seed), func(t *testing.T) {
+				rng := rand.New(rand.NewPCG(seed, uint64(size)))
+				w := newRequestWindow(size)
+				ref := map[string]lifecycle.Result{}
+				var order []string
+				for step := range 5000 {
+					id := fmt.Sprintf("n-%d", rng.IntN(3*size+2))
+					got, ok := w.lookup(id)
+					want, wantOK := ref[id]
+					require.Equal(t, wantOK, ok, "step %d: lookup %q", step, id)
+					require.Equal(t, want, got, "step %d: lookup %q", step, id)
+					if ok {
+						continue
+					}
+					r := lifecycle.Result{Revision: uint64(step), Changed: rng.IntN(2) == 0}
+					w.remember(id, r)
+					ref[id] = r
+					if order = append(order, id); len(order) > size {
+						delete(ref, order[0])
+						order = order[1:]
+					}
+					entries := w.entries()
+					require.Len(t, entries, len(order))
+					for i, e := range entries {
+						require.Equal(t, order[i], e.ID)
+						require.Equal(t, ref[e.ID], e.Result)
+					}
+				}
+			})
+		}
+	}
 }
