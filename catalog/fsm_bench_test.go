@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/hashicorp/raft"
+	"github.com/stretchr/testify/require"
 
 	"github.com/nspl-dev/nspl/lifecycle"
 )
@@ -39,4 +40,29 @@ func BenchmarkFSMApply(b *testing.B) {
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(i), "ns/entry")
 		})
 	}
+}
+
+// TestFSMApplyAllocations holds the apply path of a lone writer's batch,
+// one command with a request id changing one domain, to its allocation
+// budget: the entry's strings, the changed record, the copied path of the
+// table, the published clone and the batch's responses.
+func TestFSMApplyAllocations(t *testing.T) {
+	const budget = 5
+	f := NewFSM(quietLogger(t), nil)
+	f.ApplyBatch(logs(t, 1, createCmd("bench", lifecycle.Paced)))
+	entries := make([]*raft.Log, 256)
+	for i := range entries {
+		c := alterCmd("bench", lifecycle.Placement(1+i%2))
+		c.RequestID = fmt.Sprintf("bench-1-%d", i)
+		entries[i] = &raft.Log{Index: uint64(2 + i), Type: raft.LogCommand, Data: encode(t, c)}
+	}
+	i := 0
+	allocs := testing.AllocsPerRun(100, func() {
+		out := f.ApplyBatch(entries[i : i+1])
+		i++
+		if r, ok := out[0].(*lifecycle.Result); !ok || !r.Changed {
+			t.Fatalf("entry %d answered %v", i, out[0])
+		}
+	})
+	require.LessOrEqual(t, allocs, float64(budget), "allocations per applied command")
 }
