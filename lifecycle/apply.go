@@ -85,22 +85,45 @@ func (s *State) apply(cmd Command) (bool, *Error) {
 	return false, errInvalid("", "unknown command op %q", cmd.Op)
 }
 
-// onDomain runs fn on a copy of the named domain and stores the copy as a
-// new record only if fn succeeds and reports a change: every domain
-// transition is all-or-nothing, and the stored record, which clones may
-// share, is never written. The copy is shallow: transitions replace
-// Mapping, never write through it.
+// onDomain runs fn on a copy of the named domain and stores the copy only
+// if fn succeeds and reports a change: every domain transition is
+// all-or-nothing. A stored record that clones may share is never written:
+// the copy becomes a new record. Only the record s stored last, when no
+// clone was taken since (s.fresh, which nothing else holds), is
+// overwritten in place, so a batch that changes one domain many times
+// allocates one record, not one per command. The copy is shallow:
+// transitions replace Mapping, never write through it.
 func (s *State) onDomain(name string, fn func(*Domain) (bool, *Error)) (bool, *Error) {
 	cur, ok := s.lookup(name)
 	if !ok {
 		return false, errDomainNotFound(name)
 	}
-	d := *cur
-	changed, err := fn(&d)
+	if cur == s.fresh {
+		if s.scratch == nil {
+			s.scratch = new(Domain)
+		}
+		*s.scratch = *cur
+		changed, err := fn(s.scratch)
+		if err != nil || !changed {
+			return false, err
+		}
+		if cur.keepsAuthority() {
+			s.pacedRunning--
+		}
+		*cur = *s.scratch
+		if cur.keepsAuthority() {
+			s.pacedRunning++
+		}
+		return true, nil
+	}
+	d := new(Domain)
+	*d = *cur
+	changed, err := fn(d)
 	if err != nil || !changed {
 		return false, err
 	}
-	s.putRecord(&d)
+	s.putRecord(d)
+	s.fresh = d
 	return true, nil
 }
 

@@ -48,6 +48,10 @@ type State struct {
 	domains      *domainRoot     // the table when it holds more; nil otherwise
 	nodes        map[string]Node // never written once stored; replaced on change
 	own          tableOwnership  // what Apply may write in place; none after Clone
+	// fresh is the record onDomain stored last, which no clone shares
+	// and Apply may therefore overwrite; nil after Clone. scratch is
+	// onDomain's copy for overwriting it all-or-nothing; never shared.
+	fresh, scratch *Domain
 }
 
 // NewState returns an empty catalog at revision 0.
@@ -132,10 +136,11 @@ func (s *State) VoterNames(raftIDs []string) []string {
 // that has not been applied to since it was created or last cloned: any
 // number of goroutines may clone a published clone at once.
 func (s *State) Clone() *State {
-	if s.own != (tableOwnership{}) {
-		s.own = tableOwnership{}
+	if s.own != (tableOwnership{}) || s.fresh != nil {
+		s.own, s.fresh = tableOwnership{}, nil
 	}
 	c := *s
+	c.scratch = nil
 	return &c
 }
 

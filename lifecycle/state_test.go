@@ -19,6 +19,7 @@ func requireSameState(t testing.TB, want, got *State, msgAndArgs ...any) {
 	require.Equal(t, want.Domains(), got.Domains(), msgAndArgs...)
 	require.Equal(t, want.Nodes(), got.Nodes(), msgAndArgs...)
 	require.Equal(t, want.count, got.count, msgAndArgs...)
+	require.Equal(t, want.pacedRunning, got.pacedRunning, msgAndArgs...)
 	require.Equal(t, want.domains, got.domains, msgAndArgs...)
 	require.Equal(t, want.flat, got.flat, msgAndArgs...)
 	wb, err := want.MarshalSnapshot()
