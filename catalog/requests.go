@@ -48,6 +48,7 @@ type requestWindow struct {
 
 type windowEntry struct {
 	id     string
+	hash   uint32 // of id, so that evicting it reads neither id nor its bytes
 	result lifecycle.Result
 }
 
@@ -99,26 +100,29 @@ func (w *requestWindow) remember(id string, r lifecycle.Result) {
 	if w.size <= 0 {
 		return
 	}
+	h := w.hash(id)
 	pos := len(w.ring)
 	if pos < w.size {
-		w.ring = append(w.ring, windowEntry{id: id, result: r})
+		w.ring = append(w.ring, windowEntry{id: id, hash: h, result: r})
 	} else {
 		pos = w.head
-		w.unindex(w.ring[pos].id)
-		w.ring[pos] = windowEntry{id: id, result: r}
+		w.unindex(pos)
+		w.ring[pos] = windowEntry{id: id, hash: h, result: r}
 		w.head = (w.head + 1) % w.size
 	}
-	h := w.hash(id)
 	i, _ := w.find(id, h)
 	w.slots[i] = windowSlot{pos: uint32(pos + 1), hash: h}
 }
 
-// unindex removes id, which the index holds, from the index, moving back
-// every later slot of its probe run that may take its place so that each
-// stays reachable from its home.
-func (w *requestWindow) unindex(id string) {
+// unindex removes the entry at ring position pos from the index, moving
+// back every later slot of its probe run that may take its place so that
+// each stays reachable from its home.
+func (w *requestWindow) unindex(pos int) {
 	mask := len(w.slots) - 1
-	i, _ := w.find(id, w.hash(id))
+	i := int(w.ring[pos].hash) & mask
+	for w.slots[i].pos != uint32(pos+1) {
+		i = (i + 1) & mask
+	}
 	for j := (i + 1) & mask; w.slots[j].pos != 0; j = (j + 1) & mask {
 		// The slot at j may move to the hole at i unless its home lies
 		// cyclically after i and no later than j.
