@@ -94,10 +94,17 @@ func TestLogoutOutlivesARestart(t *testing.T) {
 			api := c.ServeAPI(m, o)
 			tlsc := c.CA().Client("nobody").ClientConfig("", "")
 			tlsc.Certificates = nil
-			tr := &http.Transport{TLSClientConfig: tlsc, ForceAttemptHTTP2: true}
-			t.Cleanup(tr.CloseIdleConnections)
-			hc := &http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-			do := func(cookie *http.Cookie, method, path string, form url.Values) *http.Response {
+			// A browser's connection ends with the node, so each run of the
+			// API gets a client of its own.
+			var hc *http.Client
+			connect := func() {
+				tr := &http.Transport{TLSClientConfig: tlsc, ForceAttemptHTTP2: true}
+				t.Cleanup(tr.CloseIdleConnections)
+				hc = &http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+			}
+			connect()
+			// do sends one request and returns its status, cookies and body.
+			do := func(cookie *http.Cookie, method, path string, form url.Values) (int, []*http.Cookie, []byte) {
 				req, err := http.NewRequest(method, api.URL+path, strings.NewReader(form.Encode()))
 				require.NoError(t, err)
 				req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
@@ -107,35 +114,37 @@ func TestLogoutOutlivesARestart(t *testing.T) {
 				}
 				resp, err := hc.Do(req)
 				require.NoError(t, err)
-				t.Cleanup(func() { resp.Body.Close() })
-				return resp
+				defer resp.Body.Close()
+				body, err := io.ReadAll(resp.Body)
+				require.NoError(t, err)
+				return resp.StatusCode, resp.Cookies(), body
 			}
 			login := func() *http.Cookie {
-				resp := do(nil, http.MethodPost, "/console/login", url.Values{"token": {token}})
-				require.Equal(t, http.StatusSeeOther, resp.StatusCode)
-				require.Len(t, resp.Cookies(), 1)
-				return resp.Cookies()[0]
+				status, cookies, _ := do(nil, http.MethodPost, "/console/login", url.Values{"token": {token}})
+				require.Equal(t, http.StatusSeeOther, status)
+				require.Len(t, cookies, 1)
+				return cookies[0]
 			}
 			whoami := func(cookie *http.Cookie) (int, string) {
-				resp := do(cookie, http.MethodGet, "/console/api/whoami", nil)
+				status, _, body := do(cookie, http.MethodGet, "/console/api/whoami", nil)
 				var w struct{ CSRF string }
-				if resp.StatusCode == http.StatusOK {
-					require.NoError(t, json.NewDecoder(resp.Body).Decode(&w))
+				if status == http.StatusOK {
+					require.NoError(t, json.Unmarshal(body, &w))
 				}
-				return resp.StatusCode, w.CSRF
+				return status, w.CSRF
 			}
 			out, stays := login(), login()
 			status, csrf := whoami(out)
 			require.Equal(t, http.StatusOK, status)
-			resp := do(out, http.MethodPost, "/console/logout", url.Values{"csrf": {csrf}})
-			require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+			status, _, _ = do(out, http.MethodPost, "/console/logout", url.Values{"csrf": {csrf}})
+			require.Equal(t, http.StatusSeeOther, status)
 			status, _ = whoami(out)
 			require.Equal(t, http.StatusUnauthorized, status, "logged out before the restart")
 
 			api.Close()
-			tr.CloseIdleConnections() // as a browser does once its connection is gone
 			o.Addr = api.Addr
 			api = c.ServeAPI(m, o)
+			connect()
 			status, _ = whoami(stays)
 			require.Equal(t, http.StatusOK, status, "a login survives the restart")
 			status, _ = whoami(out)
