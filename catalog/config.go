@@ -184,7 +184,13 @@ func (c Config) raftConfig(id string, logger hclog.Logger) *raft.Config {
 		rc.CommitTimeout = cc.CommitTimeout
 	}
 	rc.MaxAppendEntries = maxAppendEntries
-	rc.BatchApplyCh = true
+	// No BatchApplyCh: with a buffered apply channel raft can shut down
+	// (a removed leader does by itself) with proposals still in the
+	// buffer, and never answers them (hashicorp/raft#498), so a statement
+	// waited out its deadline and its waiter outlived the node. Unbuffered,
+	// a proposal is taken by a running loop, which answers it, or Apply
+	// sees the shutdown; writers blocked on the send are still committed
+	// together.
 	rc.SnapshotThreshold = c.SnapshotThreshold
 	rc.TrailingLogs = c.TrailingLogs
 	rc.SnapshotInterval = c.SnapshotInterval
