@@ -31,6 +31,20 @@ type laggingSource struct {
 	free chan struct{} // closed to let it take its reading
 }
 
+// nowInBackground reads h.Now on a goroutine of its own and sends the
+// value, or math.MinInt64 for an error, on the channel it returns.
+func nowInBackground(h *Handle) <-chan int64 {
+	done := make(chan int64, 1)
+	go func() {
+		v, err := h.Now()
+		if err != nil {
+			v = math.MinInt64
+		}
+		done <- v
+	}()
+	return done
+}
+
 // laggingUnpaced returns a lagging source with tolerance tol, a registry
 // on it with the unpaced domain "d" installed, and a handle bound to it.
 func laggingUnpaced(t *testing.T, tol time.Duration) (*laggingSource, *Registry, *Handle) {
@@ -263,19 +277,10 @@ func TestLoweringParksTheFrame(t *testing.T) {
 	// The fast path's reading, the slow path's, its confirmation, then the
 	// reading that bounds the old frame.
 	held, release := src.holdCall(4)
-	done := make(chan int64, 1)
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		v, err := h.Now()
-		if err != nil {
-			v = math.MinInt64
-		}
-		done <- v
-	})
+	done := nowInBackground(h)
 	<-held
 	parked := r.Current("d").clock.frame.Load()
 	close(release)
-	wg.Wait()
 	require.Nil(t, parked, "the old frame %p is still published while the bound is read", old)
 	require.Equal(t, base+100, <-done)
 }
@@ -289,15 +294,7 @@ func TestReadRevalidatesItsFrame(t *testing.T) {
 	src, _, h := laggingUnpaced(t, tol)
 	src.Advance(100)
 	held, release := src.holdCall(1)
-	done := make(chan int64, 1)
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		v, err := h.Now()
-		if err != nil {
-			v = math.MinInt64
-		}
-		done <- v
-	})
+	done := nowInBackground(h)
 	<-held // the reader has loaded the frame
 
 	src.Set(base + 100 - 1500) // a step back beyond the tolerance
@@ -309,7 +306,6 @@ func TestReadRevalidatesItsFrame(t *testing.T) {
 	src.Set(base + 100 - 700)
 	src.Advance(50)
 	close(release)
-	wg.Wait()
 	first := <-done
 	later, err := h.Now()
 	require.NoError(t, err)
