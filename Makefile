@@ -3,7 +3,7 @@ PKGS ?= ./...
 FUZZTIME ?= 30s
 STRESS_N ?= 5
 
-.PHONY: build nspl test stress vet fmt-check bench bench-ratios fuzz run screenshots
+.PHONY: build nspl test stress vet fmt-check bench bench-ratios fuzz run screenshots mutate
 
 build:
 	$(GO) build $(PKGS)
@@ -68,6 +68,15 @@ fuzz:
 	    echo "== $$pkg $$f"; $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg; \
 	  done; \
 	done
+
+## mutate: every mutation of docs/mutations/ applied in a scratch overlay,
+## the tests docs/spec-coverage.md names for its rows run against it; fails
+## on a survivor, on a named test no mutation of its row fails, and on a
+## behavioural row with no mutation. MUTATE_ROWS=T37,C51-C53 runs a few
+## rows only. Not part of test.
+MUTATE_ROWS ?=
+mutate:
+	$(GO) run ./internal/mutate $(if $(MUTATE_ROWS),-rows $(MUTATE_ROWS))
 
 run:
 	$(GO) run ./cmd/nspl

@@ -1,0 +1,149 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+)
+
+// results maps a test (TestX or TestX/sub) to how it ended in one run:
+// "pass", "fail" or "skip". A test that started and never ended (the
+// binary timed out or crashed) is absent.
+type results map[string]string
+
+// testEvent is the part of a `go test -json` event the tool reads.
+type testEvent struct {
+	Action      string
+	Package     string
+	Test        string
+	Output      string
+	FailedBuild string
+}
+
+// goTester runs `go test` for one package with an optional overlay.
+type goTester struct {
+	dir     string // the module root
+	timeout time.Duration
+}
+
+// run runs the named top-level tests of pkg (a directory relative to the
+// module root), with the files of overlay replacing the product's. It
+// reports each test's end, whether the package did not build, and the
+// output of a failed build.
+func (g goTester) run(ctx context.Context, pkg string, tops []string, overlay string) (results, bool, string, error) {
+	pattern := "^(" + strings.Join(quoteAll(tops), "|") + ")$"
+	args := []string{"test", "-json", "-count=1", "-timeout", g.timeout.String(), "-run", pattern}
+	if overlay != "" {
+		args = append(args, "-overlay", overlay)
+	}
+	args = append(args, "./"+strings.TrimPrefix(pkg, "."))
+	if pkg == "." {
+		args[len(args)-1] = "."
+	}
+	// The go command's own deadline sits past the test binary's, so a hung
+	// build or a binary that ignores its -timeout still ends.
+	ctx, cancel := context.WithTimeout(ctx, g.timeout+2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "go", args...)
+	cmd.Dir = g.dir
+	cmd.Env = append(os.Environ(), "GOFLAGS=")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	runErr := cmd.Run()
+	if ctx.Err() != nil {
+		return nil, false, "", fmt.Errorf("go %s: %w", strings.Join(args, " "), ctx.Err())
+	}
+	res := results{}
+	buildFailed := false
+	var buildOut strings.Builder
+	sc := bufio.NewScanner(&stdout)
+	sc.Buffer(make([]byte, 0, 64*1024), 16*1024*1024)
+	for sc.Scan() {
+		var ev testEvent
+		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
+			continue // go test prints a plain line for some failures; stderr tells
+		}
+		switch {
+		case ev.Action == "build-output":
+			buildOut.WriteString(ev.Output)
+		case ev.Action == "build-fail" || ev.FailedBuild != "":
+			buildFailed = true
+		case ev.Test != "" && (ev.Action == "pass" || ev.Action == "fail" || ev.Action == "skip"):
+			res[ev.Test] = ev.Action
+		}
+	}
+	if strings.Contains(stderr.String(), "[setup failed]") || strings.Contains(stdout.String(), "[setup failed]") {
+		buildFailed = true
+	}
+	buildOut.WriteString(stderr.String())
+	if runErr != nil && len(res) == 0 && !buildFailed {
+		var exitErr *exec.ExitError
+		if !errors.As(runErr, &exitErr) {
+			return nil, false, "", fmt.Errorf("go %s: %w", strings.Join(args, " "), runErr)
+		}
+	}
+	return res, buildFailed, buildOut.String(), nil
+}
+
+func quoteAll(names []string) []string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = regexp.QuoteMeta(n)
+	}
+	return out
+}
+
+// byPackage groups tests by package, each package's top-level tests
+// sorted and without repeats.
+func byPackage(refs []testRef) (pkgs []string, tops map[string][]string) {
+	tops = map[string][]string{}
+	for _, r := range refs {
+		if !slices.Contains(tops[r.pkg], r.top()) {
+			tops[r.pkg] = append(tops[r.pkg], r.top())
+		}
+	}
+	for p := range tops {
+		pkgs = append(pkgs, p)
+		slices.Sort(tops[p])
+	}
+	slices.Sort(pkgs)
+	return pkgs, tops
+}
+
+// overlayFor writes the mutated file and an overlay naming it into dir
+// and returns the overlay's path.
+func overlayFor(root, dir string, m *mutation) (string, error) {
+	path := filepath.Join(root, filepath.FromSlash(m.file))
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", m.source, err)
+	}
+	mutated, err := m.apply(string(src))
+	if err != nil {
+		return "", err
+	}
+	file := filepath.Join(dir, "mutated.go")
+	if err := os.WriteFile(file, []byte(mutated), 0o600); err != nil {
+		return "", err
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", err
+	}
+	body, err := json.Marshal(map[string]map[string]string{"Replace": {abs: file}})
+	if err != nil {
+		return "", err
+	}
+	overlay := filepath.Join(dir, "overlay.json")
+	return overlay, os.WriteFile(overlay, body, 0o600)
+}
