@@ -83,7 +83,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 }
 
 const usageText = `
-Applies each mutation of the list to the product in a scratch overlay,
+Applies each mutation of the list to the product in a scratch copy,
 runs the tests the coverage table names for its rows, and fails on a
 mutation no named test notices, on a named test no mutation of its row
 makes fail, and on a behavioural row with no mutation.`
@@ -260,7 +260,21 @@ func (p *plan) execute(ctx context.Context, o options, rows []*row, out io.Write
 	if err != nil {
 		return err
 	}
-	tester := goTester{dir: root, timeout: o.timeout}
+	// Each worker has a scratch copy of its own, made once.
+	copies := make([]string, o.jobs)
+	defer func() {
+		for _, c := range copies {
+			if c != "" {
+				os.RemoveAll(c)
+			}
+		}
+	}()
+	for i := range copies {
+		if copies[i], err = scratchCopy(root); err != nil {
+			return err
+		}
+	}
+	tester := goTester{dir: copies[0], timeout: o.timeout}
 
 	// The named tests must pass unchanged before a failure can mean a kill.
 	var all []testRef
@@ -272,7 +286,7 @@ func (p *plan) execute(ctx context.Context, o options, rows []*row, out io.Write
 	pkgs, tops := byPackage(all)
 	fmt.Fprintf(out, "baseline: %d named tests in %d packages\n", len(all), len(pkgs))
 	for _, pkg := range pkgs {
-		res, buildFailed, buildOut, err := tester.run(ctx, pkg, tops[pkg], "")
+		res, buildFailed, buildOut, err := tester.run(ctx, pkg, tops[pkg])
 		if err != nil {
 			return err
 		}
@@ -310,6 +324,7 @@ func (p *plan) execute(ctx context.Context, o options, rows []*row, out io.Write
 	next := 0
 	for w := 0; w < o.jobs; w++ {
 		wg.Add(1)
+		tester := goTester{dir: copies[w], timeout: o.timeout}
 		go func() {
 			defer wg.Done()
 			for {
@@ -320,7 +335,7 @@ func (p *plan) execute(ctx context.Context, o options, rows []*row, out io.Write
 				if i >= len(todo) || ctx.Err() != nil {
 					return
 				}
-				v := p.try(ctx, root, tester, todo[i])
+				v := p.try(ctx, tester, todo[i])
 				mu.Lock()
 				verdicts[i] = v
 				report(out, v, p)
@@ -336,26 +351,25 @@ func (p *plan) execute(ctx context.Context, o options, rows []*row, out io.Write
 }
 
 // try makes one mutation and runs its rows' named tests.
-func (p *plan) try(ctx context.Context, root string, tester goTester, m *mutation) verdict {
-	v := verdict{m: m, killed: map[testRef]bool{}}
-	dir, err := os.MkdirTemp("", "nspl-mutate-")
+func (p *plan) try(ctx context.Context, tester goTester, m *mutation) (v verdict) {
+	v = verdict{m: m, killed: map[testRef]bool{}}
+	restore, err := mutateIn(tester.dir, m)
 	if err != nil {
 		v.err = err
 		return v
 	}
-	defer os.RemoveAll(dir)
-	overlay, err := overlayFor(root, dir, m)
-	if err != nil {
-		v.err = err
-		return v
-	}
+	defer func() {
+		if err := restore(); err != nil && v.err == nil {
+			v.err = fmt.Errorf("%s: restoring the scratch copy: %w", m.source, err)
+		}
+	}()
 	var named []testRef
 	for _, id := range m.rows {
 		named = append(named, p.tab.byID[id].tests...)
 	}
 	pkgs, tops := byPackage(named)
 	for _, pkg := range pkgs {
-		res, buildFailed, buildOut, err := tester.run(ctx, pkg, tops[pkg], overlay)
+		res, buildFailed, buildOut, err := tester.run(ctx, pkg, tops[pkg])
 		if err != nil {
 			v.err = err
 			return v

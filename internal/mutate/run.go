@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -30,22 +31,18 @@ type testEvent struct {
 	FailedBuild string
 }
 
-// goTester runs `go test` for one package with an optional overlay.
+// goTester runs `go test` for one package of the module copy in dir.
 type goTester struct {
-	dir     string // the module root
+	dir     string // the root of a module copy
 	timeout time.Duration
 }
 
 // run runs the named top-level tests of pkg (a directory relative to the
-// module root), with the files of overlay replacing the product's. It
-// reports each test's end, whether the package did not build, and the
-// output of a failed build.
-func (g goTester) run(ctx context.Context, pkg string, tops []string, overlay string) (results, bool, string, error) {
+// module root). It reports each test's end, whether the package did not
+// build, and the output of a failed build.
+func (g goTester) run(ctx context.Context, pkg string, tops []string) (results, bool, string, error) {
 	pattern := "^(" + strings.Join(quoteAll(tops), "|") + ")$"
 	args := []string{"test", "-json", "-count=1", "-timeout", g.timeout.String(), "-run", pattern}
-	if overlay != "" {
-		args = append(args, "-overlay", overlay)
-	}
 	args = append(args, "./"+strings.TrimPrefix(pkg, "."))
 	if pkg == "." {
 		args[len(args)-1] = "."
@@ -120,30 +117,71 @@ func byPackage(refs []testRef) (pkgs []string, tops map[string][]string) {
 	return pkgs, tops
 }
 
-// overlayFor writes the mutated file and an overlay naming it into dir
-// and returns the overlay's path.
-func overlayFor(root, dir string, m *mutation) (string, error) {
-	path := filepath.Join(root, filepath.FromSlash(m.file))
+// scratchCopy copies the module's files (those git tracks, and the
+// untracked ones it does not ignore, as they are in the work tree) into a
+// new folder and returns it. Tests that read source files see a mutation
+// there exactly as the compiler does; the work tree itself is never
+// written. A copy keeps its path for the whole run, so the build cache
+// serves every package a mutation does not touch.
+func scratchCopy(root string) (string, error) {
+	cmd := exec.Command("git", "ls-files", "-z", "--cached", "--others", "--exclude-standard")
+	cmd.Dir = root
+	list, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("listing the module's files with git: %w", err)
+	}
+	dir, err := os.MkdirTemp("", "nspl-mutate-")
+	if err != nil {
+		return "", err
+	}
+	for _, name := range strings.Split(strings.TrimRight(string(list), "\x00"), "\x00") {
+		if name == "" {
+			continue
+		}
+		src := filepath.Join(root, filepath.FromSlash(name))
+		info, err := os.Lstat(src)
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				continue // deleted in the work tree, not yet in git
+			}
+			return dir, err
+		}
+		if !info.Mode().IsRegular() {
+			continue
+		}
+		body, err := os.ReadFile(src)
+		if err != nil {
+			return dir, err
+		}
+		dst := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return dir, err
+		}
+		if err := os.WriteFile(dst, body, info.Mode().Perm()); err != nil {
+			return dir, err
+		}
+	}
+	return dir, nil
+}
+
+// mutateIn makes m in the copy dir and returns a function that restores
+// the file.
+func mutateIn(dir string, m *mutation) (restore func() error, err error) {
+	path := filepath.Join(dir, filepath.FromSlash(m.file))
+	info, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", m.source, err)
+	}
 	src, err := os.ReadFile(path)
 	if err != nil {
-		return "", fmt.Errorf("%s: %w", m.source, err)
+		return nil, fmt.Errorf("%s: %w", m.source, err)
 	}
 	mutated, err := m.apply(string(src))
 	if err != nil {
-		return "", err
+		return nil, err
 	}
-	file := filepath.Join(dir, "mutated.go")
-	if err := os.WriteFile(file, []byte(mutated), 0o600); err != nil {
-		return "", err
+	if err := os.WriteFile(path, []byte(mutated), info.Mode().Perm()); err != nil {
+		return nil, err
 	}
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return "", err
-	}
-	body, err := json.Marshal(map[string]map[string]string{"Replace": {abs: file}})
-	if err != nil {
-		return "", err
-	}
-	overlay := filepath.Join(dir, "overlay.json")
-	return overlay, os.WriteFile(overlay, body, 0o600)
+	return func() error { return os.WriteFile(path, src, info.Mode().Perm()) }, nil
 }
