@@ -23,16 +23,18 @@ type Position = grammar.Position
 // Sentinel errors. Every refusal an engine or a remote client returns for a
 // statement, and every call on a closed engine, session or client
 // (ErrClosed), matches exactly one of them with errors.Is, so a caller needs
-// no other package to tell them apart; the context's own errors and a
+// no other package to tell them apart. Failures that are no refusal match
+// none: the context's error of a statement cancelled before it ran, and a
 // remote client's transport failures (client.ErrConnectionLost,
-// *client.ConnectError) match none. They are the values the packages that
-// raise them use, not copies: errors.Is matches either name.
+// *client.ConnectError). They are the values the packages that raise them
+// use, not copies: errors.Is matches either name.
 var (
 	// ErrClosed: the engine, the session or the remote client is closed,
-	// or a remote session was closed by its server. It is the one closed
-	// error of the module (wire.ErrClosed, which node, session and client
-	// name ErrClosed too), and it is never positioned: Exec and ExecText
-	// return it bare, since being closed is no statement's fault.
+	// or the server's session or node closed under a remote statement. It
+	// is the one closed error of the module (wire.ErrClosed, which node,
+	// session and client name ErrClosed too), and it is never positioned:
+	// Exec and ExecText return it bare, since being closed is no
+	// statement's fault.
 	ErrClosed = wire.ErrClosed
 
 	// ErrDomainExists: CREATE DOMAIN of a name already in the catalog.
