@@ -1,31 +1,41 @@
 package nspl
 
 import (
-	"errors"
-
 	"github.com/nspl-dev/nspl/catalog"
 	"github.com/nspl-dev/nspl/clock"
 	"github.com/nspl-dev/nspl/grammar"
 	"github.com/nspl-dev/nspl/lifecycle"
 	"github.com/nspl-dev/nspl/runtime"
 	"github.com/nspl-dev/nspl/session"
+	"github.com/nspl-dev/nspl/wire"
 )
 
 // Error is a statement's positioned error: Exec and ExecText return one for
 // the statement that failed, with its line and column in the text, and
-// errors.Is matches it with the sentinel below that classifies it.
+// errors.Is matches it with the sentinel below that classifies it. A closed
+// engine, session or client is no statement's failure: its ErrClosed comes
+// bare, without an Error around it.
 type Error = grammar.Error
 
 // Position is a line and column (both one-based) in statement text.
 type Position = grammar.Position
 
-// Sentinel errors. Every statement error an engine or a remote client
-// returns matches exactly one of them with errors.Is, so a caller needs no
-// other package to tell them apart. They are the values the packages that
-// raise them use, not copies: errors.Is matches either name.
+// Sentinel errors. Every refusal an engine or a remote client returns for a
+// statement, and every call on a closed engine, session or client
+// (ErrClosed), matches exactly one of them with errors.Is, so a caller needs
+// no other package to tell them apart. Failures that are no refusal match
+// none: the context's error of a statement cancelled before it ran, and a
+// remote client's transport failures (client.ErrConnectionLost,
+// *client.ConnectError). They are the values the packages that raise them
+// use, not copies: errors.Is matches either name.
 var (
-	// ErrClosed: the engine or session is closed.
-	ErrClosed = errors.New("nspl: engine or session is closed; open a new one")
+	// ErrClosed: the engine, the session or the remote client is closed,
+	// or the server's session or node closed under a remote statement. It
+	// is the one closed error of the module (wire.ErrClosed, which node,
+	// session and client name ErrClosed too), and it is never positioned:
+	// Exec and ExecText return it bare, since being closed is no
+	// statement's fault.
+	ErrClosed = wire.ErrClosed
 
 	// ErrDomainExists: CREATE DOMAIN of a name already in the catalog.
 	ErrDomainExists = lifecycle.ErrDomainExists

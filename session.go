@@ -45,7 +45,8 @@ func newSession(e *Engine, s *session.Session) *Session {
 // Pos.Line is the failed statement's index plus one and which matches the
 // cause's sentinel (ErrAlreadyRunning, ErrNotFound, …) with errors.Is. A
 // statement holding an error (see Statement) fails without running; the
-// statements before it run.
+// statements before it run. On a closed session (or engine) the error is
+// ErrClosed itself, not an *Error.
 //
 // Statements are the one way to run NSPL built from Go values; ExecText
 // runs NSPL text a person wrote (a script, a shell line).
@@ -68,9 +69,12 @@ func (s *Session) Exec(ctx context.Context, stmts ...Statement) ([]Result, error
 // ExecText runs every statement of text in order and returns their
 // results. It stops at the first failure, returning the results before it
 // and an *Error with the statement's position in text that matches the
-// cause's sentinel with errors.Is. A statement that does not parse fails
-// after the statements before it ran.
+// cause's sentinel with errors.Is, or ErrClosed itself on a closed session.
+// A statement that does not parse fails after the statements before it ran.
 func (s *Session) ExecText(ctx context.Context, text string) ([]Result, error) {
+	if s.closed.Load() {
+		return nil, ErrClosed
+	}
 	return session.ExecText(ctx, text, s.exec)
 }
 
@@ -120,8 +124,11 @@ func (s *Session) InTransaction() (domain string, pending int, ok bool) { return
 
 // DomainNames returns the names of the engine's committed domains, as
 // client.Client.DomainNames returns the serving node's; the shell completes
-// domain names with it.
+// domain names with it. A closed session returns ErrClosed.
 func (s *Session) DomainNames(context.Context) ([]string, error) {
+	if s.closed.Load() {
+		return nil, ErrClosed
+	}
 	ds := s.eng.node.Domains()
 	names := make([]string, len(ds))
 	for i, d := range ds {

@@ -54,8 +54,11 @@ var (
 	// ErrConnectionLost: the stream ended; a request in flight has an
 	// unknown outcome. The client reconnects.
 	ErrConnectionLost = errors.New("connection to the node was lost; a statement that was running may or may not have taken effect, so check before running it again")
-	// ErrClosed: the client was closed.
-	ErrClosed = errors.New("client is closed; connect again")
+	// ErrClosed: the client was closed, or the server's session refused a
+	// statement as closed. It is wire.ErrClosed, the one closed error of
+	// the module (nspl.ErrClosed, session.ErrClosed), and is returned
+	// unpositioned, as a local session returns it.
+	ErrClosed = wire.ErrClosed
 )
 
 // ConnectError is a failed attempt to open a session on URL.
@@ -366,7 +369,9 @@ func (c *Client) Events(ctx context.Context) iter.Seq[session.ClockEvent] {
 
 // Exec runs one planned statement on the serving node. A failure is a
 // *grammar.Error at the plan's position, whose Kind unwraps to the same
-// sentinel a local session's would (or is a *lifecycle.Error).
+// sentinel a local session's would (or is a *lifecycle.Error), except that
+// ErrClosed, the client's or the server session's, is returned
+// unpositioned, as a local session returns it.
 //
 // The archive files of BACKUP, RESTORE and DESCRIBE BACKUP are on this
 // machine: a BACKUP's archive comes back with its reply and is written
@@ -395,6 +400,9 @@ func (c *Client) Exec(ctx context.Context, p planner.Plan) (wire.Result, error) 
 	}
 	m, err := c.request(ctx, req, kind, 0, upload)
 	if err != nil {
+		if errors.Is(err, ErrClosed) {
+			return wire.Result{}, err
+		}
 		return wire.Result{}, &grammar.Error{Pos: p.Pos(), Msg: err.Error(), Kind: err}
 	}
 	if m.Type == wire.TypeError && kind == callDetach && m.Error.Code == "not_attached" {
@@ -404,6 +412,11 @@ func (c *Client) Exec(ctx context.Context, p planner.Plan) (wire.Result, error) 
 	}
 	if m.Type == wire.TypeError {
 		ge := session.DecodeError(m.Error)
+		if errors.Is(ge, ErrClosed) {
+			// The server's session is closed: its error, like a local
+			// one, is no statement's and keeps no position.
+			return wire.Result{}, ge.Kind
+		}
 		// The server's position is in the canonical text it was sent; the
 		// caller's statement starts at the plan's position.
 		ge.Pos = p.Pos()
@@ -420,6 +433,9 @@ func (c *Client) Exec(ctx context.Context, p planner.Plan) (wire.Result, error) 
 // ExecText plans every statement of text here and runs them in order,
 // stopping at the first error, as session.Session.ExecText does.
 func (c *Client) ExecText(ctx context.Context, text string) ([]wire.Result, error) {
+	if c.ctx.Err() != nil {
+		return nil, ErrClosed // text that would not parse included
+	}
 	return session.ExecText(ctx, text, c.Exec)
 }
 

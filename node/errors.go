@@ -1,13 +1,19 @@
 package node
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/nspl-dev/nspl/wire"
+)
 
 // Sentinel errors of the node. Lifecycle refusals are *lifecycle.Error
 // values and catalog failures catalog sentinels; these cover what is the
 // node's own.
 var (
-	// ErrClosed: the node is closed.
-	ErrClosed = errors.New("node is closed; open it again")
+	// ErrClosed: the node is closed. It is wire.ErrClosed, the one closed
+	// error of the module, so a session on a closed node and its remote
+	// client see the closed error they see for a closed session.
+	ErrClosed = wire.ErrClosed
 	// ErrConfig: the Config is invalid.
 	ErrConfig = errors.New("invalid node configuration")
 	// ErrNotTransactional: a plan that cannot be a transaction step was

@@ -78,8 +78,11 @@
 // carries line, column and offset in the request's text, message, and a
 // stable code (syntax, no_active_domain, in_transaction, not_leader, …, or
 // "lifecycle" with the lifecycle error whole), so a client rebuilds the same
-// *grammar.Error a local session returns. state is the session after the
-// request: active domain and open transaction, for the prompt.
+// *grammar.Error a local session returns; session_closed (wire.ErrClosed, a
+// session or node that closed under the request) comes at line 1, column 1,
+// and the client returns it unpositioned, as a local session does. state is
+// the session after the request: active domain and open transaction, for
+// the prompt.
 //
 // A frame is wire.Frame.AppendJSON: state, tick, error or end, with its domain
 // and attachment number. Replies and frames are written in the session's

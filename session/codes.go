@@ -7,9 +7,9 @@ import (
 )
 
 // The codes a statement's failure travels under to a remote session: the
-// session's own sentinels, and those of grammar and planner, which may not
-// import wire themselves and whose failures reach a remote client only
-// through a session.
+// session's own sentinels (ErrClosed is wire's, registered there), and those
+// of grammar and planner, which may not import wire themselves and whose
+// failures reach a remote client only through a session.
 func init() {
 	wire.RegisterCode("syntax", grammar.ErrSyntax)
 	wire.RegisterCode("invalid_duration", grammar.ErrInvalidDuration)
@@ -27,5 +27,4 @@ func init() {
 	wire.RegisterCode("already_attached", ErrAlreadyAttached)
 	wire.RegisterCode("not_attached", ErrNotAttached)
 	wire.RegisterCode("frame_too_large", ErrFrameTooLarge)
-	wire.RegisterCode("session_closed", ErrClosed)
 }

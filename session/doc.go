@@ -27,7 +27,10 @@
 // Requests run one at a time (Exec, ExecText). Every failure is a
 // *grammar.Error at the statement's position whose Kind is the typed cause:
 // this package's sentinels and *TransactionError / *AttachmentError, a
-// *lifecycle.Error, or a catalog or context error.
+// *lifecycle.Error, or a catalog or context error. The one exception is
+// ErrClosed (wire.ErrClosed), returned bare by every call on a closed
+// session and by a request the session's Close ended: it is the session's
+// state, not the statement's, so it carries no position.
 //
 // Transactions: BEGIN binds to the existing active domain; START, STOP and
 // ALTER DOMAIN SET PLACEMENT are queued; COMMIT applies them as one catalog

@@ -3,12 +3,15 @@ package session
 import (
 	"errors"
 	"fmt"
+
+	"github.com/nspl-dev/nspl/wire"
 )
 
 // Errors a session returns for statements it refuses itself. Catalog and
 // lifecycle refusals keep their own types (*lifecycle.Error and the catalog
-// sentinels); ExecText and Exec wrap every failure in a *grammar.Error that
-// carries the statement's position, so callers test with errors.Is/As.
+// sentinels); ExecText and Exec wrap every failure but ErrClosed in a
+// *grammar.Error that carries the statement's position, so callers test
+// with errors.Is/As.
 var (
 	// ErrNoActiveDomain: a statement that acts on the active domain ran
 	// before USE.
@@ -38,8 +41,10 @@ var (
 	// the transaction idle timeout and was reverted; the statement that
 	// found it did not run. The error is a *TransactionExpiredError.
 	ErrTransactionExpired = errors.New("idle transaction was reverted; BEGIN a new one")
-	// ErrClosed: the session has ended.
-	ErrClosed = errors.New("session is closed; open a new session")
+	// ErrClosed: the session has ended. It is wire.ErrClosed, the one
+	// closed error of the module, and is returned unpositioned: a closed
+	// session refuses every statement alike.
+	ErrClosed = wire.ErrClosed
 )
 
 // TransactionError is a statement refused because of the session's

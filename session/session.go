@@ -198,9 +198,13 @@ func (s *Session) Attached() []string {
 // results. It stops at the first error and returns the results before it;
 // the error is a *grammar.Error with the failing statement's position (a
 // syntax or literal error where the text is wrong, the statement's start for
-// a refusal), whose Kind is the typed cause. Statements before a syntax
-// error run; nothing after it does.
+// a refusal), whose Kind is the typed cause, or ErrClosed itself once the
+// session is closed. Statements before a syntax error run; nothing after it
+// does.
 func (s *Session) ExecText(ctx context.Context, text string) ([]wire.Result, error) {
+	if s.ctx.Err() != nil {
+		return nil, ErrClosed // text that would not parse included
+	}
 	return ExecText(ctx, text, s.Exec)
 }
 
@@ -228,7 +232,8 @@ func ExecText(ctx context.Context, text string, exec func(context.Context, plann
 // Exec runs one planned statement on the session's request lane and returns
 // its reply. A failure is a *grammar.Error at the statement's position whose
 // Kind is the typed cause: one of this package's errors, a *lifecycle.Error,
-// a catalog or runtime error, or the context's error.
+// a catalog or runtime error, or the context's error. On a closed session,
+// and for a request that Close ended, it is ErrClosed, unpositioned.
 //
 // An ATTACH DOMAIN CLOCK whose request ends while it waits for the node's
 // first installation keeps its place on the lane until that installation
@@ -239,14 +244,14 @@ func (s *Session) Exec(ctx context.Context, p planner.Plan) (wire.Result, error)
 		return wire.Result{}, errors.New("session: nil plan")
 	}
 	if s.ctx.Err() != nil {
-		return wire.Result{}, positioned(p, ErrClosed)
+		return wire.Result{}, ErrClosed
 	}
 	select {
 	case <-s.turn:
 	case <-ctx.Done():
 		return wire.Result{}, positioned(p, ctx.Err())
 	case <-s.ctx.Done():
-		return wire.Result{}, positioned(p, ErrClosed)
+		return wire.Result{}, ErrClosed
 	}
 	// A request also ends with the session.
 	ctx, cancel := context.WithCancel(ctx)
@@ -272,10 +277,11 @@ func (s *Session) Exec(ctx context.Context, p planner.Plan) (wire.Result, error)
 }
 
 // positioned wraps err in a *grammar.Error at the statement's position,
-// unless it already is one.
+// unless it already is one or is ErrClosed, which is the session's and no
+// statement's, so a position would only mislead.
 func positioned(p planner.Plan, err error) error {
 	var ge *grammar.Error
-	if errors.As(err, &ge) {
+	if errors.As(err, &ge) || errors.Is(err, ErrClosed) {
 		return err
 	}
 	return &grammar.Error{Pos: p.Pos(), Msg: err.Error(), Kind: err}

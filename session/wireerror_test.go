@@ -30,6 +30,7 @@ func TestErrorRoundTrip(t *testing.T) {
 		{"cancelled", &grammar.Error{Pos: pos, Msg: "context canceled", Kind: context.Canceled}, wire.ErrCanceled, "canceled"},
 		{"unknown cause", &grammar.Error{Pos: pos, Msg: "boom", Kind: errors.New("boom")}, nil, "error"},
 		{"unpositioned", errors.New("plain"), nil, "error"},
+		{"closed", ErrClosed, wire.ErrClosed, "session_closed"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

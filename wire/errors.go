@@ -5,6 +5,15 @@ import "errors"
 // Sentinel errors of the session protocol. They are wire's own because both
 // ends, server and client, refuse with them.
 var (
+	// ErrClosed: the engine, node, session or client a call used was
+	// closed by its owner, so nothing more runs on it. It is the one closed
+	// error of the module: nspl.ErrClosed, node.ErrClosed,
+	// session.ErrClosed and client.ErrClosed are this value, and it crosses
+	// the wire as session_closed, so a closed path matches every one of
+	// those names with errors.Is, locally and remotely. Nothing that
+	// returns it positions it in statement text: being closed is no
+	// statement's fault.
+	ErrClosed = errors.New("use of a closed engine, node, session or client; open a new one")
 	// ErrMessageTooLarge: a line longer than its limit.
 	ErrMessageTooLarge = errors.New("protocol message exceeds its size limit")
 	// ErrProtocol: a message that does not decode or breaks the protocol.
@@ -28,6 +37,7 @@ var (
 )
 
 func init() {
+	RegisterCode("session_closed", ErrClosed)
 	RegisterCode("canceled", ErrCanceled)
 	RegisterCode("protocol", ErrProtocol)
 	RegisterCode("message_too_large", ErrMessageTooLarge)
