@@ -85,6 +85,11 @@ type Config struct {
 	// singleNodeStartHeartbeatTimeout: a test makes it long to show that
 	// the embedded node's election does not wait for it.
 	startHeartbeatTimeout time.Duration
+	// proposeReassignment, when set, replaces Propose for the authority
+	// reassignments the leader's reconciliation proposes: a test makes one
+	// fail, which nothing in a healthy single-node catalog does, to see it
+	// proposed again.
+	proposeReassignment func(context.Context, lifecycle.Command) (lifecycle.Result, error)
 }
 
 // Defaults of Config.
@@ -121,8 +126,12 @@ const (
 	// raft allocates a slice of this size on every commit, so a larger
 	// value costs more than it gains once writers are fewer than it.
 	maxAppendEntries = 64
-	// RetryInterval is how long the node waits before proposing its
-	// registration again after a proposal did not commit.
+	// RetryInterval is how long the node's loop waits before trying again
+	// after a proposal did not commit: the confirmation of its leadership
+	// and registration, an authority reassignment (the specification's
+	// 200 milliseconds: a reconciliation proposal that does not commit is
+	// proposed again that much later, with no other change needed), a
+	// registration through the leader, or a join.
 	RetryInterval = 200 * time.Millisecond
 )
 

@@ -182,7 +182,7 @@ func (n *Node) reconcile(ctx context.Context, voters *voterCache) bool {
 	cmds := lifecycle.Reconcile(s, n.cfg.Available(s), s.VoterNames(voters.ids))
 	ok := true
 	for _, cmd := range cmds {
-		res, err := n.Propose(ctx, cmd)
+		res, err := n.proposeReassignment(ctx, cmd)
 		switch {
 		case err != nil && ctx.Err() != nil:
 			return false // the catalog is closing or leadership moved on: nothing to warn of
@@ -201,6 +201,15 @@ func (n *Node) reconcile(ctx context.Context, voters *voterCache) bool {
 		}
 	}
 	return ok
+}
+
+// proposeReassignment proposes one of reconcile's reassignments through
+// Propose, or through Config.proposeReassignment when a test set it.
+func (n *Node) proposeReassignment(ctx context.Context, cmd lifecycle.Command) (lifecycle.Result, error) {
+	if p := n.cfg.proposeReassignment; p != nil {
+		return p(ctx, cmd)
+	}
+	return n.Propose(ctx, cmd)
 }
 
 // IsLeader reports whether this node is the leader with confirmed

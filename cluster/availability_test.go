@@ -56,11 +56,15 @@ func TestAvailabilityMergesHealthAndGossip(t *testing.T) {
 	}
 }
 
+// TestAvailabilityReportsChangesAndStaleness builds the view as a member
+// with the default configuration does (interval zero): a health
+// observation stays fresh for the documented one second.
 func TestAvailabilityReportsChangesAndStaleness(t *testing.T) {
+	const interval = time.Second // the documented default, not the constant
 	fake := timesource.NewFake(0)
 	changes := 0
 	a := NewAvailability(fake, "n1", 0, func() { changes++ })
-	require.Equal(t, DefaultUnavailabilityInterval, a.Interval())
+	require.Equal(t, interval, a.Interval())
 	a.ObserveGossip("n2", true) // first verdict is live: nothing changed
 	require.Equal(t, 0, changes)
 	a.ObserveGossip("n2", false)
@@ -69,8 +73,8 @@ func TestAvailabilityReportsChangesAndStaleness(t *testing.T) {
 	a.ObserveHealth("n2", 5, true)
 	a.ObserveHealth("n2", 5, true) // same verdict
 	require.Equal(t, 2, changes)
-	require.Equal(t, DefaultUnavailabilityInterval, a.StaleAfter())
-	fake.Advance(DefaultUnavailabilityInterval - time.Millisecond)
+	require.Equal(t, interval, a.StaleAfter())
+	fake.Advance(interval - time.Millisecond)
 	require.Equal(t, time.Millisecond, a.StaleAfter())
 	fake.Advance(time.Millisecond)
 	require.Zero(t, a.StaleAfter())

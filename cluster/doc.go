@@ -49,7 +49,8 @@
 // the barrier the leader appends after it (catalog), not its replication
 // heartbeat.
 //
-// A member never reads the wall clock except through its time source
-// (request deadlines are physical bounds on I/O, not clock reads), and
-// Close stops every goroutine it started.
+// A member never reads the wall clock except through its time source,
+// which also arms its probe attempts' timeouts and its progress requests'
+// deadlines (its other request deadlines are physical bounds on I/O, not
+// clock reads), and Close stops every goroutine it started.
 package cluster

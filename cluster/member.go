@@ -74,22 +74,7 @@ func Start(ctx context.Context, cfg Config) (*Member, error) {
 	if err != nil {
 		return nil, err
 	}
-	mctx, cancel := context.WithCancel(context.Background())
-	m := &Member{
-		cfg:          cfg,
-		logger:       cfg.Logger.With("node_name", cfg.Node),
-		src:          cfg.TimeSource,
-		transport:    cfg.Material.Transport(),
-		statuses:     make(map[string]probeResult),
-		probing:      make(map[string]bool),
-		availChanged: make(chan struct{}, 1),
-		ready:        make(chan struct{}),
-		mm:           newMemberMetrics(),
-		ctx:          mctx,
-		cancel:       cancel,
-	}
-	m.client = interconnect.NewClient(m.transport)
-	m.avail = NewAvailability(m.src, cfg.Node, cfg.UnavailabilityInterval, m.availabilityChanged)
+	m := newMember(cfg)
 	n, err := node.New(node.Config{
 		Name:                cfg.Node,
 		DataDir:             cfg.DataDir,
@@ -121,7 +106,7 @@ func Start(ctx context.Context, cfg Config) (*Member, error) {
 		},
 	})
 	if err != nil {
-		cancel()
+		m.cancel()
 		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	m.node = n
@@ -161,6 +146,30 @@ func Start(ctx context.Context, cfg Config) (*Member, error) {
 	m.logger.Info("cluster member started", "incarnation", n.Identity().Incarnation,
 		"raft_addr", n.RaftAddress(), "api_addr", cfg.APIAddr)
 	return m, nil
+}
+
+// newMember returns a member's own state, built from cfg as withDefaults
+// filled it: its clock, probe bookkeeping, interconnect client and
+// availability view. Start adds the node, progress delivery and installed
+// streams, and starts the loops.
+func newMember(cfg Config) *Member {
+	ctx, cancel := context.WithCancel(context.Background())
+	m := &Member{
+		cfg:          cfg,
+		logger:       cfg.Logger.With("node_name", cfg.Node),
+		src:          cfg.TimeSource,
+		transport:    cfg.Material.Transport(),
+		statuses:     make(map[string]probeResult),
+		probing:      make(map[string]bool),
+		availChanged: make(chan struct{}, 1),
+		ready:        make(chan struct{}),
+		mm:           newMemberMetrics(),
+		ctx:          ctx,
+		cancel:       cancel,
+	}
+	m.client = interconnect.NewClient(m.transport)
+	m.avail = NewAvailability(m.src, cfg.Node, cfg.UnavailabilityInterval, m.availabilityChanged)
+	return m
 }
 
 // serve runs the member's own peer listener.

@@ -1,13 +1,13 @@
 package cluster
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"time"
 
 	"github.com/nspl-dev/nspl/interconnect"
-	"github.com/nspl-dev/nspl/node"
+	"github.com/nspl-dev/nspl/lifecycle"
+	"github.com/nspl-dev/nspl/runtime/timesource"
 )
 
 // probeResult is the outcome of one probe of a member's status, after its
@@ -29,9 +29,9 @@ func (m *Member) probeLoop() {
 			return
 		case <-t.C():
 		}
-		n := m.node
-		m.checkVerdicts(n)
-		for _, nd := range n.CatalogState().Nodes() {
+		s := m.node.CatalogState()
+		m.checkVerdicts(s)
+		for _, nd := range s.Nodes() {
 			if nd.Name == m.cfg.Node {
 				continue
 			}
@@ -51,10 +51,11 @@ func (m *Member) probeLoop() {
 
 // checkVerdicts reports a change of the effectively available set that no
 // observation announced: a health observation that went stale hands the
-// verdict back to gossip with nothing new observed.
-func (m *Member) checkVerdicts(n *node.Node) {
+// verdict back to gossip with nothing new observed. It runs on probeLoop,
+// which owns lastVerdicts.
+func (m *Member) checkVerdicts(s *lifecycle.State) {
 	var b strings.Builder
-	for _, ni := range m.avail.Available(n.CatalogState()) {
+	for _, ni := range m.avail.Available(s) {
 		fmt.Fprintf(&b, "%s#%d,", ni.Node, ni.Incarnation)
 	}
 	if key := b.String(); key != m.lastVerdicts {
@@ -76,7 +77,7 @@ func (m *Member) probe(name, addr string) {
 		if attempt > 0 && !m.wait(probeRetryGap) {
 			break
 		}
-		ctx, cancel := context.WithTimeout(m.ctx, m.cfg.ProbeTimeout)
+		ctx, cancel := timesource.WithTimeout(m.ctx, m.src, m.cfg.ProbeTimeout)
 		st, err := m.client.Status(ctx, addr)
 		cancel()
 		if err == nil && st.Node == name && st.Healthy {

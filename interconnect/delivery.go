@@ -41,7 +41,7 @@ type Peer struct {
 type DeliveryConfig struct {
 	// Client sends the requests.
 	Client *Client
-	// Source arms the backoff timers.
+	// Source arms the request deadlines and the backoff timers.
 	Source timesource.Source
 	// Peers returns the current targets, this node excluded. It is called
 	// often and must not block.
@@ -376,7 +376,9 @@ func (d *Delivery) send(ctx context.Context, p Peer, rep runtime.ProgressReport)
 		return false
 	}
 	defer func() { <-d.sem }()
-	rctx, cancel := context.WithTimeout(ctx, d.cfg.RequestTimeout)
+	// The deadline is physical time on the node's source, like the
+	// backoff, so that both are the node's clock and not the process's.
+	rctx, cancel := timesource.WithTimeout(ctx, d.cfg.Source, d.cfg.RequestTimeout)
 	defer cancel()
 	reply, err := d.cfg.Client.Progress(rctx, p.APIAddr, rep)
 	if err != nil {

@@ -88,9 +88,19 @@ func resetReceiver(t *testing.T, r *deliveryRig) *receiver {
 	return rcv
 }
 
-const testBackoff = 200 * time.Millisecond
+// The specification's figures for progress delivery ("Each request has a
+// two-second physical deadline. Failure waits on a 200-millisecond physical
+// backoff"): the tests assert them, not the package's Default* constants.
+const (
+	specRequestDeadline = 2 * time.Second
+	specBackoff         = 200 * time.Millisecond
+)
 
-func newRig(t *testing.T, requestTimeout time.Duration) *deliveryRig {
+// newRig builds the delivery the way a cluster member does, with no
+// request deadline, backoff or subquota of its own: the defaults are what
+// the tests see. The fake clock decides when a request's deadline and a
+// backoff end.
+func newRig(t *testing.T) *deliveryRig {
 	t.Helper()
 	p := newPKI(t)
 	r := &deliveryRig{rcv: newReceiver(t), fake: timesource.NewFake(issued.UnixNano()), metrics: &Metrics{}}
@@ -110,10 +120,8 @@ func newRig(t *testing.T, requestTimeout time.Duration) *deliveryRig {
 			}
 			return []Peer{{Name: "n2", APIAddr: r.addr, Incarnation: r.incarnation.Load(), Live: r.live.Load(), Advertised: r.adv.Load()}}
 		},
-		Required:       func(runtime.ProgressReport) (uint64, bool) { return 5, r.current.Load() },
-		RequestTimeout: requestTimeout,
-		Backoff:        testBackoff,
-		Metrics:        r.metrics,
+		Required: func(runtime.ProgressReport) (uint64, bool) { return 5, r.current.Load() },
+		Metrics:  r.metrics,
 	})
 	t.Cleanup(r.d.Close)
 	return r
@@ -140,19 +148,22 @@ func ids(reps []runtime.ProgressReport) []uint64 {
 	return out
 }
 
+// TestStalledPeerReceivesOnlyTheNewestReport: a failed request backs off
+// for the default 200 ms, and the report sent after it is the newest one,
+// not the backlog published meanwhile.
 func TestStalledPeerReceivesOnlyTheNewestReport(t *testing.T) {
 	t.Cleanup(func() { goleak.VerifyNone(t) })
-	r := newRig(t, DefaultRequestTimeout)
+	r := newRig(t)
 	r.gate.set("fail")
 	r.d.Publish(report(1))
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	require.NoError(t, r.fake.BlockUntil(ctx, 1), "the failed request armed the backoff")
+	require.NoError(t, r.fake.BlockUntilDue(ctx, specBackoff), "the failed request armed the 200 ms backoff")
 	for id := uint64(2); id <= 9; id++ {
 		r.d.Publish(report(id)) // replaces the pending report
 	}
 	r.gate.set("open")
-	r.fake.Advance(testBackoff - 1)
+	r.fake.Advance(specBackoff - 1)
 	_, _, requests := r.gate.stats()
 	require.Equal(t, 1, requests, "nothing is sent before the backoff ends")
 	r.fake.Advance(1)
@@ -165,9 +176,14 @@ func TestStalledPeerReceivesOnlyTheNewestReport(t *testing.T) {
 	require.Equal(t, uint64(1), r.metrics.Snapshot().ProgressFailed)
 }
 
+// TestOneRequestInFlightUnderItsDeadline holds one request in flight per
+// peer and domain, its default two-second deadline and the default 200 ms
+// backoff after it, all on the node's clock: the request a hung peer holds
+// ends exactly 2 s after it was sent, and the newest report goes out
+// exactly 200 ms after that.
 func TestOneRequestInFlightUnderItsDeadline(t *testing.T) {
 	t.Cleanup(func() { goleak.VerifyNone(t) })
-	r := newRig(t, 300*time.Millisecond)
+	r := newRig(t)
 	r.gate.set("hang")
 	r.d.Publish(report(1))
 	waitFor(t, "the first request", func() bool { in, _, _ := r.gate.stats(); return in == 1 })
@@ -176,21 +192,38 @@ func TestOneRequestInFlightUnderItsDeadline(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	// The request's deadline ends it; the lane then backs off.
+
+	// The request's deadline is the one timer armed.
 	require.NoError(t, r.fake.BlockUntil(ctx, 1))
-	_, most, requests := r.gate.stats()
+	deadline, _ := r.fake.Next()
+	require.Equal(t, specRequestDeadline, deadline, "a progress request has a two-second deadline")
+	r.fake.Advance(specRequestDeadline - 1)
+	in, most, requests := r.gate.stats()
+	require.Equal(t, 1, in, "the request is still in flight just before its deadline")
 	require.Equal(t, 1, most, "one request in flight per peer and domain")
 	require.Equal(t, 1, requests)
-	require.Equal(t, uint64(1), r.metrics.Snapshot().ProgressFailed)
+	require.Zero(t, r.metrics.Snapshot().ProgressFailed)
+
+	// At the deadline the request ends; the lane then backs off.
+	r.fake.Advance(1)
+	waitFor(t, "the request to end at its deadline", func() bool { return r.metrics.Snapshot().ProgressFailed == 1 })
+	require.NoError(t, r.fake.BlockUntil(ctx, 1))
+	backoff, _ := r.fake.Next()
+	require.Equal(t, specBackoff, backoff, "a failed request backs off 200 ms")
 	r.gate.set("open")
-	r.fake.Advance(testBackoff)
+	r.fake.Advance(specBackoff - 1)
+	_, _, requests = r.gate.stats()
+	require.Equal(t, 1, requests, "nothing is sent before the backoff ends")
+	r.fake.Advance(1)
 	waitFor(t, "the newest report", func() bool { return len(r.rcv.seen()) == 1 })
 	require.Equal(t, []uint64{50}, ids(r.rcv.seen()))
+	_, most, _ = r.gate.stats()
+	require.Equal(t, 1, most, "one request in flight per peer and domain")
 }
 
 func TestDeliveryWaitsForALiveAdvertisingPeer(t *testing.T) {
 	t.Cleanup(func() { goleak.VerifyNone(t) })
-	r := newRig(t, DefaultRequestTimeout)
+	r := newRig(t)
 	r.live.Store(false)
 	r.d.Publish(report(1))
 	r.d.Publish(report(2))
@@ -208,7 +241,7 @@ func TestDeliveryWaitsForALiveAdvertisingPeer(t *testing.T) {
 
 func TestNewPeerGetsTheNewestRetainedReport(t *testing.T) {
 	t.Cleanup(func() { goleak.VerifyNone(t) })
-	r := newRig(t, DefaultRequestTimeout)
+	r := newRig(t)
 	r.peers.Store(false)
 	for id := uint64(1); id <= 4; id++ {
 		r.d.Publish(report(id))
@@ -221,7 +254,7 @@ func TestNewPeerGetsTheNewestRetainedReport(t *testing.T) {
 
 func TestRestartedPeerGetsTheNewestRetainedReportAgain(t *testing.T) {
 	t.Cleanup(func() { goleak.VerifyNone(t) })
-	r := newRig(t, DefaultRequestTimeout)
+	r := newRig(t)
 	r.d.Publish(report(2))
 	waitFor(t, "the reply", func() bool { return r.metrics.Snapshot().ProgressSent == 1 })
 	require.Equal(t, uint64(2), r.rcv.reg.Progress("d").ID)
@@ -243,13 +276,17 @@ func TestRestartedPeerGetsTheNewestRetainedReportAgain(t *testing.T) {
 
 func TestRetiringTheAuthorityStopsInFlightAndBackoff(t *testing.T) {
 	t.Cleanup(func() { goleak.VerifyNone(t) })
-	r := newRig(t, time.Minute)
+	r := newRig(t)
 	r.gate.set("hang")
 	r.d.Publish(report(1))
 	waitFor(t, "the request", func() bool { in, _, _ := r.gate.stats(); return in == 1 })
 	r.d.Retire("d")
 	waitFor(t, "the cancelled request", func() bool { in, _, _ := r.gate.stats(); return in == 0 })
-	require.Zero(t, r.fake.Armed(), "no backoff after a retirement")
+	// The request's deadline is disarmed with it, and no backoff follows.
+	waitFor(t, "no timer armed", func() bool { return r.fake.Armed() == 0 })
+	r.fake.Advance(specRequestDeadline + specBackoff)
+	_, _, requests := r.gate.stats()
+	require.Equal(t, 1, requests, "a retired delivery sends nothing again")
 
 	// A failing peer's backoff is cancelled the same way, by Sync once
 	// the producer's fence is no longer installed.
@@ -257,18 +294,18 @@ func TestRetiringTheAuthorityStopsInFlightAndBackoff(t *testing.T) {
 	r.d.Publish(report(2))
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	require.NoError(t, r.fake.BlockUntil(ctx, 1))
+	require.NoError(t, r.fake.BlockUntilDue(ctx, specBackoff), "the failed request armed its backoff")
 	r.current.Store(false)
 	r.d.Sync()
 	waitFor(t, "the cancelled backoff", func() bool { return r.fake.Armed() == 0 })
 	r.gate.set("open")
-	r.fake.Advance(testBackoff)
+	r.fake.Advance(specBackoff)
 	require.Empty(t, r.rcv.seen())
 }
 
 func TestANewFenceReplacesTheDomainsLanes(t *testing.T) {
 	t.Cleanup(func() { goleak.VerifyNone(t) })
-	r := newRig(t, time.Minute)
+	r := newRig(t)
 	r.gate.set("hang")
 	r.d.Publish(report(1))
 	waitFor(t, "the request", func() bool { in, _, _ := r.gate.stats(); return in == 1 })
@@ -288,7 +325,7 @@ func TestANewFenceReplacesTheDomainsLanes(t *testing.T) {
 // report.
 func TestRestartedPeerGetsTheRetainedFailureAgain(t *testing.T) {
 	t.Cleanup(func() { goleak.VerifyNone(t) })
-	r := newRig(t, DefaultRequestTimeout)
+	r := newRig(t)
 	r.d.Publish(report(2))
 	r.d.Publish(failureReport(2))
 	waitFor(t, "the failure", func() bool { return r.rcv.reg.ClockFailure("d") != nil })

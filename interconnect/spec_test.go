@@ -7,7 +7,6 @@ import (
 	"slices"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
@@ -70,11 +69,9 @@ func TestSpecSubquotaBoundsConcurrentAttempts(t *testing.T) {
 			return []Peer{{Name: "n2", APIAddr: addr, Incarnation: 11, Live: true, Advertised: 5}}
 		},
 		Required: func(runtime.ProgressReport) (uint64, bool) { return 5, true },
-		// The request deadline is a bound for a broken test, not a
-		// figure it waits for: the test releases every request itself.
-		RequestTimeout: time.Minute,
-		Backoff:        testBackoff,
-		MaxInFlight:    quota,
+		// The request deadlines are on the fake clock, which the test
+		// never advances: it releases every request itself.
+		MaxInFlight: quota,
 	})
 	t.Cleanup(d.Close)
 

@@ -56,6 +56,9 @@ func upAt(rev uint64) func(PeerInstalled) bool {
 
 func down(st PeerInstalled) bool { return !st.Up }
 
+// testBackoff is the watch tests' own backoff between two streams.
+const testBackoff = 200 * time.Millisecond
+
 // The watch follows a live peer's stream, notices when the stream ends
 // and opens it again after its backoff, and stops following a peer that
 // is no longer live.
