@@ -164,9 +164,14 @@ func TestObserverWait(t *testing.T) {
 		t.Fatal("progress did not wake the observer")
 	}
 
-	o.Read()
-	go func() { done <- o.Wait(context.Background()) }()
-	install(t, r, "d", stopped(1, 2))
+	// An installation wakes it on its own: domain e has no accepted
+	// progress, so stopping it leaves the progress watch untouched.
+	install(t, r, "e", paced(1, 1, 3))
+	oe, err := r.Observe("e")
+	require.NoError(t, err)
+	oe.Read()
+	go func() { done <- oe.Wait(context.Background()) }()
+	install(t, r, "e", stopped(1, 4))
 	select {
 	case err := <-done:
 		require.NoError(t, err)
