@@ -20,16 +20,27 @@ import (
 func attach(t *testing.T, e *env) (wire.Result, *orderChecker) {
 	t.Helper()
 	r := e.exec("ATTACH DOMAIN CLOCK;")[0]
-	require.NotNil(t, r.Clock)
-	return r, newOrderChecker(t, *r.Clock)
+	return r, newOrderChecker(t, r)
 }
 
-// read takes the next frame and checks it against the delivery order.
+// read takes the next frame of the session's ordered stream and checks it,
+// and the reply's place if it comes first, against the delivery order.
 func read(t *testing.T, e *env, c *orderChecker) wire.Frame {
 	t.Helper()
-	f := e.frame()
-	c.see(f)
-	return f
+	return readStream(t, e.ctx, e.sess, c)
+}
+
+// readStream is read on another session s.
+func readStream(t testing.TB, ctx context.Context, s *Session, c *orderChecker) wire.Frame {
+	t.Helper()
+	for {
+		f, reply, err := s.lane.take(ctx, true)
+		require.NoError(t, err)
+		c.item(f, reply)
+		if !reply {
+			return f
+		}
+	}
 }
 
 // Guarantee 1 and the first tick: the reply carries the installed clock and
@@ -155,6 +166,11 @@ func TestDropEndsAttachment(t *testing.T) {
 	require.Equal(t, wire.DomainRemoved, f.Reason)
 	require.Equal(t, r.Attachment, f.Attachment)
 	require.Equal(t, `{"domain":"prod","attachment":1,"kind":"end","reason":"DomainRemoved"}`, string(f.AppendJSON(nil)))
+	// The end is the last frame: the fan-out holds the ended attachment
+	// until its release and wakes it on every change it reads, and such a
+	// wake starts nothing.
+	wakeAndWait(e.attachment("prod"))
+	require.Zero(t, e.sess.Pending(), "a frame follows the end frame")
 
 	// The drop ended the domain's activity, and the domain is missing:
 	// attaching again needs USE, which refuses it as not found.
@@ -172,31 +188,50 @@ func TestDropEndsAttachment(t *testing.T) {
 	e.exec("DROP DOMAIN prod; CREATE DOMAIN prod; USE prod;")
 	for f = read(t, e, c2); f.Kind != wire.FrameEnd; f = read(t, e, c2) {
 	}
-	r3 := e.exec("ATTACH DOMAIN CLOCK;")[0]
+	r3, c3 := attach(t, e)
 	require.Equal(t, uint64(3), r3.Attachment)
 	require.Equal(t, clock.Observed{State: clock.Stopped}, *r3.Clock)
 	e.exec("START;")
-	f = e.frame()
-	require.Equal(t, uint64(3), f.Attachment)
+	f = read(t, e, c3)
 	require.Equal(t, clock.Unpaced, f.Clock.State)
 }
 
 // Guarantee 5: nothing about the domain follows the detach reply, even
-// frames that were queued and unread when it ran.
+// frames that were queued and unread when it ran, and nothing the domain
+// does after it reaches the session. Another session attached to the
+// domain is the fence for its ticks: the fan-out offers each tick to every
+// attachment it holds before it walks them with the next, so once that
+// session has read tick 3, a detached attachment still held would have
+// been offered tick 2. The next item of this session's stream is then the
+// reply of its next attachment.
 func TestDetachWithdrawsAndStops(t *testing.T) {
 	e := newEnv(t, Options{})
 	e.exec("CREATE PACED DOMAIN prod WITH PERIOD 1s SKEW 0s; USE prod; CREATE DOMAIN other;")
+	fence := New(e.node, Options{Logger: quietLogger()})
+	t.Cleanup(func() { require.NoError(t, fence.Close()) })
+	rs, err := fence.ExecText(e.ctx, "USE prod; ATTACH DOMAIN CLOCK;")
+	require.NoError(t, err)
+	fc := newOrderChecker(t, rs[1])
 	attach(t, e)
 	e.exec("START AT NOW;")
 	e.waitTick("prod", 1)
+	e.waitQueued("the paced state of prod", func(f wire.Frame) bool { return f.Kind == wire.FrameState && f.Clock.State == clock.Paced })
 	require.Equal(t, "detached from the clock of domain 'prod'", e.msg("DETACH DOMAIN CLOCK;"))
-	require.Zero(t, e.sess.Pending())
-	e.advance(time.Second, "prod", 2)
-	e.exec("STOP;")
-	// Another attachment's frame is the next one: nothing of prod came.
-	e.exec("USE other; ATTACH DOMAIN CLOCK; START;")
-	f := e.frame()
-	require.Equal(t, "other", f.Domain)
+	require.Zero(t, e.sess.Pending(), "the unread frames of the detached attachment are withdrawn")
+
+	for f := readStream(t, e.ctx, fence, fc); f.Kind != wire.FrameTick; f = readStream(t, e.ctx, fence, fc) {
+	}
+	for id := uint64(2); id <= 3; id++ {
+		e.advance(time.Second, "prod", id)
+		require.Equal(t, id, readStream(t, e.ctx, fence, fc).Tick.ID)
+	}
+	require.Zero(t, e.sess.Pending(), "a tick of prod follows the detach reply")
+
+	e.exec("STOP; USE other;")
+	_, c := attach(t, e)
+	e.exec("START;")
+	f := read(t, e, c)
+	require.Equal(t, clock.Unpaced, f.Clock.State, "the reply of the next attachment, then its state, and nothing of prod")
 	require.Zero(t, e.sess.Pending())
 }
 
