@@ -247,7 +247,7 @@ func (s *Session) attach(ctx context.Context) (wire.Result, bool, error) {
 	// Joined before the task's first read, so a tick published after that
 	// read reaches it through the fan-out, and before the session holds
 	// it, so a Close that finds it leaves the fan-out with it.
-	joinFanout(a)
+	joinFanout(a, first.Tick)
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
