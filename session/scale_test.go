@@ -33,6 +33,7 @@ func TestDeliveryOrderAtScale(t *testing.T) {
 	e := newEnv(t, Options{})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
+	e.ctx = ctx // the env's helpers wait within the test's own deadline, not the default 20 s
 	taken, stop := context.WithCancel(ctx)
 	stop() // NextFrame on an ended context takes only what is queued
 
