@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/nspl-dev/nspl/planner"
+	"github.com/nspl-dev/nspl/session"
 )
 
 // BenchmarkRemoteStatement is one statement's round trip over the session
@@ -30,10 +31,10 @@ func BenchmarkRemoteTick(b *testing.B) {
 	e := newEnv(b, "")
 	c := e.dial(Config{})
 	exec(b, c, "CREATE PACED DOMAIN prod WITH PERIOD 1s SKEW 0s; USE prod; START AT NOW; ATTACH DOMAIN CLOCK;")
-	e.waitTick(c, "prod", time.Second)
+	e.event(c, "prod", session.EventTick)
 	b.ReportAllocs()
 	b.ResetTimer()
-	for range b.N {
-		e.waitTick(c, "prod", time.Second)
+	for i := range b.N {
+		e.advanceTick(c, "prod", time.Second, uint64(i)+2)
 	}
 }

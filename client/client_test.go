@@ -233,46 +233,65 @@ func TestInsecureOnlyOnLoopback(t *testing.T) {
 	require.ErrorIs(t, err, ErrConfig)
 }
 
+// The delivery order as a remote client observes it, through the server's
+// stream and the client's follow, every event read and none passed over:
+// the attach reply before the first event of its attachment, here the tick
+// the paced clock already held when it attached; ticks of the reply's
+// generation in increasing order; a new generation's state before its
+// ticks; nothing after the detach reply, though the domain ticks and stops
+// after it, fenced by another domain's event that must come after; and
+// the end last, fenced the same way.
 func TestAttachDeliveryOrder(t *testing.T) {
 	e := newEnv(t, "")
 	c := e.dial(Config{})
-	exec(t, c, "CREATE PACED DOMAIN prod WITH PERIOD 1s SKEW 0s; USE prod;")
-	res := exec(t, c, "ATTACH DOMAIN CLOCK;")
-	require.NotNil(t, res[0].Clock)
-	require.Equal(t, clock.Stopped, res[0].Clock.State)
+	exec(t, c, "CREATE PACED DOMAIN prod WITH PERIOD 1s SKEW 0s; CREATE DOMAIN other; USE prod; START AT NOW;")
+	e.waitAccepted("prod", 1, 1)
+	res := exec(t, c, "ATTACH DOMAIN CLOCK;")[0]
+	require.NotNil(t, res.Clock)
+	require.Equal(t, clock.Paced, res.Clock.State)
+	require.Equal(t, uint64(1), res.Clock.Generation)
 	require.Equal(t, []string{"prod"}, c.Followed())
 
-	exec(t, c, "START AT NOW;")
-	f := nextFrame(t, c)
-	require.Equal(t, wire.FrameState, f.Kind, "the state frame reporting the generation precedes its ticks")
-	require.Equal(t, clock.Paced, f.Clock.State)
-	require.Equal(t, uint64(1), f.Clock.Generation)
-	var last uint64
-	for i := 0; i < 3; i++ {
-		tick := e.waitTick(c, "prod", time.Second)
-		require.Equal(t, uint64(1), tick.Tick.Generation)
-		require.Greater(t, tick.Tick.ID, last)
-		last = tick.Tick.ID
+	ev := e.event(c, "prod", session.EventTick)
+	require.Equal(t, res.Attachment, ev.Attachment)
+	require.Equal(t, *res.Clock, ev.Clock.Observed, "the tick is of the clock the reply carried")
+	require.Equal(t, session.Tick{Generation: 1, ID: 1, Boundary: t0, AuthorityUTC: t0}, ev.Clock.Tick)
+	for id := uint64(2); id <= 4; id++ {
+		require.Equal(t, uint64(1), e.advanceTick(c, "prod", time.Second, id).Clock.Tick.Generation)
 	}
+
+	exec(t, c, "STOP;")
+	ev = e.event(c, "prod", session.EventState)
+	require.Equal(t, clock.Observed{Generation: 1, State: clock.Stopped}, ev.Clock.Observed)
+	exec(t, c, "START AT NOW;")
+	ev = e.event(c, "prod", session.EventState)
+	require.Equal(t, clock.Paced, ev.Clock.Observed.State)
+	require.Equal(t, uint64(2), ev.Clock.Observed.Generation)
+	ev = e.event(c, "prod", session.EventTick)
+	require.Equal(t, uint64(2), ev.Clock.Tick.Generation)
+	require.Equal(t, uint64(1), ev.Clock.Tick.ID, "ids restart with the generation")
+
+	// The domain ticks and stops after the detach reply; the next event is
+	// the other domain's, and nothing else is unread.
 	exec(t, c, "DETACH DOMAIN CLOCK;")
 	require.Empty(t, c.Followed())
-	e.fake.Advance(5 * time.Second)
-	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
-	defer cancel()
-	_, err := c.NextEvent(ctx)
-	require.ErrorIs(t, err, context.DeadlineExceeded, "no frame follows the detach reply")
+	e.accept(time.Second)
+	e.waitAccepted("prod", 2, 2)
+	exec(t, c, "STOP; USE other; ATTACH DOMAIN CLOCK; START;")
+	ev = e.event(c, "other", session.EventState)
+	require.Equal(t, clock.Unpaced, ev.Clock.Observed.State)
+	require.Zero(t, c.Pending())
 
-	// A dropped domain ends the attachment with DomainRemoved, last.
-	exec(t, c, "ATTACH DOMAIN CLOCK;")
-	exec(t, c, "STOP; DROP DOMAIN prod;")
-	for {
-		f := nextFrame(t, c)
-		if f.Kind == wire.FrameEnd {
-			require.Equal(t, wire.DomainRemoved, f.Reason)
-			break
-		}
-	}
-	require.Empty(t, c.Followed())
+	// A dropped domain ends the attachment with DomainRemoved, last: the
+	// other domain's next event follows it.
+	exec(t, c, "USE prod; ATTACH DOMAIN CLOCK; DROP DOMAIN prod;")
+	ev = e.event(c, "prod", session.EventEnd)
+	require.Equal(t, wire.DomainRemoved, ev.Reason)
+	require.Equal(t, []string{"other"}, c.Followed())
+	exec(t, c, "USE other; STOP;")
+	ev = e.event(c, "other", session.EventState)
+	require.Equal(t, clock.Stopped, ev.Clock.Observed.State)
+	require.Zero(t, c.Pending())
 }
 
 func TestCancelledStatement(t *testing.T) {

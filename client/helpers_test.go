@@ -18,6 +18,7 @@ import (
 	"github.com/nspl-dev/nspl/pki"
 	"github.com/nspl-dev/nspl/runtime/timesource"
 	"github.com/nspl-dev/nspl/server"
+	"github.com/nspl-dev/nspl/session"
 	"github.com/nspl-dev/nspl/wire"
 )
 
@@ -54,6 +55,7 @@ type env struct {
 	node *node.Node
 	srv  *server.Server
 	url  string
+	ctx  context.Context // the test's deadline
 }
 
 func newEnv(t testing.TB, token string) *env {
@@ -81,7 +83,7 @@ func newEnvWith(t testing.TB, token string, adjust func(*server.Config)) *env {
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, n.Close()) })
 	testserve.Serve(t, ln, srv.Serve, srv.Close)
-	return &env{t: t, auth: auth, fake: fake, node: n, srv: srv, url: "https://" + ln.Addr().String()}
+	return &env{t: t, auth: auth, fake: fake, node: n, srv: srv, url: "https://" + ln.Addr().String(), ctx: ctxT(t)}
 }
 
 // dial connects with the client certificate and a fake client clock.
@@ -125,19 +127,48 @@ func nextFrame(t testing.TB, c *Client) wire.Frame {
 	return ev.Frame()
 }
 
-// waitTicks advances the node's fake clock one period at a time until the
-// client has read a tick event of domain with an id of at least id.
-func (e *env) waitTick(c *Client, domain string, period time.Duration) wire.Frame {
+// event returns the next clock event, which must be of kind and about
+// domain: an event of anything else fails the test instead of passing
+// unread.
+func (e *env) event(c *Client, domain string, kind session.EventKind) session.ClockEvent {
 	e.t.Helper()
-	for i := 0; i < 100; i++ {
-		e.fake.Advance(period)
-		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
-		ev, err := c.NextEvent(ctx)
-		cancel()
-		if f := ev.Frame(); err == nil && f.Domain == domain && f.Kind == wire.FrameTick {
-			return f
+	ev, err := c.NextEvent(e.ctx)
+	require.NoError(e.t, err, "waiting for a %v event of %q", kind, domain)
+	require.Equal(e.t, domain, ev.Domain, "event %+v of another domain than %q", ev.Frame(), domain)
+	require.Equal(e.t, kind, ev.Kind, "event %+v instead of a %v event", ev.Frame(), kind)
+	return ev
+}
+
+// advanceTick waits until the node's producer has armed its timer for the
+// tick due period from now, moves the node's fake clock by period and
+// returns the next clock event, which must be tick id of domain.
+func (e *env) advanceTick(c *Client, domain string, period time.Duration, id uint64) session.ClockEvent {
+	e.t.Helper()
+	e.accept(period)
+	ev := e.event(c, domain, session.EventTick)
+	require.Equal(e.t, id, ev.Clock.Tick.ID, "tick %+v instead of tick %d", ev.Clock.Tick, id)
+	return ev
+}
+
+// accept waits until the node's producer has armed its timer for the tick
+// due period from now and moves the node's fake clock by period, so that
+// tick is produced.
+func (e *env) accept(period time.Duration) {
+	e.t.Helper()
+	require.NoError(e.t, e.fake.BlockUntilDue(e.ctx, period), "the producer waits for its next tick")
+	e.fake.Advance(period)
+}
+
+// waitAccepted waits on an observer of the node, never a sleep, until the
+// domain's accepted tick of generation reaches id.
+func (e *env) waitAccepted(domain string, generation, id uint64) {
+	e.t.Helper()
+	o, err := e.node.Observe(domain)
+	require.NoError(e.t, err)
+	for {
+		if tick := o.Read().Tick; tick.Generation == generation && tick.ID >= id {
+			return
 		}
+		require.NoError(e.t, o.Wait(e.ctx), "waiting for tick %d of generation %d of %q", id, generation, domain)
 	}
-	e.t.Fatalf("no tick of %s arrived", domain)
-	return wire.Frame{}
 }

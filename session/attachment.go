@@ -64,7 +64,7 @@ type attachment struct {
 	tickBase int32
 	halted   bool
 
-	obs *runtime.Observer // used by the running task only
+	obs *runtime.Observer // used by the attach, then by the running task only
 
 	// sess is the session that holds it; fanout delivers its ticks and
 	// wakes its task, and at is its index in the fan-out's list, guarded
@@ -239,10 +239,15 @@ func (s *Session) attach(ctx context.Context) (wire.Result, bool, error) {
 		id: id, domain: domain, obs: obs, sess: s, lane: &s.lane, last: first.Clock,
 		tickBase: int32(base), tickRoom: int32(max(min(s.frameLimit-base, math.MaxInt32), -1)),
 	}
+	// The reply takes its place in the stream before any frame of the
+	// attachment can, and delivery starts behind it with the accepted tick
+	// of the reply's generation.
+	s.lane.putReply(a)
+	a.offerAccepted(first)
 	// Joined before the task's first read, so a tick published after that
 	// read reaches it through the fan-out, and before the session holds
 	// it, so a Close that finds it leaves the fan-out with it.
-	joinFanout(a)
+	joinFanout(a, first.Tick)
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -379,12 +384,7 @@ func (s *Session) deliver(ctx context.Context, a *attachment) {
 			// into the newest installation, read at once.
 			continue
 		case o.Tick.ID != 0:
-			snap, err := a.obs.Reading(o.Tick.Generation)
-			// A replaced installation already woke the task; any other
-			// failure leaves this tick unsent.
-			if !errors.Is(err, runtime.ErrClockUnavailable) {
-				a.offerTick(o, newTickRecord(o.Tick, snap, err), err)
-			}
+			a.offerAccepted(o)
 		}
 		// The failure follows the state the client received as paced for
 		// its generation and any tick of it already queued; none of that
@@ -413,6 +413,21 @@ func (s *Session) deliver(ctx context.Context, a *attachment) {
 		}
 		a.dirty = false
 		a.mu.Unlock()
+	}
+}
+
+// offerAccepted offers o's accepted tick, if any, with the node's reading
+// of its generation (offerTick). A replaced installation
+// (runtime.ErrClockUnavailable) leaves it unsent, since the replacement
+// wakes the task, which reads anew; a reading that fails otherwise is
+// logged and the tick skipped.
+func (a *attachment) offerAccepted(o runtime.Observation) {
+	if o.Tick.ID == 0 {
+		return
+	}
+	snap, err := a.obs.Reading(o.Tick.Generation)
+	if !errors.Is(err, runtime.ErrClockUnavailable) {
+		a.offerTick(o, newTickRecord(o.Tick, snap, err), err)
 	}
 }
 

@@ -3,9 +3,9 @@ package session
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"log/slog"
-	"runtime"
-	"strings"
+	goruntime "runtime"
 	"sync"
 	"testing"
 	"time"
@@ -14,26 +14,40 @@ import (
 
 	"github.com/nspl-dev/nspl/clock"
 	"github.com/nspl-dev/nspl/lifecycle"
+	"github.com/nspl-dev/nspl/planner"
+	"github.com/nspl-dev/nspl/runtime"
 	"github.com/nspl-dev/nspl/wire"
 )
 
 func attach(t *testing.T, e *env) (wire.Result, *orderChecker) {
 	t.Helper()
 	r := e.exec("ATTACH DOMAIN CLOCK;")[0]
-	require.NotNil(t, r.Clock)
-	return r, newOrderChecker(t, *r.Clock)
+	return r, newOrderChecker(t, r)
 }
 
-// read takes the next frame and checks it against the delivery order.
+// read takes the next frame of the session's ordered stream and checks it,
+// and the reply's place if it comes first, against the delivery order.
 func read(t *testing.T, e *env, c *orderChecker) wire.Frame {
 	t.Helper()
-	f := e.frame()
-	c.see(f)
-	return f
+	return readStream(t, e.ctx, e.sess, c)
 }
 
-// Guarantee 1 and the first tick: the reply carries the installed clock and
-// the first frame is the accepted tick of the reply's generation.
+// readStream is read on another session s.
+func readStream(t testing.TB, ctx context.Context, s *Session, c *orderChecker) wire.Frame {
+	t.Helper()
+	for {
+		f, reply, err := s.lane.take(ctx, true)
+		require.NoError(t, err)
+		c.item(f, reply)
+		if !reply {
+			return f
+		}
+	}
+}
+
+// Guarantee 1 and the first tick: the reply carries the installed clock,
+// takes its place in the stream first, and the attach itself queues the
+// accepted tick of the reply's generation behind it, the first frame.
 func TestAttachReplyThenTickOfItsGeneration(t *testing.T) {
 	e := newEnv(t, Options{})
 	e.exec("CREATE PACED DOMAIN prod WITH PERIOD 1s SKEW 100ms; USE prod; START AT NOW TIME RATE 1;")
@@ -44,26 +58,43 @@ func TestAttachReplyThenTickOfItsGeneration(t *testing.T) {
 	require.Equal(t, uint64(1), r.Attachment)
 	require.Equal(t, "attached to the clock of domain 'prod': generation 1 paced period 1s skew 100ms "+
 		"origin 2026-01-01T00:00:00Z anchor 2026-01-01T00:00:00Z rate 1", r.Message)
+	require.Equal(t, 1, e.sess.Pending(), "the attach queued the accepted tick behind its reply")
 	f := read(t, e, c)
 	require.Equal(t, wire.FrameTick, f.Kind)
 	require.Equal(t, uint64(1), f.Tick.ID)
 	require.Equal(t, t0, f.Tick.Boundary)
+	require.Equal(t, t0, f.Tick.AuthorityUTC)
 	require.Equal(t, t0, f.Reading)
 	require.Equal(t, uint64(1), f.Attachment)
 	require.Equal(t, []string{"prod"}, e.sess.Attached())
 }
 
 // A cancelled attach request returns no reply, so nothing is attached and
-// nothing is delivered.
+// nothing is delivered: neither a request cancelled before it runs nor one
+// cancelled once it runs, which the attach finds after its lookup, before
+// its reply takes a place in the stream.
 func TestCancelledAttachAnnouncesNothing(t *testing.T) {
 	e := newEnv(t, Options{})
-	e.exec("CREATE DOMAIN prod; USE prod;")
+	e.exec("CREATE PACED DOMAIN prod WITH PERIOD 1s SKEW 0s; USE prod; START AT NOW;")
+	e.waitTick("prod", 1)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	_, err := e.sess.ExecText(ctx, "ATTACH DOMAIN CLOCK;")
 	require.ErrorIs(t, err, context.Canceled)
 	require.Empty(t, e.sess.Attached())
 	require.Zero(t, e.sess.Pending())
+
+	// Run on the request lane, as Exec runs it once it holds the lane.
+	<-e.sess.turn
+	_, _, err = e.sess.run(ctx, planner.Attach{})
+	e.sess.turn <- struct{}{}
+	require.ErrorIs(t, err, context.Canceled)
+	require.Empty(t, e.sess.Attached())
+	queued, stop := context.WithCancel(e.ctx)
+	stop()
+	_, _, err = e.sess.lane.take(queued, true)
+	require.ErrorIs(t, err, context.Canceled, "neither the reply's place nor a frame is queued")
+
 	// The lane is free: the next attach is served.
 	e.exec("ATTACH DOMAIN CLOCK;")
 }
@@ -126,6 +157,9 @@ func TestUntakenTickWithdrawnOnChange(t *testing.T) {
 	e.waitQueued("the state frame of generation 3", func(f wire.Frame) bool {
 		return f.Kind == wire.FrameState && f.Clock.Generation == 3
 	})
+	// And once delivery caught up, the tick of generation 3 is queued
+	// behind that state, not in an earlier slot.
+	wakeAndWait(e.attachment("prod"))
 	var frames []wire.Frame
 	for {
 		f := read(t, e, c)
@@ -155,6 +189,11 @@ func TestDropEndsAttachment(t *testing.T) {
 	require.Equal(t, wire.DomainRemoved, f.Reason)
 	require.Equal(t, r.Attachment, f.Attachment)
 	require.Equal(t, `{"domain":"prod","attachment":1,"kind":"end","reason":"DomainRemoved"}`, string(f.AppendJSON(nil)))
+	// The end is the last frame: the fan-out holds the ended attachment
+	// until its release and wakes it on every change it reads, and such a
+	// wake starts nothing.
+	wakeAndWait(e.attachment("prod"))
+	require.Zero(t, e.sess.Pending(), "a frame follows the end frame")
 
 	// The drop ended the domain's activity, and the domain is missing:
 	// attaching again needs USE, which refuses it as not found.
@@ -172,31 +211,50 @@ func TestDropEndsAttachment(t *testing.T) {
 	e.exec("DROP DOMAIN prod; CREATE DOMAIN prod; USE prod;")
 	for f = read(t, e, c2); f.Kind != wire.FrameEnd; f = read(t, e, c2) {
 	}
-	r3 := e.exec("ATTACH DOMAIN CLOCK;")[0]
+	r3, c3 := attach(t, e)
 	require.Equal(t, uint64(3), r3.Attachment)
 	require.Equal(t, clock.Observed{State: clock.Stopped}, *r3.Clock)
 	e.exec("START;")
-	f = e.frame()
-	require.Equal(t, uint64(3), f.Attachment)
+	f = read(t, e, c3)
 	require.Equal(t, clock.Unpaced, f.Clock.State)
 }
 
 // Guarantee 5: nothing about the domain follows the detach reply, even
-// frames that were queued and unread when it ran.
+// frames that were queued and unread when it ran, and nothing the domain
+// does after it reaches the session. Another session attached to the
+// domain is the fence for its ticks: the fan-out offers each tick to every
+// attachment it holds before it walks them with the next, so once that
+// session has read tick 3, a detached attachment still held would have
+// been offered tick 2. The next item of this session's stream is then the
+// reply of its next attachment.
 func TestDetachWithdrawsAndStops(t *testing.T) {
 	e := newEnv(t, Options{})
 	e.exec("CREATE PACED DOMAIN prod WITH PERIOD 1s SKEW 0s; USE prod; CREATE DOMAIN other;")
+	fence := New(e.node, Options{Logger: quietLogger()})
+	t.Cleanup(func() { require.NoError(t, fence.Close()) })
+	rs, err := fence.ExecText(e.ctx, "USE prod; ATTACH DOMAIN CLOCK;")
+	require.NoError(t, err)
+	fc := newOrderChecker(t, rs[1])
 	attach(t, e)
 	e.exec("START AT NOW;")
 	e.waitTick("prod", 1)
+	e.waitQueued("the paced state of prod", func(f wire.Frame) bool { return f.Kind == wire.FrameState && f.Clock.State == clock.Paced })
 	require.Equal(t, "detached from the clock of domain 'prod'", e.msg("DETACH DOMAIN CLOCK;"))
-	require.Zero(t, e.sess.Pending())
-	e.advance(time.Second, "prod", 2)
-	e.exec("STOP;")
-	// Another attachment's frame is the next one: nothing of prod came.
-	e.exec("USE other; ATTACH DOMAIN CLOCK; START;")
-	f := e.frame()
-	require.Equal(t, "other", f.Domain)
+	require.Zero(t, e.sess.Pending(), "the unread frames of the detached attachment are withdrawn")
+
+	for f := readStream(t, e.ctx, fence, fc); f.Kind != wire.FrameTick; f = readStream(t, e.ctx, fence, fc) {
+	}
+	for id := uint64(2); id <= 3; id++ {
+		e.advance(time.Second, "prod", id)
+		require.Equal(t, id, readStream(t, e.ctx, fence, fc).Tick.ID)
+	}
+	require.Zero(t, e.sess.Pending(), "a tick of prod follows the detach reply")
+
+	e.exec("STOP; USE other;")
+	_, c := attach(t, e)
+	e.exec("START;")
+	f := read(t, e, c)
+	require.Equal(t, clock.Unpaced, f.Clock.State, "the reply of the next attachment, then its state, and nothing of prod")
 	require.Zero(t, e.sess.Pending())
 }
 
@@ -212,9 +270,9 @@ func TestStalledConsumer(t *testing.T) {
 	attach(t, e)
 	const ticks = 3000
 	heap := func() uint64 {
-		runtime.GC()
-		var ms runtime.MemStats
-		runtime.ReadMemStats(&ms)
+		goruntime.GC()
+		var ms goruntime.MemStats
+		goruntime.ReadMemStats(&ms)
 		return ms.HeapAlloc
 	}
 	var before uint64
@@ -261,36 +319,83 @@ func (b *logBuffer) String() string {
 }
 
 // Frames over the frame limit are logged and skipped: a paced state that
-// does not fit is never announced, so its ticks are not sent either.
+// does not fit is never announced, so the ticks of its generation, which
+// fit, are not sent either. Another session, with the default limit, is the
+// fence for those ticks: once it has read tick 3, the fan-out has offered
+// tick 2 to every attachment it holds.
 func TestFrameLimit(t *testing.T) {
-	stopped := wire.Frame{Domain: "prod", Attachment: 1, Kind: wire.FrameState, Clock: clock.Observed{Generation: 1, State: clock.Stopped}}
-	limit := len(stopped.AppendJSON(nil))
+	paced := wire.Frame{Domain: "prod", Attachment: 1, Kind: wire.FrameState, Clock: clock.Observed{Generation: 1, State: clock.Paced,
+		Period: uint64(time.Second), LogicalStart: t0, WallStartedAt: t0, Rate: 1}}
+	limit := len(paced.AppendJSON(nil)) - 1
 	logs := &logBuffer{}
 	e := newEnv(t, Options{FrameLimit: limit, Logger: slog.New(slog.NewTextHandler(logs, nil))})
 	e.exec("CREATE PACED DOMAIN prod WITH PERIOD 1s SKEW 0s; USE prod;")
+	fence := New(e.node, Options{Logger: quietLogger()})
+	t.Cleanup(func() { require.NoError(t, fence.Close()) })
+	rs, err := fence.ExecText(e.ctx, "USE prod; ATTACH DOMAIN CLOCK;")
+	require.NoError(t, err)
+	fc := newOrderChecker(t, rs[1])
 	_, c := attach(t, e)
 	e.exec("START AT NOW;")
 	e.waitTick("prod", 1)
-	// The delivery task reads the newest observation when it runs: it must
-	// have met the paced state before STOP, or it coalesces straight to the
-	// stopped one and never tries the frame that does not fit.
-	require.Eventually(t, func() bool { return strings.Contains(logs.String(), "frame exceeds the frame limit; skipped") },
-		30*time.Second, time.Millisecond, "the paced state is tried and skipped")
+	// The delivery task reads the newest observation when it runs: a run
+	// after START meets the paced state, tries it and skips it.
+	wakeAndWait(e.attachment("prod"))
+	require.Contains(t, logs.String(), "frame exceeds the frame limit; skipped")
 	require.Contains(t, logs.String(), "kind=state")
+	require.Contains(t, logs.String(), fmt.Sprintf("size=%d limit=%d", limit+1, limit))
+	for f := readStream(t, e.ctx, fence, fc); f.Kind != wire.FrameTick; f = readStream(t, e.ctx, fence, fc) {
+	}
+	for id := uint64(2); id <= 3; id++ {
+		e.advance(time.Second, "prod", id)
+		require.Equal(t, id, readStream(t, e.ctx, fence, fc).Tick.ID)
+	}
+	require.Zero(t, e.sess.Pending(), "a tick of a generation the client was never told is paced")
 	e.exec("STOP;")
 	f := read(t, e, c)
-	require.Equal(t, clock.Observed{Generation: 1, State: clock.Stopped}, f.Clock, "the paced state and its tick were skipped")
+	require.Equal(t, clock.Observed{Generation: 1, State: clock.Stopped}, f.Clock, "the paced state and its ticks were skipped")
 
 	// An attach whose reply does not fit attaches nothing.
 	e.exec("DETACH DOMAIN CLOCK; START AT NOW;")
-	err := e.fail("ATTACH DOMAIN CLOCK;")
+	err = e.fail("ATTACH DOMAIN CLOCK;")
 	require.ErrorIs(t, err, ErrFrameTooLarge)
 	require.Empty(t, e.sess.Attached())
 }
 
-// Ending the session stops every delivery task without a frame.
+// A tick frame that does not fit the frame limit is logged and skipped,
+// leaving the slot empty; a later tick that fits is sent. No domain's
+// ticks outgrow its paced state frame, which is larger, so the attachment
+// is built here with a limit between the two ticks' frames.
+func TestTickOverTheFrameLimit(t *testing.T) {
+	logs := &logBuffer{}
+	paced := clock.Observed{Generation: 1, State: clock.Paced, Period: 1, Rate: 1}
+	small := runtime.Tick{Generation: 1, ID: 2, Boundary: 1, AuthorityUTC: 1}
+	big := runtime.Tick{Generation: 1, ID: 1, Boundary: -1 << 62, AuthorityUTC: -1 << 62}
+	base := tickFrameBase("prod", 1)
+	limit := base + tickDigits(small, 1)
+	s := &Session{logger: slog.New(slog.NewTextHandler(logs, nil)), frameLimit: limit}
+	l := newLane(1)
+	a := &attachment{id: 1, domain: "prod", lane: l, sess: s, last: paced, tickBase: int32(base), tickRoom: int32(limit - base)}
+	offer := func(tick runtime.Tick, reading int64) {
+		a.offerTick(runtime.Observation{Clock: paced, Tick: tick}, newTickRecord(tick, runtime.Snapshot{Generation: 1, Time: reading}, nil), nil)
+	}
+
+	offer(big, -1<<62)
+	require.Zero(t, l.len(), "a tick frame over the limit is queued")
+	require.Contains(t, logs.String(), "frame exceeds the frame limit; skipped")
+	require.Contains(t, logs.String(), "kind=tick")
+	offer(small, 1)
+	f, err := l.next(context.Background())
+	require.NoError(t, err)
+	require.Equal(t, small, f.Tick)
+	require.Equal(t, limit, len(f.AppendJSON(nil)), "the frame that fits is at the limit")
+}
+
+// Ending the session stops every delivery task without a frame, and its
+// attachments leave their fan-outs.
 func TestCloseStopsDelivery(t *testing.T) {
 	e := newEnv(t, Options{})
+	before := fanoutCount()
 	e.exec("CREATE PACED DOMAIN a WITH PERIOD 1s SKEW 0s; CREATE DOMAIN b; USE a; START AT NOW; ATTACH DOMAIN CLOCK;" +
 		"USE b; ATTACH DOMAIN CLOCK;")
 	done := make(chan error, 1)
@@ -305,4 +410,5 @@ func TestCloseStopsDelivery(t *testing.T) {
 	require.NoError(t, e.sess.Close())
 	require.ErrorIs(t, <-done, ErrClosed)
 	require.Zero(t, e.sess.Pending())
+	require.Equal(t, before, fanoutCount(), "an attachment of the closed session is still delivered to")
 }

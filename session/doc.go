@@ -67,12 +67,16 @@
 // Attachments follow the delivery contract of the domain clock: an attach
 // waits for the node's first installation of the committed domains (a
 // request cancelled meanwhile keeps its place on the lane until then and
-// attaches nothing), its reply carries the observed clock, and its delivery
-// task starts as the attachment joins its domain's fan-out, just before Exec
-// returns that reply: a frame of it may be queued before the reply is
-// returned, so a consumer records the reply before it takes the
-// attachment's frames (the server's and the console's writers and the
-// embedded Session each hold one lock across both). The task sends a state frame
+// attaches nothing), its reply carries the observed clock, and the reply
+// takes its place in the control lane, the session's one ordered stream,
+// before any frame of the attachment: the accepted tick of the reply's
+// generation is queued behind it, and the delivery task starts as the
+// attachment joins its domain's fan-out, just before Exec returns that
+// reply. NextFrame passes over reply places, so a frame of the attachment
+// may be taken before Exec returns its reply, and a consumer records the
+// reply before it takes the attachment's frames (the server's and the
+// console's writers and the embedded Session each hold one lock across
+// both). The task sends a state frame
 // only when the observation differs from the one the client last received,
 // a tick only of the generation the client last received as paced, and
 // withdraws an untaken tick before a changed state. The ticks themselves are

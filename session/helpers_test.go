@@ -151,22 +151,73 @@ func (e *env) waitQueued(what string, match func(wire.Frame) bool) {
 	}
 }
 
-// orderChecker checks the per-attachment delivery order a client may rely
-// on, frame by frame, starting from the attach reply.
+// attachment returns the session's attachment of domain.
+func (e *env) attachment(domain string) *attachment {
+	e.t.Helper()
+	e.sess.mu.Lock()
+	defer e.sess.mu.Unlock()
+	a := e.sess.attachmentLocked(domain)
+	require.NotNil(e.t, a, "no attachment of %q", domain)
+	return a
+}
+
+// wakeAndWait runs the attachment's delivery task once more, as its
+// fan-out starts it on every change of installation or failure it reads,
+// and waits for the run to end. It holds the fan-out's list meanwhile, so
+// the fan-out wakes no task of it then, and waits for a running task
+// first, so the wake starts a run of its own unless the task is halted.
+func wakeAndWait(a *attachment) {
+	a.fanout.mu.Lock()
+	defer a.fanout.mu.Unlock()
+	a.task.Wait()
+	a.wake()
+	a.task.Wait()
+}
+
+// orderChecker checks the delivery order a client may rely on for the
+// attachment an attach reply announced, item by item of the session's
+// ordered stream (lane.take): the reply's place first, then the
+// attachment's frames, and nothing of another attachment, an ended one
+// included. A reader of NextFrame, which passes over reply places, checks
+// its frames after replied.
 type orderChecker struct {
-	t        testing.TB
-	state    clock.Observed
-	lastTick map[uint64]uint64 // generation → newest tick id delivered
-	failed   map[uint64]bool   // generations whose error frame was delivered
-	ended    bool
+	t          testing.TB
+	domain     string
+	attachment uint64
+	replied    bool // the reply's place was taken
+	state      clock.Observed
+	lastTick   map[uint64]uint64 // generation → newest tick id delivered
+	failed     map[uint64]bool   // generations whose error frame was delivered
+	ended      bool
 }
 
-func newOrderChecker(t testing.TB, reply clock.Observed) *orderChecker {
-	return &orderChecker{t: t, state: reply, lastTick: map[uint64]uint64{}, failed: map[uint64]bool{}}
+func newOrderChecker(t testing.TB, reply wire.Result) *orderChecker {
+	t.Helper()
+	require.NotNil(t, reply.Clock, "an attach reply carries the observed clock")
+	return &orderChecker{t: t, domain: reply.Domain, attachment: reply.Attachment, state: *reply.Clock,
+		lastTick: map[uint64]uint64{}, failed: map[uint64]bool{}}
 }
 
+// item checks the next item of the stream: the reply's place (reply) or a
+// frame.
+func (c *orderChecker) item(f wire.Frame, reply bool) {
+	c.t.Helper()
+	if !reply {
+		c.see(f)
+		return
+	}
+	require.Equal(c.t, c.domain, f.Domain, "the reply of attachment %d of %q is expected, not %v", c.attachment, c.domain, f)
+	require.Equal(c.t, c.attachment, f.Attachment, "the reply of attachment %d is expected, not of %d", c.attachment, f.Attachment)
+	require.False(c.t, c.replied, "a second reply of attachment %d", c.attachment)
+	c.replied = true
+}
+
+// see checks a frame.
 func (c *orderChecker) see(f wire.Frame) {
 	c.t.Helper()
+	require.Equal(c.t, c.domain, f.Domain, "frame %v of another domain than %q", f, c.domain)
+	require.Equal(c.t, c.attachment, f.Attachment, "frame %v of another attachment than %d", f, c.attachment)
+	require.True(c.t, c.replied, "frame %v precedes its attach reply", f)
 	require.False(c.t, c.ended, "frame %v after the end frame", f)
 	switch f.Kind {
 	case wire.FrameState:

@@ -138,7 +138,17 @@ func TestCloseEndsAttachWait(t *testing.T) {
 			cancel()
 			require.ErrorIs(t, (<-res).err, context.Canceled)
 		}
-		require.NoError(t, e.sess.Close()) // waits for the handed-off wait too
+		// Close ends the wait, the handed-off one too, and waits for it.
+		closed := make(chan error, 1)
+		go func() { closed <- e.sess.Close() }()
+		select {
+		case err := <-closed:
+			require.NoError(t, err)
+		case <-e.ctx.Done():
+			h.release()
+			<-closed
+			t.Fatal("closing the session did not end the attach's wait for the installation")
+		}
 		if !cancelFirst {
 			require.ErrorIs(t, (<-res).err, ErrClosed)
 		}

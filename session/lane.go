@@ -15,8 +15,17 @@ import (
 // attachment's replaceable tick slot. A tick entry keeps its place in the
 // queue while newer progress replaces its contents, until the consumer
 // takes it, so a full lane never blocks a tick and never grows with the
-// tick rate. The lane is therefore bounded by capacity plus the number of
-// attachments, whatever the clock rate or consumer speed.
+// tick rate.
+//
+// The lane is the session's one ordered stream: an attach queues its
+// reply's place (putReply) before delivery of the attachment starts, so
+// every frame of an attachment lies behind its reply in the queue, as
+// delivery order rule 1 has it. The reply itself goes to the request
+// (Exec); next passes over its place, and take returns it to a reader of
+// the whole stream. An attachment has at most one reply place, taken or
+// withdrawn with its frames (purge). The lane is therefore bounded by
+// capacity plus twice the number of attachments, whatever the clock rate
+// or consumer speed.
 //
 // The lane allocates nothing per frame once warm: the queue's array is kept
 // and reused (the unread entries are entries[head:], compacted to the front
@@ -77,17 +86,23 @@ type lane struct {
 
 	spare       *wire.Frame // an empty box for the next frame pushed, or nil
 	frames      int         // state, error and end entries in entries[head:]
+	replies     int         // reply places in entries[head:]
 	capacity    int
 	room        chan struct{} // one-slot wake of a writer waiting for room; closed by close
 	roomWaiters int
 }
 
-// laneEntry is a state, error or end frame (frame), or an attachment's tick
-// slot (frame is nil).
+// laneEntry is a state, error or end frame (frame), an attachment's tick
+// slot (frame is nil), or the place of the attachment's attach reply (frame
+// is replyPlace).
 type laneEntry struct {
 	att   *attachment
 	frame *wire.Frame
 }
+
+// replyPlace is the frame of an entry that holds an attach reply's place in
+// the stream; it is never written, and no frame is boxed in it.
+var replyPlace = new(wire.Frame)
 
 func newLane(capacity int) *lane {
 	l := new(lane)
@@ -106,23 +121,36 @@ func (l *lane) init(capacity int) {
 
 // next removes and returns the first frame, waiting for one until ctx ends
 // or the lane closes. A frame already queued is returned even when ctx has
-// ended.
+// ended. The reply places before it are removed and passed over: a reader
+// of frames has the replies from the requests.
 func (l *lane) next(ctx context.Context) (wire.Frame, error) {
+	f, _, err := l.take(ctx, false)
+	return f, err
+}
+
+// take removes and returns the first entry of the stream, waiting as next
+// does. With replies, the place of an attach reply is an entry too: take
+// returns it as reply true with a frame that names only the attachment
+// (Domain and Attachment). Without, it is passed over, as next does.
+func (l *lane) take(ctx context.Context, replies bool) (f wire.Frame, reply bool, err error) {
 	done := ctx.Done()
 	l.mu.Lock()
 	woken := false
 	for {
 		if l.closed {
 			l.mu.Unlock()
-			return wire.Frame{}, ErrClosed
+			return wire.Frame{}, false, ErrClosed
 		}
 		if int(l.head) < len(l.entries) {
 			e := &l.entries[l.head]
-			var f wire.Frame
-			if a := e.att; e.frame == nil {
+			switch a := e.att; e.frame {
+			case nil:
 				f = wire.Frame{Domain: a.domain, Attachment: a.id, Kind: wire.FrameTick, Tick: a.slot.tick, Reading: a.slot.reading}
 				a.slot = nil
-			} else {
+			case replyPlace:
+				f, reply = wire.Frame{Domain: a.domain, Attachment: a.id}, true
+				l.replies--
+			default:
 				f = *e.frame
 				l.releaseLocked(e.frame)
 				l.frames--
@@ -132,18 +160,23 @@ func (l *lane) next(ctx context.Context) (wire.Frame, error) {
 			l.head++
 			if int(l.head) == len(l.entries) {
 				l.entries, l.head = l.entries[:0], 0
-			} else if l.readyWaiters > 0 {
+			}
+			if reply && !replies {
+				f, reply = wire.Frame{}, false
+				continue
+			}
+			if int(l.head) < len(l.entries) && l.readyWaiters > 0 {
 				signal(l.ready) // another reader may take the next entry
 			}
 			l.mu.Unlock()
-			return f, nil
+			return f, reply, nil
 		}
 		if err := ctx.Err(); err != nil {
 			// The token may have been sent to this reader as it gave up,
 			// or be meant for readers of the ended watch: pass it on.
 			l.passOnLocked()
 			l.mu.Unlock()
-			return wire.Frame{}, err
+			return wire.Frame{}, false, err
 		}
 		if woken {
 			l.passOnLocked() // a token for the ended watch's readers
@@ -280,6 +313,18 @@ func (l *lane) putTick(att *attachment, rec *tickRecord) {
 	}
 }
 
+// putReply queues the place of att's attach reply at the end of the lane,
+// ahead of every frame of att. It never waits.
+func (l *lane) putReply(att *attachment) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return
+	}
+	l.appendLocked(laneEntry{att: att, frame: replyPlace})
+	l.replies++
+}
+
 // appendLocked queues e at the end and wakes a reader. It reuses the
 // queue's array: when the array is full and entries at its front were
 // taken, the unread entries move to the front instead of growing it.
@@ -310,8 +355,8 @@ func (l *lane) withdrawTick(att *attachment) {
 	l.removeLocked(func(e laneEntry) bool { return e.att == att && e.frame == nil })
 }
 
-// purge removes every unread frame of the attachment, its tick slot
-// included.
+// purge removes every unread frame of the attachment, its tick slot and its
+// reply's place included.
 func (l *lane) purge(att *attachment) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -327,9 +372,12 @@ func (l *lane) removeLocked(match func(laneEntry) bool) {
 			kept = append(kept, e)
 			continue
 		}
-		if e.frame == nil {
+		switch e.frame {
+		case nil:
 			e.att.slot = nil
-		} else {
+		case replyPlace:
+			l.replies--
+		default:
 			l.releaseLocked(e.frame)
 			removedFrames++
 		}
@@ -345,11 +393,12 @@ func (l *lane) removeLocked(match func(laneEntry) bool) {
 	}
 }
 
-// len returns the number of unread entries.
+// len returns the number of unread frames and queued tick slots; reply
+// places are not counted.
 func (l *lane) len() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return len(l.entries) - int(l.head)
+	return len(l.entries) - int(l.head) - l.replies
 }
 
 // close ends the lane: waiting readers and writers return ErrClosed and the
@@ -370,7 +419,7 @@ func (l *lane) close() {
 		}
 	}
 	l.entries, l.head, l.spare = nil, 0, nil
-	l.frames = 0
+	l.frames, l.replies = 0, 0
 	close(l.ready)
 	close(l.room)
 	if l.wantChange {

@@ -108,7 +108,7 @@ type Session struct {
 	nextID      uint64
 	lastRequest time.Duration // monotonic reading as the last request started or ended
 
-	_ [32]byte
+	_ [24]byte
 }
 
 // New returns a session served by n. The session owns no goroutine until it
@@ -290,12 +290,14 @@ func positioned(p planner.Plan, err error) error {
 // NextFrame returns the next control-lane frame, waiting until one is queued,
 // ctx ends or the session closes (ErrClosed). Taking a tick frame empties
 // its attachment's slot, so the next tick of that attachment queues anew.
+// The places of attach replies in the lane, which every frame of their
+// attachments follows, are passed over: the replies went to Exec.
 func (s *Session) NextFrame(ctx context.Context) (wire.Frame, error) {
 	return s.lane.next(ctx)
 }
 
-// Pending returns the number of unread control-lane entries: state and end
-// frames plus queued tick slots.
+// Pending returns the number of unread control-lane entries: state, error
+// and end frames plus queued tick slots, not the places of attach replies.
 func (s *Session) Pending() int { return s.lane.len() }
 
 // Close ends the session: it cancels requests in flight, stops every

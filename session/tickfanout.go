@@ -41,8 +41,10 @@ var fanouts = struct {
 }{m: make(map[*runtime.Allocation]*tickFanout)}
 
 // joinFanout adds a to the fan-out of its allocation, starting it when a is
-// the first.
-func joinFanout(a *attachment) {
+// the first. queued is the accepted tick a's attach queued behind its reply
+// (zero when none): a fan-out started for a offers only newer ticks, as a
+// fan-out that runs already has offered every tick before a joined.
+func joinFanout(a *attachment, queued runtime.Tick) {
 	alloc := a.obs.Allocation()
 	fanouts.mu.Lock()
 	defer fanouts.mu.Unlock()
@@ -51,7 +53,7 @@ func joinFanout(a *attachment) {
 		ctx, cancel := context.WithCancel(context.Background())
 		f = &tickFanout{obs: a.obs.Fork(), cancel: cancel, done: make(chan struct{})}
 		fanouts.m[alloc] = f
-		go f.run(ctx)
+		go f.run(ctx, queued)
 	}
 	f.mu.Lock()
 	a.at = int32(len(f.atts))
@@ -90,12 +92,12 @@ func leaveFanout(a *attachment) {
 
 // run is the fan-out's loop: on every wake it reads the newest progress,
 // wakes every task when the installation or the failure changed and offers
-// a new tick to every attachment.
-func (f *tickFanout) run(ctx context.Context) {
+// a new tick to every attachment. tick is the newest tick its attachments
+// were offered before it started.
+func (f *tickFanout) run(ctx context.Context, tick runtime.Tick) {
 	defer close(f.done)
 	var inst <-chan struct{}
 	var failure *runtime.ClockFailure
-	var tick runtime.Tick
 	for {
 		o := f.obs.Read()
 		if in, _ := f.obs.Notify(); in != inst || o.Failure != failure {

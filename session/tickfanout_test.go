@@ -31,13 +31,8 @@ func TestTickFanoutFollowsTheAllocation(t *testing.T) {
 	t.Cleanup(func() { require.NoError(t, other.Close()) })
 	rs, err := other.ExecText(e.ctx, "USE prod; ATTACH DOMAIN CLOCK;")
 	require.NoError(t, err)
-	oc := newOrderChecker(t, *rs[1].Clock)
-	readOther := func() wire.Frame {
-		f, err := other.NextFrame(e.ctx)
-		require.NoError(t, err)
-		oc.see(f)
-		return f
-	}
+	oc := newOrderChecker(t, rs[1])
+	readOther := func() wire.Frame { return readStream(t, e.ctx, other, oc) }
 	require.Equal(t, before+1, fanoutCount(), "one fan-out for both attachments")
 	require.Equal(t, uint64(1), read(t, e, c).Tick.ID)
 	require.Equal(t, uint64(1), readOther().Tick.ID)
