@@ -303,6 +303,16 @@ func TestProducerArithmeticLimits(t *testing.T) {
 				"clock: wait: result of logical delta 1000000000ns / rate 1e-11 leaves unsigned 64-bit nanoseconds"},
 		},
 		{
+			// 10^18ns after the anchor the clock is 9,999,999ns into its
+			// first period: the rest of it, 990,000,001ns, is the wait
+			// that cannot be converted.
+			name:     "rate conversion: the wait for the rest of a period",
+			start:    base + 1e18,
+			fence:    func() ProducerFence { return fenceWith(1e-11, uint64(second)) },
+			sentinel: ErrCannotSchedule, op: "wait", ticks: []uint64{1},
+			phrases: []string{"clock: wait: result of logical delta 990000001ns / rate 1e-11 leaves unsigned 64-bit nanoseconds"},
+		},
+		{
 			// 20ns before the next boundary its wait fits, but one period
 			// of 2^63ns at rate 0.5 is 2^64 physical nanoseconds.
 			name:  "rate conversion: the spacing of one period",
