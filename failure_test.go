@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"strings"
 	"testing"
@@ -16,6 +15,7 @@ import (
 	"github.com/nspl-dev/nspl/client"
 	"github.com/nspl-dev/nspl/clock"
 	"github.com/nspl-dev/nspl/internal/testcluster"
+	"github.com/nspl-dev/nspl/internal/testlog"
 	"github.com/nspl-dev/nspl/runtime"
 )
 
@@ -84,16 +84,34 @@ func awaitClockFailure(ctx context.Context, f nspl.Follower, domain string, gene
 	return nil
 }
 
-// At the projection limit, the session attached through every node, the
-// authority's and its followers', receives the typed error event, and
-// DESCRIBE DOMAIN on every node shows the failure.
-func TestClockFailureAtTheProjectionLimit(t *testing.T) {
-	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+// requireProducerWarning checks that the authority node logged the
+// failure once, as the warning whose error is the full typed report the
+// sessions received. The producer logs it before it emits the report, so
+// it is written by the time a session sees the failure.
+func requireProducerWarning(t *testing.T, logs *testlog.Buffer, node string, report string) {
+	t.Helper()
+	var mine []testlog.Record
+	for _, w := range logs.Records(t, "tick producer stopped producing") {
+		if w.Get("node_name") == node {
+			mine = append(mine, w)
+		}
+	}
+	require.Len(t, mine, 1, "the authority %q warns once", node)
+	require.Equal(t, "WARN", mine[0].Get(slog.LevelKey))
+	require.Equal(t, "project", mine[0].Get("op"))
+	require.Equal(t, report, mine[0].Get("err"), "the warning renders the report the sessions received")
+}
 
+// At the projection limit, the session attached through every node, the
+// authority's and its followers', receives the typed error event, DESCRIBE
+// DOMAIN on every node shows the failure, and the authority's warning
+// renders the same report.
+func TestClockFailureAtTheProjectionLimit(t *testing.T) {
 	t.Run("embedded", func(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		eng, err := nspl.Open(ctx, nspl.Options{Logger: logger})
+		logs := new(testlog.Buffer)
+		eng, err := nspl.Open(ctx, nspl.Options{Logger: logs.Logger(slog.LevelWarn)})
 		require.NoError(t, err)
 		defer func() { require.NoError(t, eng.Close()) }()
 		sess, err := eng.NewSession()
@@ -101,11 +119,16 @@ func TestClockFailureAtTheProjectionLimit(t *testing.T) {
 		_, err = sess.ExecText(ctx, "CREATE PACED DOMAIN prod WITH PERIOD 1s SKEW 0s; USE prod; ATTACH DOMAIN CLOCK; START AT "+lastInstant+";")
 		require.NoError(t, err)
 		require.NoError(t, awaitClockFailure(ctx, sess, "prod", 1))
+		c, _ := sess.Clock("prod")
+		require.NotNil(t, c.Failure)
+		requireProducerWarning(t, logs, "local", c.Failure.Message)
 	})
 
 	t.Run("cluster", func(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 		defer cancel()
+		logs := new(testlog.Buffer)
+		logger := logs.Logger(slog.LevelWarn)
 		tc := testcluster.New(t, testcluster.Options{Logger: logger})
 		t.Cleanup(func() { require.NoError(t, tc.Close()) })
 		members := tc.StartThree()
@@ -147,5 +170,14 @@ func TestClockFailureAtTheProjectionLimit(t *testing.T) {
 			}
 			require.Equal(t, report, st.Domains[0].ClockFailure, "every node shows the authority's report")
 		}
+		// The authority's producer has failed and stays bound to its
+		// fence, so the set names it now.
+		authority = ""
+		for _, m := range members {
+			if f, ok := m.Node().Producing("prod"); ok {
+				authority = f.Authority.Node
+			}
+		}
+		requireProducerWarning(t, logs, authority, report)
 	})
 }

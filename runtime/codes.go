@@ -9,4 +9,5 @@ func init() {
 	wire.RegisterCode("clock_unavailable", ErrClockUnavailable)
 	wire.RegisterCode("clock_overflow", ErrClockOverflow)
 	wire.RegisterCode("tick_overflow", ErrTickOverflow)
+	wire.RegisterCode("cannot_schedule", ErrCannotSchedule)
 }

@@ -29,8 +29,9 @@
 //
 // A Producer on the authority emits each due tick as a ProgressReport;
 // Registry.AcceptProgress fences and publishes them through the domain's
-// progress watch. When the producer's projection or tick arithmetic fails,
-// its last report carries the full typed report (ClockFailure); every node
+// progress watch. When the producer's projection, tick boundary, cadence or
+// rate conversion fails, it logs the full typed report as a warning and its
+// last report carries the same report (ClockFailure); every node
 // that accepts it retains it for the generation beside the newest tick, so
 // an Observer reads it and an attached session is told. Only the authority
 // diagnoses its generation: another node's own reads of the same clock fail

@@ -34,9 +34,11 @@ var (
 	// ErrWaitCancelled: the wait's context ended before the deadline was
 	// reached. The *ClockError also wraps the context's error.
 	ErrWaitCancelled = errors.New("wait for the deadline was cancelled")
-	// ErrCannotSchedule: the remaining logical delta has no physical wait
-	// that fits unsigned 64-bit nanoseconds at the installed rate.
-	ErrCannotSchedule = errors.New("deadline cannot be scheduled as a physical wait at this rate; choose a nearer target")
+	// ErrCannotSchedule: a logical delta has no physical wait that fits
+	// unsigned 64-bit nanoseconds at the installed rate: the remaining wait
+	// of a deadline, or the tick producer's wait for its next boundary or
+	// its spacing of one period (the producer then stops).
+	ErrCannotSchedule = errors.New("logical wait cannot be scheduled as a physical wait at this rate; choose a nearer target or a higher time rate")
 	// ErrClockOverflow: projecting the current UTC through the installed
 	// mapping leaves signed Unix nanoseconds.
 	ErrClockOverflow = errors.New("domain clock projection leaves the signed Unix-nanosecond range; START the domain with a representable origin and rate")

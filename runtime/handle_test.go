@@ -215,6 +215,10 @@ func TestReadOverflow(t *testing.T) {
 	requireClockErr(t, err, ErrClockOverflow, "d")
 	require.ErrorIs(t, err, clock.ErrOverflow)
 	require.NotErrorIs(t, err, ErrClockUnavailable)
+	// The timestamp arithmetic's cause lies beneath the clock operation.
+	cause := clockCause(t, err)
+	require.Contains(t, cause.Error(), "clock: project: result of logical start 9223372036854775797")
+	require.Equal(t, `read domain "d" generation 1: `+ErrClockOverflow.Error()+": "+cause.Error(), err.Error())
 }
 
 func TestReadsAllocateNothing(t *testing.T) {

@@ -71,14 +71,22 @@ type ProducerConfig struct {
 // than one period divided by the rate after an emission. All time comes
 // from the configured timesource.Source.
 //
-// When the projection or the tick arithmetic fails, the producer logs the
-// typed error as a warning, records it (Err), emits one last report that
-// carries its full typed report (ProgressReport.Failure, with the newest
-// tick it emitted) so every node's attached sessions learn of it, and
-// stops producing: its goroutine ends and Done is closed. A wait too long
-// to represent is armed for the largest time.Duration and evaluated again
-// when it fires; a tick spacing too long to represent means no second tick
-// is ever due. Neither is a failure.
+// Four failures stop it: the projection (op "project", ErrClockOverflow),
+// the tick boundary of the latest due tick (op "latest due tick",
+// ErrTickOverflow), the cadence's next tick (op "next tick",
+// ErrTickOverflow) and the rate conversion of a logical wait into physical
+// nanoseconds, the wait for the next boundary or the spacing of one period
+// (op "wait", ErrCannotSchedule). On any of them the producer logs the
+// typed error, a *ClockError whose cause is the arithmetic error of package
+// clock, as the warning "tick producer stopped producing" with the
+// operation and the error as attributes; records it (Err); emits one last
+// report that carries the same full typed report (ProgressReport.Failure,
+// with the newest tick it emitted) so every node's attached sessions learn
+// of it; and stops producing: its goroutine ends and Done is closed.
+//
+// A wait that fits unsigned 64-bit nanoseconds but not a time.Duration
+// (longer than about 292 years) is not a failure: it saturates, is armed
+// for the largest time.Duration and is evaluated again when it fires.
 type Producer struct {
 	cfg     ProducerConfig
 	logger  *slog.Logger
@@ -141,12 +149,10 @@ func (p *Producer) run(ctx context.Context) {
 	src := p.cfg.Source
 	origin := f.Mapping.LogicalStart
 	// spacing is the least physical time between two emissions: one
-	// period divided by the rate, rounded up. A spacing beyond unsigned
-	// 64-bit nanoseconds means no second tick is ever due in practice.
-	spacing, err := f.Mapping.WaitDelta(f.Period)
-	if err != nil {
-		spacing = math.MaxUint64
-	}
+	// period divided by the rate, rounded up. It is needed only after an
+	// emission, so a spacing that cannot be converted fails the producer
+	// after its first tick.
+	spacing, spacingErr := f.Mapping.WaitDelta(f.Period)
 	var (
 		timer    timesource.Timer
 		last     uint64
@@ -163,12 +169,12 @@ func (p *Producer) run(ctx context.Context) {
 		now := src.Now()
 		logical, err := f.Mapping.Project(now)
 		if err != nil {
-			p.fail("project", err, lastRep)
+			p.fail("project", ErrClockOverflow, err, lastRep)
 			return
 		}
 		id, boundary, err := clock.LatestDueTick(origin, f.Period, logical)
 		if err != nil {
-			p.fail("latest due tick", err, lastRep)
+			p.fail("latest due tick", ErrTickOverflow, err, lastRep)
 			return
 		}
 		// wait is the physical time to sleep before evaluating again.
@@ -189,15 +195,18 @@ func (p *Producer) run(ctx context.Context) {
 		if wait == 0 {
 			_, next, err := clock.NextTick(origin, f.Period, logical)
 			if err != nil {
-				p.fail("next tick", err, lastRep)
+				p.fail("next tick", ErrTickOverflow, err, lastRep)
 				return
 			}
 			if wait, err = f.Mapping.Wait(logical, next); err != nil {
-				// Too far to represent: wait as long as a timer can and
-				// evaluate again.
-				wait = math.MaxUint64
+				p.fail("wait", ErrCannotSchedule, err, lastRep)
+				return
 			}
 			if emitted {
+				if spacingErr != nil {
+					p.fail("wait", ErrCannotSchedule, spacingErr, lastRep)
+					return
+				}
 				since := uint64(src.Monotonic() - lastMono)
 				if since < spacing && spacing-since > wait {
 					wait = spacing - since
@@ -229,16 +238,13 @@ func (p *Producer) emit(rep ProgressReport) {
 	p.last.Store(rep.ID)
 }
 
-// fail records err, logs it and emits the last report: last (the newest
-// emitted report, zero before the first) with the failure's typed report.
-// The producer's goroutine then ends, and Done is closed, though the
-// producer stays bound to its fence until Stop.
-func (p *Producer) fail(op string, err error, last ProgressReport) {
+// fail records the failure of op, a *ClockError wrapping sentinel with the
+// arithmetic error err as its cause, logs it and emits the last report:
+// last (the newest emitted report, zero before the first) with the
+// failure's typed report. The producer's goroutine then ends, and Done is
+// closed, though the producer stays bound to its fence until Stop.
+func (p *Producer) fail(op string, sentinel, err error, last ProgressReport) {
 	f := p.cfg.Fence
-	sentinel := ErrTickOverflow
-	if op == "project" {
-		sentinel = ErrClockOverflow
-	}
 	cerr := &ClockError{Op: "produce", Domain: f.Domain, Generation: f.Generation, Err: sentinel, Cause: err}
 	stored := error(cerr)
 	p.err.Store(&stored)

@@ -2,7 +2,6 @@ package runtime
 
 import (
 	"context"
-	"io"
 	"log/slog"
 	"math"
 	"testing"
@@ -11,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nspl-dev/nspl/clock"
+	"github.com/nspl-dev/nspl/internal/testlog"
 	"github.com/nspl-dev/nspl/runtime/timesource"
 )
 
@@ -24,12 +24,14 @@ func fenceWith(rate float64, period uint64) ProducerFence {
 	}
 }
 
-// producerRig runs one producer on a fake clock and collects its reports.
+// producerRig runs one producer on a fake clock and collects its reports
+// and everything it logs.
 type producerRig struct {
 	t    *testing.T
 	f    *timesource.Fake
 	p    *Producer
 	reps chan ProgressReport
+	logs *testlog.Buffer
 	ctx  context.Context
 }
 
@@ -37,9 +39,9 @@ func startRig(t *testing.T, f *timesource.Fake, fence ProducerFence) *producerRi
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	t.Cleanup(cancel)
-	rig := &producerRig{t: t, f: f, reps: make(chan ProgressReport, 1024), ctx: ctx}
+	rig := &producerRig{t: t, f: f, reps: make(chan ProgressReport, 1024), logs: new(testlog.Buffer), ctx: ctx}
 	rig.p = StartProducer(ProducerConfig{Fence: fence, Source: f, Emit: func(r ProgressReport) { rig.reps <- r },
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		Logger: rig.logs.Logger(slog.LevelDebug)})
 	t.Cleanup(rig.p.Stop)
 	return rig
 }
@@ -233,9 +235,17 @@ func (r *producerRig) reports() []ProgressReport {
 	}
 }
 
+// stoppedProducing is the message of the producer's failure warning.
+const stoppedProducing = "tick producer stopped producing"
+
+// Each failure the spec names for the authority (projection, tick
+// boundary, cadence, rate conversion) stops the producer with the full
+// typed report, the same in its runtime event (the last report's Failure,
+// after the ticks it emitted), in Err and in its one warning.
 func TestProducerArithmeticLimits(t *testing.T) {
 	failures := []struct {
 		name     string
+		start    int64 // the fake UTC the producer starts at; 0: base
 		fence    func() ProducerFence
 		advance  time.Duration // after the first settle; 0: the producer fails at once
 		sentinel error
@@ -244,7 +254,7 @@ func TestProducerArithmeticLimits(t *testing.T) {
 		phrases  []string // in the failure's report
 	}{
 		{
-			name: "no later tick",
+			name: "cadence: no later tick",
 			fence: func() ProducerFence {
 				f := fenceWith(1, 100)
 				f.Mapping.LogicalStart = math.MaxInt64 - 10
@@ -271,17 +281,76 @@ func TestProducerArithmeticLimits(t *testing.T) {
 			sentinel: ErrClockOverflow, op: "project",
 			phrases: []string{"domain clock projection", "leaves the signed Unix-nanosecond range"},
 		},
+		{
+			// Period 1ns from the first signed nanosecond, read at the
+			// last: the latest due tick's id would be 2^64.
+			name:  "tick boundary: the latest due tick past the last id",
+			start: math.MaxInt64,
+			fence: func() ProducerFence {
+				f := fenceWith(1, 1)
+				f.Mapping.WallStartedAt, f.Mapping.LogicalStart = math.MinInt64, math.MinInt64
+				return f
+			},
+			sentinel: ErrTickOverflow, op: "latest due tick",
+			phrases: []string{`produce domain "d" generation 1`, "domain clock tick leaves the range", "clock: latest due tick", "unsigned 64-bit tick ids"},
+		},
+		{
+			// One second at rate 1e-11 is 10^20 physical nanoseconds.
+			name:     "rate conversion: the wait for the next tick",
+			fence:    func() ProducerFence { return fenceWith(1e-11, uint64(second)) },
+			sentinel: ErrCannotSchedule, op: "wait", ticks: []uint64{1},
+			phrases: []string{`produce domain "d" generation 1`, "cannot be scheduled as a physical wait at this rate",
+				"clock: wait: result of logical delta 1000000000ns / rate 1e-11 leaves unsigned 64-bit nanoseconds"},
+		},
+		{
+			// 10^18ns after the anchor the clock is 9,999,999ns into its
+			// first period: the rest of it, 990,000,001ns, is the wait
+			// that cannot be converted.
+			name:     "rate conversion: the wait for the rest of a period",
+			start:    base + 1e18,
+			fence:    func() ProducerFence { return fenceWith(1e-11, uint64(second)) },
+			sentinel: ErrCannotSchedule, op: "wait", ticks: []uint64{1},
+			phrases: []string{"clock: wait: result of logical delta 990000001ns / rate 1e-11 leaves unsigned 64-bit nanoseconds"},
+		},
+		{
+			// 20ns before the next boundary its wait fits, but one period
+			// of 2^63ns at rate 0.5 is 2^64 physical nanoseconds.
+			name:  "rate conversion: the spacing of one period",
+			start: math.MaxInt64 - 19,
+			fence: func() ProducerFence {
+				f := fenceWith(0.5, 1<<63)
+				f.Mapping.WallStartedAt, f.Mapping.LogicalStart = math.MinInt64, -1<<62
+				return f
+			},
+			sentinel: ErrCannotSchedule, op: "wait", ticks: []uint64{1},
+			phrases: []string{"cannot be scheduled as a physical wait at this rate",
+				"clock: wait: result of logical delta 9223372036854775808ns / rate 0.5 leaves unsigned 64-bit nanoseconds"},
+		},
+		{
+			name:     "rate conversion at the smallest rate",
+			fence:    func() ProducerFence { return fenceWith(math.SmallestNonzeroFloat64, uint64(second)) },
+			sentinel: ErrCannotSchedule, op: "wait", ticks: []uint64{1},
+			phrases: []string{"cannot be scheduled as a physical wait at this rate", "rate 5e-324"},
+		},
 	}
 	for _, tt := range failures {
 		t.Run(tt.name, func(t *testing.T) {
-			f := timesource.NewFake(base)
+			start := tt.start
+			if start == 0 {
+				start = base
+			}
+			f := timesource.NewFake(start)
 			fence := tt.fence()
 			rig := startRig(t, f, fence)
 			if tt.advance > 0 {
 				rig.settle()
 				f.Advance(tt.advance)
 			}
-			<-rig.p.Done()
+			select {
+			case <-rig.p.Done():
+			case <-rig.ctx.Done():
+				t.Fatalf("the producer did not stop (armed %d timers, emitted %d reports)", f.Armed(), rig.p.Emitted())
+			}
 			err := rig.p.Err()
 			requireClockErr(t, err, tt.sentinel, "d")
 			require.ErrorIs(t, err, clock.ErrOverflow)
@@ -310,20 +379,37 @@ func TestProducerArithmeticLimits(t *testing.T) {
 			require.Equal(t, tt.op, fl.Op)
 			require.Equal(t, err.Error(), fl.Message, "the full typed report, as the warning logs it")
 			require.Equal(t, clockCause(t, err).Error(), fl.Cause)
+			require.Contains(t, fl.Message, fl.Cause, "the arithmetic cause beneath the clock operation")
 			require.ErrorIs(t, fl, tt.sentinel, "the failure unwraps to its sentinel through its code")
 			for _, ph := range tt.phrases {
 				require.Contains(t, fl.Message, ph)
 			}
 			require.Equal(t, uint64(len(tt.ticks)), rig.p.Emitted(), "the failure report is not a tick")
+
+			// The one warning names the operation and renders the same
+			// full typed report as its error.
+			warnings := rig.logs.Records(t, stoppedProducing)
+			require.Len(t, warnings, 1)
+			w := warnings[0]
+			require.Equal(t, "WARN", w.Get(slog.LevelKey))
+			require.Equal(t, tt.op, w.Get("op"))
+			require.Equal(t, fl.Message, w.Get("err"))
+			require.Equal(t, "d", w.Get("domain"))
+			require.Equal(t, "1", w.Get("generation"))
+			require.Equal(t, fence.Authority.String(), w.Get("authority"))
 		})
 	}
 	t.Run("wait beyond a duration", func(t *testing.T) {
+		// One second at rate 1e-10 is about 10^19 physical nanoseconds:
+		// it fits unsigned 64-bit nanoseconds, not a time.Duration, so it
+		// saturates and is no failure.
 		f := timesource.NewFake(base)
-		fence := fenceWith(math.SmallestNonzeroFloat64, uint64(second))
+		fence := fenceWith(1e-10, uint64(second))
 		rig := startRig(t, f, fence)
 		require.Equal(t, time.Duration(math.MaxInt64), rig.settle())
 		require.Equal(t, []uint64{1}, rig.drain())
 		require.NoError(t, rig.p.Err())
+		require.Empty(t, rig.logs.Records(t, stoppedProducing))
 	})
 }
 

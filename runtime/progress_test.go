@@ -17,6 +17,9 @@ func report(gen, id uint64, utc int64) ProgressReport {
 	}
 }
 
+// A refused report is a *ClockError that keeps the context it was
+// refused in: the operation, the domain, the report's generation, the
+// sentinel and what the installed fence holds instead.
 func TestAcceptProgressRefusals(t *testing.T) {
 	ok := report(1, 1, base)
 	cases := []struct {
@@ -25,22 +28,33 @@ func TestAcceptProgressRefusals(t *testing.T) {
 		from    string
 		rep     func(ProgressReport) ProgressReport
 		want    error
+		says    string // the full report, when it is checked
 	}{
 		{name: "accepted", from: "a"},
-		{name: "missing domain", install: func(*Registry) {}, from: "a", want: ErrDomainMissing},
+		{name: "missing domain", install: func(*Registry) {}, from: "a", want: ErrDomainMissing,
+			says: `progress domain "d" generation 1: ` + ErrDomainMissing.Error()},
 		{name: "removed domain", install: func(r *Registry) { install(t, r, "d", paced(1, 1, 1)); r.Remove("d") }, from: "a", want: ErrDomainMissing},
-		{name: "stopped", install: func(r *Registry) { install(t, r, "d", stopped(1, 1)) }, from: "a", want: ErrDomainStopped},
-		{name: "uninstalled", install: func(r *Registry) { install(t, r, "d", uninstalled(1, 1)) }, from: "a", want: ErrProgressFence},
+		{name: "stopped", install: func(r *Registry) { install(t, r, "d", stopped(1, 1)) }, from: "a", want: ErrDomainStopped,
+			says: `progress domain "d" generation 1: ` + ErrDomainStopped.Error()},
+		{name: "uninstalled", install: func(r *Registry) { install(t, r, "d", uninstalled(1, 1)) }, from: "a", want: ErrProgressFence,
+			says: `progress domain "d" generation 1: ` + ErrProgressFence.Error() + ": the domain is uninstalled here and has no installed authority"},
 		{name: "unpaced", install: func(r *Registry) { install(t, r, "d", unpaced(1, 1)) }, from: "a", want: ErrProgressFence},
-		{name: "tick zero", from: "a", rep: func(p ProgressReport) ProgressReport { p.ID = 0; return p }, want: ErrInvalidProgress},
-		{name: "older generation", from: "a", rep: func(p ProgressReport) ProgressReport { p.Generation = 0; return p }, want: ErrProgressFence},
-		{name: "newer generation", from: "a", rep: func(p ProgressReport) ProgressReport { p.Generation = 2; return p }, want: ErrProgressFence},
-		{name: "older revision", from: "a", rep: func(p ProgressReport) ProgressReport { p.Authority.Revision = 0; return p }, want: ErrProgressFence},
+		{name: "tick zero", from: "a", rep: func(p ProgressReport) ProgressReport { p.ID = 0; return p }, want: ErrInvalidProgress,
+			says: `progress domain "d" generation 1: ` + ErrInvalidProgress.Error() + `: tick id 0 from node "a"`},
+		{name: "older generation", from: "a", rep: func(p ProgressReport) ProgressReport { p.Generation = 0; return p }, want: ErrProgressFence,
+			says: `progress domain "d": ` + ErrProgressFence.Error() + ": installed generation is 1"},
+		{name: "newer generation", from: "a", rep: func(p ProgressReport) ProgressReport { p.Generation = 2; return p }, want: ErrProgressFence,
+			says: `progress domain "d" generation 2: ` + ErrProgressFence.Error() + ": installed generation is 1"},
+		{name: "older revision", from: "a", rep: func(p ProgressReport) ProgressReport { p.Authority.Revision = 0; return p }, want: ErrProgressFence,
+			says: `progress domain "d" generation 1: ` + ErrProgressFence.Error() + ": authority revision 0, installed revision is 1"},
 		{name: "newer revision", from: "a", rep: func(p ProgressReport) ProgressReport { p.Authority.Revision = 2; return p }, want: ErrProgressFence},
-		{name: "previous incarnation", from: "a", rep: func(p ProgressReport) ProgressReport { p.Authority.Incarnation = 0; return p }, want: ErrProgressFence},
+		{name: "previous incarnation", from: "a", rep: func(p ProgressReport) ProgressReport { p.Authority.Incarnation = 0; return p }, want: ErrProgressFence,
+			says: `progress domain "d" generation 1: ` + ErrProgressFence.Error() + ": authority " + lifecycle.AuthorityFence{Node: "a"}.Identity().String() +
+				", installed authority is " + fenceA.Identity().String()},
 		{name: "next incarnation", from: "a", rep: func(p ProgressReport) ProgressReport { p.Authority.Incarnation = 2; return p }, want: ErrProgressFence},
 		{name: "other node in report", from: "a", rep: func(p ProgressReport) ProgressReport { p.Authority.Node = "b"; return p }, want: ErrProgressFence},
-		{name: "authenticated node differs", from: "b", want: ErrProgressFence},
+		{name: "authenticated node differs", from: "b", want: ErrProgressFence,
+			says: `progress domain "d" generation 1: ` + ErrProgressFence.Error() + `: reported by node "b", installed authority is ` + fenceA.Identity().String()},
 		{name: "empty authenticated node", from: "", want: ErrProgressFence},
 	}
 	for _, tc := range cases {
@@ -62,7 +76,12 @@ func TestAcceptProgressRefusals(t *testing.T) {
 				require.Equal(t, rep.Tick(), r.Progress("d"))
 				return
 			}
-			requireClockErr(t, err, tc.want, "d")
+			ce := requireClockErr(t, err, tc.want, "d")
+			require.Equal(t, "progress", ce.Op)
+			require.Equal(t, rep.Generation, ce.Generation)
+			if tc.says != "" {
+				require.Equal(t, tc.says, err.Error())
+			}
 			require.False(t, accepted)
 			require.Equal(t, Tick{}, r.Progress("d"))
 			_, missing := r.Lookup("d")

@@ -16,23 +16,43 @@ import (
 // its anchor.
 const edge = "'2262-04-11T23:47:15.854775807Z'"
 
+// failureKind is what an error frame of one kind of authority failure
+// says: its operation, code and sentinel, the arithmetic cause and the
+// phrases of its typed report.
+type failureKind struct {
+	op, code string
+	sentinel error
+	cause    string
+	phrases  []string
+}
+
+var (
+	projectionFailure = failureKind{op: "project", code: "clock_overflow", sentinel: runtime.ErrClockOverflow,
+		cause:   "leaves signed unix nanoseconds",
+		phrases: []string{"domain clock projection", "leaves the signed Unix-nanosecond range"}}
+	rateFailure = failureKind{op: "wait", code: "cannot_schedule", sentinel: runtime.ErrCannotSchedule,
+		cause:   "leaves unsigned 64-bit nanoseconds",
+		phrases: []string{"cannot be scheduled as a physical wait at this rate"}}
+)
+
 // requireFailureFrame checks an error frame against the spec's typed
 // report: the domain, the generation, the operation and the arithmetic
-// cause, in a message that names the projection and the range it left.
-func requireFailureFrame(t *testing.T, f wire.Frame, domain string, generation uint64) {
+// cause, in a message that names the failure and its domain.
+func requireFailureFrame(t *testing.T, f wire.Frame, domain string, generation uint64, want failureKind) {
 	t.Helper()
 	require.Equal(t, wire.FrameError, f.Kind, "frame %v", f)
 	fl := f.Failure
 	require.Equal(t, domain, fl.Domain)
 	require.Equal(t, generation, fl.Generation)
-	require.Equal(t, "project", fl.Op)
-	require.Equal(t, "clock_overflow", fl.Code)
-	require.Contains(t, fl.Cause, "leaves signed unix nanoseconds")
-	require.Contains(t, fl.Message, "domain clock projection")
-	require.Contains(t, fl.Message, "leaves the signed Unix-nanosecond range")
-	require.Contains(t, fl.Message, `domain "`+domain+`"`)
+	require.Equal(t, want.op, fl.Op)
+	require.Equal(t, want.code, fl.Code)
+	require.Contains(t, fl.Cause, want.cause)
+	for _, ph := range want.phrases {
+		require.Contains(t, fl.Message, ph)
+	}
+	require.Contains(t, fl.Message, `produce domain "`+domain+`"`)
 	require.Contains(t, fl.Message, fl.Cause, "the arithmetic cause beneath the clock operation")
-	require.ErrorIs(t, &fl, runtime.ErrClockOverflow)
+	require.ErrorIs(t, &fl, want.sentinel)
 }
 
 func describeFailure(t *testing.T, e *env) (string, wire.Value) {
@@ -71,7 +91,7 @@ func TestClockFailureReachesTheAttachedSession(t *testing.T) {
 	e.parked(time.Second)
 	e.fake.Advance(2 * time.Second)
 	f = read(t, e, c)
-	requireFailureFrame(t, f, "prod", 1)
+	requireFailureFrame(t, f, "prod", 1, projectionFailure)
 	require.Equal(t, r.Attachment, f.Attachment)
 
 	msg, v := describeFailure(t, e)
@@ -119,4 +139,33 @@ func TestClockFailureFollowsItsState(t *testing.T) {
 		}
 	}
 	require.Contains(t, kinds, wire.FrameError)
+}
+
+// A rate at which no physical wait reaches the next tick is a failure
+// like the projection's: the session attached before START receives the
+// generation, its first tick and then the typed error frame, and DESCRIBE
+// DOMAIN shows the same report.
+func TestRateConversionFailureReachesTheAttachedSession(t *testing.T) {
+	e := newEnv(t, Options{})
+	e.exec("CREATE PACED DOMAIN prod WITH PERIOD 1s SKEW 0s; USE prod;")
+	r, c := attach(t, e)
+	require.Equal(t, clock.Stopped, r.Clock.State)
+	// One logical second at rate 1e-11 is 10^20 physical nanoseconds.
+	e.exec("START AT NOW TIME RATE 0.00000000001;")
+	var kinds []wire.FrameKind
+	f := read(t, e, c)
+	for f.Kind != wire.FrameError {
+		kinds = append(kinds, f.Kind)
+		if f.Kind == wire.FrameTick {
+			require.Equal(t, uint64(1), f.Tick.ID)
+		}
+		f = read(t, e, c)
+	}
+	require.Contains(t, kinds, wire.FrameTick, "tick 1 comes before the failure")
+	requireFailureFrame(t, f, "prod", 1, rateFailure)
+	require.Equal(t, r.Attachment, f.Attachment)
+
+	_, v := describeFailure(t, e)
+	require.Equal(t, f.Failure.Message, v.Text())
+	require.Equal(t, f.Failure.Message, clusterFailure(t, e, "prod").Text())
 }

@@ -14,7 +14,9 @@ type ClockFailure struct {
 	Domain     string
 	Generation uint64
 	// Op is the clock operation that failed, as package clock names it:
-	// "project", "latest due tick" or "next tick".
+	// "project" (the projection), "latest due tick" (the tick boundary),
+	// "next tick" (the cadence) or "wait" (the rate conversion of a
+	// logical wait into physical nanoseconds).
 	Op string
 	// Code is the registered code of the failure's sentinel (for example
 	// "clock_overflow"); a receiver unwraps to that sentinel.
