@@ -75,6 +75,9 @@ type deliveryRig struct {
 	addr    string
 	// incarnation is n2's incarnation in the peer view.
 	incarnation atomic.Uint64
+	// viewReads counts the calls of the delivery's Peers: a lane reads the
+	// view each time it evaluates its peer.
+	viewReads atomic.Int64
 }
 
 // resetReceiver replaces the rig's receiver behind its gate with a fresh
@@ -115,6 +118,7 @@ func newRig(t *testing.T) *deliveryRig {
 		Client: clientFor(t, p.n1),
 		Source: r.fake,
 		Peers: func() []Peer {
+			r.viewReads.Add(1)
 			if !r.peers.Load() {
 				return nil
 			}
@@ -221,20 +225,32 @@ func TestOneRequestInFlightUnderItsDeadline(t *testing.T) {
 	require.Equal(t, 1, most, "one request in flight per peer and domain")
 }
 
+// TestDeliveryWaitsForALiveAdvertisingPeer holds the delivery targets: a
+// peer receives nothing while it is not live, nothing while it advertises a
+// revision older than the one the producer started from (5), and the newest
+// report once it advertises that revision. Each step waits until the lane
+// has evaluated the changed view, so a lane that sent to the peer at that
+// step would be seen.
 func TestDeliveryWaitsForALiveAdvertisingPeer(t *testing.T) {
 	t.Cleanup(func() { goleak.VerifyNone(t) })
 	r := newRig(t)
-	r.live.Store(false)
-	r.d.Publish(report(1))
+	r.peers.Store(false)
+	r.d.Publish(report(1)) // retained; n2 is no target yet
+	// evaluated makes the change and waits until the view was read twice
+	// since: once by PeersChanged, once by the lane it woke.
+	evaluated := func(what string, change func()) {
+		before := r.viewReads.Load()
+		change()
+		r.d.PeersChanged()
+		waitFor(t, what, func() bool { return r.viewReads.Load() >= before+2 })
+	}
+	evaluated("the lane to find n2 not live", func() { r.live.Store(false); r.peers.Store(true) })
+	evaluated("the lane to find n2 one revision short", func() { r.live.Store(true); r.adv.Store(4) })
 	r.d.Publish(report(2))
-	r.live.Store(true)
-	r.adv.Store(4) // one revision short of what the producer started from
-	r.d.PeersChanged()
-	r.d.Publish(report(3))
 	r.adv.Store(5)
 	r.d.PeersChanged()
 	waitFor(t, "a delivery", func() bool { return len(r.rcv.seen()) == 1 })
-	require.Equal(t, []uint64{3}, ids(r.rcv.seen()))
+	require.Equal(t, []uint64{2}, ids(r.rcv.seen()))
 	_, _, requests := r.gate.stats()
 	require.Equal(t, 1, requests, "nothing went to a dead or lagging peer")
 }

@@ -428,17 +428,45 @@ func TestInstalledCounter(t *testing.T) {
 	require.NoError(t, n.WaitInstalledRevision(ctx, rev2), "an installed revision needs no wait")
 }
 
+// TestOlderRevisionNeverInstalled delivers, late, a catalog state older
+// than the one the node installed: the node keeps every domain as the newer
+// revision left it. Its per-domain revisions alone could not: a domain the
+// older state lacks would be removed, and one dropped since would come back.
 func TestOlderRevisionNeverInstalled(t *testing.T) {
-	fake := timesource.NewFake(t0)
-	n := openNode(t, fake, "")
-	defer func() { require.NoError(t, n.Close()) }()
-	ctx := context.Background()
-	_, err := n.CreateDomain(ctx, paced("prod", time.Second, 0))
-	require.NoError(t, err)
-	old := n.catalog.State()
-	_, err = n.Start(ctx, "prod", planner.Start{Mode: planner.StartAtNow, Rate: 1})
-	require.NoError(t, err)
-	// A late delivery of the older state changes nothing.
-	n.onChange(catalog.Change{Revision: old.Revision(), State: old})
-	require.Equal(t, runtime.StatePaced, n.registry.Current("prod").State())
+	cases := []struct {
+		name string
+		late func(empty, created *lifecycle.State) *lifecycle.State
+	}{
+		{"before either domain existed", func(empty, _ *lifecycle.State) *lifecycle.State { return empty }},
+		{"both domains created, neither started nor dropped", func(_, created *lifecycle.State) *lifecycle.State { return created }},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			fake := timesource.NewFake(t0)
+			n := openNode(t, fake, "")
+			defer func() { require.NoError(t, n.Close()) }()
+			ctx := context.Background()
+			empty := n.catalog.State()
+			_, err := n.CreateDomain(ctx, paced("prod", time.Second, 0))
+			require.NoError(t, err)
+			_, err = n.CreateDomain(ctx, paced("gone", time.Second, 0))
+			require.NoError(t, err)
+			created := n.catalog.State()
+			_, err = n.Start(ctx, "prod", planner.Start{Mode: planner.StartAtNow, Rate: 1})
+			require.NoError(t, err)
+			_, err = n.DropDomain(ctx, planner.DropDomain{Name: "gone"})
+			require.NoError(t, err)
+			prod := n.registry.Current("prod")
+			require.Equal(t, runtime.StatePaced, prod.State())
+			_, installed, _ := n.Installed()
+
+			late := c.late(empty, created)
+			require.Less(t, late.Revision(), installed)
+			n.onChange(catalog.Change{Revision: late.Revision(), State: late})
+			require.Same(t, prod, n.registry.Current("prod"), "the running domain keeps its installation")
+			require.Equal(t, []string{"prod"}, n.registry.Domains(), "the dropped domain stays dropped")
+			_, rev, _ := n.Installed()
+			require.Equal(t, installed, rev, "the installed revision never goes back")
+		})
+	}
 }

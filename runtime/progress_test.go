@@ -1,8 +1,10 @@
 package runtime
 
 import (
+	"context"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -206,8 +208,11 @@ func TestAcceptProgressConcurrentKeepsNewest(t *testing.T) {
 			}
 		}()
 	}
-	// A watcher sees the tick id never decrease.
+	// A watcher sees the tick id never decrease, woken by each change it
+	// has not read yet, until it reads the newest.
 	a, _ := r.Lookup("d")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
 	done := make(chan struct{})
 	var seen []uint64
 	go func() {
@@ -218,7 +223,12 @@ func TestAcceptProgressConcurrentKeepsNewest(t *testing.T) {
 			if tick.ID == writers*per {
 				return
 			}
-			<-wake
+			select {
+			case <-wake:
+			case <-ctx.Done():
+				t.Errorf("the watch was not woken after tick %d", tick.ID)
+				return
+			}
 		}
 	}()
 	wg.Wait()
@@ -250,4 +260,6 @@ func TestProgressOfUnknownDomain(t *testing.T) {
 	require.Equal(t, Tick{}, r.Progress("nope"))
 	_, err := r.AcceptProgress("a", ProgressReport{Domain: "nope", ID: 1, Authority: lifecycle.AuthorityFence{Node: "a"}})
 	requireClockErr(t, err, ErrDomainMissing, "nope")
+	require.Empty(t, r.Domains(), "progress never creates a domain")
+	require.Equal(t, StateMissing, r.Current("nope").State())
 }
