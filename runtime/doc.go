@@ -10,21 +10,27 @@
 // discarded.
 //
 // Bind gives a Handle bound to a domain and its installed lifecycle
-// generation. Handle.Now and Handle.Snapshot take no lock and allocate
-// nothing: they load the installation, revalidate the generation and state,
-// take one paired (wall and monotonic) reading of the time source and
-// project the reading's UTC through the paced mapping (an unpaced clock
-// reads that UTC). A reading's UTC is the wall at the generation's frame
+// generation. Handle.Now and Handle.Snapshot take no lock, and allocate
+// nothing while the wall agrees with the frame: they load the
+// installation, revalidate the generation and state, take one paired (wall
+// and monotonic) reading of the time source and project the reading's UTC
+// through the paced mapping (an unpaced clock reads that UTC). A reading's UTC is the wall at the generation's frame
 // calibration plus the monotonic time elapsed since (frame.go), so a read
 // whose wall agrees with the frame, within the source's pair tolerance,
 // stores nothing and reads on every core scale as the time source does. A
 // wall that stepped forward re-bases the frame; one that stepped backward
-// parks it, raises the generation's watermark to the bound of everything a
-// read of it could have returned and only then publishes the lowered frame,
-// whose reads hold at the watermark until they pass it. Reads of one
-// generation on one node therefore never decrease, and never claim a
-// logical nanosecond beyond the projection of some reading's UTC. Failures
-// are typed (*ClockError wrapping a sentinel such as ErrDomainStopped or
+// parks it, takes a reading after parking and publishes the lowered frame
+// with the bound of everything a read of the old frame could have returned
+// as its floor, the generation's watermark: its reads hold at the
+// watermark until they pass it. Reads take no lock on any path: each
+// change of the frame is one compare-and-swap from the frame it was derived
+// from, a read whose swap fails starts again on the frame it finds, and a
+// parked frame is finished by whichever read (or replacement) finds it, so
+// no read waits for another goroutine. Install and Remove serialise on the
+// registry's lock, which no read takes. Reads of one generation on one
+// node therefore never decrease, and never claim a logical nanosecond
+// beyond the projection of some reading's UTC. Failures are typed
+// (*ClockError wrapping a sentinel such as ErrDomainStopped or
 // ErrStaleGeneration) and never fall back to wall time.
 //
 // A Producer on the authority emits each due tick as a ProgressReport;

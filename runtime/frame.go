@@ -2,7 +2,6 @@ package runtime
 
 import (
 	"math"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -12,45 +11,68 @@ import (
 
 // generationClock is what every installation of one generation on one node
 // shares for its reads: the generation's frame, published atomically and
-// read-mostly, and the watermark under which reads never fall.
+// read-mostly. The frame's floor is the generation's read watermark.
 //
 // A reading's UTC is the time source's paired reading taken through the
 // frame: the wall at the frame's calibration plus the monotonic time
 // elapsed since. A read that finds the wall within the source's pair
 // tolerance of that UTC projects it and stores nothing, so reads on
-// several cores share the frame's cache line without writing it. Only a
-// disagreement takes mu, and then:
+// several cores share the frame's cache line without writing it. No read
+// takes a lock or waits for another goroutine: every change of the frame
+// is one compare-and-swap from the frame it was derived from, and a read
+// whose swap fails (another read or a replacement changed the frame first)
+// starts again on the frame it finds. On a disagreement:
 //
 //   - a wall ahead of the frame (UTC stepped forward, or the calibrating
 //     pair's halves were far apart) re-bases the frame forward, which can
 //     only raise later reads;
 //   - a wall behind it, confirmed by a second reading, is a backward step:
-//     the frame is parked (set to nil, so that no read completes on it
-//     any longer), a fresh reading taken after parking bounds every value a
-//     read of the old frame could have returned, the watermark is raised to
-//     that bound, and only then is the lowered frame published with the
-//     watermark as its floor. Reads return max(floor, projection) until the
-//     lowered frame's projection passes the floor.
+//     the frame is parked (replaced by a parked frame naming it, so that no
+//     read completes on it any longer), a fresh reading taken after parking
+//     bounds every value a read of the old frame could have returned, and
+//     the lowered frame is published in the parked frame's place with that
+//     bound, at least the old floor, as its floor. Reads return
+//     max(floor, projection) until the lowered frame's projection passes
+//     the floor.
+//
+// Any goroutine that loads a parked frame finishes it: the read that
+// parked it, any read that finds it, or a replacement (reproject). Each
+// takes its own reading after loading the parked frame, so after the
+// parking; the first whose swap succeeds publishes the lowered frame, and
+// the others start again on it. A read is therefore never held up by a
+// goroutine stopped between parking and publishing. The watermark is
+// raised only by such a swap, to at least the floor it replaces, so it
+// never falls within the generation.
 //
 // A fast read loads the frame, takes its reading and loads the frame again:
 // it completes on the frame only if the frame is still published, so its
 // reading was taken before any parking that followed and the bound covers
-// it. That relies on the source ordering its readings with the atomic
-// loads around them, as the system clock's vDSO reads (fenced) and the
-// fake's lock do.
+// it; a slow read that completes on a frame checks the same. A frame is
+// published at most once (each change stores a new one), so a frame still
+// published has been published throughout. That relies on the source
+// ordering its readings with the atomic loads around them, as the system
+// clock's vDSO reads (fenced) and the fake's lock do.
 type generationClock struct {
-	frame     atomic.Pointer[frame] // nil only while mu is held
-	watermark atomic.Int64          // the newest frame's floor; math.MinInt64 until a backward step
-	mu        sync.Mutex            // serialises every frame change
+	frame atomic.Pointer[frame] // never nil
 }
 
 // newGenerationClock calibrates a generation's first frame for lc from one
 // reading of src.
 func newGenerationClock(src timesource.Source, lc Lifecycle) *generationClock {
 	c := &generationClock{}
-	c.watermark.Store(math.MinInt64)
 	c.frame.Store(newFrame(src.Paired(), tolerance(src), lc, math.MinInt64))
 	return c
+}
+
+// watermark returns the floor of the generation's newest frame: of the
+// frame being lowered while one is parked. Floors never decrease from one
+// frame to the next.
+func (c *generationClock) watermark() int64 {
+	f := c.frame.Load()
+	if f.parked != nil {
+		f = f.parked.from
+	}
+	return f.floor
 }
 
 func tolerance(src timesource.Source) uint64 {
@@ -64,12 +86,21 @@ func tolerance(src timesource.Source) uint64 {
 // publishes a new frame and every read, whichever installation it loaded,
 // projects through the frame it validated.
 type frame struct {
-	wall  int64         // UTC at calibration
-	mono  time.Duration // the monotonic reading paired with wall
-	floor int64         // reads return at least this; math.MinInt64 for none
-	tol   uint64        // the source's pair tolerance in nanoseconds
-	paced bool
-	proj  clock.Projector // the paced mapping, prepared; zero unless paced
+	parked *lowering     // non-nil only on a parked frame, whose other fields are unset
+	wall   int64         // UTC at calibration
+	mono   time.Duration // the monotonic reading paired with wall
+	floor  int64         // reads return at least this; math.MinInt64 for none
+	tol    uint64        // the source's pair tolerance in nanoseconds
+	paced  bool
+	proj   clock.Projector // the paced mapping, prepared; zero unless paced
+}
+
+// lowering is what a parked frame names: the frame it parked, whose reads
+// the lowered frame's floor bounds, and the frame whose projection the
+// lowered frame takes (from itself for a backward step of UTC, the
+// replacement's for a change of projection).
+type lowering struct {
+	from, to *frame
 }
 
 // newFrame returns a frame calibrated at r that projects as lc, a validated
@@ -151,12 +182,12 @@ func (f *frame) bound(mono time.Duration) int64 {
 }
 
 // readFast returns the generation's logical time from one reading of src
-// if the frame is published before and after the reading and the wall
-// agrees with it; otherwise it declines (false) and the caller takes
-// readSlow, which also reports a projection that fails.
+// if the frame is published, and not parked, before and after the reading
+// and the wall agrees with it; otherwise it declines (false) and the caller
+// takes readSlow, which also reports a projection that fails.
 func (c *generationClock) readFast(src timesource.Source) (int64, bool) {
 	f := c.frame.Load()
-	if f == nil {
+	if f.parked != nil {
 		return 0, false
 	}
 	r := src.Paired()
@@ -178,67 +209,105 @@ func (c *generationClock) readFast(src timesource.Source) (int64, bool) {
 }
 
 // readSlow is a read that found the frame parked or replaced, or the wall
-// away from it: it reads again under mu and changes the frame if the
-// disagreement holds.
+// away from it: it finishes a parked frame, reads again and changes the
+// frame if the disagreement holds, starting again whenever the frame it
+// read through was changed under it. It takes no lock.
 func (c *generationClock) readSlow(src timesource.Source) (int64, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	f := c.frame.Load()
-	r := src.Paired()
-	u := f.utc(r.Mono)
-	switch f.compare(r.Wall, u) {
-	case wallAgrees:
-		return f.project(u)
-	case wallBehind:
-		// A pair whose wall half was read long before its monotonic half
-		// looks like a backward step; a second reading tells them apart.
-		r = src.Paired()
-		u = f.utc(r.Mono)
-		switch f.compare(r.Wall, u) {
+	for {
+		f := c.frame.Load()
+		if f.parked != nil {
+			if nf := c.finish(src, f); nf != nil {
+				return nf.project(nf.wall)
+			}
+			continue
+		}
+		r := src.Paired()
+		u := f.utc(r.Mono)
+		cmp := f.compare(r.Wall, u)
+		if cmp == wallBehind {
+			// A pair whose wall half was read long before its monotonic
+			// half looks like a backward step; a second reading tells them
+			// apart.
+			r = src.Paired()
+			u = f.utc(r.Mono)
+			cmp = f.compare(r.Wall, u)
+		}
+		switch cmp {
 		case wallAgrees:
+			if c.frame.Load() != f {
+				continue
+			}
 			return f.project(u)
 		case wallBehind:
-			nf := c.lowerLocked(src, f, f)
+			if nf := c.lower(src, f, f); nf != nil {
+				return nf.project(nf.wall)
+			}
+			continue
+		}
+		// The wall is ahead: re-base the frame forward. Every UTC the new
+		// frame gives from here on exceeds what the old one would have
+		// given, so no read falls, and the floor carries over.
+		nf := f.at(r, f.floor)
+		if c.frame.CompareAndSwap(f, nf) {
 			return nf.project(nf.wall)
 		}
 	}
-	// The wall is ahead: re-base the frame forward. Every UTC the new frame
-	// gives from here on exceeds what the old one would have given, so no
-	// read falls, and the floor carries over.
-	nf := f.at(r, f.floor)
-	c.frame.Store(nf)
-	return nf.project(nf.wall)
 }
 
-// lowerLocked replaces f, the published frame, by one projecting as to
-// does, calibrated after f is parked, whose floor bounds every value a read
-// of f returned: for a backward step of UTC (to is f) or a change of the
-// projection. It returns the new frame. c.mu must be held.
-func (c *generationClock) lowerLocked(src timesource.Source, f, to *frame) *frame {
-	c.frame.Store(nil)
-	// Every read that completes on f took its reading before the parking
-	// store above, so this reading is at or after all of theirs.
+// lower parks f, if it is still the published frame, for a frame that
+// projects as to does (f itself for a backward step of UTC, the
+// replacement's frame for a change of projection), and finishes the
+// parking. It returns the lowered frame if this call published it, or nil
+// if f was no longer published or another goroutine finished the parking.
+func (c *generationClock) lower(src timesource.Source, f, to *frame) *frame {
+	p := &frame{parked: &lowering{from: f, to: to}}
+	if !c.frame.CompareAndSwap(f, p) {
+		return nil
+	}
+	return c.finish(src, p)
+}
+
+// finish publishes the lowered frame in place of p, a parked frame: one
+// projecting as p's to does, calibrated from a reading taken after p was
+// loaded (so after the parking), whose floor bounds every value a read of
+// the parked frame returned. It returns the lowered frame, or nil if
+// another goroutine finished p first.
+func (c *generationClock) finish(src timesource.Source, p *frame) *frame {
+	// Every read that completed on the parked frame took its reading
+	// before the parking, so this reading is at or after all of theirs.
 	r := src.Paired()
-	floor := max(f.floor, f.bound(r.Mono))
-	c.watermark.Store(floor)
-	nf := to.at(r, floor)
-	c.frame.Store(nf)
+	from := p.parked.from
+	nf := p.parked.to.at(r, max(from.floor, from.bound(r.Mono)))
+	if !c.frame.CompareAndSwap(p, nf) {
+		return nil
+	}
 	return nf
 }
 
 // reproject makes the generation's frame project as lc does, for a
 // replacement installation of the same generation. An unchanged projection
 // keeps the frame; a changed one is published like a backward step, with
-// a floor bounding every value the old projection returned.
+// a floor bounding every value the old projection returned. Install calls
+// it under the registry's lock, which no read takes: reads that find the
+// frame parked finish the parking themselves, and a read's change of a
+// frame of the old projection fails once the parked frame is published, so
+// that every frame published from then on projects as lc does.
 func (c *generationClock) reproject(src timesource.Source, lc Lifecycle) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if f := c.frame.Load(); !f.sameProjection(lc) {
-		c.lowerLocked(src, f, newFrame(timesource.Reading{}, f.tol, lc, math.MinInt64))
+	for {
+		f := c.frame.Load()
+		switch {
+		case f.parked != nil:
+			c.finish(src, f)
+		case f.sameProjection(lc):
+			return
+		default:
+			c.lower(src, f, newFrame(timesource.Reading{}, f.tol, lc, math.MinInt64))
+		}
 	}
 }
 
-// at returns a copy of f calibrated at r with the given floor.
+// at returns a copy of f, which is not parked, calibrated at r with the
+// given floor.
 func (f *frame) at(r timesource.Reading, floor int64) *frame {
 	nf := *f
 	nf.wall, nf.mono, nf.floor = r.Wall, r.Mono, floor

@@ -268,7 +268,8 @@ func TestReadJitter(t *testing.T) {
 
 // TestLoweringParksTheFrame: while a backward step is being absorbed the
 // frame is parked, so that no read completes on the old frame with a
-// reading taken after the one that bounds it.
+// reading taken after the one that bounds it, and the watermark stays the
+// old frame's floor until the lowered frame is published.
 func TestLoweringParksTheFrame(t *testing.T) {
 	src, r, h := laggingUnpaced(t, 0)
 	src.Advance(100)
@@ -279,38 +280,77 @@ func TestLoweringParksTheFrame(t *testing.T) {
 	held, release := src.holdCall(4)
 	done := nowInBackground(h)
 	<-held
-	parked := r.Current("d").clock.frame.Load()
+	published := r.Current("d").clock.frame.Load()
+	_, raised := r.Current("d").Watermark()
 	close(release)
-	require.Nil(t, parked, "the old frame %p is still published while the bound is read", old)
+	require.False(t, raised, "the watermark is the old frame's floor until the lowered frame is published")
+	require.NotNil(t, published.parked, "the old frame is still published while the bound is read")
+	require.Same(t, old, published.parked.from)
 	require.Equal(t, base+100, <-done)
 }
 
 // TestReadRevalidatesItsFrame: a read that loaded a frame before it was
 // lowered, and took its reading after, does not complete on the old frame
 // even when the wall agrees with it again: a later read could otherwise
-// return less than it did.
+// return less than it did. That holds for the fast path's reading and for
+// the slow path's first and confirming readings alike.
 func TestReadRevalidatesItsFrame(t *testing.T) {
 	const tol = 1000
-	src, _, h := laggingUnpaced(t, tol)
-	src.Advance(100)
-	held, release := src.holdCall(1)
-	done := nowInBackground(h)
-	<-held // the reader has loaded the frame
+	tests := []struct {
+		name string
+		lags []int64 // the stopped read's readings before the one it takes late
+	}{
+		{"fast path", nil},
+		{"slow path", []int64{1_000_000}},
+		{"slow path confirming", []int64{1_000_000, 1_000_000}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			src, _, h := laggingUnpaced(t, tol)
+			src.Advance(100)
+			src.lag(tt.lags...)
+			held, release := src.holdCall(len(tt.lags) + 1)
+			free := sync.OnceFunc(func() { close(release) })
+			defer free()
+			done := nowInBackground(h)
+			<-held // the reader has loaded the frame
+			require.Zero(t, src.pending())
 
-	src.Set(base + 100 - 1500) // a step back beyond the tolerance
-	got, err := h.Now()
+			src.Set(base + 100 - 1500) // a step back beyond the tolerance
+			// The stopped read does not hold this one up.
+			got := withoutBlocking(t, h.Now)[0]
+			require.Equal(t, base+100, got, "held at the old frame's bound")
+			// The wall moves to within the tolerance of both the old frame
+			// and the lowered one, and time passes.
+			src.Set(base + 100 - 700)
+			src.Advance(50)
+			free()
+			first := <-done
+			later, err := h.Now()
+			require.NoError(t, err)
+			require.GreaterOrEqual(t, later, first, "a read after another returned less")
+			require.Equal(t, base+100, first)
+		})
+	}
+}
+
+// TestFastPathDeclinesAParkedFrame: a parked frame carries no calibration,
+// and a fast read declines it even for a reading that would agree with its
+// unset fields.
+func TestFastPathDeclinesAParkedFrame(t *testing.T) {
+	src := newStallSource()
+	src.set(100)
+	src.advance(0)
+	src.mono.Store(100)
+	old := newFrame(timesource.Reading{Wall: 0, Mono: 0}, 0, unpaced(1, 0), math.MinInt64)
+	c := &generationClock{}
+	c.frame.Store(&frame{parked: &lowering{from: old, to: old}})
+	_, ok := c.readFast(src)
+	require.False(t, ok)
+	got, err := c.readSlow(src)
 	require.NoError(t, err)
-	require.Equal(t, base+100, got, "held at the old frame's bound")
-	// The wall moves to within the tolerance of both the old frame and the
-	// lowered one, and time passes.
-	src.Set(base + 100 - 700)
-	src.Advance(50)
-	close(release)
-	first := <-done
-	later, err := h.Now()
-	require.NoError(t, err)
-	require.GreaterOrEqual(t, later, first, "a read after another returned less")
-	require.Equal(t, base+100, first)
+	require.Equal(t, int64(100), got, "the slow path finishes the parking")
+	require.False(t, isParked(c.frame.Load()))
 }
 
 // TestReplacementKeepsFrame: a replacement of the same generation with the

@@ -69,8 +69,15 @@ func (h *Handle) Now() (int64, error) {
 // the first read that sees it: that read cannot tell that no read returned
 // the old frame's time since the step, so the watermark is the old frame's
 // time at that read: the clock holds for the size of the step from that
-// read on, rather than from the step itself. It takes no lock and allocates
-// nothing on success unless the wall disagrees with the frame.
+// read on, rather than from the step itself.
+//
+// A read takes no lock and never waits for another goroutine, on any path:
+// it publishes a re-based or lowered frame with one compare-and-swap from
+// the frame it read through, and starts again on the frame it finds when
+// another read or a replacement changed it first; a frame parked for a
+// lowering is finished by whichever read or replacement finds it, so a
+// goroutine stopped in the middle of one holds up no read. A read
+// allocates nothing on success unless the wall disagrees with the frame.
 func (h *Handle) Snapshot() (Snapshot, error) {
 	t, err := h.Now()
 	if err != nil {
@@ -106,7 +113,8 @@ func (h *Handle) read(in *Installation, op string) (Snapshot, error) {
 }
 
 // readSlow is read when the installation does not validate or the fast
-// path declined: it reports the failure, or reads under the frame's lock.
+// path declined: it reports the failure, or takes the frame's slow path,
+// which takes no lock either.
 func (h *Handle) readSlow(in *Installation, op string) (Snapshot, error) {
 	if err := h.check(in, op); err != nil {
 		return Snapshot{}, err

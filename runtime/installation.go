@@ -186,15 +186,16 @@ func (in *Installation) Lifecycle() Lifecycle { return in.lc }
 func (in *Installation) Replaced() <-chan struct{} { return in.replaced }
 
 // Watermark returns the floor under this installation's generation's reads
-// on this node: the bound, raised whenever a backward step of UTC (or a
-// change of projection within the generation) lowered the generation's
-// frame, of every value a read could have returned before it. It returns
-// false when the state is not readable or nothing has raised the watermark
-// above its initial math.MinInt64 since the generation was installed.
+// on this node: the floor of the generation's newest frame, raised whenever
+// a backward step of UTC (or a change of projection within the generation)
+// lowered the frame to the bound of every value a read could have returned
+// before it. It returns false when the state is not readable or nothing has
+// raised the watermark above its initial math.MinInt64 since the generation
+// was installed.
 func (in *Installation) Watermark() (int64, bool) {
 	if in.clock == nil {
 		return 0, false
 	}
-	w := in.clock.watermark.Load()
+	w := in.clock.watermark()
 	return w, w != math.MinInt64
 }
