@@ -209,7 +209,7 @@ type reportLog struct {
 	reps []runtime.ProgressReport
 }
 
-func (l *reportLog) add(r runtime.ProgressReport) {
+func (l *reportLog) add(_ context.Context, r runtime.ProgressReport) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.reps = append(l.reps, r)
@@ -266,6 +266,15 @@ func TestProducerRetiredBeforeSuccessor(t *testing.T) {
 	fake.Advance(time.Second)
 	waitTick(t, n, "prod", 2)
 
+	// STOP; START in one commit: the domain stays paced under this
+	// incarnation, and only the fence's generation and mapping change.
+	out, err := n.CommitTransaction(ctx, "prod", []planner.Plan{
+		planner.Stop{}, planner.Start{Mode: planner.StartAtNow, Rate: 1},
+	})
+	require.NoError(t, err)
+	require.Equal(t, uint64(3), out.Domain.Generation)
+	require.Equal(t, uint64(3), waitTick(t, n, "prod", 1).Tick.Generation)
+
 	reps := log.all()
 	require.NotEmpty(t, reps)
 	type fenceKey struct{ gen, rev uint64 }
@@ -281,7 +290,7 @@ func TestProducerRetiredBeforeSuccessor(t *testing.T) {
 			prev = k
 		}
 	}
-	require.GreaterOrEqual(t, len(seen), 3, "generation 1, generation 2, and the reassigned fence")
+	require.GreaterOrEqual(t, len(seen), 4, "generation 1, generation 2, its reassigned fence and generation 3")
 }
 
 func TestTransactionsThroughHandler(t *testing.T) {
