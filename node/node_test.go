@@ -203,6 +203,16 @@ func waitProducer(t *testing.T, n *Node, domain, what string, cond func(runtime.
 	}
 }
 
+// reconciled waits, while no retirement is under way, until the producer
+// set has reconciled with every installation made before it was called:
+// the pass it asks for starts after the channel it waits on was taken.
+func reconciled(t *testing.T, n *Node) {
+	t.Helper()
+	_, _, ch := n.producers.fence("")
+	n.producers.wake()
+	waitClosed(t, ch, "the producer set to reconcile")
+}
+
 // reportLog records every report the node's producers emit.
 type reportLog struct {
 	mu   sync.Mutex
@@ -402,8 +412,10 @@ func TestHandlerRefusals(t *testing.T) {
 	require.False(t, out.Changed)
 	require.Equal(t, lifecycle.Paced, out.Domain.Pace, "the existing definition is kept")
 
-	// The unpaced domain started: unpaced clock, no producer.
+	// The unpaced domain started: unpaced clock, no producer, once the
+	// producer set has reconciled with that installation.
 	require.Equal(t, runtime.StateUnpaced, n.registry.Current("flat").State())
+	reconciled(t, n)
 	_, ok := n.Producing("flat")
 	require.False(t, ok)
 	names := []string{}
