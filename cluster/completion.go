@@ -42,8 +42,9 @@ func (s *liveSignal) changed() {
 
 // awaitPeers is the node's completion boundary in a cluster
 // (node.Config.AwaitPeers): it returns once every other live registered
-// node has installed revision rev, and otherwise, when ctx ends, the sorted
-// names of those that had not. It keeps the peers' installed streams open
+// node has installed revision rev (as node.Node.Installed counts it: with
+// every producer rev retires there exited), and otherwise, when ctx ends,
+// the sorted names of those that had not. It keeps the peers' installed streams open
 // (InstalledWatch.Want); a peer whose stream is up under its registered
 // incarnation is waited on through what the stream pushes
 // (InstalledWatch), which costs no request; any other peer is asked once

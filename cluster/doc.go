@@ -39,6 +39,11 @@
 //
 // Completion: a lifecycle statement returns once every other live
 // registered member has installed its revision (completion.go). A member
+// counts, and so advertises, a revision installed only once every producer
+// it retires has exited and that producer's progress delivery has ended
+// (node.Config.OnRetire, which the member wires to Delivery.Retire), so a
+// STOP returns after the stopped generation's producer is gone on every
+// node it waited for, wherever the authority ran. A member
 // that serves statements follows each other live member's installed
 // stream (interconnect.InstalledWatch: from its first statement until a
 // minute passes without one), so the wait costs no request: it watches the

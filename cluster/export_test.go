@@ -1,6 +1,11 @@
 package cluster
 
-import "github.com/nspl-dev/nspl/interconnect"
+import (
+	"context"
+
+	"github.com/nspl-dev/nspl/interconnect"
+	"github.com/nspl-dev/nspl/runtime"
+)
 
 // StandingOf is the peer handler's view of name's standing on m.
 func StandingOf(m *Member, name string) (interconnect.Standing, error) {
@@ -42,3 +47,14 @@ func InstalledStreamsUp(m *Member) bool {
 // StopInstalledStreams closes m's installed streams for good: from then
 // on its statements ask every peer per statement.
 func StopInstalledStreams(m *Member) { m.watch.Close() }
+
+// SeeProgress makes hook see every report of m's producers before
+// delivery does, on the producer's goroutine and under its context: a
+// hook that blocks holds the producer as a slow hand-on would.
+func SeeProgress(m *Member, hook func(context.Context, runtime.ProgressReport)) {
+	m.progressHook.Store(&hook)
+}
+
+// ProgressLanes returns how many progress delivery lanes of the domain
+// run on m, retired ones included.
+func ProgressLanes(m *Member, domain string) int { return m.delivery.LanesRunning(domain) }

@@ -39,6 +39,11 @@ type Member struct {
 	commits latencyHistogram
 	mm      *memberMetrics
 
+	// progressHook, set only by tests (export_test.go), sees every report
+	// of this member's producers before delivery does, on the producer's
+	// goroutine and under its context.
+	progressHook atomic.Pointer[func(context.Context, runtime.ProgressReport)]
+
 	availChanged chan struct{} // signals the catalog that a verdict changed
 	live         liveSignal    // wakes completion waits on a verdict change
 
@@ -87,6 +92,7 @@ func Start(ctx context.Context, cfg Config) (*Member, error) {
 		Forward:             m.forward,
 		OnCommit:            m.commits.observe,
 		OnProgress:          m.onProgress,
+		OnRetire:            m.onRetire,
 		AwaitPeers:          m.awaitPeers,
 		MaxClockOffset:      cfg.MaxClockOffset,
 		Cluster: &catalog.ClusterConfig{
@@ -231,12 +237,27 @@ func (m *Member) shutdown() error {
 	return errors.Join(errs...)
 }
 
-// onProgress hands every report of this node's producers to delivery.
-func (m *Member) onProgress(rep runtime.ProgressReport) {
+// onProgress hands every report of this node's producers to delivery,
+// unless the producer was retired meanwhile (ctx ended): its delivery is
+// being ended, and must not start again.
+func (m *Member) onProgress(ctx context.Context, rep runtime.ProgressReport) {
 	if rep.Failure == nil {
 		m.ticks.Add(1)
 	}
+	if h := m.progressHook.Load(); h != nil {
+		(*h)(ctx, rep)
+	}
+	if ctx.Err() != nil {
+		return
+	}
 	m.delivery.Publish(rep)
+}
+
+// onRetire ends the delivery of a retired producer's reports, and returns
+// once its in-flight requests and backoffs have ended: only then does the
+// node count, and advertise, the revision that retired it.
+func (m *Member) onRetire(fence runtime.ProducerFence) {
+	m.delivery.Retire(fence)
 }
 
 // required is the delivery's fence check: the revision of the
@@ -313,13 +334,13 @@ func (m *Member) observe(o catalog.Observation) {
 	}
 }
 
-// installLoop follows the node's installations: a retired authority's
-// delivery stops, and registry changes reach the delivery's peer view.
+// installLoop follows the node's installations: registry changes reach
+// the delivery's peer view and the installed streams. (A retired
+// authority's delivery is ended by the node's retirement, onRetire.)
 func (m *Member) installLoop(n *node.Node) {
 	defer m.wg.Done()
 	for {
 		_, _, changed := n.Installed()
-		m.delivery.Sync()
 		m.peersChanged()
 		select {
 		case <-m.ctx.Done():

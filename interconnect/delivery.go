@@ -49,7 +49,7 @@ type DeliveryConfig struct {
 	// Required returns the runtime revision a target must advertise to
 	// receive rep: the revision of the installation the producer started
 	// from. false means rep's fence is no longer this node's installed
-	// authority: the domain's delivery is retired.
+	// authority: the lane sends nothing more and waits for Retire.
 	Required func(rep runtime.ProgressReport) (uint64, bool)
 	// RequestTimeout, Backoff and MaxInFlight default to the Default*
 	// constants.
@@ -65,7 +65,8 @@ type DeliveryConfig struct {
 // Delivery is the clock authority's progress delivery: one lane per peer
 // and domain, each with at most one request in flight and one replaceable
 // pending report. All methods are safe for concurrent use; Publish never
-// blocks.
+// blocks, and Retire and Close wait only for the lanes they end, whose
+// every wait also ends with their cancellation.
 type Delivery struct {
 	cfg  DeliveryConfig
 	sem  chan struct{}
@@ -76,8 +77,15 @@ type Delivery struct {
 	mu       sync.Mutex
 	closed   bool
 	domains  map[string]*domainDelivery
-	replies  map[string]replyAdvert // peer name → advertisement from its replies
-	peersGen chan struct{}          // closed and replaced when the peer view changes
+	ending   map[endingKey]*domainDelivery // retired, with lanes still running
+	replies  map[string]replyAdvert        // peer name → advertisement from its replies
+	peersGen chan struct{}                 // closed and replaced when the peer view changes
+}
+
+// endingKey names a retired domain delivery: its domain and fence.
+type endingKey struct {
+	domain string
+	fence  fenceKey
 }
 
 type replyAdvert struct {
@@ -92,6 +100,12 @@ type domainDelivery struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	lanes  map[string]*lane
+	// running counts the lane goroutines that have not returned, and
+	// ended is closed once the delivery is retired and running is 0;
+	// both guarded by Delivery.mu.
+	running int
+	retired bool
+	ended   chan struct{}
 }
 
 type fenceKey struct {
@@ -103,6 +117,10 @@ type fenceKey struct {
 
 func fenceOf(rep runtime.ProgressReport) fenceKey {
 	return fenceKey{rep.Generation, rep.Authority.Node, rep.Authority.Incarnation, rep.Authority.Revision}
+}
+
+func fenceKeyOf(f runtime.ProducerFence) fenceKey {
+	return fenceKey{f.Generation, f.Authority.Node, f.Authority.Incarnation, f.Authority.Revision}
 }
 
 // lane is one peer and domain: one replaceable pending report, one
@@ -171,7 +189,8 @@ func NewDelivery(cfg DeliveryConfig) *Delivery {
 	}
 	ctx, stop := context.WithCancel(context.Background())
 	return &Delivery{cfg: cfg, sem: make(chan struct{}, cfg.MaxInFlight), ctx: ctx, stop: stop,
-		domains: make(map[string]*domainDelivery), replies: make(map[string]replyAdvert), peersGen: make(chan struct{})}
+		domains: make(map[string]*domainDelivery), ending: make(map[endingKey]*domainDelivery),
+		replies: make(map[string]replyAdvert), peersGen: make(chan struct{})}
 }
 
 // Publish hands one report of this node's producer to every peer's lane
@@ -191,7 +210,7 @@ func (d *Delivery) Publish(rep runtime.ProgressReport) {
 	}
 	if dd == nil {
 		ctx, cancel := context.WithCancel(d.ctx)
-		dd = &domainDelivery{fence: fenceOf(rep), ctx: ctx, cancel: cancel, lanes: make(map[string]*lane)}
+		dd = &domainDelivery{fence: fenceOf(rep), ctx: ctx, cancel: cancel, lanes: make(map[string]*lane), ended: make(chan struct{})}
 		d.domains[rep.Domain] = dd
 	}
 	dd.newest = rep
@@ -221,8 +240,9 @@ func (d *Delivery) syncLanesLocked(domain string, dd *domainDelivery) {
 		lctx, lcancel := context.WithCancel(dd.ctx)
 		dd.lanes[p.Name] = l
 		l.put(dd.newest)
+		dd.running++
 		d.wg.Add(1)
-		go d.run(lctx, lcancel, domain, l)
+		go d.run(lctx, lcancel, domain, dd, l)
 	}
 	for name, l := range dd.lanes {
 		if !present[name] {
@@ -255,31 +275,72 @@ func (d *Delivery) PeersChanged() {
 	d.peersGen = make(chan struct{})
 }
 
-// Sync retires the delivery of every domain whose newest report's fence is
-// no longer this node's installed authority (Required reports false). Call
-// it after every installation.
-func (d *Delivery) Sync() {
+// Retire ends the delivery of the reports a retired producer emitted
+// under fence: the lanes' in-flight requests and backoffs are cancelled and
+// the retained report is dropped. It returns once every lane of that
+// delivery has returned, so no request under fence is in flight from
+// here afterwards; the node's producer set calls it after the producer
+// exited and before it counts the revision that retired it. A delivery
+// of the domain under another fence is left alone.
+func (d *Delivery) Retire(fence runtime.ProducerFence) {
+	key := endingKey{fence.Domain, fenceKeyOf(fence)}
 	d.mu.Lock()
-	defer d.mu.Unlock()
-	for name, dd := range d.domains {
-		if _, ok := d.cfg.Required(dd.newest); !ok {
-			d.retireLocked(name)
-		}
+	if dd, ok := d.domains[fence.Domain]; ok && dd.fence == key.fence {
+		d.retireLocked(fence.Domain)
+	}
+	dd := d.ending[key]
+	d.mu.Unlock()
+	if dd != nil {
+		<-dd.ended
 	}
 }
 
-// Retire stops the domain's delivery: in-flight requests and backoffs are
-// cancelled and the retained report is dropped.
-func (d *Delivery) Retire(domain string) {
+// LanesRunning returns how many lane goroutines of the domain's delivery
+// have not returned, under its current fence and every retired one.
+func (d *Delivery) LanesRunning(domain string) int {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	d.retireLocked(domain)
+	n := 0
+	if dd, ok := d.domains[domain]; ok {
+		n += dd.running
+	}
+	for key, dd := range d.ending {
+		if key.domain == domain {
+			n += dd.running
+		}
+	}
+	return n
 }
 
+// retireLocked cancels the domain's delivery and keeps it where Retire
+// finds it until its lanes have returned.
 func (d *Delivery) retireLocked(domain string) {
-	if dd, ok := d.domains[domain]; ok {
-		dd.cancel()
-		delete(d.domains, domain)
+	dd, ok := d.domains[domain]
+	if !ok {
+		return
+	}
+	dd.cancel()
+	delete(d.domains, domain)
+	dd.retired = true
+	if dd.running == 0 {
+		close(dd.ended)
+		return
+	}
+	d.ending[endingKey{domain, dd.fence}] = dd
+}
+
+// laneEnded counts one lane goroutine of dd out, and ends a retired
+// delivery whose last lane it was.
+func (d *Delivery) laneEnded(domain string, dd *domainDelivery) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	dd.running--
+	if dd.running == 0 && dd.retired {
+		close(dd.ended)
+		key := endingKey{domain, dd.fence}
+		if d.ending[key] == dd {
+			delete(d.ending, key)
+		}
 	}
 }
 
@@ -320,8 +381,9 @@ func (d *Delivery) laneRemoved(domain string, l *lane) bool {
 }
 
 // run is one lane's goroutine.
-func (d *Delivery) run(ctx context.Context, cancel context.CancelFunc, domain string, l *lane) {
+func (d *Delivery) run(ctx context.Context, cancel context.CancelFunc, domain string, dd *domainDelivery, l *lane) {
 	defer d.wg.Done()
+	defer d.laneEnded(domain, dd)
 	defer cancel()
 	for {
 		select {
@@ -339,7 +401,7 @@ func (d *Delivery) run(ctx context.Context, cancel context.CancelFunc, domain st
 			}
 			required, current := d.cfg.Required(rep)
 			if !current {
-				break // the producer was retired; Sync or Publish retires the lane
+				break // the producer was retired; Retire (or a new fence's Publish) ends the lane
 			}
 			p, ok, changed := d.target(l.peer)
 			if !ok {

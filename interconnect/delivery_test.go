@@ -290,33 +290,57 @@ func TestRestartedPeerGetsTheNewestRetainedReportAgain(t *testing.T) {
 	require.Equal(t, sent+1, r.metrics.Snapshot().ProgressSent, "an unchanged incarnation was not sent the report again")
 }
 
+// The node retires a producer's delivery before it counts the revision
+// that retired the producer: Retire cancels the fence's in-flight request
+// or backoff and returns only once the lane has returned, and leaves a
+// delivery under another fence alone.
 func TestRetiringTheAuthorityStopsInFlightAndBackoff(t *testing.T) {
-	t.Cleanup(func() { goleak.VerifyNone(t) })
-	r := newRig(t)
-	r.gate.set("hang")
-	r.d.Publish(report(1))
-	waitFor(t, "the request", func() bool { in, _, _ := r.gate.stats(); return in == 1 })
-	r.d.Retire("d")
-	waitFor(t, "the cancelled request", func() bool { in, _, _ := r.gate.stats(); return in == 0 })
-	// The request's deadline is disarmed with it, and no backoff follows.
-	waitFor(t, "no timer armed", func() bool { return r.fake.Armed() == 0 })
-	r.fake.Advance(specRequestDeadline + specBackoff)
-	_, _, requests := r.gate.stats()
-	require.Equal(t, 1, requests, "a retired delivery sends nothing again")
+	fence := runtime.ProducerFence{Domain: "d", Generation: report(1).Generation, Authority: authority}
+	other := fence
+	other.Authority.Revision++
+	cases := []struct {
+		name string
+		mode string // the gate's: the lane is in flight, or backing off
+	}{
+		{"in-flight request", "hang"},
+		{"backoff", "fail"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Cleanup(func() { goleak.VerifyNone(t) })
+			r := newRig(t)
+			r.gate.set(tc.mode)
+			r.d.Publish(report(1))
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			if tc.mode == "hang" {
+				waitFor(t, "the request", func() bool { in, _, _ := r.gate.stats(); return in == 1 })
+			} else {
+				require.NoError(t, r.fake.BlockUntilDue(ctx, specBackoff), "the failed request armed its backoff")
+			}
+			failed := r.metrics.Snapshot().ProgressFailed
 
-	// A failing peer's backoff is cancelled the same way, by Sync once
-	// the producer's fence is no longer installed.
-	r.gate.set("fail")
-	r.d.Publish(report(2))
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	require.NoError(t, r.fake.BlockUntilDue(ctx, specBackoff), "the failed request armed its backoff")
-	r.current.Store(false)
-	r.d.Sync()
-	waitFor(t, "the cancelled backoff", func() bool { return r.fake.Armed() == 0 })
-	r.gate.set("open")
-	r.fake.Advance(specBackoff)
-	require.Empty(t, r.rcv.seen())
+			r.d.Retire(other)
+			_, _, requests := r.gate.stats()
+			require.Equal(t, 1, requests)
+			require.Equal(t, 1, r.fake.Armed(), "another fence's retirement left the request's deadline or the backoff armed")
+
+			r.d.Retire(fence)
+			// Retire returned after the lane did: the cancelled request
+			// has ended and been counted, its deadline is disarmed, and no
+			// backoff follows.
+			require.Zero(t, r.fake.Armed(), "no deadline or backoff after a retirement")
+			if tc.mode == "hang" {
+				require.Equal(t, failed+1, r.metrics.Snapshot().ProgressFailed, "the in-flight request ended before Retire returned")
+			}
+			r.gate.set("open")
+			r.fake.Advance(specRequestDeadline + specBackoff)
+			r.d.Retire(fence) // a second retirement has nothing left to wait for
+			_, _, requests = r.gate.stats()
+			require.Equal(t, 1, requests, "nothing was sent after the retirement")
+			require.Empty(t, r.rcv.seen())
+		})
+	}
 }
 
 func TestANewFenceReplacesTheDomainsLanes(t *testing.T) {

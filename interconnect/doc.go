@@ -25,9 +25,12 @@
 // two-second deadline per request, a 200 ms backoff after a failure and then
 // the newest report, only to live peers that advertise the revision the
 // producer started from (or a later one), and the newest retained report to
-// a new or reconnected peer. Retiring a domain's authority cancels its
-// in-flight requests and backoffs. A node-wide limit bounds concurrent
-// attempts. Nothing queues with time, rate or peer slowness.
+// a new or reconnected peer. Retiring a producer's delivery (Retire, which
+// the node calls once the producer exited) cancels its in-flight requests
+// and backoffs and returns once its lanes have ended, so the node counts
+// the revision that retired the producer installed only after that. A
+// node-wide limit bounds concurrent attempts. Nothing queues with time,
+// rate or peer slowness.
 //
 // The installed stream (installed.go) is one long-lived response per
 // subscriber: the receiver writes its incarnation and installed revision

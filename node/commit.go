@@ -181,7 +181,8 @@ func (n *Node) wait(ctx context.Context, d time.Duration) bool {
 // committed domains since it started. Every committed revision installs all
 // domain lifecycles at once, in commit order, so once a revision is
 // installed every domain clock the node holds equals that revision's
-// committed lifecycle.
+// committed lifecycle; it is advertised once the producers it retires
+// have exited too (Installed).
 func (n *Node) AdvertisedRevision() uint64 {
 	_, rev, _ := n.Installed()
 	return rev

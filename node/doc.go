@@ -11,14 +11,20 @@
 //     the Propose that caused it returns and so before anything else uses
 //     the revision. A lifecycle from an older revision never replaces a newer
 //     one. An installation counter, advanced only after an installation has
-//     put every domain in place, tells attachments when the node has
-//     installed the committed domains since it started (WaitInstalled).
+//     put every domain in place and every producer it retires has exited
+//     (see Production), tells attachments when the node has installed the
+//     committed domains since it started (WaitInstalled), and is the
+//     revision the node advertises and the completion boundary waits for.
 //   - Production. For every paced running domain whose installed authority
 //     is this process's incarnation, one runtime.Producer bound to the
-//     installed fence. A producer whose fence no longer matches is stopped
-//     and waited for before its successor starts. Reports are applied to the
-//     local runtime through Registry.AcceptProgress and then handed to
-//     Config.OnProgress, the hook peer delivery attaches to.
+//     installed fence. A producer whose fence no longer matches is retired
+//     off the apply goroutine: cancelled, waited for, and its peer
+//     delivery ended (Config.OnRetire), before its domain's successor
+//     starts and before the revision that retired it counts as installed;
+//     other domains' producers neither wait for it nor hold it up. Reports
+//     are applied to the local runtime through Registry.AcceptProgress and
+//     then handed to Config.OnProgress, the hook peer delivery attaches
+//     to, under a context the retirement cancels (producers.go).
 //   - Received progress. AcceptProgress applies a peer's report under the
 //     runtime's fence and plausibility checks (Config.MaxClockOffset); a
 //     report refused as implausible is counted and logged at most once per
@@ -49,14 +55,14 @@
 // follower commits through the leader, so its reply is the same wherever
 // the session is), Config.Available and Config.AvailabilityChanged (the
 // cluster's view merging raft heartbeats and health probes, and its change
-// signal) and Config.OnProgress (peer delivery); it reads the registry, the
-// raft configuration and installed clocks, and changes membership, through
-// the methods in membership.go, never through the catalog or the runtime
-// registry themselves. A
-// reassigned fence needs no special path here: every committed revision
-// installs all domain lifecycles at once, in commit order, and a lifecycle
-// from an older revision never replaces a newer one, so AdvertisedRevision
-// is simply the newest installed revision.
+// signal), and Config.OnProgress and Config.OnRetire (peer delivery); it
+// reads the registry, the raft configuration and installed clocks, and
+// changes membership, through the methods in membership.go, never through
+// the catalog or the runtime registry themselves. A reassigned fence needs
+// no special path here: every committed revision installs all domain
+// lifecycles at once, in commit order, and a lifecycle from an older
+// revision never replaces a newer one, so AdvertisedRevision is simply the
+// newest counted revision.
 //
 // Every node owns one Prometheus registry (MetricsRegistry, built by
 // metrics.NewRegistry) holding its per-domain gauges

@@ -48,7 +48,8 @@ func (n *Node) AlterPlacement(ctx context.Context, domain string, placement life
 	}})
 }
 
-// DropDomain drops the stopped domain p names.
+// DropDomain drops the stopped domain p names. Like Stop it returns after
+// the domain's producer, if one still runs, has exited (complete).
 func (n *Node) DropDomain(ctx context.Context, p planner.DropDomain) (Outcome, error) {
 	return n.propose(ctx, p.Name, lifecycle.Command{Op: lifecycle.OpDropDomain, DropDomain: &lifecycle.DropDomain{
 		Name: p.Name, IfExists: p.IfExists,
@@ -83,7 +84,10 @@ func (n *Node) Start(ctx context.Context, domain string, p planner.Start) (Outco
 	}})
 }
 
-// Stop ends the domain's running generation.
+// Stop ends the domain's running generation. It returns once the
+// generation's producer has exited and its peer delivery ended on this
+// node and, in a cluster, on every other live node (complete), so no tick
+// of the generation is produced after it returns.
 func (n *Node) Stop(ctx context.Context, domain string) (Outcome, error) {
 	return n.propose(ctx, domain, lifecycle.Command{Op: lifecycle.OpStop, Stop: &lifecycle.Stop{Domain: domain}})
 }
@@ -128,7 +132,10 @@ func (n *Node) propose(ctx context.Context, domain string, cmd lifecycle.Command
 // complete is a committed write's completion boundary: it returns once
 // this node has installed revision rev and, in a cluster, every other live
 // node has too (Config.AwaitPeers), naming the live nodes that had not when
-// the wait ended. The wait is bounded by ctx or, for a ctx without a
+// the wait ended. A node counts a revision installed only once every
+// producer it retires there has exited (Installed), so a STOP or DROP
+// completes after the stopped generation's producers are gone everywhere
+// it waited for. The wait is bounded by ctx or, for a ctx without a
 // deadline, Config.WriteTimeout from here. Only this node's own
 // installation is an error: the change is committed either way.
 func (n *Node) complete(ctx context.Context, rev uint64) ([]string, error) {

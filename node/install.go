@@ -19,8 +19,10 @@ func (n *Node) onChange(c catalog.Change) {
 
 // installLocked installs every domain lifecycle of s into the registry and
 // removes the domains s lacks, unless the node already installed a newer
-// revision. Once the node is ready it advances the installation counter and
-// wakes the producer manager. n.installMu must be held.
+// revision. Once the node is ready it hands the revision to the producer
+// set, which retires and starts producers and advances the installation
+// counter once every producer the revision retires has exited.
+// n.installMu must be held.
 func (n *Node) installLocked(s *lifecycle.State) {
 	rev := s.Revision()
 	if rev < n.installedRev {
@@ -47,16 +49,24 @@ func (n *Node) installLocked(s *lifecycle.State) {
 			n.registry.Remove(name)
 		}
 	}
-	if !n.ready {
+	if n.ready {
+		n.producers.installedRevision(rev)
+	}
+}
+
+// advanceCounter counts revision rev as installed: the counter advances,
+// and the channel Installed returned is closed, unless rev was counted
+// already. The producer set calls it (producerSet.countLocked).
+func (n *Node) advanceCounter(rev uint64) {
+	n.counterMu.Lock()
+	defer n.counterMu.Unlock()
+	if n.count > 0 && rev <= n.countRev {
 		return
 	}
-	n.counterMu.Lock()
 	n.count++
 	n.countRev = rev
 	close(n.countChange)
 	n.countChange = make(chan struct{})
-	n.counterMu.Unlock()
-	n.producers.wake()
 }
 
 // LifecycleOf maps a committed domain record to the lifecycle a node

@@ -73,8 +73,18 @@ type Config struct {
 	MaxClockOffset time.Duration
 	// OnProgress, when set, receives every report this node's producers
 	// emit, after it was applied locally, on the producer's goroutine. It is
-	// where peer delivery attaches; it must not block.
-	OnProgress func(runtime.ProgressReport)
+	// where peer delivery attaches. It must not block, except on ctx, which
+	// ends when the producer is retired: the retirement waits for the call
+	// to return.
+	OnProgress func(ctx context.Context, rep runtime.ProgressReport)
+	// OnRetire, when set, is called once for every producer this node
+	// retires, with its fence, after its goroutine has returned (so after
+	// its last OnProgress call). It ends the peer delivery of the fence's
+	// reports, cancelling in-flight requests and backoffs, and returns
+	// once that delivery has stopped. The revision that retired the
+	// producer counts as installed only after it returns (Installed), so
+	// it must not wait on anything else.
+	OnRetire func(fence runtime.ProducerFence)
 	// WriteTimeout bounds how long a statement's write whose context has
 	// no deadline keeps retrying through a leadership change. Zero means
 	// DefaultWriteTimeout. It also bounds, from the commit, the wait for
@@ -82,7 +92,8 @@ type Config struct {
 	WriteTimeout time.Duration
 	// AwaitPeers, when set, makes a statement's write a cluster-wide
 	// completion boundary: after this node installed the committed
-	// revision, it waits until every other live node has installed it too,
+	// revision (Installed: its producers included), it waits until every
+	// other live node has installed it too,
 	// or ctx ends, and returns the names of the live nodes that had not
 	// (a node that stops being live meanwhile ends its wait and is named).
 	// Nil, for an embedded node, waits for this node alone.
@@ -291,7 +302,12 @@ func (n *Node) ImplausibleProgress() uint64 { return n.refused.count() }
 // Installed returns the installation counter, the catalog revision the
 // latest counted installation put in place, and a channel closed when the
 // counter next advances. The counter is 0 until the node installed the
-// committed domains since it started.
+// committed domains since it started. A revision counts once its
+// lifecycles are installed and every tick producer it (or an earlier
+// revision) retires on this node has exited and had its peer delivery
+// ended (Config.OnRetire): once STOP's or DROP's revision counts, the
+// stopped generation produces nothing more here. Revisions may count
+// together, so the counter can advance less often than revisions install.
 func (n *Node) Installed() (count, revision uint64, changed <-chan struct{}) {
 	n.counterMu.Lock()
 	defer n.counterMu.Unlock()
@@ -305,7 +321,8 @@ func (n *Node) WaitInstalled(ctx context.Context) error {
 }
 
 // WaitInstalledRevision waits until the node has installed the committed
-// lifecycles of catalog revision rev or a later one, or ctx ends.
+// lifecycles of catalog revision rev or a later one, and retired the
+// producers they retire (Installed), or ctx ends.
 func (n *Node) WaitInstalledRevision(ctx context.Context, rev uint64) error {
 	return n.waitCounter(ctx, func(count, r uint64) bool { return count > 0 && r >= rev })
 }

@@ -203,13 +203,23 @@ func waitProducer(t *testing.T, n *Node, domain, what string, cond func(runtime.
 	}
 }
 
+// reconciled waits, while no retirement is under way, until the producer
+// set has reconciled with every installation made before it was called:
+// the pass it asks for starts after the channel it waits on was taken.
+func reconciled(t *testing.T, n *Node) {
+	t.Helper()
+	_, _, ch := n.producers.fence("")
+	n.producers.wake()
+	waitClosed(t, ch, "the producer set to reconcile")
+}
+
 // reportLog records every report the node's producers emit.
 type reportLog struct {
 	mu   sync.Mutex
 	reps []runtime.ProgressReport
 }
 
-func (l *reportLog) add(r runtime.ProgressReport) {
+func (l *reportLog) add(_ context.Context, r runtime.ProgressReport) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.reps = append(l.reps, r)
@@ -266,6 +276,15 @@ func TestProducerRetiredBeforeSuccessor(t *testing.T) {
 	fake.Advance(time.Second)
 	waitTick(t, n, "prod", 2)
 
+	// STOP; START in one commit: the domain stays paced under this
+	// incarnation, and only the fence's generation and mapping change.
+	out, err := n.CommitTransaction(ctx, "prod", []planner.Plan{
+		planner.Stop{}, planner.Start{Mode: planner.StartAtNow, Rate: 1},
+	})
+	require.NoError(t, err)
+	require.Equal(t, uint64(3), out.Domain.Generation)
+	require.Equal(t, uint64(3), waitTick(t, n, "prod", 1).Tick.Generation)
+
 	reps := log.all()
 	require.NotEmpty(t, reps)
 	type fenceKey struct{ gen, rev uint64 }
@@ -281,7 +300,7 @@ func TestProducerRetiredBeforeSuccessor(t *testing.T) {
 			prev = k
 		}
 	}
-	require.GreaterOrEqual(t, len(seen), 3, "generation 1, generation 2, and the reassigned fence")
+	require.GreaterOrEqual(t, len(seen), 4, "generation 1, generation 2, its reassigned fence and generation 3")
 }
 
 func TestTransactionsThroughHandler(t *testing.T) {
@@ -393,8 +412,10 @@ func TestHandlerRefusals(t *testing.T) {
 	require.False(t, out.Changed)
 	require.Equal(t, lifecycle.Paced, out.Domain.Pace, "the existing definition is kept")
 
-	// The unpaced domain started: unpaced clock, no producer.
+	// The unpaced domain started: unpaced clock, no producer, once the
+	// producer set has reconciled with that installation.
 	require.Equal(t, runtime.StateUnpaced, n.registry.Current("flat").State())
+	reconciled(t, n)
 	_, ok := n.Producing("flat")
 	require.False(t, ok)
 	names := []string{}

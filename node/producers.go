@@ -10,27 +10,71 @@ import (
 
 // producerSet runs the node's tick producers: one per paced running domain
 // whose installed authority is this process's incarnation. One goroutine
-// reconciles the set with the registry after every installation, so a
-// producer is always stopped and waited for before its successor starts.
+// reconciles the set with the registry after every installation; it never
+// waits for a producer to exit.
+//
+// Retirement. A producer whose fence no longer matches the installed clock
+// is retired: its context is cancelled (which ends an OnProgress call it is
+// blocked in), and a goroutine of its own waits for it to exit and then
+// ends its peer delivery (Config.OnRetire). Its domain gets a successor
+// only after that, so a producer is always gone before its successor
+// starts, while the other domains' producers start and retire without
+// waiting on it.
+//
+// Counting. The set owns the node's installation counter (Node.Installed):
+// a revision counts as installed once its lifecycles are in the registry
+// and every producer that revision, or an earlier one, retires has exited
+// and its delivery has ended. This is what makes the completion boundary
+// of STOP and DROP, on this node and on every peer that waits for its
+// advertised revision, wait for the stopped generation's producer. A
+// revision that retires nothing counts at once, on the installing
+// goroutine; one that does counts when its last retirement ends. The set
+// reconciles against the registry, which may already hold a newer
+// revision than the one that woke it, so it cannot tell which of the
+// revisions since its previous pass made a producer obsolete: a
+// retirement holds the counter at the revision the set had reconciled
+// through before it, and no further.
 type producerSet struct {
 	n       *Node
 	wakeC   chan struct{}
 	cancel  context.CancelFunc
 	done    chan struct{}
-	mu      sync.Mutex
-	running map[string]*runtime.Producer // owned by the loop; mu for readers
-	synced  chan struct{}                // closed and replaced after each sync; mu
+	retires sync.WaitGroup // the retirement goroutines
+
+	mu       sync.Mutex
+	running  map[string]*producerRun // domain → its producer
+	retiring map[string]*retirement  // domain → its retired producer, until it exited
+	// installed is the newest revision whose lifecycles the registry
+	// holds; reconciled the newest one every producer it retires has been
+	// retired for (cancelled, perhaps not exited yet).
+	installed, reconciled uint64
+	synced                chan struct{} // closed and replaced after each reconciliation and retirement
+}
+
+// producerRun is one running producer and the cancellation of the context
+// its reports are handed on under.
+type producerRun struct {
+	p      *runtime.Producer
+	cancel context.CancelFunc
+}
+
+// retirement is one retired producer that has not finished exiting. hold
+// is the newest revision that may count as installed until it has.
+type retirement struct {
+	run  *producerRun
+	hold uint64
 }
 
 func newProducerSet(n *Node) *producerSet {
 	ctx, cancel := context.WithCancel(context.Background())
 	ps := &producerSet{
-		n:       n,
-		wakeC:   make(chan struct{}, 1),
-		cancel:  cancel,
-		done:    make(chan struct{}),
-		running: make(map[string]*runtime.Producer),
-		synced:  make(chan struct{}),
+		n:        n,
+		wakeC:    make(chan struct{}, 1),
+		cancel:   cancel,
+		done:     make(chan struct{}),
+		running:  make(map[string]*producerRun),
+		retiring: make(map[string]*retirement),
+		synced:   make(chan struct{}),
 	}
 	go ps.loop(ctx)
 	return ps
@@ -44,7 +88,8 @@ func (ps *producerSet) wake() {
 	}
 }
 
-// close stops the loop and every producer and waits for them.
+// close stops the loop and every producer, and waits for them and for
+// every retirement under way.
 func (ps *producerSet) close() {
 	ps.cancel()
 	<-ps.done
@@ -58,18 +103,33 @@ func (ps *producerSet) loop(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-ps.wakeC:
-			ps.sync()
 			ps.mu.Lock()
-			close(ps.synced)
-			ps.synced = make(chan struct{})
+			ps.syncLocked()
+			ps.syncedLocked()
 			ps.mu.Unlock()
 		}
 	}
 }
 
-// sync retires every producer whose fence no longer matches the installed
-// clock and then starts the missing ones.
-func (ps *producerSet) sync() {
+// installedRevision records that the registry holds the lifecycles of
+// revision rev, counts rev at once when it makes no running producer
+// obsolete, and wakes the loop to start and retire producers. The
+// installation calls it, under Node.installMu, after every installation
+// once the node is ready.
+func (ps *producerSet) installedRevision(rev uint64) {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	ps.installed = rev
+	if !ps.obsoleteLocked() {
+		ps.reconciled = rev
+		ps.countLocked()
+	}
+	ps.wake()
+}
+
+// desiredLocked returns the fence of every domain the installed registry
+// wants this incarnation to produce for.
+func (ps *producerSet) desiredLocked() map[string]runtime.ProducerFence {
 	reg := ps.n.registry
 	self := ps.n.Identity()
 	desired := make(map[string]runtime.ProducerFence)
@@ -79,59 +139,147 @@ func (ps *producerSet) sync() {
 			desired[name] = f
 		}
 	}
-	for name, p := range ps.running {
-		if f, ok := desired[name]; ok && f == p.Fence() {
-			continue
+	return desired
+}
+
+// current reports whether the installed clock of the producer's domain
+// still asks for it.
+func (ps *producerSet) current(run *producerRun) bool {
+	f := run.p.Fence()
+	in, ok := runtime.FenceOf(ps.n.registry.Current(f.Domain))
+	return ok && in == f && in.Authority.Identity() == ps.n.Identity()
+}
+
+// obsoleteLocked reports whether a running producer's fence no longer
+// matches its installed clock.
+func (ps *producerSet) obsoleteLocked() bool {
+	for _, run := range ps.running {
+		if !ps.current(run) {
+			return true
 		}
-		p.Stop()
-		ps.mu.Lock()
-		delete(ps.running, name)
-		ps.mu.Unlock()
-		ps.n.logger.Info("retired tick producer", "domain", name, "generation", p.Fence().Generation,
-			"authority", p.Fence().Authority.String(), "last_tick", p.LastTick())
 	}
-	for name, f := range desired {
-		if _, ok := ps.running[name]; ok {
+	return false
+}
+
+// syncLocked retires every producer whose fence no longer matches the
+// installed clock and starts the missing ones whose domain has no
+// retirement under way. The installed revision is read before the
+// registry, so the registry holds at least that revision's lifecycles.
+func (ps *producerSet) syncLocked() {
+	rev := ps.installed
+	desired := ps.desiredLocked()
+	for name, run := range ps.running {
+		if f, ok := desired[name]; ok && f == run.p.Fence() {
 			continue
 		}
-		p := runtime.StartProducer(runtime.ProducerConfig{
+		delete(ps.running, name)
+		ps.retireLocked(name, run, ps.reconciled)
+	}
+	ps.reconciled = max(ps.reconciled, rev)
+	for name, f := range desired {
+		if ps.running[name] != nil || ps.retiring[name] != nil {
+			continue
+		}
+		pctx, cancel := context.WithCancel(context.Background())
+		run := &producerRun{cancel: cancel}
+		run.p = runtime.StartProducer(runtime.ProducerConfig{
 			Fence:  f,
 			Source: ps.n.src,
-			Emit:   ps.n.emit,
+			Emit:   func(rep runtime.ProgressReport) { ps.n.emit(pctx, rep) },
 			Logger: ps.n.logger,
 		})
-		ps.mu.Lock()
-		ps.running[name] = p
-		ps.mu.Unlock()
+		ps.running[name] = run
 		ps.n.logger.Info("started tick producer", "domain", name, "generation", f.Generation,
 			"authority", f.Authority.String())
 	}
+	ps.countLocked()
 }
 
-func (ps *producerSet) stopAll() {
-	for name, p := range ps.running {
-		p.Stop()
+// retireLocked cancels run and starts the goroutine that waits for it to
+// exit, ends its delivery and then lets the counter pass hold.
+func (ps *producerSet) retireLocked(name string, run *producerRun, hold uint64) {
+	r := &retirement{run: run, hold: hold}
+	ps.retiring[name] = r
+	run.cancel()
+	ps.retires.Add(1)
+	go func() {
+		defer ps.retires.Done()
+		ps.stop(run)
 		ps.mu.Lock()
-		delete(ps.running, name)
+		if ps.retiring[name] == r {
+			delete(ps.retiring, name)
+		}
+		ps.countLocked()
+		ps.syncedLocked()
 		ps.mu.Unlock()
+		ps.wake() // the domain's successor may start now
+	}()
+}
+
+// stop cancels run, waits until its producer's goroutine has returned
+// and ends its peer delivery (Config.OnRetire).
+func (ps *producerSet) stop(run *producerRun) {
+	run.cancel()
+	run.p.Stop()
+	f := run.p.Fence()
+	if ps.n.cfg.OnRetire != nil {
+		ps.n.cfg.OnRetire(f)
 	}
+	ps.n.logger.Info("retired tick producer", "domain", f.Domain, "generation", f.Generation,
+		"authority", f.Authority.String(), "last_tick", run.p.LastTick())
+}
+
+// countLocked advances the installation counter to the newest revision
+// every retirement under way lets count.
+func (ps *producerSet) countLocked() {
+	rev := ps.reconciled
+	for _, r := range ps.retiring {
+		rev = min(rev, r.hold)
+	}
+	ps.n.advanceCounter(rev)
+}
+
+func (ps *producerSet) syncedLocked() {
+	close(ps.synced)
+	ps.synced = make(chan struct{})
+}
+
+// stopAll stops every running producer and waits for them and for the
+// retirements under way. The node is closing: nothing counts any more.
+func (ps *producerSet) stopAll() {
+	ps.mu.Lock()
+	running := ps.running
+	ps.running = make(map[string]*producerRun)
+	ps.mu.Unlock()
+	for _, run := range running {
+		run.cancel()
+	}
+	for _, run := range running {
+		ps.stop(run)
+	}
+	ps.retires.Wait()
 }
 
 // fence returns the fence of the domain's running producer and a channel
-// closed when the set next finishes reconciling.
+// closed when the set next finishes reconciling or a retirement ends.
 func (ps *producerSet) fence(domain string) (runtime.ProducerFence, bool, <-chan struct{}) {
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
-	p, ok := ps.running[domain]
+	run, ok := ps.running[domain]
 	if !ok {
 		return runtime.ProducerFence{}, false, ps.synced
 	}
-	return p.Fence(), true, ps.synced
+	return run.p.Fence(), true, ps.synced
 }
 
 // emit applies a report of this node's producer locally and hands it to
-// peer delivery.
-func (n *Node) emit(rep runtime.ProgressReport) {
+// peer delivery. ctx is the producer's: once it is retired, its reports
+// are no longer handed on, and an OnProgress call it is blocked in is
+// asked to return.
+func (n *Node) emit(ctx context.Context, rep runtime.ProgressReport) {
+	if ctx.Err() != nil {
+		return
+	}
 	if _, err := n.registry.AcceptProgress(n.cfg.Name, rep); err != nil {
 		// A producer being retired can still emit under its old fence;
 		// the receiver's refusal is the fence doing its job.
@@ -142,14 +290,17 @@ func (n *Node) emit(rep runtime.ProgressReport) {
 		}
 	}
 	if n.cfg.OnProgress != nil {
-		n.cfg.OnProgress(rep)
+		n.cfg.OnProgress(ctx, rep)
 	}
 }
 
 // Producing returns the fence of the domain's running tick producer on this
 // node, and false when the node runs none for it. Producers follow
 // installations asynchronously: right after an installation the previous
-// producer may still be reported until it has been retired.
+// producer may still be reported until its retirement begins, and a
+// successor only once its predecessor exited. Once the node counts a
+// revision as installed (Installed, the completion boundary), every
+// producer it retires has exited.
 func (n *Node) Producing(domain string) (runtime.ProducerFence, bool) {
 	f, ok, _ := n.producers.fence(domain)
 	return f, ok

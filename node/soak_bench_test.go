@@ -62,7 +62,7 @@ func BenchmarkPacedSoak(b *testing.B) {
 	}
 	ticks := n.registry.Progress("fast").ID
 	n.producers.mu.Lock()
-	emitted := n.producers.running["fast"].Emitted()
+	emitted := n.producers.running["fast"].p.Emitted()
 	n.producers.mu.Unlock()
 	wall := time.Since(wall0)
 	cpu := cpuTime() - cpu0
