@@ -141,10 +141,7 @@ func TestOnlyTheTopImportsNode(t *testing.T) {
 // package of this module that opens a node.
 func TestRemoteClientLinksNoRaftNode(t *testing.T) {
 	module := modulePath(t)
-	goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
-	out, err := exec.Command(goTool, "list", "-deps", "./client").CombinedOutput()
-	require.NoErrorf(t, err, "go list -deps ./client: %s", out)
-	deps := strings.Fields(string(out))
+	deps := linked(t, "./client")
 	require.Contains(t, deps, module+"/client", "go list listed no client package")
 	for _, dep := range deps {
 		for _, banned := range []string{"github.com/hashicorp/raft", "go.etcd.io/bbolt", module + "/catalog", module + "/node", module + "/server"} {
@@ -152,4 +149,50 @@ func TestRemoteClientLinksNoRaftNode(t *testing.T) {
 				"the client links %s; a remote client must not link a raft node", dep)
 		}
 	}
+}
+
+// TestAttachmentsStayOffTheInterconnect holds that a clock attachment adds
+// no interconnect traffic. The packages that hold attachments, session and
+// server, link nothing that talks to a peer or to consensus (interconnect,
+// cluster, catalog, node): a session reaches its node only through
+// session.Engine, so it serves every attachment from that node's own
+// installation and accepted progress. And interconnect, whose routes are
+// all that nodes say to each other, links neither of them, so no route can
+// carry an attachment and no node can advertise one. It reads each
+// package's dependency closure as the go command resolves it.
+func TestAttachmentsStayOffTheInterconnect(t *testing.T) {
+	module := modulePath(t)
+	peers := []string{module + "/interconnect", module + "/cluster", module + "/catalog", module + "/node"}
+	holders := []string{module + "/session", module + "/server"}
+	for _, tc := range []struct {
+		pkg    string
+		banned []string
+		why    string
+	}{
+		{"session", peers, "a session serves its attachments from its own node alone"},
+		{"server", peers, "a server serves its sessions' attachments from its own node alone"},
+		{"interconnect", holders, "no peer route may carry or advertise an attachment"},
+	} {
+		t.Run(tc.pkg, func(t *testing.T) {
+			deps := linked(t, "./"+tc.pkg)
+			require.Contains(t, deps, module+"/"+tc.pkg, "go list listed no %s package", tc.pkg)
+			for _, dep := range deps {
+				for _, banned := range tc.banned {
+					require.Falsef(t, dep == banned || strings.HasPrefix(dep, banned+"/"),
+						"%s links %s; %s", tc.pkg, dep, tc.why)
+				}
+			}
+		})
+	}
+}
+
+// linked returns the dependency closure of the package pattern pkg, the
+// package itself included, as the go command resolves it for this
+// platform.
+func linked(t *testing.T, pkg string) []string {
+	t.Helper()
+	goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
+	out, err := exec.Command(goTool, "list", "-deps", pkg).CombinedOutput()
+	require.NoErrorf(t, err, "go list -deps %s: %s", pkg, out)
+	return strings.Fields(string(out))
 }

@@ -412,3 +412,35 @@ func TestCloseStopsDelivery(t *testing.T) {
 	require.Zero(t, e.sess.Pending())
 	require.Equal(t, before, fanoutCount(), "an attachment of the closed session is still delivered to")
 }
+
+// Nothing about an attachment is persisted. The catalog is the node's only
+// durable state, and attaching, following ticks, detaching and a session
+// that ends while attached commit nothing to it: the revision SHOW CLUSTER
+// STATUS reports and the domains LIST DOMAINS lists stay those the
+// lifecycle statements left.
+func TestAttachmentCommitsNothing(t *testing.T) {
+	e := newEnv(t, Options{})
+	e.exec("CREATE PACED DOMAIN prod WITH PERIOD 1s SKEW 0s; CREATE DOMAIN other; USE prod; START AT NOW;")
+	e.waitTick("prod", 1)
+	committed := func() (uint64, [][]wire.Value) {
+		t.Helper()
+		st := e.exec("SHOW CLUSTER STATUS;")[0].Set
+		require.Equal(t, "node", st.Rows[0][st.Column("kind")].Text())
+		return st.Rows[0][st.Column("revision")].Uint(), e.exec("LIST DOMAINS;")[0].Set.Rows
+	}
+	revision, domains := committed()
+
+	_, c := attach(t, e)
+	require.Equal(t, uint64(1), read(t, e, c).Tick.ID)
+	e.advance(time.Second, "prod", 2)
+	require.Equal(t, uint64(2), read(t, e, c).Tick.ID)
+	require.Equal(t, "detached from the clock of domain 'prod'", e.msg("DETACH DOMAIN CLOCK;"))
+	held := New(e.node, Options{Logger: quietLogger()})
+	_, err := held.ExecText(e.ctx, "USE prod; ATTACH DOMAIN CLOCK; USE other; ATTACH DOMAIN CLOCK;")
+	require.NoError(t, err)
+	require.NoError(t, held.Close())
+
+	gotRevision, gotDomains := committed()
+	require.Equal(t, revision, gotRevision, "attachments committed a catalog revision")
+	require.Equal(t, domains, gotDomains)
+}
