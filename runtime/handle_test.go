@@ -130,7 +130,9 @@ func TestUnpacedReadsUTC(t *testing.T) {
 
 // TestWatermarkHoldsAcrossUTCStepBack: a host clock stepped backwards does
 // not make reads of the same generation move backwards, for paced and
-// unpaced clocks alike; reads resume advancing once UTC passes the mark.
+// unpaced clocks alike: neither the read that finds the step nor the reads
+// after it while UTC is still behind the mark; reads resume advancing once
+// UTC passes the mark.
 func TestWatermarkHoldsAcrossUTCStepBack(t *testing.T) {
 	for _, lc := range []Lifecycle{paced(1, 2, 0), unpaced(1, 0)} {
 		t.Run(lc.State.String(), func(t *testing.T) {
@@ -148,6 +150,12 @@ func TestWatermarkHoldsAcrossUTCStepBack(t *testing.T) {
 			w, ok := r.Current("d").Watermark()
 			require.True(t, ok)
 			require.Equal(t, high, w)
+			for _, d := range []time.Duration{0, 50} {
+				f.Advance(d)
+				got, err = h.Now()
+				require.NoError(t, err)
+				require.Equal(t, high, got, "read went backwards %s after the UTC step", d)
+			}
 			f.Set(base + 101)
 			got, err = h.Now()
 			require.NoError(t, err)
