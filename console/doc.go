@@ -75,7 +75,10 @@
 // carries "utc" heartbeats. A watch stream sends "views" (the domain list,
 // the selected domain's DESCRIBE DOMAIN and SHOW CLUSTER STATUS) at once,
 // after every installation and every RefreshInterval, whenever they
-// changed. A clock stream sends "attached" with the observed clock (or
+// changed; the page rebuilds the domain list, the description and the
+// cluster table only when what each shows changed, so views that changed
+// only the cluster status leave the list's links, and a click on one in
+// progress, in place. A clock stream sends "attached" with the observed clock (or
 // "refused"), then each "frame" of that attachment (state, tick, error,
 // end). A statement box stream sends each statement's "outcome" (reply,
 // result table, warnings, or an error with its line, column, source line

@@ -205,6 +205,20 @@
     if (!e) return;
     e.replaceChildren(node);
   }
+  // show replaces the children of the element id with build()'s node only
+  // when what it shows changed: key is its content as a string, what the
+  // element shows now is remembered by id. A view arrives every time the
+  // node's views change, the cluster status too, and an element replaced
+  // under the pointer loses a click in progress (its press and release
+  // land on different elements), its focus and its text selection; forget
+  // clears the memory of an element emptied otherwise.
+  const shown = new Map();
+  function show(id, key, build) {
+    if (shown.get(id) === key) return;
+    shown.set(id, key);
+    replace(id, build());
+  }
+  function forget(id) { shown.delete(id); }
 
   // quoteName writes a domain name as an NSPL backtick name.
   function quoteName(n) { return "`" + n.replaceAll("`", "``") + "`"; }
@@ -216,8 +230,8 @@
     new Stream(base + "api/watch", {
       views(v) {
         $("cluster-rev").textContent = "revision " + v.revision;
-        if (v.cluster_error) replace("cluster", el("p", "error", v.cluster_error));
-        else if (v.cluster) replace("cluster", renderTable(v.cluster, false));
+        if (v.cluster_error) show("cluster", "error " + v.cluster_error, () => el("p", "error", v.cluster_error));
+        else if (v.cluster) show("cluster", JSON.stringify(v.cluster), () => renderTable(v.cluster, false));
       },
     });
     return;
@@ -229,13 +243,14 @@
     if (watch) watch.close();
     watch = new Stream(base + "api/watch" + (selected ? "?domain=" + encodeURIComponent(selected) : ""), {
       views(v) {
-        if (v.list_error) replace("domains", el("p", "error", v.list_error));
-        else if (v.domains && v.domains.rows && v.domains.rows.length) replace("domains", renderTable(v.domains, true));
-        else replace("domains", el("p", "empty", "No domains yet. Create one below or in the statement box."));
-        $("domain-count").textContent = v.domains && v.domains.rows ? String(v.domains.rows.length) + (v.more ? " (+" + v.more + ")" : "") : "";
+        if (v.list_error) show("domains", "error " + v.list_error, () => el("p", "error", v.list_error));
+        else if (v.domains && v.domains.rows && v.domains.rows.length) show("domains", JSON.stringify(v.domains), () => renderTable(v.domains, true));
+        else show("domains", "empty", () => el("p", "empty", "No domains yet. Create one below or in the statement box."));
+        const count = v.domains && v.domains.rows ? String(v.domains.rows.length) + (v.more ? " (+" + v.more + ")" : "") : "";
+        if ($("domain-count").textContent !== count) $("domain-count").textContent = count;
         if (v.domain && v.domain === selected) {
-          if (v.describe_error) replace("describe", el("p", "error", v.describe_error));
-          else if (v.describe) replace("describe", renderFields(v.describe));
+          if (v.describe_error) show("describe", "error " + v.describe_error, () => el("p", "error", v.describe_error));
+          else if (v.describe) show("describe", JSON.stringify(v.describe), () => renderFields(v.describe));
         }
       },
     });
@@ -460,6 +475,9 @@
     $("detail-body").hidden = !name;
     $("detail-name").textContent = name;
     $("describe").replaceChildren();
+    forget("describe");
+    // The list stays as it is: only the selected row's mark moves.
+    for (const a of $("domains").querySelectorAll("a[data-domain]")) a.closest("tr").classList.toggle("selected", a.dataset.domain === name);
     if (push) history.pushState({ domain: name }, "", base + (name ? "?domain=" + encodeURIComponent(name) : ""));
     document.title = (name || "Domains") + " · nspl console";
     openWatch();
