@@ -171,6 +171,22 @@ func TestReconcile(t *testing.T) {
 		require.Empty(t, Reconcile(s, all, voters))
 	})
 
+	t.Run("lost node that owns no clock: nothing moves", func(t *testing.T) {
+		// A leadership transfer removes the old leader from the candidates;
+		// when it owns no clock, no authority moves, whoever reconciles.
+		c := s.Clone()
+		nodeD := Identity{Node: "node-d", Incarnation: 44}
+		mustApply(t, c, register(nodeD))
+		four := append(append([]string(nil), voters...), "node-d")
+		require.Empty(t, Reconcile(c, c.Incarnations(), four))
+		var withoutD []NodeIncarnation
+		for _, a := range c.Incarnations() {
+			if a.Node != "node-d" {
+				withoutD = append(withoutD, a)
+			}
+		}
+		require.Empty(t, Reconcile(c, withoutD, four))
+	})
 	t.Run("lost authority moves", func(t *testing.T) {
 		avail := []NodeIncarnation{all[1], all[2]} // node-a gone
 		cmds := Reconcile(s, avail, voters)

@@ -65,7 +65,9 @@ func randomCommand(rng *rand.Rand, s *State) Command {
 // every command: the invariants of every domain, the revision rule (one per
 // change, none otherwise), that a refusal or no-op leaves the state intact,
 // determinism against a replica fed the encoded bytes, and that snapshots
-// restore to equal states. Generations and fence revisions never decrease.
+// restore to equal states. Generations and fence revisions never decrease,
+// and every reassignment that changed the state advanced its domain's fence
+// revision by one and left the generation and mapping as they were.
 func TestRandomSequences(t *testing.T) {
 	changedOps := map[Op]int{}
 	for seed := range uint64(20) {
@@ -87,6 +89,15 @@ func TestRandomSequences(t *testing.T) {
 				if r.Changed {
 					changedOps[cmd.Op]++
 					require.Equal(t, before.Revision()+1, leader.Revision())
+					if cmd.Op == OpReassignAuthority {
+						// A reassignment or revocation moves the fence by
+						// exactly one revision and nothing else.
+						was, _ := before.Domain(cmd.ReassignAuthority.Domain)
+						now, _ := leader.Domain(cmd.ReassignAuthority.Domain)
+						require.Equal(t, was.Authority.Revision+1, now.Authority.Revision, "step %d: fence revision", i)
+						require.Equal(t, was.Generation, now.Generation, "step %d: generation", i)
+						require.Equal(t, was.Mapping, now.Mapping, "step %d: mapping", i)
+					}
 				} else {
 					requireSameState(t, before, leader, "step %d: %s refused or no-op changed state", i, cmd.Op)
 				}

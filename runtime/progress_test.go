@@ -126,17 +126,35 @@ func TestAcceptProgressNewerOnly(t *testing.T) {
 	}
 }
 
+// TestProgressNeverChangesInstallation accepts a tick whose boundary lies
+// ahead of the node's projection: the installation is not replaced, and
+// reads stay the mapping's projection of this node's UTC, at the tick and
+// one nanosecond after it, never the tick's boundary.
 func TestProgressNeverChangesInstallation(t *testing.T) {
-	r, _ := newAheadRegistry(t)
+	r, f := newAheadRegistry(t)
 	install(t, r, "d", paced(1, 1, 1))
 	before := r.Current("d")
+	h, err := r.Bind("d")
+	require.NoError(t, err)
+	start, err := h.Now()
+	require.NoError(t, err)
+	require.Equal(t, base-10*second, start)
+
 	rep := report(1, 3, base)
+	require.Greater(t, rep.Boundary, start, "the tick is ahead of this node's time")
 	rep.Period = 7 // a receiver never takes the period from a report
 	ok, err := r.AcceptProgress("a", rep)
 	require.NoError(t, err)
 	require.True(t, ok)
 	require.Same(t, before, r.Current("d"))
 	require.False(t, closed(before.Replaced()))
+
+	for _, advance := range []int64{0, 1} {
+		f.Advance(timeDuration(advance))
+		got, err := h.Now()
+		require.NoError(t, err)
+		require.Equal(t, start+advance, got, "a read %d ns on projects the mapping, not the tick", advance)
+	}
 }
 
 func TestProgressWatchClearing(t *testing.T) {

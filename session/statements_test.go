@@ -35,10 +35,14 @@ func TestStatementMessages(t *testing.T) {
 	}
 }
 
+// TestListAndDescribe lists the domains and describes a paced one started
+// at an origin other than the sampled anchor, so that DESCRIBE's start and
+// mapping columns each show their own value: the logical origin, the UTC
+// anchor (the node's now) and the rate.
 func TestListAndDescribe(t *testing.T) {
 	e := newEnv(t, Options{})
 	e.exec("CREATE PACED DOMAIN prod WITH PERIOD 1s SKEW 100ms; CREATE DOMAIN web; USE prod;" +
-		"START AT '2026-01-01T00:00:00Z' TIME RATE 60;")
+		"START AT '2025-06-01T12:00:00Z' TIME RATE 60;")
 	set := e.exec("LIST DOMAINS;")[0].Set
 	require.Equal(t, []string{"name", "pace", "status", "generation"}, columnNames(set))
 	require.Equal(t, [][]wire.Value{
@@ -59,9 +63,9 @@ func TestListAndDescribe(t *testing.T) {
 	}
 	require.Equal(t, map[string]string{
 		"name": "prod", "pace": "PACED", "period": "1s", "skew": "100ms", "placement": "NEUTRAL",
-		"status": "running", "generation": "1", "start_mode": "at", "start_point": "2026-01-01T00:00:00Z",
+		"status": "running", "generation": "1", "start_mode": "at", "start_point": "2025-06-01T12:00:00Z",
 		"start_wall": "2026-01-01T00:00:00Z", "start_rate": "60",
-		"mapping_logical_start": "2026-01-01T00:00:00Z", "mapping_wall_started_at": "2026-01-01T00:00:00Z",
+		"mapping_logical_start": "2025-06-01T12:00:00Z", "mapping_wall_started_at": "2026-01-01T00:00:00Z",
 		"mapping_time_rate": "60", "authority": row["authority"], "revision": row["revision"], "clock_failure": "NULL",
 	}, row)
 	require.Regexp(t, `^local#\d+@1$`, row["authority"])
