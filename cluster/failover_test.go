@@ -1,6 +1,7 @@
 package cluster_test
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -9,6 +10,7 @@ import (
 
 	"github.com/nspl-dev/nspl/internal/testcluster"
 	"github.com/nspl-dev/nspl/lifecycle"
+	"github.com/nspl-dev/nspl/planner"
 )
 
 // takeoverBound bounds the wait for a replacement authority so that a
@@ -113,8 +115,23 @@ func TestAuthorityFailover(t *testing.T) {
 				require.Greater(t, res.after.Authority.Revision, res.before.Authority.Revision)
 			} else {
 				// Leadership transfer alone changes neither mapping nor
-				// authority.
+				// authority: not when the leader dies, and not once a new
+				// leader has confirmed its term and reconciled. It confirms
+				// before it admits a write, so every survivor holds the
+				// confirmation, and what the new leader proposed right
+				// after it, once a write through it has completed.
 				require.Equal(t, res.before.Authority, res.after.Authority)
+				leader := h.Leader()
+				require.NotEqual(t, res.victim, leader.Node().Name())
+				ctx, cancel := context.WithTimeout(context.Background(), takeoverBound)
+				defer cancel()
+				_, err := leader.Node().CreateDomain(ctx, planner.CreateDomain{Name: "after_failover"})
+				require.NoError(t, err)
+				for _, m := range h.Live() {
+					d := domainOn(t, m, res.before.Name)
+					require.Equal(t, res.before.Authority, d.Authority, "on %s after the new leader's write", m.Node().Name())
+					require.Equal(t, res.before.Mapping, d.Mapping)
+				}
 			}
 		})
 	}

@@ -208,6 +208,10 @@ func TestStartRequest(t *testing.T) {
 		{"START AT NOW", lifecycle.StartRequest{Mode: lifecycle.StartNow, Rate: 1}},
 		{"START AT NOW TIME RATE 2.5", lifecycle.StartRequest{Mode: lifecycle.StartNow, Rate: 2.5}},
 		{"START AT '2026-01-01T00:00:00Z' TIME RATE 60", lifecycle.StartRequest{Mode: lifecycle.StartAt, At: 1767225600e9, Rate: 60}},
+		// The timestamp is carried to the nanosecond, at both ends of its range.
+		{"START AT '1677-09-21T00:12:43.145224192Z'", lifecycle.StartRequest{Mode: lifecycle.StartAt, At: math.MinInt64, Rate: 1}},
+		{"START AT '2262-04-11T23:47:16.854775807Z' TIME RATE 0.5", lifecycle.StartRequest{Mode: lifecycle.StartAt, At: math.MaxInt64, Rate: 0.5}},
+		{"START AT '2026-01-01T00:00:00.000000001Z'", lifecycle.StartRequest{Mode: lifecycle.StartAt, At: 1767225600e9 + 1, Rate: 1}},
 	} {
 		t.Run(tc.in, func(t *testing.T) {
 			plans, err := PlanScript(tc.in)
