@@ -10,8 +10,9 @@ import (
 
 // TestRepositoryListsRead holds the module's own table and lists to what
 // make mutate needs before it runs anything: every row reads, every entry
-// names a row that names tests, and every entry's text is in its file
-// exactly once, so a change to the product that moves a mutated line fails
+// names a row that names tests, every entry's text is in its file exactly
+// once, every behavioural row has an entry and the table's mutation column
+// is the lists', so a change to the product that moves a mutated line fails
 // here, in make test, rather than first in make mutate.
 func TestRepositoryListsRead(t *testing.T) {
 	t.Chdir("../..")
@@ -19,6 +20,7 @@ func TestRepositoryListsRead(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, p.tab.rowErrors(func(*row) bool { return true }))
 	require.NotEmpty(t, p.muts)
+	require.NoError(t, p.complete("docs/spec-coverage.md"), "every behavioural row has a mutation and the table's column is the lists'")
 }
 
 // TestREADMEEntryIsAListEntry keeps the README's example entry one that
