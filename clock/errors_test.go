@@ -17,7 +17,7 @@ func TestErrorMessages(t *testing.T) {
 	_, _, nextErr := NextTick(math.MaxInt64, 1, math.MaxInt64)
 	_, idErr := TickBoundary(0, 1, 0)
 	_, periodErr := NewWindow(0, 0, 0, 0)
-	rateErr := Mapping{Rate: -2}.Validate()
+	rateErr := Mapping{Rate: -2.5}.Validate()
 	for _, tc := range []struct {
 		err      error
 		sentinel error
@@ -29,10 +29,10 @@ func TestErrorMessages(t *testing.T) {
 		{wallErr, ErrOverflow, "wall at", []string{"wall start 9223372036854775807", RangeTimestamp, "higher time rate"}},
 		{tickErr, ErrOverflow, "tick boundary", []string{"origin 9223372036854775807", "tick 2", RangeTimestamp, "smaller tick id"}},
 		{dueErr, ErrOverflow, "latest due tick", []string{"now 9223372036854775807", RangeTickID, "at least 2ns"}},
-		{nextErr, ErrOverflow, "next tick", []string{"origin 9223372036854775807", RangeTimestamp, "no later tick"}},
+		{nextErr, ErrOverflow, "next tick", []string{"origin 9223372036854775807 + 1 × period 1ns", RangeTimestamp, "no later tick"}},
 		{idErr, ErrInvalidTick, "", []string{`"0"`, "use 1"}},
 		{periodErr, ErrInvalidPeriod, "", []string{"admission window", "0ns", "at least 1ns"}},
-		{rateErr, ErrInvalidRate, "", []string{`"-2"`, "positive finite"}},
+		{rateErr, ErrInvalidRate, "", []string{`"-2.5"`, "positive finite"}},
 	} {
 		require.Error(t, tc.err)
 		msg := tc.err.Error()

@@ -1,6 +1,7 @@
 package clock
 
 import (
+	"fmt"
 	"math"
 	"math/big"
 	"math/bits"
@@ -292,6 +293,48 @@ func TestAdmitBatchShortBitmap(t *testing.T) {
 	bitmap := make([]uint64, 3)
 	require.Equal(t, 101, w.AdmitBatch(ts, bitmap)) // centers 0..1000
 	require.Equal(t, uint64(math.MaxUint64), bitmap[0])
+}
+
+// TestAdmitBatchWholeWords runs every batch path on row counts that fill
+// their bitmap words exactly: the word after the last row's word belongs to
+// the caller and is left as it was, and a bitmap of exactly BitmapWords
+// words is enough.
+func TestAdmitBatchWholeWords(t *testing.T) {
+	for _, tc := range []struct {
+		name             string
+		origin           int64
+		period, skew     uint64
+		now              int64
+		covered, clamped bool
+		from             int64  // the first row
+		step             uint64 // the distance between rows
+	}{
+		{name: "covered", origin: 0, period: 10, skew: 5, now: 1000, covered: true, from: -100, step: 20},
+		{name: "gaps", origin: 0, period: 10, skew: 1, now: 1000, from: -100, step: 7},
+		{name: "gaps, lower bound clamped", origin: math.MinInt64, period: 1 << 63, skew: 1<<62 - 1, now: 0, clamped: true,
+			from: math.MinInt64, step: 1 << 57},
+	} {
+		w, err := NewWindow(tc.origin, tc.period, tc.skew, tc.now)
+		require.NoError(t, err)
+		require.Equal(t, tc.covered, w.covered, tc.name)
+		require.Equal(t, tc.clamped, w.clamped, tc.name)
+		for _, n := range []int{64, 128} {
+			t.Run(fmt.Sprintf("%s/%d rows", tc.name, n), func(t *testing.T) {
+				ts := make([]int64, n)
+				want := 0
+				for i := range ts {
+					ts[i] = int64(uint64(tc.from) + uint64(i)*tc.step)
+					if w.Admit(ts[i]) {
+						want++
+					}
+				}
+				require.NotZero(t, want, "some rows are admitted")
+				require.Less(t, want, n, "some rows are rejected")
+				checkWindow(t, tc.origin, tc.period, tc.skew, tc.now, ts)
+				require.Equal(t, want, w.AdmitBatch(ts, make([]uint64, BitmapWords(n))))
+			})
+		}
+	}
 }
 
 // TestNaiveScanMatches keeps the benchmark's naive baseline honest.

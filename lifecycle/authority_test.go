@@ -261,6 +261,28 @@ func TestReconcile(t *testing.T) {
 		require.Equal(t, AuthorityFence{"node-a", 11, 3}, d.Authority)
 	})
 
+	t.Run("each domain is judged alone, in name order", func(t *testing.T) {
+		// Domains that need nothing sort before the ones that do: a stopped
+		// paced domain, a running unpaced one, and one already unassigned
+		// while nobody is eligible.
+		c := s.Clone()
+		mustApply(t, c, createPaced("a-stopped"), createUnpaced("a-unpaced"),
+			startCmd("a-unpaced", point(StartNow, utc0, utc0, 1), nil),
+			reassignCmd("p1", 1, AuthorityFence{"node-a", 11, 1}, nil))
+		var names []string
+		for _, cmd := range Reconcile(c, nil, voters) {
+			names = append(names, cmd.ReassignAuthority.Domain)
+			require.Nil(t, cmd.ReassignAuthority.Authority)
+		}
+		require.Equal(t, []string{"p2", "p3"}, names, "every assigned domain is revoked")
+		// With every voter back, only the unassigned domain is assigned.
+		cmds := Reconcile(c, all, voters)
+		require.Len(t, cmds, 1)
+		want, _ := SelectAuthority("p1", all, voters)
+		require.Equal(t, ReassignAuthority{Domain: "p1", ExpectedGeneration: 1, ExpectedFence: AuthorityFence{Revision: 2}, Authority: &want},
+			*cmds[0].ReassignAuthority)
+	})
+
 	t.Run("deterministic for shuffled inputs", func(t *testing.T) {
 		avail := []NodeIncarnation{all[0], all[2]}
 		want := Reconcile(s, avail, voters)

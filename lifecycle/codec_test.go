@@ -41,46 +41,54 @@ func TestLegacyJSONCommandsReplay(t *testing.T) {
 	}
 }
 
-// TestDecodeBinaryRefuses covers each strictness rule of the binary form.
+// TestDecodeBinaryRefuses covers each strictness rule of the binary form,
+// and the message that names what is wrong and at which byte.
 func TestDecodeBinaryRefuses(t *testing.T) {
 	stop := []byte{formatBinaryV1, 5, 1, 'x'} // STOP x
 	require.NoError(t, decodeOK(stop))
+	rate := []byte{formatBinaryV1, 4, 1, 'x', 0, 0, 0, 0, 0, 0, 0, 0, 0xf0, 0x3f} // START x: mode, origin, rate 1
 	tests := []struct {
 		name string
 		in   []byte
+		msg  string
 	}{
-		{"format byte only", []byte{formatBinaryV1}},
-		{"unknown format", []byte{0x03, 5, 1, 'x'}},
-		{"v2 without a request id", []byte{formatBinaryV2, 0, 5, 1, 'x'}},
-		{"v2 request id past the end", []byte{formatBinaryV2, 9, 'r', 5, 1, 'x'}},
-		{"v2 request id not UTF-8", []byte{formatBinaryV2, 1, 0xff, 5, 1, 'x'}},
-		{"v2 request id only", []byte{formatBinaryV2, 1, 'r'}},
-		{"v2 trailing byte", []byte{formatBinaryV2, 1, 'r', 5, 1, 'x', 0}},
-		{"zero format", []byte{0x00, 5, 1, 'x'}},
-		{"op code 0", []byte{formatBinaryV1, 0, 1, 'x'}},
-		{"op code past the last", []byte{formatBinaryV1, byte(len(opCodes)), 1, 'x'}},
-		{"trailing byte", append(append([]byte{}, stop...), 0)},
-		{"string longer than the rest", []byte{formatBinaryV1, 5, 2, 'x'}},
-		{"string length overflows", []byte{formatBinaryV1, 5, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01, 'x'}},
-		{"varint past 64 bits", []byte{formatBinaryV1, 5, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f}},
-		{"non-minimal varint", []byte{formatBinaryV1, 5, 0x81, 0x00, 'x'}},
-		{"invalid UTF-8", []byte{formatBinaryV1, 5, 1, 0xff}},
-		{"empty name", []byte{formatBinaryV1, 5, 0}},
-		{"bool 2", []byte{formatBinaryV1, 3, 1, 'x', 2}},
-		{"presence 2", []byte{formatBinaryV1, 9, 1, 'x', 1, 0, 0, 0, 2}},
-		{"step code 0", []byte{formatBinaryV1, 6, 1, 'x', 1, 0, 0, 0}},
-		{"step code past the last", []byte{formatBinaryV1, 6, 1, 'x', 1, byte(len(stepCodes)), 0, 0}},
-		{"step count beyond the rest", []byte{formatBinaryV1, 6, 1, 'x', 2, 2, 0, 0}},
-		{"huge step count", []byte{formatBinaryV1, 6, 1, 'x', 0xff, 0xff, 0xff, 0xff, 0x0f}},
-		{"stop step with a placement", []byte{formatBinaryV1, 6, 1, 'x', 1, 2, 0, 1, 0}},
-		{"placement out of range", []byte{formatBinaryV1, 2, 1, 'x', 4}},
-		{"truncated rate", []byte{formatBinaryV1, 4, 1, 'x', 0, 0, 0, 0, 0}},
-		{"restore count beyond the rest", []byte{formatBinaryV1, 10, 1}},
+		{"format byte only", []byte{formatBinaryV1}, "it ends at byte 1 in the middle of a field"},
+		{"unknown format", []byte{0x03, 5, 1, 'x'}, "command format 0x03 is not known to this build"},
+		{"v2 without a request id", []byte{formatBinaryV2, 0, 5, 1, 'x'}, "format 0x02 carries an empty request id"},
+		{"v2 request id past the end", []byte{formatBinaryV2, 9, 'r', 5, 1, 'x'}, "the string at byte 1 claims 9 bytes but only 4 remain"},
+		{"v2 request id not UTF-8", []byte{formatBinaryV2, 1, 0xff, 5, 1, 'x'}, "the string at byte 1 is not valid UTF-8"},
+		{"v2 request id only", []byte{formatBinaryV2, 1, 'r'}, "it ends at byte 3 in the middle of a field"},
+		{"v2 trailing byte", []byte{formatBinaryV2, 1, 'r', 5, 1, 'x', 0}, "command has 1 trailing bytes after its stop payload"},
+		{"zero format", []byte{0x00, 5, 1, 'x'}, "command format 0x00 is not known to this build"},
+		{"op code 0", []byte{formatBinaryV1, 0, 1, 'x'}, "op code 0 at byte 1 is unknown"},
+		{"op code past the last", []byte{formatBinaryV1, byte(len(opCodes)), 1, 'x'}, fmt.Sprintf("op code %d at byte 1 is unknown", len(opCodes))},
+		{"trailing byte", append(append([]byte{}, stop...), 0), "command has 1 trailing bytes after its stop payload"},
+		{"trailing bytes", append(append([]byte{}, stop...), 0, 0, 0), "command has 3 trailing bytes after its stop payload"},
+		{"string longer than the rest", []byte{formatBinaryV1, 5, 2, 'x'}, "the string at byte 2 claims 2 bytes but only 1 remain"},
+		{"string length overflows", []byte{formatBinaryV1, 5, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01, 'x'},
+			"the string at byte 2 claims 18446744073709551615 bytes but only 1 remain"},
+		{"varint past 64 bits", []byte{formatBinaryV1, 5, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f}, "byte 2 does not start a valid varint"},
+		{"varint cut short", []byte{formatBinaryV1, 5, 0x80}, "byte 2 does not start a valid varint"},
+		{"non-minimal varint", []byte{formatBinaryV1, 5, 0x81, 0x00, 'x'}, "the varint at byte 2 is not minimally encoded"},
+		{"invalid UTF-8", []byte{formatBinaryV1, 5, 1, 0xff}, "the string at byte 2 is not valid UTF-8"},
+		{"empty name", []byte{formatBinaryV1, 5, 0}, "domain name is empty"},
+		{"bool 2", []byte{formatBinaryV1, 3, 1, 'x', 2}, "byte 4 is 0x02 where 0 or 1 is expected"},
+		{"presence 2", []byte{formatBinaryV1, 9, 1, 'x', 1, 0, 0, 0, 2}, "byte 8 is 0x02 where 0 or 1 is expected"},
+		{"step code 0", []byte{formatBinaryV1, 6, 1, 'x', 1, 0, 0, 0}, "step code 0 at byte 5 is unknown"},
+		{"step code past the last", []byte{formatBinaryV1, 6, 1, 'x', 1, byte(len(stepCodes)), 0, 0}, fmt.Sprintf("step code %d at byte 5 is unknown", len(stepCodes))},
+		{"step count beyond the rest", []byte{formatBinaryV1, 6, 1, 'x', 2, 2, 0, 0}, "the list at byte 4 claims 2 elements but only 3 bytes remain"},
+		{"huge step count", []byte{formatBinaryV1, 6, 1, 'x', 0xff, 0xff, 0xff, 0xff, 0x0f}, "the list at byte 4 claims 4294967295 elements but only 0 bytes remain"},
+		{"stop step with a placement", []byte{formatBinaryV1, 6, 1, 'x', 1, 2, 0, 1, 0}, "transaction step 1 (stop): STOP step carries a payload"},
+		{"placement out of range", []byte{formatBinaryV1, 2, 1, 'x', 4}, "domain 'x': placement out of range"},
+		{"truncated rate", []byte{formatBinaryV1, 4, 1, 'x', 0, 0, 0, 0, 0}, "it ends at byte 6 in the middle of a number"},
+		{"nothing after the rate", rate, "byte 14 does not start a valid varint"},
+		{"restore count beyond the rest", []byte{formatBinaryV1, 10, 1}, "the list at byte 2 claims 1 elements but only 0 bytes remain"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := DecodeCommand(tc.in)
 			require.ErrorIs(t, err, ErrInvalidCommand)
+			require.Contains(t, err.Error(), tc.msg)
 		})
 	}
 }

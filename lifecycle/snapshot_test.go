@@ -2,7 +2,9 @@ package lifecycle
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -72,6 +74,50 @@ func TestSnapshotGolden(t *testing.T) {
 		"nodes":[{"name":"node-a","incarnation":11,"raft_id":"raft-node-a","raft_addr":"node-a:7000","api_addr":"node-a:8000","registered":1}]}`, string(b))
 }
 
+// TestRestoreSnapshotInAnyOrder restores snapshots whose domains are listed
+// in reverse name order: the restored state equals the one that wrote the
+// snapshot, in both table forms. The names all hash to branch 1, so the
+// trie's branch 0 is empty and its leaves hold several domains each: every
+// leaf after an empty branch is sorted as well.
+func TestRestoreSnapshotInAnyOrder(t *testing.T) {
+	for _, n := range []int{5, flatMax + 8} {
+		t.Run(fmt.Sprintf("%d domains", n), func(t *testing.T) {
+			s := NewState()
+			for i := 0; s.count < n; i++ {
+				name := fmt.Sprintf("d%03d", i)
+				if b, _ := tableSlot(name); b != 1 {
+					continue
+				}
+				mustApply(t, s, createUnpaced(name))
+			}
+			if n > flatMax {
+				shared := false
+				for _, branch := range tableNames(s) {
+					for _, leaf := range branch {
+						shared = shared || len(leaf) > 1
+					}
+				}
+				require.True(t, shared, "some leaf holds several domains")
+				require.Nil(t, s.domains[0], "branch 0 is empty")
+			}
+			b, err := s.MarshalSnapshot()
+			require.NoError(t, err)
+			var m map[string]any
+			require.NoError(t, json.Unmarshal(b, &m))
+			slices.Reverse(m["domains"].([]any))
+			reversed, err := json.Marshal(m)
+			require.NoError(t, err)
+			got, err := RestoreSnapshot(reversed)
+			require.NoError(t, err)
+			requireSameState(t, s, got)
+			for _, d := range s.Domains() {
+				_, ok := got.Domain(d.Name)
+				require.True(t, ok, "domain %s is found", d.Name)
+			}
+		})
+	}
+}
+
 func TestRestoreSnapshotRefuses(t *testing.T) {
 	good := func() map[string]any {
 		s := NewState()
@@ -87,40 +133,41 @@ func TestRestoreSnapshotRefuses(t *testing.T) {
 	tests := []struct {
 		name   string
 		mutate func(m map[string]any)
+		msg    string
 	}{
-		{"version 0", func(m map[string]any) { m["version"] = 0 }},
-		{"version 2", func(m map[string]any) { m["version"] = 2 }},
-		{"unknown field", func(m map[string]any) { m["extra"] = true }},
-		{"unknown domain field", func(m map[string]any) { domain(m, 1)["color"] = "red" }},
-		{"duplicate domain", func(m map[string]any) { m["domains"] = append(m["domains"].([]any), domain(m, 0)) }},
-		{"duplicate node", func(m map[string]any) { m["nodes"] = append(m["nodes"].([]any), node(m)) }},
-		{"empty domain name", func(m map[string]any) { domain(m, 0)["name"] = "" }},
-		{"paced period 0", func(m map[string]any) { domain(m, 1)["period_ns"] = 0 }},
-		{"unpaced with period", func(m map[string]any) { domain(m, 0)["period_ns"] = 1 }},
-		{"running without generation", func(m map[string]any) { domain(m, 1)["generation"] = 0 }},
-		{"running without mapping", func(m map[string]any) { delete(domain(m, 1), "mapping") }},
-		{"stopped with mapping", func(m map[string]any) { domain(m, 1)["status"] = "stopped" }},
+		{"version 0", func(m map[string]any) { m["version"] = 0 }, "format version 0 is not supported; this build reads version 1"},
+		{"version 2", func(m map[string]any) { m["version"] = 2 }, "format version 2 is not supported; this build reads version 1"},
+		{"unknown field", func(m map[string]any) { m["extra"] = true }, `does not decode: json: unknown field "extra"`},
+		{"unknown domain field", func(m map[string]any) { domain(m, 1)["color"] = "red" }, `does not decode: json: unknown field "color"`},
+		{"duplicate domain", func(m map[string]any) { m["domains"] = append(m["domains"].([]any), domain(m, 0)) }, "domain 'arch' appears twice"},
+		{"duplicate node", func(m map[string]any) { m["nodes"] = append(m["nodes"].([]any), node(m)) }, "node 'node-a' appears twice"},
+		{"empty domain name", func(m map[string]any) { domain(m, 0)["name"] = "" }, "domain with an empty name"},
+		{"paced period 0", func(m map[string]any) { domain(m, 1)["period_ns"] = 0 }, "domain 'prod': paced with PERIOD 0"},
+		{"unpaced with period", func(m map[string]any) { domain(m, 0)["period_ns"] = 1 }, "domain 'arch': unpaced with a PERIOD or SKEW"},
+		{"running without generation", func(m map[string]any) { domain(m, 1)["generation"] = 0 }, "domain 'prod': running without a generation"},
+		{"running without mapping", func(m map[string]any) { delete(domain(m, 1), "mapping") }, "domain 'prod': mapping present=false but paced and running=true"},
+		{"stopped with mapping", func(m map[string]any) { domain(m, 1)["status"] = "stopped" }, "domain 'prod': mapping present=true but paced and running=false"},
 		{"mapping differs from start", func(m map[string]any) {
 			domain(m, 1)["mapping"].(map[string]any)["time_rate"] = 61
-		}},
+		}, "domain 'prod': mapping differs from the last start point"},
 		{"start point rate 0", func(m map[string]any) {
 			domain(m, 1)["last_start"].(map[string]any)["time_rate"] = 0
 			domain(m, 1)["mapping"].(map[string]any)["time_rate"] = 0
-		}},
+		}, "domain 'prod': TIME RATE 0 must be a positive finite number"},
 		{"start point without generation", func(m map[string]any) {
 			domain(m, 0)["last_start"] = map[string]any{"mode": "now", "logical_start": 1, "time_rate": 1, "wall_started_at": 1}
-		}},
+		}, "domain 'arch': start point without a generation"},
 		{"unpaced with fence", func(m map[string]any) {
 			domain(m, 0)["authority"] = map[string]any{"node": "", "incarnation": 0, "revision": 1}
-		}},
+		}, "domain 'arch': unpaced with an authority fence"},
 		{"half fence", func(m map[string]any) {
 			domain(m, 1)["authority"].(map[string]any)["incarnation"] = 0
-		}},
-		{"domain revision ahead", func(m map[string]any) { domain(m, 1)["revision"] = 5 }},
-		{"node registered ahead", func(m map[string]any) { node(m)["registered"] = 5 }},
-		{"node zero incarnation", func(m map[string]any) { node(m)["incarnation"] = 0 }},
-		{"node empty name", func(m map[string]any) { node(m)["name"] = "" }},
-		{"bad status", func(m map[string]any) { domain(m, 1)["status"] = "paused" }},
+		}, "domain 'prod': authority fence with only one of node and incarnation"},
+		{"domain revision ahead", func(m map[string]any) { domain(m, 1)["revision"] = 5 }, "domain 'prod' revision 5 is after the catalog revision 4"},
+		{"node registered ahead", func(m map[string]any) { node(m)["registered"] = 5 }, "node 'node-a' registration 5 is after the catalog revision 4"},
+		{"node zero incarnation", func(m map[string]any) { node(m)["incarnation"] = 0 }, `node "node-a" with incarnation 0 is not a valid registration`},
+		{"node empty name", func(m map[string]any) { node(m)["name"] = "" }, `node "" with incarnation 11 is not a valid registration`},
+		{"bad status", func(m map[string]any) { domain(m, 1)["status"] = "paused" }, `does not decode: unknown status "paused"; use stopped or running`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -130,6 +177,7 @@ func TestRestoreSnapshotRefuses(t *testing.T) {
 			require.NoError(t, err)
 			_, err = RestoreSnapshot(b)
 			require.ErrorIs(t, err, ErrInvalidSnapshot)
+			require.Contains(t, err.Error(), tc.msg)
 		})
 	}
 	// The unmutated document restores: the refusals above are the mutation.

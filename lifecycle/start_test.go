@@ -163,23 +163,32 @@ func TestResolveTransaction(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, tx.Steps)
 
+	// Every placement in range resolves, the last one included.
+	for _, p := range []Placement{Neutral, RequireColocation, PreferColocation, SuggestSeparation} {
+		tx, err := ResolveTransaction(d, []StepRequest{{Op: StepAlterPlacement, Placement: p}}, utc0, nil, avail, voters)
+		require.NoError(t, err, "placement %s", p)
+		require.Equal(t, []Step{{Op: StepAlterPlacement, Placement: &p}}, tx.Steps)
+	}
+
 	tests := []struct {
 		name  string
 		steps []StepRequest
 		avail []NodeIncarnation
 		want  error
 		step  int
+		msg   string // the message names the failing step, counted from 1
 	}{
-		{"no voter", []StepRequest{{Op: StepStop}, {Op: StepStart}}, nil, ErrNoLiveVoter, 2},
-		{"bad rate", []StepRequest{{Op: StepStart, Start: StartRequest{Mode: StartNow, Rate: -1}}}, avail, ErrInvalidCommand, 1},
-		{"bad placement", []StepRequest{{Op: StepAlterPlacement, Placement: 4}}, avail, ErrInvalidCommand, 1},
-		{"unknown step", []StepRequest{{Op: StepStop}, {Op: "drop"}}, avail, ErrInvalidCommand, 2},
+		{"no voter", []StepRequest{{Op: StepStop}, {Op: StepStart}}, nil, ErrNoLiveVoter, 2, "transaction step 2 (start): "},
+		{"bad rate", []StepRequest{{Op: StepStart, Start: StartRequest{Mode: StartNow, Rate: -1}}}, avail, ErrInvalidCommand, 1, "transaction step 1 (start): "},
+		{"bad placement", []StepRequest{{Op: StepAlterPlacement, Placement: 4}}, avail, ErrInvalidCommand, 1, "transaction step 1 (alter_placement): domain 'prod': placement 4 out of range"},
+		{"unknown step", []StepRequest{{Op: StepStop}, {Op: "drop"}}, avail, ErrInvalidCommand, 2, `transaction step 2 (drop): unknown step op "drop"`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := ResolveTransaction(d, tc.steps, utc0, nil, tc.avail, voters)
 			require.ErrorIs(t, err, tc.want)
 			require.Equal(t, tc.step, AsError(err).Step)
+			require.Contains(t, err.Error(), tc.msg)
 		})
 	}
 }

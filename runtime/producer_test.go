@@ -204,6 +204,44 @@ func TestProducerUTCStepBack(t *testing.T) {
 	require.Equal(t, []uint64{6}, rig.drain(), "UTC is base+5s: tick 6 is the latest due")
 }
 
+// TestProducerUTCStepBackWithinTicks steps the host clock back after tick
+// 4 was emitted at base+3s, so that the producer's next wake finds a tick
+// it has already emitted (or an earlier one) due: it emits nothing, never
+// the same tick twice, arms the wait to the next boundary, and emits tick 5
+// when UTC reaches it.
+func TestProducerUTCStepBackWithinTicks(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		to    int64           // UTC after the step
+		wake  time.Duration   // the advance that fires the producer's timer
+		waits []time.Duration // the waits armed at each wake before tick 5
+	}{
+		{name: "back into the emitted tick", to: base + 2*second, wake: time.Second,
+			waits: []time.Duration{time.Second}},
+		{name: "back before it, woken late", to: base + second, wake: 1500 * time.Millisecond,
+			waits: []time.Duration{500 * time.Millisecond, time.Second}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := timesource.NewFake(base)
+			rig := startRig(t, f, fenceWith(1, uint64(second)))
+			rig.settle()
+			require.Equal(t, []uint64{1}, rig.drain())
+			require.Equal(t, time.Second, rig.advance(3*time.Second))
+			require.Equal(t, []uint64{4}, rig.drain())
+			f.Set(tc.to)
+			next := tc.wake
+			for _, want := range tc.waits {
+				require.Equal(t, want, rig.advance(next), "UTC %d", f.Now())
+				require.Empty(t, rig.drain(), "UTC %d: no tick after 4 is due", f.Now())
+				next = want
+			}
+			require.Equal(t, time.Second, rig.advance(next))
+			require.Equal(t, []uint64{5}, rig.drain())
+			require.Equal(t, base+4*second, f.Now(), "tick 5 is due at base+4s")
+		})
+	}
+}
+
 func TestProducerStop(t *testing.T) {
 	f := timesource.NewFake(base)
 	rig := startRig(t, f, fenceWith(1, uint64(second)))

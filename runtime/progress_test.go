@@ -126,6 +126,33 @@ func TestAcceptProgressNewerOnly(t *testing.T) {
 	}
 }
 
+// TestAcceptProgressBeforeTheClear holds the moment between an install of
+// generation 2 and its clearing of generation 1's tick (Install stores the
+// installation, then syncInstalled clears the watch under its lock): a
+// report of generation 2 arriving then is compared only with ticks of its
+// own generation, so its tick 1 is accepted although generation 1 reached 5.
+func TestAcceptProgressBeforeTheClear(t *testing.T) {
+	r, _ := newAheadRegistry(t)
+	install(t, r, "d", paced(1, 1, 1))
+	ok, err := r.AcceptProgress("a", report(1, 5, base))
+	require.NoError(t, err)
+	require.True(t, ok)
+	a, found := r.Lookup("d")
+	require.True(t, found)
+	old := a.progress.load()
+	install(t, r, "d", paced(2, 1, 1))
+	require.Zero(t, r.Progress("d").ID, "the install cleared generation 1's tick")
+	a.progress.mu.Lock()
+	a.progress.tick = old // as it was before the clear ran
+	a.progress.mu.Unlock()
+
+	rep := report(2, 1, base)
+	ok, err = r.AcceptProgress("a", rep)
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Equal(t, rep.Tick(), r.Progress("d"))
+}
+
 // TestProgressNeverChangesInstallation accepts a tick whose boundary lies
 // ahead of the node's projection: the installation is not replaced, and
 // reads stay the mapping's projection of this node's UTC, at the tick and

@@ -155,6 +155,17 @@ func TestFakeNonPositiveTimerFiresAtOnce(t *testing.T) {
 		require.Equal(t, 0, f.Armed())
 		_, ok = f.Next()
 		require.False(t, ok)
+
+		// It was never armed: stopping it reports so and leaves another
+		// timer armed.
+		other := f.NewTimer(time.Hour)
+		again := f.NewTimer(d)
+		require.False(t, again.Stop(), "d=%v", d)
+		require.Equal(t, 1, f.Armed())
+		next, ok := f.Next()
+		require.True(t, ok)
+		require.Equal(t, time.Hour, next)
+		require.True(t, other.Stop())
 	}
 }
 
@@ -257,4 +268,36 @@ func TestBlockUntilArmingsWaitsForTheReplacement(t *testing.T) {
 	nt.Reset(time.Second)
 	require.Equal(t, uint64(3), f.Armings(), "a reset arms again")
 	nt.Stop()
+}
+
+// TestBlockUntilArmingsCondition reads the condition BlockUntilArmings
+// waits for, with a context that has already ended: it returns at once
+// when timers were armed at least n times in all and one is armed now, and
+// the context's error otherwise.
+func TestBlockUntilArmingsCondition(t *testing.T) {
+	ended, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, tc := range []struct {
+		name  string
+		arm   func(f *Fake)
+		n     uint64
+		holds bool
+	}{
+		{"armed once, waiting for a second arming", func(f *Fake) { f.NewTimer(time.Second) }, 2, false},
+		{"armed twice, the second still armed", func(f *Fake) { f.NewTimer(time.Second).Stop(); f.NewTimer(time.Second) }, 2, true},
+		{"armed often enough, none armed now", func(f *Fake) { f.NewTimer(time.Second).Stop() }, 1, false},
+		{"armed often enough, one armed", func(f *Fake) { f.NewTimer(time.Second) }, 1, true},
+		{"nothing armed yet", func(*Fake) {}, 0, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := NewFake(0)
+			tc.arm(f)
+			err := f.BlockUntilArmings(ended, tc.n)
+			if tc.holds {
+				require.NoError(t, err)
+				return
+			}
+			require.ErrorIs(t, err, context.Canceled)
+		})
+	}
 }
