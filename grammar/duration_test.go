@@ -111,6 +111,8 @@ var durationCases = []struct {
 	{"", 0, "empty duration"},
 	{"5", 0, "missing unit after '5'"},
 	{"1h5", 0, "missing unit after '5'"},
+	{"1.5", 0, "missing unit after '1.5'"},
+	{"1h0.25", 0, "missing unit after '0.25'"},
 	{"-1s", 0, "cannot be negative"},
 	{"1x", 0, "unknown unit 'x'"},
 	{"1S", 0, "unknown unit 'S'"},

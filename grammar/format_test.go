@@ -45,6 +45,7 @@ var formatCases = []struct {
 	{"comments inside a statement", "create paced domain p\n  -- the period\n  with period 1s -- one tick\n  skew /* none */ 0;",
 		"CREATE PACED DOMAIN p\n    -- the period\n    WITH PERIOD 1s -- one tick\n    SKEW /* none */ 0;\n"},
 	{"sign and comment", "start at now time rate + /* up */ 2", "START AT NOW TIME RATE + /* up */ 2;\n"},
+	{"empty block comment", "/**/ stop /**/;", "/**/ STOP; /**/\n"},
 	{"multi-line block comment kept verbatim", "/* one\n   two */\nstop;", "/* one\n   two */\nSTOP;\n"},
 	{"only comments", "-- a\n\n\n// b", "-- a\n\n// b\n"},
 }

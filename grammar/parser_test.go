@@ -75,6 +75,7 @@ func TestParseStatementForms(t *testing.T) {
 		{"detach domain clock", &DetachClock{}},
 		{"USE prod;", &Use{Name: Name{Value: "prod"}}},
 		{"USE `clock`", &Use{Name: Name{Value: "clock"}}},
+		{"USE zZ_a", &Use{Name: Name{Value: "zz_a"}}}, // the letters at both ends of the alphabet
 		{"LIST DOMAINS;", &ListDomains{}},
 		{"DESCRIBE DOMAIN;", &DescribeDomain{}},
 		{"DESCRIBE DOMAIN prod", &DescribeDomain{Name: &Name{Value: "prod"}}},
@@ -122,6 +123,11 @@ var errorCases = []struct {
 	{"CREATE DOMAIN a PLACEMENT x", "1:27", ErrSyntax, "expected NEUTRAL, PREFER, REQUIRE or SUGGEST, found 'x'"},
 	{"ALTER DOMAIN SET PLACEMENT;", "1:27", ErrSyntax, "expected NEUTRAL, PREFER, REQUIRE or SUGGEST, found ';'"},
 	{"START AT NOW TIME RATE -", "1:25", ErrSyntax, "expected a number such as 60, found end of input"},
+	{"START AT NOW TIME RATE;", "1:23", ErrSyntax, "expected a number such as 60, found ';'"},
+	{"START AT NOW TIME RATE ,5", "1:24", ErrSyntax, "expected a number such as 60, found ','"},  // only + and - sign a rate
+	{"START AT NOW TIME RATE 5.", "1:25", ErrSyntax, "expected ';', found '.'"},                  // a '.' ending the input takes no digit
+	{"START AT NOW TIME RATE 5.;", "1:25", ErrSyntax, "expected ';', found '.'"},                 // a '.' without a digit after it is not a fraction
+	{"START AT NOW TIME RATE 1e", "1:24", ErrSyntax, "expected a number such as 60, found '1e'"}, // an exponent mark ending the input
 	{"SHOW CLUSTER", "1:13", ErrSyntax, "expected STATUS, found end of input"},
 	{"REVERT x", "1:8", ErrSyntax, "expected ';', found 'x'"},
 	{"CREATE IF EXISTS DOMAIN a", "1:11", ErrSyntax, "expected NOT, found EXISTS"},
@@ -186,6 +192,16 @@ var errorCases = []struct {
 	{"DROP DOMAIN ``", "1:13", ErrInvalidName, "cannot be empty"},
 	{"USE " + strings.Repeat("a", 129), "1:5", ErrInvalidName, "longer than 128 bytes"},
 	{"USE `a/b`", "1:5", ErrInvalidName, "character '/' is not allowed"},
+}
+
+// TestNamesOfEveryLength parses a bare name of every length from one
+// letter to two past the longest keyword, whatever keyword lengths the
+// lookup table holds.
+func TestNamesOfEveryLength(t *testing.T) {
+	for n := 1; n <= len(keywordsByLen)+1; n++ {
+		name := strings.Repeat("q", n)
+		require.Equal(t, &Use{Name: Name{Value: name}}, parseOne(t, "USE "+name), "a name of %d letters", n)
+	}
 }
 
 func TestParseErrors(t *testing.T) {

@@ -66,6 +66,9 @@ func TestSuggest(t *testing.T) {
 		{"", []string{"ALTER", "ATTACH", "BACKUP", "BEGIN", "COMMIT", "CREATE", "DESCRIBE", "DETACH", "DROP", "LIST", "RESTORE", "REVERT", "ROLLBACK", "SHOW", "START", "STOP", "USE"}, false, false, ""},
 		{"CREATE ", []string{"DOMAIN", "IF", "PACED", "UNPACED"}, false, false, ""},
 		{"create pa", []string{"PACED"}, false, false, "pa"},
+		{"STOP", []string{"STOP"}, false, false, "STOP"}, // a whole keyword still being typed
+		{"CREATE PACED", []string{"PACED"}, false, false, "PACED"},
+		{"START AT NOW TIME RATE 6", nil, false, false, ""}, // a number is not a word to complete
 		{"CREATE IF ", []string{"NOT"}, false, false, ""},
 		{"CREATE PACED DOMAIN ", nil, false, true, ""},
 		{"CREATE DOMAIN ", nil, false, true, ""},
@@ -91,6 +94,7 @@ func TestSuggest(t *testing.T) {
 		{"BOGUS ", nil, false, false, ""},
 		{"START AT 'unterminated ", nil, false, false, ""},
 		{"USE `", nil, true, false, "`"},
+		{"`pro", nil, false, false, "`pro"}, // a name left open at the very start
 		{"USE `prod-", nil, true, false, "`prod-"},
 		{"DROP DOMAIN IF EXISTS `a``b", nil, true, false, "`a``b"},
 		{"CREATE DOMAIN `new-", nil, false, true, "`new-"},
