@@ -14,6 +14,9 @@ func TestParseName(t *testing.T) {
 	}{
 		{"prod", "prod", ""},
 		{"Prod", "prod", ""},
+		{"A", "a", ""}, // each end of the upper-case letters alone
+		{"Z", "z", ""},
+		{"ABC", "abc", ""},
 		{"_x9", "_x9", ""},
 		{"`prod-1~a_B`", "prod-1~a_b", ""},
 		{"`9lives`", "9lives", ""},
@@ -28,6 +31,9 @@ func TestParseName(t *testing.T) {
 		{"`a b`", "", "character ' ' is not allowed"},
 		{"`é`", "", "character 'é' is not allowed"},
 		{"`a``b`", "", "character '`' is not allowed"},
+		{"`", "", "character '`' is not allowed"},   // one backtick quotes nothing
+		{"ab`", "", "character '`' is not allowed"}, // quoted only when both ends are backticks
+		{"`ab", "", "character '`' is not allowed"},
 	} {
 		t.Run(tc.text, func(t *testing.T) {
 			got, err := ParseName(tc.text)
@@ -49,6 +55,8 @@ func TestFormatName(t *testing.T) {
 	for name, want := range map[string]string{
 		"prod":   "prod",
 		"_x":     "_x",
+		"zz":     "zz",
+		"az9":    "az9",
 		"prod-1": "`prod-1`",
 		"9a":     "`9a`",
 		"clock":  "`clock`",

@@ -124,10 +124,11 @@ var errorCases = []struct {
 	{"ALTER DOMAIN SET PLACEMENT;", "1:27", ErrSyntax, "expected NEUTRAL, PREFER, REQUIRE or SUGGEST, found ';'"},
 	{"START AT NOW TIME RATE -", "1:25", ErrSyntax, "expected a number such as 60, found end of input"},
 	{"START AT NOW TIME RATE;", "1:23", ErrSyntax, "expected a number such as 60, found ';'"},
-	{"START AT NOW TIME RATE ,5", "1:24", ErrSyntax, "expected a number such as 60, found ','"},  // only + and - sign a rate
-	{"START AT NOW TIME RATE 5.", "1:25", ErrSyntax, "expected ';', found '.'"},                  // a '.' ending the input takes no digit
-	{"START AT NOW TIME RATE 5.;", "1:25", ErrSyntax, "expected ';', found '.'"},                 // a '.' without a digit after it is not a fraction
-	{"START AT NOW TIME RATE 1e", "1:24", ErrSyntax, "expected a number such as 60, found '1e'"}, // an exponent mark ending the input
+	{"START AT NOW TIME RATE ,5", "1:24", ErrSyntax, "expected a number such as 60, found ','"},   // only + and - sign a rate
+	{"START AT NOW TIME RATE 5.", "1:25", ErrSyntax, "expected ';', found '.'"},                   // a '.' ending the input takes no digit
+	{"START AT NOW TIME RATE 5.;", "1:25", ErrSyntax, "expected ';', found '.'"},                  // a '.' without a digit after it is not a fraction
+	{"START AT NOW TIME RATE 1e", "1:24", ErrSyntax, "expected a number such as 60, found '1e'"},  // an exponent mark ending the input
+	{"START AT NOW TIME RATE 1e+", "1:24", ErrSyntax, "expected a number such as 60, found '1e'"}, // an exponent sign ending the input
 	{"SHOW CLUSTER", "1:13", ErrSyntax, "expected STATUS, found end of input"},
 	{"REVERT x", "1:8", ErrSyntax, "expected ';', found 'x'"},
 	{"CREATE IF EXISTS DOMAIN a", "1:11", ErrSyntax, "expected NOT, found EXISTS"},
