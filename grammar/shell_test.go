@@ -121,4 +121,11 @@ func TestSourceLine(t *testing.T) {
 	line, col := SourceLine(src, e.Pos)
 	require.Equal(t, "  BOGUS x;", line)
 	require.Equal(t, 3, col)
+
+	// A position on a line break belongs to the line it ends, shown alone
+	// with the caret just past its text.
+	src = "CREATE\nSTOP;"
+	line, col = SourceLine(src, Position{Offset: 6, Line: 1, Column: 7})
+	require.Equal(t, "CREATE", line)
+	require.Equal(t, 7, col)
 }
