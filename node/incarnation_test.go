@@ -1,0 +1,89 @@
+package node
+
+import (
+	"context"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/nspl-dev/nspl/planner"
+	"github.com/nspl-dev/nspl/runtime"
+	"github.com/nspl-dev/nspl/runtime/timesource"
+	"github.com/stretchr/testify/require"
+)
+
+// TestNoProducerForAnotherIncarnation: a producer runs only for an
+// authority that names this process's full identity. An installed clock
+// whose authority names this node's name under another incarnation (a
+// predecessor or a successor of this process) gets no producer, and the
+// producer this incarnation ran is retired; the same clock naming this
+// incarnation gets one again.
+func TestNoProducerForAnotherIncarnation(t *testing.T) {
+	fake := timesource.NewFake(t0)
+	ctx := context.Background()
+	n, err := Open(ctx, Config{Logger: quietLogger(), RaftLogLevel: slog.LevelError, TimeSource: fake})
+	require.NoError(t, err)
+	defer func() { require.NoError(t, n.Close()) }()
+
+	_, err = n.CreateDomain(ctx, paced("prod", time.Second, 0))
+	require.NoError(t, err)
+	_, err = n.Start(ctx, "prod", planner.Start{Mode: planner.StartAtNow, Rate: 1})
+	require.NoError(t, err)
+	waitTick(t, n, "prod", 1)
+	self := n.Identity()
+	lc := n.registry.Current("prod").Lifecycle()
+	require.Equal(t, self, lc.Authority.Identity())
+
+	for i, tc := range []struct {
+		name        string
+		incarnation uint64
+		produces    bool
+	}{
+		{"a later incarnation", self.Incarnation + 1, false},
+		{"an earlier incarnation", self.Incarnation - 1, false},
+		{"this incarnation", self.Incarnation, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			next := lc
+			next.Authority.Incarnation = tc.incarnation
+			next.Authority.Revision = lc.Authority.Revision + uint64(i) + 1
+			next.Revision = lc.Revision + uint64(i) + 1
+			changed, err := n.registry.Install("prod", next)
+			require.NoError(t, err)
+			require.True(t, changed)
+			if tc.produces {
+				n.producers.wake()
+				waitProducer(t, n, "prod", "this incarnation's producer", func(f runtime.ProducerFence, ok bool) bool {
+					return ok && f.Authority == next.Authority
+				})
+				return
+			}
+			settled(t, n)
+			f, ok, _ := n.producers.fence("prod")
+			require.False(t, ok, "a producer runs for %s", f.Authority)
+		})
+	}
+}
+
+// settled waits until no retired producer is still exiting, then for a
+// reconciliation after that: one that would have started every successor
+// the registry asks for.
+func settled(t *testing.T, n *Node) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for {
+		n.producers.mu.Lock()
+		busy, ch := len(n.producers.retiring) > 0, n.producers.synced
+		n.producers.mu.Unlock()
+		if !busy {
+			break
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			t.Fatal("timed out waiting for retirements to end")
+		}
+	}
+	reconciled(t, n)
+}
