@@ -24,6 +24,7 @@ func TestFollowCoalescesPerDomain(t *testing.T) {
 	s := NewFollow(ErrClosed)
 	s.Attached("a", 1, paced(1))
 	s.Attached("b", 7, clock.Observed{State: clock.Stopped})
+	s.Attached("c", 3, paced(1))
 	tick := func(d string, att, gen, id uint64) wire.Frame {
 		return wire.Frame{Domain: d, Attachment: att, Kind: wire.FrameTick,
 			Tick: Tick{Generation: gen, ID: id, Boundary: t0 + int64(id-1)*1e9}, Reading: t0 + int64(id)*1e9}
@@ -43,6 +44,8 @@ func TestFollowCoalescesPerDomain(t *testing.T) {
 		tick("a", 1, 2, 2),
 		tick("b", 7, 1, 1),
 		tick("b", 7, 1, 2),
+		tick("c", 3, 1, 1), // unread when a newer state comes, and no tick after it
+		state("c", 3, paced(2)),
 	} {
 		s.Apply(f)
 	}
@@ -62,6 +65,7 @@ func TestFollowCoalescesPerDomain(t *testing.T) {
 		"a tick generation 2 paced period 1s skew 0s origin 2026-01-01T00:00:00Z anchor 2026-01-01T00:00:00Z rate 1 tick 2",
 		"b state generation 1 paced period 1s skew 0s origin 2026-01-01T00:00:00Z anchor 2026-01-01T00:00:00Z rate 1 tick 0",
 		"b tick generation 1 paced period 1s skew 0s origin 2026-01-01T00:00:00Z anchor 2026-01-01T00:00:00Z rate 1 tick 2",
+		"c state generation 2 paced period 1s skew 0s origin 2026-01-01T00:00:00Z anchor 2026-01-01T00:00:00Z rate 1 tick 0",
 	}, got)
 
 	// An end replaces the unread state and tick and ends the following.
