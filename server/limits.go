@@ -34,6 +34,9 @@ const (
 	// that never presented the right one may send together in
 	// TokenGuessWindow.
 	DefaultTokenGuesses = guesslimit.DefaultGlobal
+	// DefaultUploadTimeout bounds how long an uploaded archive waits for
+	// the statement that claims it, from its first piece.
+	DefaultUploadTimeout = 5 * time.Minute
 	// TokenGuessWindow is the period the token's guess limits count over.
 	TokenGuessWindow = guesslimit.DefaultWindow
 )
@@ -69,6 +72,11 @@ type Limits struct {
 	// together within TokenGuessWindow; past it a prefix that has not
 	// presented the right token within a day is answered 429.
 	TokenGuesses int
+	// UploadTimeout bounds an archive upload (RESTORE, DESCRIBE BACKUP)
+	// from its first piece to the statement that claims it: past it the
+	// upload is dropped and its slot freed, and the statement, should it
+	// still come, gets archive_timeout.
+	UploadTimeout time.Duration
 }
 
 // withDefaults fills zero fields and refuses negative ones.
@@ -82,6 +90,7 @@ func (l Limits) withDefaults() (Limits, error) {
 		{"idle timeout", &l.IdleTimeout, DefaultIdleTimeout},
 		{"session idle timeout", &l.SessionIdleTimeout, DefaultSessionIdleTimeout},
 		{"message timeout", &l.MessageTimeout, DefaultMessageTimeout},
+		{"upload timeout", &l.UploadTimeout, DefaultUploadTimeout},
 	} {
 		if *d.v < 0 {
 			return l, fmt.Errorf("%w: the %s %s is negative; give a positive duration or zero for the default %s", ErrConfig, d.name, *d.v, d.def)

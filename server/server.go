@@ -35,6 +35,9 @@ var (
 	// ErrInsecureAddress: --insecure asked for a listener that is not on a
 	// loopback address.
 	ErrInsecureAddress = wire.ErrInsecureAddress
+	// ErrUploadStorage: the node could not spool an uploaded archive to
+	// its upload directory (Config.UploadDir); free space there.
+	ErrUploadStorage = errors.New("upload storage failed")
 )
 
 // Engine is what the server serves sessions on: a session.Engine that also
@@ -101,6 +104,15 @@ type Config struct {
 	// server receives at once over all sessions; one more is refused with
 	// ErrArchiveBusy. Zero means DefaultMaxArchiveUploads.
 	MaxArchiveUploads int
+	// MaxArchiveUploadsPerIdentity is each identity's share of
+	// MaxArchiveUploads (at most all of them); one more of that identity
+	// is refused with ErrArchiveBusy. Zero means
+	// DefaultMaxArchiveUploadsPerIdentity.
+	MaxArchiveUploadsPerIdentity int
+	// UploadDir is where uploaded archives are spooled while they arrive,
+	// in temporary files unlinked as soon as they are made: the node's
+	// data directory, for nspl serve. Empty means os.TempDir().
+	UploadDir string
 	// uploadCap, when set (tests), lowers the largest archive a client may
 	// upload below backup.MaxArchiveBytes.
 	uploadCap int
@@ -141,8 +153,9 @@ type Server struct {
 	closed        bool          // set by Close; no session is admitted after it
 	draining      chan struct{} // closed by Drain
 	live          map[*session.Session]context.CancelFunc
-	uploads       chan struct{} // a slot per archive being received
-	uploadCap     int           // the largest upload, backup.MaxArchiveBytes
+	uploadSlots   uploadSlots  // the archives being received
+	uploadBytes   atomic.Int64 // bytes spooled by the uploads being received
+	uploadCap     int          // the largest upload, backup.MaxArchiveBytes
 
 	guesses *guesslimit.Limiter // counts bearer token guesses; nil without a token
 
@@ -175,6 +188,10 @@ func New(cfg Config) (*Server, error) {
 	if cfg.MaxArchiveUploads <= 0 {
 		cfg.MaxArchiveUploads = DefaultMaxArchiveUploads
 	}
+	if cfg.MaxArchiveUploadsPerIdentity <= 0 {
+		cfg.MaxArchiveUploadsPerIdentity = DefaultMaxArchiveUploadsPerIdentity
+	}
+	cfg.MaxArchiveUploadsPerIdentity = min(cfg.MaxArchiveUploadsPerIdentity, cfg.MaxArchiveUploads)
 	if cfg.uploadCap <= 0 || cfg.uploadCap > backup.MaxArchiveBytes {
 		cfg.uploadCap = backup.MaxArchiveBytes
 	}
@@ -197,7 +214,7 @@ func New(cfg Config) (*Server, error) {
 			Global: cfg.Limits.TokenGuesses, Window: TokenGuessWindow, TimeSource: cfg.TimeSource})
 	}
 	s := &Server{guesses: guesses, cfg: cfg, logger: cfg.Logger, mux: http.NewServeMux(), ctx: ctx, cancel: cancel, live: make(map[*session.Session]context.CancelFunc),
-		uploads: make(chan struct{}, cfg.MaxArchiveUploads), uploadCap: cfg.uploadCap, draining: make(chan struct{})}
+		uploadSlots: uploadSlots{max: cfg.MaxArchiveUploads, share: cfg.MaxArchiveUploadsPerIdentity}, uploadCap: cfg.uploadCap, draining: make(chan struct{})}
 	s.mux.HandleFunc(wire.HealthPath, s.serveHealth)
 	s.collector = serverCollector{s}
 	s.registerMetrics()
