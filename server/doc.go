@@ -162,7 +162,9 @@
 // nspl_sessions_opened_total and nspl_clock_attachments;
 // nspl_session_refusals_total{reason="capacity|identity"},
 // nspl_sessions_closed_total{reason=<session error code>} and
-// nspl_connections_unserved_total{stage="handshake|request"} for what the
+// nspl_connections_unserved_total{stage="handshake|request"},
+// nspl_token_guesses_wrong_total and
+// nspl_token_guesses_refused_total{scope="address|global"} for what the
 // bounds refused. The node, and the cluster member around it, add theirs
 // (per-domain gauges, ticks, progress, interconnect, commit latency, Go,
 // process, build and raft series). The same registry is served without
