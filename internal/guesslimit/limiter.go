@@ -124,8 +124,8 @@ type window struct {
 // entry is what the limiter remembers of one prefix.
 type entry struct {
 	window
-	known   time.Duration // monotonic reading of its last right token; 0: never
-	isKnown bool
+	known   time.Duration // monotonic reading of its last right token
+	isKnown bool          // it presented the right token at known
 }
 
 // Limiter counts the guesses of one secret. It is safe for concurrent use.
