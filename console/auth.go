@@ -8,13 +8,14 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"errors"
-	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/nspl-dev/nspl/backup"
+	"github.com/nspl-dev/nspl/internal/guesslimit"
 )
 
 // Errors the console's routes answer with.
@@ -194,52 +195,6 @@ func sameOrigin(r *http.Request) bool {
 	return true
 }
 
-// loginAttempts counts one remote address's wrong tokens in the current
-// window.
-type loginAttempts struct {
-	since int64 // start of the window, Unix nanoseconds
-	count int
-}
-
-// loginAllowed reports whether addr may try a token now.
-func (c *Console) loginAllowed(addr string) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	a := c.failed[addr]
-	if a == nil || c.now()-a.since >= int64(loginWindow) {
-		return true
-	}
-	return a.count < loginFailures
-}
-
-// loginFailed notes a wrong token from addr, forgetting windows that
-// passed so the table stays bounded by the addresses of one window.
-func (c *Console) loginFailed(addr string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	now := c.now()
-	for k, a := range c.failed {
-		if now-a.since >= int64(loginWindow) {
-			delete(c.failed, k)
-		}
-	}
-	a := c.failed[addr]
-	if a == nil {
-		a = &loginAttempts{since: now}
-		c.failed[addr] = a
-	}
-	a.count++
-}
-
-// remoteHost is the address part of r.RemoteAddr.
-func remoteHost(r *http.Request) string {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		return r.RemoteAddr
-	}
-	return host
-}
-
 // serveLogin checks the posted token and sets the login cookie.
 func (c *Console) serveLogin(w http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(w, r.Body, 8<<10)
@@ -251,14 +206,15 @@ func (c *Console) serveLogin(w http.ResponseWriter, r *http.Request) {
 		c.renderLogin(w, http.StatusBadRequest, "this node has no bearer token: present a client certificate instead")
 		return
 	}
-	addr := remoteHost(r)
-	if !c.loginAllowed(addr) {
-		c.renderLogin(w, http.StatusTooManyRequests, "too many wrong tokens from your address; wait a minute and try again")
-		return
-	}
+	// The body is read before the guess is checked and counted, in one
+	// step, by the listener's limiter.
 	token := strings.TrimSpace(r.PostFormValue("token"))
-	if subtle.ConstantTimeCompare([]byte(token), []byte(c.cfg.Token)) != 1 {
-		c.loginFailed(addr)
+	switch v := c.cfg.Guesses.Try(r.RemoteAddr, token); v.Outcome {
+	case guesslimit.Refused:
+		w.Header().Set("Retry-After", strconv.FormatInt(v.RetryAfterSeconds(), 10))
+		c.renderLogin(w, http.StatusTooManyRequests, v.Message())
+		return
+	case guesslimit.Wrong:
 		c.renderLogin(w, http.StatusUnauthorized, "that is not this node's bearer token")
 		return
 	}

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/nspl-dev/nspl/internal/guesslimit"
 	"github.com/nspl-dev/nspl/runtime/timesource"
 	"github.com/nspl-dev/nspl/session"
 )
@@ -40,10 +41,6 @@ const (
 	// MaxReplSessions bounds the statement-box sessions one identity holds
 	// on a node, on top of the server's own per-identity share.
 	MaxReplSessions = 16
-	// loginFailures is how many wrong tokens one remote address may send
-	// within loginWindow before its logins are refused for the rest of it.
-	loginFailures = 10
-	loginWindow   = time.Minute
 )
 
 // ErrConfig: a configuration the console cannot run with.
@@ -76,6 +73,11 @@ type Config struct {
 	Host Host
 	// Token, when not empty, is the bearer token a browser logs in with.
 	Token string
+	// Guesses checks and counts every login's token (package guesslimit):
+	// the listener's own limiter, so that logins and its bearer checks
+	// share one limit. Nil gives the console a limiter of its own with the
+	// package's defaults.
+	Guesses *guesslimit.Limiter
 	// Key signs login cookies and CSRF tokens: at least 32 secret bytes
 	// that stay the same across restarts of the node, so a browser stays
 	// logged in while its node restarts. Required.
@@ -118,7 +120,7 @@ type Console struct {
 	mu      sync.Mutex
 	logouts *logouts         // logins ended by logout
 	repls   map[string]*repl // statement-box sessions by key
-	failed  map[string]*loginAttempts
+	held    map[string]int   // statement-box sessions reserved or open, by login
 }
 
 //go:embed assets
@@ -149,6 +151,9 @@ func New(cfg Config) (*Console, error) {
 	if cfg.TokenIdentity == "" {
 		cfg.TokenIdentity = "bearer-token"
 	}
+	if cfg.Guesses == nil {
+		cfg.Guesses = guesslimit.New(cfg.Token, guesslimit.Config{TimeSource: cfg.TimeSource})
+	}
 	if cfg.AnonymousIdentity == "" {
 		cfg.AnonymousIdentity = "anonymous"
 	}
@@ -173,7 +178,7 @@ func New(cfg Config) (*Console, error) {
 	}
 	c := &Console{cfg: cfg, mux: http.NewServeMux(), pages: pages, logger: cfg.Logger,
 		static:  http.StripPrefix(Prefix+"static/", http.FileServerFS(static)),
-		logouts: out, repls: make(map[string]*repl), failed: make(map[string]*loginAttempts)}
+		logouts: out, repls: make(map[string]*repl), held: make(map[string]int)}
 	c.routes()
 	return c, nil
 }

@@ -54,8 +54,12 @@
 // directory (console-logouts.json), so a copied cookie of a logged-out
 // login stays refused across a restart; a node without a data directory
 // keeps them in memory. At most MaxLogouts are held: one more logout ends
-// every login issued before it. An address that sends ten wrong
-// tokens within a minute is refused for the rest of that minute.
+// every login issued before it. Every login's token is checked and counted
+// in one step by Config.Guesses, the listener's one guess limiter (package
+// guesslimit), which its bearer checks share: an address prefix that sent
+// ten wrong tokens within a minute is answered 429 with Retry-After for
+// the rest of that minute, the right token too, and all addresses together
+// have a global ceiling that spares addresses that logged in before.
 //
 // # Sessions and bounds
 //

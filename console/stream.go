@@ -381,15 +381,7 @@ type repl struct {
 // statements in it by POSTing them to api/exec with the key of the hello.
 func (c *Console) serveRepl(w http.ResponseWriter, r *http.Request) {
 	p := caller(r)
-	c.mu.Lock()
-	held := 0
-	for _, rp := range c.repls {
-		if rp.login == p.login {
-			held++
-		}
-	}
-	c.mu.Unlock()
-	if held >= MaxReplSessions {
+	if !c.reserveRepl(p.login) {
 		http.Error(w, fmt.Sprintf("this login already holds %d statement sessions; close a console tab", MaxReplSessions), http.StatusTooManyRequests)
 		return
 	}
@@ -398,9 +390,11 @@ func (c *Console) serveRepl(w http.ResponseWriter, r *http.Request) {
 	key := base64.RawURLEncoding.EncodeToString(raw[:])
 	ls, ok := c.begin(w, r)
 	if !ok {
+		c.releaseRepl(p.login)
 		return
 	}
 	defer ls.close()
+	defer c.releaseRepl(p.login) // before the listener's share is given back
 	ctx, sess, es := ls.ctx, ls.sess, ls.es
 	rp := &repl{key: key, login: p.login, ctx: ctx, sess: sess, es: es, cancel: ls.cancel}
 	c.mu.Lock()
@@ -429,6 +423,32 @@ func (c *Console) serveRepl(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+}
+
+// reserveRepl takes one of login's MaxReplSessions statement sessions,
+// counted and checked under one lock before the session is admitted, so
+// that concurrent opens cannot all pass the check; false when login holds
+// them all. releaseRepl gives the reservation back.
+func (c *Console) reserveRepl(login string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.held[login] >= MaxReplSessions {
+		return false
+	}
+	c.held[login]++
+	return true
+}
+
+// releaseRepl returns a reservation of reserveRepl, forgetting a login that
+// holds none so the table is bounded by the logins that hold sessions.
+func (c *Console) releaseRepl(login string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.held[login] <= 1 {
+		delete(c.held, login)
+		return
+	}
+	c.held[login]--
 }
 
 // endRepls ends every statement-box session of login.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -31,6 +32,12 @@ func openRaw(t *testing.T, url string) *rawSession {
 	t.Helper()
 	hc := h2c()
 	t.Cleanup(hc.CloseIdleConnections)
+	return openRawWith(t, hc, url)
+}
+
+// openRawWith opens a raw session with the client hc.
+func openRawWith(t *testing.T, hc *http.Client, url string) *rawSession {
+	t.Helper()
 	pr, pw := io.Pipe()
 	resp, err := hc.Post(url+wire.SessionPath, "application/x-ndjson", pr)
 	require.NoError(t, err)
@@ -183,7 +190,7 @@ func TestUploadedArchives(t *testing.T) {
 		s.send(wire.ClientMessage{Type: wire.TypeExec, ID: id, Text: text, Archive: archive})
 		m := s.read()
 		require.Equal(t, id, m.ID)
-		require.Eventually(t, func() bool { return len(srv.uploads) == 0 }, 10*time.Second, time.Millisecond, "the upload's slot is free again")
+		require.Eventually(t, func() bool { return srv.uploadSlots.inUse() == 0 }, 10*time.Second, time.Millisecond, "the upload's slot is free again")
 		return m
 	}
 
@@ -246,7 +253,7 @@ func TestUploadOverTheCap(t *testing.T) {
 	require.Equal(t, wire.TypeError, m.Type)
 	require.Equal(t, "archive_too_large", m.Error.Code, m.Error.Message)
 	require.Contains(t, m.Error.Message, fmt.Sprintf("over the %d-byte archive cap", limit))
-	require.Eventually(t, func() bool { return len(srv.uploads) == 0 }, 10*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool { return srv.uploadSlots.inUse() == 0 }, 10*time.Second, time.Millisecond)
 }
 
 // TestUploadsAreBounded checks the server receives at most
@@ -254,13 +261,13 @@ func TestUploadOverTheCap(t *testing.T) {
 func TestUploadsAreBounded(t *testing.T) {
 	_, defaults := insecureEnv(t, Config{})
 	require.Equal(t, backup.MaxArchiveBytes, defaults.uploadCap, "uploads are capped as archive files are")
-	require.Equal(t, DefaultMaxArchiveUploads, cap(defaults.uploads))
+	require.Equal(t, DefaultMaxArchiveUploads, defaults.uploadSlots.max)
 
 	url, srv := insecureEnv(t, Config{MaxArchiveUploads: 1})
 	small := encodedArchive(t, 1)
 	first, second := openRaw(t, url), openRaw(t, url)
 	first.send(wire.ClientMessage{Type: wire.TypeArchive, ID: 1, Data: small})
-	require.Eventually(t, func() bool { return len(srv.uploads) == 1 }, 10*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool { return srv.uploadSlots.inUse() == 1 }, 10*time.Second, time.Millisecond)
 
 	second.upload(1, small)
 	second.send(wire.ClientMessage{Type: wire.TypeExec, ID: 1, Text: "DESCRIBE BACKUP 'x';", Archive: &wire.Archive{Name: "x", Bytes: int64(len(small))}})
@@ -270,7 +277,7 @@ func TestUploadsAreBounded(t *testing.T) {
 	first.send(wire.ClientMessage{Type: wire.TypeExec, ID: 1, Text: "DESCRIBE BACKUP 'x';", Archive: &wire.Archive{Name: "x", Bytes: int64(len(small))}})
 	m = first.read()
 	require.Equal(t, wire.TypeReply, m.Type, m.Error)
-	require.Eventually(t, func() bool { return len(srv.uploads) == 0 }, 10*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool { return srv.uploadSlots.inUse() == 0 }, 10*time.Second, time.Millisecond)
 	second.upload(2, small)
 	second.send(wire.ClientMessage{Type: wire.TypeExec, ID: 2, Text: "DESCRIBE BACKUP 'x';", Archive: &wire.Archive{Name: "x", Bytes: int64(len(small))}})
 	m = second.read()
@@ -289,9 +296,11 @@ func FuzzArchiveRequest(f *testing.F) {
 	f.Add(piece, exec)
 	f.Add([]byte(`{"type":"archive","id":1,"data":"AAAA"}`), []byte(`{"type":"exec","id":1,"text":"BACKUP CLUSTER TO 'x';","archive":{"name":"x","bytes":0}}`))
 	f.Add([]byte(`{"type":"archive","id":1,"data":"!!"}`), []byte(`{"type":"exec","id":1,"text":"LIST DOMAINS;"}`))
+	dir := f.TempDir()
 	f.Fuzz(func(t *testing.T, first, second []byte) {
 		const limit = 1 << 10
-		up := &upload{id: 1, cap: limit}
+		up := &upload{id: 1, cap: limit, dir: dir, quit: make(chan struct{})}
+		defer up.release()
 		for _, line := range [][]byte{first, second} {
 			var m wire.ClientMessage
 			if err := wire.UnmarshalStrict(line, &m); err != nil {
@@ -301,9 +310,10 @@ func FuzzArchiveRequest(f *testing.F) {
 			switch m.Type {
 			case wire.TypeArchive:
 				up.add(m.Data)
-				require.LessOrEqual(t, len(up.data), limit)
+				require.LessOrEqual(t, up.size, int64(limit))
 				if up.err != nil {
-					require.Nil(t, up.data, "a refused upload holds nothing")
+					require.Nil(t, up.file, "a refused upload holds nothing")
+					require.Zero(t, up.size)
 				}
 			case wire.TypeExec:
 				stmt, err := grammar.ParseStatement(m.Text)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/nspl-dev/nspl/internal/guesslimit"
 	"github.com/nspl-dev/nspl/internal/testpki"
 	"github.com/nspl-dev/nspl/pki"
 	"github.com/nspl-dev/nspl/wire"
@@ -26,7 +27,7 @@ func TestAuthenticatedAdmitsClientsOnly(t *testing.T) {
 	ca := testpki.New(t)
 	nodeCert, clientCert := ca.Node("n1", "127.0.0.1"), ca.Client("alice")
 
-	s := &Server{cfg: Config{Token: "s3cret"}}
+	s := &Server{cfg: Config{Token: "s3cret"}, guesses: guesslimit.New("s3cret", guesslimit.Config{})}
 	h := s.authenticated(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusTeapot) }))
 	for _, tc := range []struct {
 		name   string

@@ -25,6 +25,7 @@ func (s *Server) mountConsole() error {
 		Session:           s.cfg.Session,
 		Host:              consoleHost{s},
 		Token:             s.cfg.Token,
+		Guesses:           s.guesses,
 		Key:               s.consoleKey(),
 		Certificate:       clientCertificate,
 		Open:              s.cfg.Insecure && s.cfg.Token == "",

@@ -11,7 +11,13 @@
 // A session, leave, remove or metrics request is admitted when it presents
 // a client certificate (URI SAN nspl-client://NAME), or, when the server was
 // given a token, the header "Authorization: Bearer TOKEN" with that exact
-// token (compared in constant time; the scheme name in any case). A node
+// token (compared in constant time; the scheme name in any case). Every
+// presented token is a guess, checked and counted in one step by the
+// server's one guess limiter (internal/guesslimit), which the console's
+// login shares: past Limits.TokenGuessesPerAddress wrong tokens from one
+// address prefix (IPv4 /32, IPv6 /64) in TokenGuessWindow, or
+// Limits.TokenGuesses from all prefixes that have not presented the right
+// token within a day, the request is answered 429 with Retry-After. A node
 // certificate is not a client identity and is refused there. The peer
 // interconnect admits only verified node certificates; which node may call
 // which peer route is its own business. /healthz answers without authentication and says nothing but
@@ -113,10 +119,16 @@
 // data (base64, so every line stays under wire.ClientMessageLimit), then the
 // exec with bytes set to their total. The server gathers at most
 // backup.MaxArchiveBytes (archive_too_large past it, and what arrived is
-// dropped at once), holds at most Config.MaxArchiveUploads uploads at once
-// over all sessions (archive_busy beyond), and verifies the whole archive
-// (backup.Decode) before anything of it is used. Pieces no exec claims are
-// dropped when the next request arrives.
+// dropped at once), spooling the pieces to a temporary file in
+// Config.UploadDir that is unlinked as soon as it is made, so an upload
+// costs memory only while its statement runs. It holds at most
+// Config.MaxArchiveUploads uploads at once over all sessions, and
+// Config.MaxArchiveUploadsPerIdentity of one identity (archive_busy
+// beyond), and verifies the whole archive (backup.Decode) before anything
+// of it is used. Pieces no exec claims are dropped when the next request
+// arrives, and an upload whose exec has not arrived within
+// Limits.UploadTimeout of its first piece is dropped and its slot freed
+// (the exec, if it comes, gets archive_timeout).
 //
 // BACKUP: the exec carries "archive" with bytes 0 and no pieces. The server
 // captures the archive and writes it back as archive messages with the
@@ -150,7 +162,9 @@
 // nspl_sessions_opened_total and nspl_clock_attachments;
 // nspl_session_refusals_total{reason="capacity|identity"},
 // nspl_sessions_closed_total{reason=<session error code>} and
-// nspl_connections_unserved_total{stage="handshake|request"} for what the
+// nspl_connections_unserved_total{stage="handshake|request"},
+// nspl_token_guesses_wrong_total and
+// nspl_token_guesses_refused_total{scope="address|global"} for what the
 // bounds refused. The node, and the cluster member around it, add theirs
 // (per-domain gauges, ticks, progress, interconnect, commit latency, Go,
 // process, build and raft series). The same registry is served without

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/nspl-dev/nspl/internal/guesslimit"
 )
 
 // Defaults of Limits, the bounds nspl serve documents for its flags.
@@ -25,6 +27,18 @@ const (
 	DefaultMessageTimeout = 30 * time.Second
 	// DefaultMaxSessionsPerIdentity bounds the sessions one identity holds.
 	DefaultMaxSessionsPerIdentity = 64
+	// DefaultTokenGuessesPerAddress bounds the wrong bearer tokens one
+	// address prefix (IPv4 /32, IPv6 /64) may send in TokenGuessWindow.
+	DefaultTokenGuessesPerAddress = guesslimit.DefaultPerAddress
+	// DefaultTokenGuesses bounds the wrong bearer tokens all addresses
+	// that never presented the right one may send together in
+	// TokenGuessWindow.
+	DefaultTokenGuesses = guesslimit.DefaultGlobal
+	// DefaultUploadTimeout bounds how long an uploaded archive waits for
+	// the statement that claims it, from its first piece.
+	DefaultUploadTimeout = 5 * time.Minute
+	// TokenGuessWindow is the period the token's guess limits count over.
+	TokenGuessWindow = guesslimit.DefaultWindow
 )
 
 // Limits bounds what a client may hold on the listener and how long it may
@@ -48,6 +62,21 @@ type Limits struct {
 	// identity (Server.Identity), so one certificate or token cannot take
 	// the whole of Config.MaxSessions.
 	MaxSessionsPerIdentity int
+	// TokenGuessesPerAddress bounds the wrong bearer tokens one address
+	// prefix may send within TokenGuessWindow, over every route that takes
+	// the token (sessions, /metrics, leave, remove, the console's login);
+	// past it the prefix's token requests, the right token's too, are
+	// answered 429 until the window ends.
+	TokenGuessesPerAddress int
+	// TokenGuesses bounds the wrong bearer tokens of all address prefixes
+	// together within TokenGuessWindow; past it a prefix that has not
+	// presented the right token within a day is answered 429.
+	TokenGuesses int
+	// UploadTimeout bounds an archive upload (RESTORE, DESCRIBE BACKUP)
+	// from its first piece to the statement that claims it: past it the
+	// upload is dropped and its slot freed, and the statement, should it
+	// still come, gets archive_timeout.
+	UploadTimeout time.Duration
 }
 
 // withDefaults fills zero fields and refuses negative ones.
@@ -61,6 +90,7 @@ func (l Limits) withDefaults() (Limits, error) {
 		{"idle timeout", &l.IdleTimeout, DefaultIdleTimeout},
 		{"session idle timeout", &l.SessionIdleTimeout, DefaultSessionIdleTimeout},
 		{"message timeout", &l.MessageTimeout, DefaultMessageTimeout},
+		{"upload timeout", &l.UploadTimeout, DefaultUploadTimeout},
 	} {
 		if *d.v < 0 {
 			return l, fmt.Errorf("%w: the %s %s is negative; give a positive duration or zero for the default %s", ErrConfig, d.name, *d.v, d.def)
@@ -74,6 +104,21 @@ func (l Limits) withDefaults() (Limits, error) {
 	}
 	if l.MaxSessionsPerIdentity == 0 {
 		l.MaxSessionsPerIdentity = DefaultMaxSessionsPerIdentity
+	}
+	for _, n := range []struct {
+		name string
+		v    *int
+		def  int
+	}{
+		{"per-address token guess limit", &l.TokenGuessesPerAddress, DefaultTokenGuessesPerAddress},
+		{"token guess ceiling", &l.TokenGuesses, DefaultTokenGuesses},
+	} {
+		if *n.v < 0 {
+			return l, fmt.Errorf("%w: the %s %d is negative; give a positive number or zero for the default %d", ErrConfig, n.name, *n.v, n.def)
+		}
+		if *n.v == 0 {
+			*n.v = n.def
+		}
 	}
 	return l, nil
 }

@@ -355,6 +355,7 @@ func TestHandshakeTimeout(t *testing.T) {
 func TestLimitsRefuseNegative(t *testing.T) {
 	for _, l := range []Limits{
 		{HandshakeTimeout: -1}, {IdleTimeout: -1}, {SessionIdleTimeout: -1}, {MessageTimeout: -1}, {MaxSessionsPerIdentity: -1},
+		{UploadTimeout: -1}, {TokenGuessesPerAddress: -1}, {TokenGuesses: -1},
 	} {
 		_, err := l.withDefaults()
 		require.ErrorIs(t, err, ErrConfig)
@@ -362,7 +363,8 @@ func TestLimitsRefuseNegative(t *testing.T) {
 	l, err := Limits{}.withDefaults()
 	require.NoError(t, err)
 	require.Equal(t, Limits{HandshakeTimeout: DefaultHandshakeTimeout, IdleTimeout: DefaultIdleTimeout, SessionIdleTimeout: DefaultSessionIdleTimeout,
-		MessageTimeout: DefaultMessageTimeout, MaxSessionsPerIdentity: DefaultMaxSessionsPerIdentity}, l)
+		MessageTimeout: DefaultMessageTimeout, MaxSessionsPerIdentity: DefaultMaxSessionsPerIdentity, UploadTimeout: DefaultUploadTimeout,
+		TokenGuessesPerAddress: DefaultTokenGuessesPerAddress, TokenGuesses: DefaultTokenGuesses}, l)
 }
 
 // TestSlowClusterRequestBodyIsCut: a remove request whose body trickles is

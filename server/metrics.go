@@ -4,6 +4,8 @@ import (
 	"errors"
 	"net/http"
 
+	"github.com/nspl-dev/nspl/internal/guesslimit"
+
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
@@ -20,13 +22,17 @@ var (
 		"Sessions refused at admission: the node's session cap (capacity) or the identity's share (identity).", []string{"reason"}, nil)
 	closedDesc = prometheus.NewDesc("nspl_sessions_closed_total",
 		"Sessions the server closed with an error: idle too long, a message too slow or too large, a request id out of order, or a malformed message.", []string{"reason"}, nil)
+	guessesWrongDesc = prometheus.NewDesc("nspl_token_guesses_wrong_total",
+		"Wrong bearer tokens compared, over every route that takes the token and the console's login.", nil, nil)
+	guessesRefusedDesc = prometheus.NewDesc("nspl_token_guesses_refused_total",
+		"Bearer tokens refused uncompared with 429: the address prefix's limit (address) or the global ceiling (global).", []string{"scope"}, nil)
 	unservedDesc = prometheus.NewDesc("nspl_connections_unserved_total",
 		"Connections closed before serving a request: during the TLS handshake (failed or timed out), or after it without a request (header or idle timeout, or the client left).", []string{"stage"}, nil)
 )
 
 // Describe describes the server's families.
 func (c serverCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{sessionsDesc, sessionsOpenedDesc, attachmentsDesc, refusalsDesc, closedDesc, unservedDesc} {
+	for _, d := range []*prometheus.Desc{sessionsDesc, sessionsOpenedDesc, attachmentsDesc, refusalsDesc, closedDesc, unservedDesc, guessesWrongDesc, guessesRefusedDesc} {
 		ch <- d
 	}
 }
@@ -52,6 +58,13 @@ func (c serverCollector) Collect(ch chan<- prometheus.Metric) {
 	counter(closedDesc, s.closes.protocol.Load(), "protocol")
 	counter(unservedDesc, s.conns.unservedHandshake.Load(), "handshake")
 	counter(unservedDesc, s.conns.unservedRequest.Load(), "request")
+	var g guesslimit.Counts
+	if s.guesses != nil {
+		g = s.guesses.Counts()
+	}
+	ch <- prometheus.MustNewConstMetric(guessesWrongDesc, prometheus.CounterValue, float64(g.Wrong))
+	counter(guessesRefusedDesc, g.RefusedAddress, guesslimit.ScopeAddress)
+	counter(guessesRefusedDesc, g.RefusedGlobal, guesslimit.ScopeGlobal)
 }
 
 // registerMetrics adds the server's collector to its node's registry. A

@@ -11,4 +11,5 @@ var (
 	ErrMessageTimeout  = wire.ErrMessageTimeout
 	ErrArchiveRequired = wire.ErrArchiveRequired
 	ErrArchiveBusy     = wire.ErrArchiveBusy
+	ErrArchiveTimeout  = wire.ErrArchiveTimeout
 )

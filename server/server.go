@@ -2,19 +2,20 @@ package server
 
 import (
 	"context"
-	"crypto/subtle"
 	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/nspl-dev/nspl/backup"
+	"github.com/nspl-dev/nspl/internal/guesslimit"
 	"github.com/nspl-dev/nspl/pki"
 	"github.com/nspl-dev/nspl/runtime/timesource"
 	"github.com/nspl-dev/nspl/session"
@@ -34,6 +35,9 @@ var (
 	// ErrInsecureAddress: --insecure asked for a listener that is not on a
 	// loopback address.
 	ErrInsecureAddress = wire.ErrInsecureAddress
+	// ErrUploadStorage: the node could not spool an uploaded archive to
+	// its upload directory (Config.UploadDir); free space there.
+	ErrUploadStorage = errors.New("upload storage failed")
 )
 
 // Engine is what the server serves sessions on: a session.Engine that also
@@ -100,6 +104,15 @@ type Config struct {
 	// server receives at once over all sessions; one more is refused with
 	// ErrArchiveBusy. Zero means DefaultMaxArchiveUploads.
 	MaxArchiveUploads int
+	// MaxArchiveUploadsPerIdentity is each identity's share of
+	// MaxArchiveUploads (at most all of them); one more of that identity
+	// is refused with ErrArchiveBusy. Zero means
+	// DefaultMaxArchiveUploadsPerIdentity.
+	MaxArchiveUploadsPerIdentity int
+	// UploadDir is where uploaded archives are spooled while they arrive,
+	// in temporary files unlinked as soon as they are made: the node's
+	// data directory, for nspl serve. Empty means os.TempDir().
+	UploadDir string
 	// uploadCap, when set (tests), lowers the largest archive a client may
 	// upload below backup.MaxArchiveBytes.
 	uploadCap int
@@ -140,8 +153,11 @@ type Server struct {
 	closed        bool          // set by Close; no session is admitted after it
 	draining      chan struct{} // closed by Drain
 	live          map[*session.Session]context.CancelFunc
-	uploads       chan struct{} // a slot per archive being received
-	uploadCap     int           // the largest upload, backup.MaxArchiveBytes
+	uploadSlots   uploadSlots  // the archives being received
+	uploadBytes   atomic.Int64 // bytes spooled by the uploads being received
+	uploadCap     int          // the largest upload, backup.MaxArchiveBytes
+
+	guesses *guesslimit.Limiter // counts bearer token guesses; nil without a token
 
 	collector  serverCollector
 	registered bool // collector is in the node's registry; guarded by mu
@@ -172,6 +188,10 @@ func New(cfg Config) (*Server, error) {
 	if cfg.MaxArchiveUploads <= 0 {
 		cfg.MaxArchiveUploads = DefaultMaxArchiveUploads
 	}
+	if cfg.MaxArchiveUploadsPerIdentity <= 0 {
+		cfg.MaxArchiveUploadsPerIdentity = DefaultMaxArchiveUploadsPerIdentity
+	}
+	cfg.MaxArchiveUploadsPerIdentity = min(cfg.MaxArchiveUploadsPerIdentity, cfg.MaxArchiveUploads)
 	if cfg.uploadCap <= 0 || cfg.uploadCap > backup.MaxArchiveBytes {
 		cfg.uploadCap = backup.MaxArchiveBytes
 	}
@@ -188,8 +208,13 @@ func New(cfg Config) (*Server, error) {
 		cfg.Session.TimeSource = cfg.TimeSource
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &Server{cfg: cfg, logger: cfg.Logger, mux: http.NewServeMux(), ctx: ctx, cancel: cancel, live: make(map[*session.Session]context.CancelFunc),
-		uploads: make(chan struct{}, cfg.MaxArchiveUploads), uploadCap: cfg.uploadCap, draining: make(chan struct{})}
+	var guesses *guesslimit.Limiter
+	if cfg.Token != "" {
+		guesses = guesslimit.New(cfg.Token, guesslimit.Config{PerAddress: cfg.Limits.TokenGuessesPerAddress,
+			Global: cfg.Limits.TokenGuesses, Window: TokenGuessWindow, TimeSource: cfg.TimeSource})
+	}
+	s := &Server{guesses: guesses, cfg: cfg, logger: cfg.Logger, mux: http.NewServeMux(), ctx: ctx, cancel: cancel, live: make(map[*session.Session]context.CancelFunc),
+		uploadSlots: uploadSlots{max: cfg.MaxArchiveUploads, share: cfg.MaxArchiveUploadsPerIdentity}, uploadCap: cfg.uploadCap, draining: make(chan struct{})}
 	s.mux.HandleFunc(wire.HealthPath, s.serveHealth)
 	s.collector = serverCollector{s}
 	s.registerMetrics()
@@ -388,7 +413,9 @@ func (s *Server) Attachments() int {
 // everyone (it listens on loopback only). A node certificate is refused: a
 // node is not an operator, and the routes behind this check act with a
 // client's authority. The bearer scheme is matched case-insensitively, as
-// RFC 7235 says auth schemes are.
+// RFC 7235 says auth schemes are. Every presented token is a guess the
+// server's one guess limiter checks and counts in one step (shared with
+// the console's login); a refused guess is answered 429 with Retry-After.
 func (s *Server) authenticated(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.TLS != nil && len(r.TLS.VerifiedChains) > 0 {
@@ -402,9 +429,15 @@ func (s *Server) authenticated(h http.Handler) http.Handler {
 		}
 		if s.cfg.Token != "" {
 			got, ok := bearerToken(r.Header.Get("Authorization"))
-			if ok && subtle.ConstantTimeCompare([]byte(got), []byte(s.cfg.Token)) == 1 {
-				h.ServeHTTP(w, r)
-				return
+			if ok {
+				switch v := s.guesses.Try(r.RemoteAddr, got); v.Outcome {
+				case guesslimit.Right:
+					h.ServeHTTP(w, r)
+					return
+				case guesslimit.Refused:
+					refuseGuess(w, v)
+					return
+				}
 			}
 			http.Error(w, "authentication required: present a client certificate signed by the cluster CA or a valid bearer token", http.StatusUnauthorized)
 			return
@@ -415,6 +448,13 @@ func (s *Server) authenticated(h http.Handler) http.Handler {
 		}
 		http.Error(w, "authentication required: present a client certificate signed by the cluster CA", http.StatusUnauthorized)
 	})
+}
+
+// refuseGuess answers a token guess the limiter refused: 429, with the
+// seconds until its window ends in Retry-After and a body saying what to do.
+func refuseGuess(w http.ResponseWriter, v guesslimit.Verdict) {
+	w.Header().Set("Retry-After", strconv.FormatInt(v.RetryAfterSeconds(), 10))
+	http.Error(w, v.Message(), http.StatusTooManyRequests)
 }
 
 // bearerToken returns the credentials of an Authorization header value of

@@ -41,6 +41,10 @@ type stream struct {
 	curID     uint64
 	curCancel context.CancelFunc
 
+	// identity is the session's caller (Server.Identity), whose share of
+	// the upload slots its uploads take.
+	identity string
+
 	// transfer is the running request's archive. It is set and cleared by
 	// run and read by the session's Archives calls (WriteArchive,
 	// ReadArchive), which the session makes inside Exec on run's
@@ -95,7 +99,7 @@ func (s *Server) serveSession(w http.ResponseWriter, r *http.Request) {
 	stopOnClose := context.AfterFunc(s.ctx, cancel)
 	defer stopOnClose()
 
-	st := &stream{srv: s, w: w, rc: http.NewResponseController(w)}
+	st := &stream{srv: s, w: w, rc: http.NewResponseController(w), identity: s.Identity(r)}
 	opts := s.cfg.Session
 	opts.Archives = st
 	sess := session.New(s.cfg.Node, opts)
@@ -215,7 +219,7 @@ func (st *stream) read(ctx context.Context, lr *wire.LineReader, wd *watchdog, r
 		if m.Type == wire.TypeArchive { // a piece of the next exec's upload
 			if up == nil || up.id != m.ID {
 				up.release()
-				up = st.srv.beginUpload(m.ID)
+				up = st.srv.beginUpload(m.ID, st.identity)
 			}
 			up.add(m.Data)
 			continue
@@ -224,6 +228,7 @@ func (st *stream) read(ctx context.Context, lr *wire.LineReader, wd *watchdog, r
 		q := request{m: m}
 		if up != nil {
 			if up.id == m.ID && m.Type == wire.TypeExec {
+				up.claim()
 				q.upload = up
 			} else {
 				up.release() // pieces no exec claimed

@@ -31,6 +31,9 @@ var (
 	// ErrArchiveBusy: the server holds as many uploaded archives as it
 	// allows at once.
 	ErrArchiveBusy = errors.New("this node is receiving as many archives as it allows at once; try again shortly")
+	// ErrArchiveTimeout: an uploaded archive whose statement did not follow
+	// it within the server's upload timeout; its slot was freed.
+	ErrArchiveTimeout = errors.New("the uploaded archive was dropped")
 	// ErrCanceled stands for context.Canceled and DeadlineExceeded on the
 	// wire.
 	ErrCanceled = errors.New("request cancelled")
@@ -46,4 +49,5 @@ func init() {
 	RegisterCode("message_timeout", ErrMessageTimeout)
 	RegisterCode("archive_required", ErrArchiveRequired)
 	RegisterCode("archive_busy", ErrArchiveBusy)
+	RegisterCode("archive_timeout", ErrArchiveTimeout)
 }

@@ -38,20 +38,25 @@ func TestParseServeArgs(t *testing.T) {
 			}},
 		{name: "files", args: append(base, "--ca", "ca.crt", "--cert", "n1.crt", "--key", "n1.key", "--raft-addr", "127.0.0.1:7001", "--bootstrap", "--token-file", "tok")},
 		{name: "limits", args: append(base, "--pki", "certs", "--raft-addr", "127.0.0.1:7001", "--bootstrap", "--session-idle-timeout", "90s", "--message-timeout", "5s",
-			"--handshake-timeout", "3s", "--idle-timeout", "1m", "--max-sessions", "10", "--max-sessions-per-identity", "2", "--max-archive-uploads", "3"),
+			"--handshake-timeout", "3s", "--idle-timeout", "1m", "--max-sessions", "10", "--max-sessions-per-identity", "2", "--max-archive-uploads", "3",
+			"--max-archive-uploads-per-identity", "2", "--upload-timeout", "45s", "--max-token-guesses-per-address", "4", "--max-token-guesses", "40"),
 			check: func(t *testing.T, s *serveOptions) {
 				require.Equal(t, server.Limits{HandshakeTimeout: 3 * time.Second, IdleTimeout: time.Minute, SessionIdleTimeout: 90 * time.Second,
-					MessageTimeout: 5 * time.Second, MaxSessionsPerIdentity: 2}, s.limits)
+					MessageTimeout: 5 * time.Second, MaxSessionsPerIdentity: 2, UploadTimeout: 45 * time.Second,
+					TokenGuessesPerAddress: 4, TokenGuesses: 40}, s.limits)
 				require.Equal(t, 10, s.maxSessions)
 				require.Equal(t, 3, s.maxArchiveUploads)
+				require.Equal(t, 2, s.maxUploadsPerID)
 			}},
 		{name: "default limits", args: append(base, "--pki", "certs", "--raft-addr", "127.0.0.1:7001", "--bootstrap"),
 			check: func(t *testing.T, s *serveOptions) {
 				require.Equal(t, server.Limits{HandshakeTimeout: server.DefaultHandshakeTimeout, IdleTimeout: server.DefaultIdleTimeout,
 					SessionIdleTimeout: server.DefaultSessionIdleTimeout, MessageTimeout: server.DefaultMessageTimeout,
-					MaxSessionsPerIdentity: server.DefaultMaxSessionsPerIdentity}, s.limits)
+					MaxSessionsPerIdentity: server.DefaultMaxSessionsPerIdentity, UploadTimeout: server.DefaultUploadTimeout,
+					TokenGuessesPerAddress: server.DefaultTokenGuessesPerAddress, TokenGuesses: server.DefaultTokenGuesses}, s.limits)
 				require.Equal(t, server.DefaultMaxSessions, s.maxSessions)
 				require.Equal(t, server.DefaultMaxArchiveUploads, s.maxArchiveUploads)
+				require.Equal(t, server.DefaultMaxArchiveUploadsPerIdentity, s.maxUploadsPerID)
 			}},
 		{name: "transaction limits", args: append(base, "--pki", "certs", "--raft-addr", "127.0.0.1:7001", "--bootstrap",
 			"--max-transaction-steps", "3", "--max-transaction-bytes", "100", "--transaction-idle-timeout", "90s"),
@@ -69,6 +74,10 @@ func TestParseServeArgs(t *testing.T) {
 		{name: "zero session idle timeout", args: append(base, "--pki", "c", "--raft-addr", "127.0.0.1:7001", "--session-idle-timeout", "0s"), wantErr: ErrUsage},
 		{name: "negative message timeout", args: append(base, "--pki", "c", "--raft-addr", "127.0.0.1:7001", "--message-timeout", "-1s"), wantErr: ErrUsage},
 		{name: "zero archive uploads", args: append(base, "--pki", "c", "--raft-addr", "127.0.0.1:7001", "--max-archive-uploads", "0"), wantErr: ErrUsage},
+		{name: "zero archive uploads per identity", args: append(base, "--pki", "c", "--raft-addr", "127.0.0.1:7001", "--max-archive-uploads-per-identity", "0"), wantErr: ErrUsage},
+		{name: "zero upload timeout", args: append(base, "--pki", "c", "--raft-addr", "127.0.0.1:7001", "--upload-timeout", "0s"), wantErr: ErrUsage},
+		{name: "zero token guesses per address", args: append(base, "--pki", "c", "--raft-addr", "127.0.0.1:7001", "--max-token-guesses-per-address", "0"), wantErr: ErrUsage},
+		{name: "negative token guesses", args: append(base, "--pki", "c", "--raft-addr", "127.0.0.1:7001", "--max-token-guesses", "-1"), wantErr: ErrUsage},
 		{name: "zero identity share", args: append(base, "--pki", "c", "--raft-addr", "127.0.0.1:7001", "--max-sessions-per-identity", "0"), wantErr: ErrUsage},
 		{name: "no raft address", args: append(base, "--pki", "certs", "--bootstrap"), wantErr: ErrUsage},
 		{name: "insecure with a raft address", args: append(base, "--insecure", "--raft-addr", "127.0.0.1:7001"), wantErr: ErrUsage},

@@ -244,9 +244,16 @@ Serve flags (nspl serve):
   --message-timeout D   bound on one client message's arrival (default 30s)
   --max-sessions N, --max-sessions-per-identity N
                         session cap, and one identity's share (default 1024, 64)
-  --max-archive-uploads N
+  --max-archive-uploads N, --max-archive-uploads-per-identity N
                         archives received at once for RESTORE and DESCRIBE
-                        BACKUP, each at most 64 MiB (default 2)
+                        BACKUP, each at most 64 MiB, and one identity's
+                        share (default 2, 1)
+  --upload-timeout D    drop an upload whose statement does not follow
+                        within D of its first piece (default 5m)
+  --max-token-guesses-per-address N, --max-token-guesses N
+                        wrong bearer tokens a minute from one address
+                        (IPv4, IPv6 /64), and from all addresses that never
+                        presented the right one, before 429 (default 10, 100)
   --max-clock-offset D  refuse clock progress whose tick or UTC is more than D
                         ahead of this node's clock (default 500ms)
 

@@ -28,18 +28,22 @@ func TestREADMELimitsMatchServeDefaults(t *testing.T) {
 		return out
 	}
 	defaults := map[string]string{
-		"--handshake-timeout":         dur(s.limits.HandshakeTimeout),
-		"--idle-timeout":              dur(s.limits.IdleTimeout),
-		"--session-idle-timeout":      dur(s.limits.SessionIdleTimeout),
-		"--message-timeout":           dur(s.limits.MessageTimeout),
-		"--max-sessions":              fmt.Sprint(s.maxSessions),
-		"--max-sessions-per-identity": fmt.Sprint(s.limits.MaxSessionsPerIdentity),
-		"--max-archive-uploads":       fmt.Sprint(s.maxArchiveUploads),
-		"--max-clock-offset":          dur(s.maxClockOffset),
-		"--drain-timeout":             dur(s.drainTimeout),
-		"--max-transaction-steps":     fmt.Sprint(s.transactions.MaxTransactionSteps),
-		"--max-transaction-bytes":     fmt.Sprint(s.transactions.MaxTransactionBytes),
-		"--transaction-idle-timeout":  dur(s.transactions.TransactionIdleTimeout),
+		"--handshake-timeout":                dur(s.limits.HandshakeTimeout),
+		"--idle-timeout":                     dur(s.limits.IdleTimeout),
+		"--session-idle-timeout":             dur(s.limits.SessionIdleTimeout),
+		"--message-timeout":                  dur(s.limits.MessageTimeout),
+		"--max-sessions":                     fmt.Sprint(s.maxSessions),
+		"--max-sessions-per-identity":        fmt.Sprint(s.limits.MaxSessionsPerIdentity),
+		"--max-archive-uploads":              fmt.Sprint(s.maxArchiveUploads),
+		"--max-archive-uploads-per-identity": fmt.Sprint(s.maxUploadsPerID),
+		"--upload-timeout":                   dur(s.limits.UploadTimeout),
+		"--max-token-guesses-per-address":    fmt.Sprint(s.limits.TokenGuessesPerAddress),
+		"--max-token-guesses":                fmt.Sprint(s.limits.TokenGuesses),
+		"--max-clock-offset":                 dur(s.maxClockOffset),
+		"--drain-timeout":                    dur(s.drainTimeout),
+		"--max-transaction-steps":            fmt.Sprint(s.transactions.MaxTransactionSteps),
+		"--max-transaction-bytes":            fmt.Sprint(s.transactions.MaxTransactionBytes),
+		"--transaction-idle-timeout":         dur(s.transactions.TransactionIdleTimeout),
 	}
 	row := regexp.MustCompile("(?m)^\\| [^|]+ \\| `(--[a-z-]+)` \\| ([^|]+) \\|")
 	seen := map[string]bool{}

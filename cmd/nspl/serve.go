@@ -56,6 +56,7 @@ type serveOptions struct {
 	limits            server.Limits
 	maxSessions       int
 	maxArchiveUploads int
+	maxUploadsPerID   int
 	transactions      session.Options // only its transaction limits are set
 }
 
@@ -74,7 +75,8 @@ const defaultMetricsAddr = "127.0.0.1:0"
 //	           [--join API-ADDR] [--bootstrap] [--pki DIR | --ca F --cert F --key F]
 //	           [--token-file F] [--insecure] [--log-format text|json] [--handshake-timeout D] [--idle-timeout D]
 //	           [--session-idle-timeout D] [--message-timeout D] [--max-sessions N]
-//	           [--max-sessions-per-identity N] [--max-archive-uploads N]
+//	           [--max-sessions-per-identity N] [--max-archive-uploads N] [--max-archive-uploads-per-identity N]
+//	           [--upload-timeout D] [--max-token-guesses-per-address N] [--max-token-guesses N]
 //	           [--max-transaction-steps N] [--max-transaction-bytes N] [--transaction-idle-timeout D]
 func parseServeArgs(o options, args []string) (options, error) {
 	s := &serveOptions{}
@@ -108,6 +110,10 @@ func parseServeArgs(o options, args []string) (options, error) {
 	fs.IntVar(&s.maxSessions, "max-sessions", server.DefaultMaxSessions, "serve at most `N` sessions at once")
 	fs.IntVar(&s.limits.MaxSessionsPerIdentity, "max-sessions-per-identity", server.DefaultMaxSessionsPerIdentity, "serve at most `N` sessions of one client certificate or token at once")
 	fs.IntVar(&s.maxArchiveUploads, "max-archive-uploads", server.DefaultMaxArchiveUploads, "receive at most `N` archives (RESTORE, DESCRIBE BACKUP) at once")
+	fs.IntVar(&s.maxUploadsPerID, "max-archive-uploads-per-identity", server.DefaultMaxArchiveUploadsPerIdentity, "receive at most `N` archives of one client certificate or token at once")
+	fs.DurationVar(&s.limits.UploadTimeout, "upload-timeout", server.DefaultUploadTimeout, "drop an uploaded archive whose statement does not follow within `D` of its first piece")
+	fs.IntVar(&s.limits.TokenGuessesPerAddress, "max-token-guesses-per-address", server.DefaultTokenGuessesPerAddress, "answer 429 to an address (IPv4, or IPv6 /64) for the rest of a minute once it sent `N` wrong bearer tokens in it")
+	fs.IntVar(&s.limits.TokenGuesses, "max-token-guesses", server.DefaultTokenGuesses, "answer 429 to addresses that never presented the right bearer token once all sent `N` wrong ones in a minute")
 	fs.DurationVar(&s.drainTimeout, "drain-timeout", defaultDrainTimeout, "on SIGTERM or SIGINT, let sessions drain for at most `D` before stopping")
 	fs.IntVar(&s.transactions.MaxTransactionSteps, "max-transaction-steps", session.DefaultMaxTransactionSteps, "refuse a transaction step past the `N`th")
 	fs.IntVar(&s.transactions.MaxTransactionBytes, "max-transaction-bytes", session.DefaultMaxTransactionBytes, "refuse a transaction step that takes its queued statement text past `N` bytes")
@@ -121,6 +127,7 @@ func parseServeArgs(o options, args []string) (options, error) {
 	}{
 		{"--handshake-timeout", s.limits.HandshakeTimeout}, {"--idle-timeout", s.limits.IdleTimeout},
 		{"--session-idle-timeout", s.limits.SessionIdleTimeout}, {"--message-timeout", s.limits.MessageTimeout},
+		{"--upload-timeout", s.limits.UploadTimeout},
 	} {
 		if d.v <= 0 {
 			return o, usageErrorf("serve: %s %s: give a positive duration such as 30s", d.flag, d.v)
@@ -128,6 +135,9 @@ func parseServeArgs(o options, args []string) (options, error) {
 	}
 	if s.maxSessions <= 0 || s.limits.MaxSessionsPerIdentity <= 0 || s.maxArchiveUploads <= 0 {
 		return o, usageErrorf("serve: --max-sessions, --max-sessions-per-identity and --max-archive-uploads must be positive")
+	}
+	if s.maxUploadsPerID <= 0 || s.limits.TokenGuessesPerAddress <= 0 || s.limits.TokenGuesses <= 0 {
+		return o, usageErrorf("serve: --max-archive-uploads-per-identity, --max-token-guesses-per-address and --max-token-guesses must be positive")
 	}
 	if t := s.transactions; t.MaxTransactionSteps <= 0 || t.MaxTransactionBytes <= 0 || t.TransactionIdleTimeout <= 0 {
 		return o, usageErrorf("serve: --max-transaction-steps, --max-transaction-bytes and --transaction-idle-timeout must be positive")
@@ -278,6 +288,7 @@ func (m *Main) runServe(ctx context.Context, s *serveOptions) error {
 		Node: member.node, TLS: tc, Insecure: s.insecure, Token: token,
 		Peer: member.peer, Cluster: member.cluster, Logger: logger,
 		MaxSessions: s.maxSessions, Limits: s.limits, MaxArchiveUploads: s.maxArchiveUploads,
+		MaxArchiveUploadsPerIdentity: s.maxUploadsPerID, UploadDir: s.dataDir,
 		Session: s.transactions, Console: s.console, ConsoleLogoutFile: s.consoleLogoutFile(),
 	})
 	if err != nil {
