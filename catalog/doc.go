@@ -1,7 +1,7 @@
 // Package catalog is the replicated catalog: the Raft FSM that holds domain
 // lifecycle state (lifecycle.State), the framing of its snapshots, and the
-// node wrapper that opens an embedded single-node catalog (later, a cluster
-// member) on hashicorp/raft.
+// node wrapper that opens it on hashicorp/raft, either as an embedded single
+// node or as one member of a cluster (Config.Cluster).
 //
 // Using it:
 //
