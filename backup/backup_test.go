@@ -432,6 +432,8 @@ func TestPaths(t *testing.T) {
 
 	_, _, err = Write(filepath.Join(home, "missing", "x.nsplbak"), cluster())
 	require.ErrorIs(t, err, ErrPath)
+	require.ErrorIs(t, err, os.ErrNotExist)
+	require.ErrorContains(t, err, "check the directory exists and is writable")
 	_, _, err = Write(home, cluster())
 	require.ErrorIs(t, err, ErrPath)
 	require.ErrorContains(t, err, "is a directory")

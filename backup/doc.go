@@ -68,10 +68,12 @@
 // # Writing and reading files
 //
 // Write encodes the whole archive in memory and WriteFile (which also
-// writes the bytes a remote client received) writes it to a private 0600
-// temporary file in the destination's directory, fsyncs it, renames it over
-// the destination only when complete and fsyncs the directory, so the
-// destination never holds a partial archive. A leading "~/" expands to the
+// writes the bytes a remote client received) hands it to
+// internal/atomicfile's ReplaceFile, the module's one crash-safe write: a
+// private 0600 temporary file in the destination's directory, fsynced,
+// renamed over the destination only when complete, then the directory
+// fsynced, so the destination never holds a partial archive and a symbolic
+// link there is replaced rather than written through. A leading "~/" expands to the
 // home directory. Write replaces any file; WriteFile without Overwrite
 // replaces only a missing file, an empty one or an older archive
 // (CheckReplace, which follows no symbolic link), refusing anything else

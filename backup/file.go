@@ -5,10 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
+
+	"github.com/nspl-dev/nspl/internal/atomicfile"
 )
 
 // ExpandPath resolves a path as the statements and the CLI take it: a
@@ -64,13 +67,14 @@ func Write(path string, a Archive) (string, int64, error) {
 }
 
 // WriteFile writes the encoded archive b to path (after ExpandPath)
-// crash-safely: to a private 0600 temporary file in the destination's
-// directory, fsynced, renamed over the destination only once complete, then
-// the directory fsynced. The destination never holds a partial archive; on
-// failure the temporary file is removed and an existing destination is left
-// as it was. A directory is never replaced, and without opts.Overwrite
-// neither is a file that is not an nspl archive (CheckReplace). It returns
-// the resolved path. WriteFile does not decode b: callers write only what
+// crash-safely with atomicfile.ReplaceFile: to a private 0600 temporary
+// file in the destination's directory, fsynced, renamed over the
+// destination only once complete, then the directory fsynced. The
+// destination never holds a partial archive; on failure the temporary file
+// is removed and an existing destination is left as it was. A symbolic link
+// at the destination is replaced, never written through. A directory is
+// never replaced, and without opts.Overwrite neither is a file that is not
+// an nspl archive (CheckReplace). It returns the resolved path. WriteFile does not decode b: callers write only what
 // Encode returned or Decode accepted.
 func WriteFile(path string, b []byte, opts WriteOptions) (string, error) {
 	dest, err := ExpandPath(path)
@@ -84,36 +88,12 @@ func WriteFile(path string, b []byte, opts WriteOptions) (string, error) {
 	} else if err := CheckReplace(dest); err != nil {
 		return dest, err
 	}
-	dir := filepath.Dir(dest)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(dest)+".tmp-*")
-	if err != nil {
-		return dest, fmt.Errorf("%w: cannot create a file in '%s': %v; check the directory exists and is writable", ErrPath, dir, err)
-	}
-	done := false
-	defer func() {
-		if !done {
-			_ = tmp.Close()
-			_ = os.Remove(tmp.Name())
+	if err := atomicfile.ReplaceFile(dest, b, 0o600); err != nil {
+		hint := ""
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
+			hint = "; check the directory exists and is writable"
 		}
-	}()
-	if err := tmp.Chmod(0o600); err != nil {
-		return dest, fmt.Errorf("%w: chmod '%s': %v", ErrPath, tmp.Name(), err)
-	}
-	if _, err := tmp.Write(b); err != nil {
-		return dest, fmt.Errorf("%w: write '%s': %v", ErrPath, tmp.Name(), err)
-	}
-	if err := tmp.Sync(); err != nil {
-		return dest, fmt.Errorf("%w: fsync '%s': %v", ErrPath, tmp.Name(), err)
-	}
-	if err := tmp.Close(); err != nil {
-		return dest, fmt.Errorf("%w: close '%s': %v", ErrPath, tmp.Name(), err)
-	}
-	if err := os.Rename(tmp.Name(), dest); err != nil {
-		return dest, fmt.Errorf("%w: rename to '%s': %v", ErrPath, dest, err)
-	}
-	done = true
-	if err := syncDir(dir); err != nil {
-		return dest, fmt.Errorf("%w: the archive '%s' is complete but fsync of its directory failed: %v", ErrPath, dest, err)
+		return dest, fmt.Errorf("%w: writing '%s': %w%s", ErrPath, dest, err, hint)
 	}
 	return dest, nil
 }
@@ -165,15 +145,6 @@ func isArchiveHeader(block []byte) bool {
 	name := entryPrefix + manifestName
 	return len(block) == blockSize && bytes.HasPrefix(block, []byte(name+"\x00")) &&
 		bytes.HasPrefix(block[magicAt:], []byte("ustar"))
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }
 
 // Read reads the archive at path (ReadFile) and verifies it (Decode). It
