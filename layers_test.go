@@ -151,6 +151,24 @@ func TestRemoteClientLinksNoRaftNode(t *testing.T) {
 	}
 }
 
+// TestClusterLinksNoSession holds the seam between a cluster member and the
+// sessions served on it: cluster's dependency closure, as the go command
+// resolves it for this platform, contains neither session nor server. What
+// the two share (the SHOW CLUSTER STATUS rows among it) lives in wire, the
+// vocabulary both speak; a session reaches the cluster only through the
+// status source it is handed.
+func TestClusterLinksNoSession(t *testing.T) {
+	module := modulePath(t)
+	deps := linked(t, "./cluster")
+	require.Contains(t, deps, module+"/cluster", "go list listed no cluster package")
+	for _, dep := range deps {
+		for _, banned := range []string{module + "/session", module + "/server"} {
+			require.Falsef(t, dep == banned || strings.HasPrefix(dep, banned+"/"),
+				"cluster links %s; a cluster member must not depend on the sessions served on it", dep)
+		}
+	}
+}
+
 // TestAttachmentsStayOffTheInterconnect holds that a clock attachment adds
 // no interconnect traffic. The packages that hold attachments, session and
 // server, link nothing that talks to a peer or to consensus (interconnect,

@@ -6,7 +6,6 @@ import (
 
 	"github.com/nspl-dev/nspl/catalog"
 	"github.com/nspl-dev/nspl/lifecycle"
-	"github.com/nspl-dev/nspl/session"
 	"github.com/nspl-dev/nspl/wire"
 )
 
@@ -133,7 +132,7 @@ func (st ClusterStatus) Wire() wire.ClusterStatus {
 		if d.Running {
 			status = lifecycle.Running
 		}
-		out.Domains = append(out.Domains, session.ClusterDomain(d.Name, status, d.Generation, d.Authority, d.ClockFailure))
+		out.Domains = append(out.Domains, wire.NewClusterDomain(d.Name, status.String(), d.Generation, wire.ClusterAuthority(d.Authority), d.ClockFailure))
 	}
 	return out
 }

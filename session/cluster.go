@@ -8,19 +8,6 @@ import (
 	"github.com/nspl-dev/nspl/wire"
 )
 
-// ClusterDomain is one paced domain's row of SHOW CLUSTER STATUS: the one
-// place a domain's lifecycle status, authority fence and clock failure
-// (nil when none) become wire's plain values, for an embedded node and a
-// cluster member alike.
-func ClusterDomain(name string, status lifecycle.Status, generation uint64, authority lifecycle.AuthorityFence, failure *wire.ClockFailure) wire.ClusterDomain {
-	d := wire.ClusterDomain{Name: name, Status: status.String(), Generation: generation,
-		Authority: wire.ClusterAuthority{Node: authority.Node, Incarnation: authority.Incarnation, Revision: authority.Revision}}
-	if failure != nil {
-		d.ClockFailure = failure.Message
-	}
-	return d
-}
-
 // ClusterStatusSource returns the status SHOW CLUSTER STATUS shows.
 type ClusterStatusSource func(ctx context.Context) (wire.ClusterStatus, error)
 
@@ -49,7 +36,7 @@ func (s *Session) embeddedClusterStatus() wire.ClusterStatus {
 	}}}
 	for _, d := range s.node.Domains() {
 		if d.Pace == lifecycle.Paced {
-			st.Domains = append(st.Domains, ClusterDomain(d.Name, d.Status, d.Generation, d.Authority, s.clockFailure(d)))
+			st.Domains = append(st.Domains, wire.NewClusterDomain(d.Name, d.Status.String(), d.Generation, wire.ClusterAuthority(d.Authority), s.clockFailure(d)))
 		}
 	}
 	return st

@@ -52,8 +52,8 @@ func TestShowClusterStatusSource(t *testing.T) {
 				{Name: "n1", Incarnation: 3, Voter: true, Leader: true, Available: true, Revision: 9},
 			},
 			Domains: []wire.ClusterDomain{
-				ClusterDomain("zeta", lifecycle.Running, 2, lifecycle.AuthorityFence{Revision: 5}, nil),
-				ClusterDomain("alpha", lifecycle.Running, 1, lifecycle.AuthorityFence{Node: "n1", Incarnation: 3, Revision: 2},
+				wire.NewClusterDomain("zeta", lifecycle.Running.String(), 2, wire.ClusterAuthority(lifecycle.AuthorityFence{Revision: 5}), nil),
+				wire.NewClusterDomain("alpha", lifecycle.Running.String(), 1, wire.ClusterAuthority(lifecycle.AuthorityFence{Node: "n1", Incarnation: 3, Revision: 2}),
 					&wire.ClockFailure{Domain: "alpha", Generation: 1, Message: "the report"}),
 			},
 		}, message: "2 nodes, 1 available", rows: [][]string{

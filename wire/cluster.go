@@ -38,6 +38,22 @@ type ClusterDomain struct {
 	ClockFailure string
 }
 
+// NewClusterDomain returns one paced domain's row of SHOW CLUSTER STATUS:
+// the one place a domain's status word, authority fence and clock failure
+// (nil when none) become these plain values, for an embedded node and a
+// cluster member alike. status is the lifecycle status word
+// (lifecycle.Status's String); a lifecycle.AuthorityFence converts to
+// ClusterAuthority directly, their fields being the same. It lives here,
+// in the vocabulary both the session and the cluster already speak, so
+// that neither has to import the other for it.
+func NewClusterDomain(name, status string, generation uint64, authority ClusterAuthority, failure *ClockFailure) ClusterDomain {
+	d := ClusterDomain{Name: name, Status: status, Generation: generation, Authority: authority}
+	if failure != nil {
+		d.ClockFailure = failure.Message
+	}
+	return d
+}
+
 // ClusterAuthority is a paced domain's committed authority fence: the node
 // incarnation allowed to produce its ticks and the revision that assigned
 // it. Node is empty while unassigned; the paced clock is then unavailable
