@@ -18,6 +18,7 @@ import (
 
 	"github.com/nspl-dev/nspl/grammar"
 	"github.com/nspl-dev/nspl/lifecycle"
+	"github.com/nspl-dev/nspl/pki"
 	"github.com/nspl-dev/nspl/planner"
 	"github.com/nspl-dev/nspl/runtime/timesource"
 	"github.com/nspl-dev/nspl/session"
@@ -279,19 +280,17 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 	return c, nil
 }
 
-// newTransport returns an HTTP/2-only transport: TLS with h2 forced on, or
-// unencrypted HTTP/2 with prior knowledge for a loopback http:// URL.
+// newTransport returns an HTTP/2-only transport under pki's client policy
+// (pki.HTTP2Only): TLS with h2 forced on, or unencrypted HTTP/2 with prior
+// knowledge for a loopback http:// URL.
 func newTransport(tc *tls.Config, plain bool) *http.Transport {
 	tr := &http.Transport{
 		ForceAttemptHTTP2:   true,
 		TLSHandshakeTimeout: 10 * time.Second,
 		IdleConnTimeout:     90 * time.Second,
+		Protocols:           pki.HTTP2Only(plain),
 	}
-	var p http.Protocols
-	if plain {
-		p.SetUnencryptedHTTP2(true)
-	} else {
-		p.SetHTTP2(true)
+	if !plain {
 		if tc != nil {
 			tc = tc.Clone()
 			if tc.MinVersion < tls.VersionTLS12 {
@@ -300,7 +299,6 @@ func newTransport(tc *tls.Config, plain bool) *http.Transport {
 		}
 		tr.TLSClientConfig = tc
 	}
-	tr.Protocols = &p
 	return tr
 }
 

@@ -16,8 +16,6 @@ import (
 	"github.com/nspl-dev/nspl/pki"
 	"github.com/nspl-dev/nspl/runtime"
 	"github.com/nspl-dev/nspl/runtime/timesource"
-
-	"golang.org/x/net/http2"
 )
 
 // Member is one running cluster member. All methods are safe for
@@ -27,7 +25,7 @@ type Member struct {
 	logger    *slog.Logger
 	src       timesource.Source
 	avail     *Availability
-	transport *http2.Transport
+	transport *http.Transport
 	client    *interconnect.Client
 	delivery  *interconnect.Delivery
 	watch     *interconnect.InstalledWatch // the peers' installed streams

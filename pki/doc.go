@@ -24,8 +24,14 @@
 //	err = pki.WriteCertificate(pki.NodeCertPath(dir, "n1"), pki.NodeKeyPath(dir, "n1"), node)
 //	m, err := pki.LoadNode(dir, "n1")
 //	srv := &http.Server{TLSConfig: m.ServerConfig(pki.ServerOptions{})}
-//	tr := m.Transport()              // HTTP/2 client transport (x/net http2)
+//	tr := m.Transport()              // HTTP/2-only net/http transport to peers
 //	name, err := pki.PeerName(*r.TLS) // the node that sent request r
+//
+// It also states the module's one HTTP/2 client policy (transport.go):
+// every HTTP client nspl builds, the peers' Transport here and the remote
+// client's, is net/http's Transport with its Protocols set by HTTP2Only,
+// HTTP/2 over TLS or, for a loopback http:// URL, unencrypted HTTP/2 with
+// prior knowledge, and never HTTP/1.
 //
 // This package never reads the wall clock: issuing takes the time in
 // Options. It is meant for development and test clusters; an operator with

@@ -1,15 +1,10 @@
 package pki
 
 import (
-	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
-	"net"
 	"slices"
-	"time"
-
-	"golang.org/x/net/http2"
 )
 
 // ServerOptions choose who a server config admits.
@@ -96,49 +91,6 @@ func (m *Material) ClientConfig(serverName, node string) *tls.Config {
 		cfg.Certificates = []tls.Certificate{m.Certificate}
 	}
 	return cfg
-}
-
-// Transport returns an HTTP/2-only client transport over
-// ClientConfig("", "") with bounded dial, handshake and idle timeouts. It
-// is x/net's http2.Transport rather than net/http's, whose retry of a
-// request on a connection that became unusable rewinds the body the
-// abandoned attempt may still be writing (golang/go#41234); this one
-// retries with a fresh body from the request's GetBody.
-func (m *Material) Transport() *http2.Transport {
-	return &http2.Transport{
-		TLSClientConfig: m.ClientConfig("", ""),
-		DialTLSContext:  dialTLS,
-		IdleConnTimeout: 90 * time.Second,
-		ReadIdleTimeout: 15 * time.Second,
-		PingTimeout:     5 * time.Second,
-	}
-}
-
-// Bounds of one peer connection's set-up.
-const (
-	dialTimeout      = 2 * time.Second
-	handshakeTimeout = 2 * time.Second
-)
-
-// dialTLS dials addr and completes the TLS handshake, each within its own
-// bound, and insists on h2.
-func dialTLS(ctx context.Context, network, addr string, cfg *tls.Config) (net.Conn, error) {
-	raw, err := (&net.Dialer{Timeout: dialTimeout, KeepAlive: 15 * time.Second}).DialContext(ctx, network, addr)
-	if err != nil {
-		return nil, err
-	}
-	hctx, cancel := context.WithTimeout(ctx, handshakeTimeout)
-	defer cancel()
-	conn := tls.Client(raw, cfg)
-	if err := conn.HandshakeContext(hctx); err != nil {
-		_ = raw.Close()
-		return nil, err
-	}
-	if p := conn.ConnectionState().NegotiatedProtocol; p != http2.NextProtoTLS {
-		_ = conn.Close()
-		return nil, fmt.Errorf("pki: %s negotiated %q, not h2", addr, p)
-	}
-	return conn, nil
 }
 
 // PeerIdentity returns the nspl identity of the verified peer certificate
