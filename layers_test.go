@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -209,8 +208,8 @@ func TestAttachmentsStayOffTheInterconnect(t *testing.T) {
 // platform.
 func linked(t *testing.T, pkg string) []string {
 	t.Helper()
-	goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
-	out, err := exec.Command(goTool, "list", "-deps", pkg).CombinedOutput()
+	// go test puts the go command that runs it first on the test's PATH.
+	out, err := exec.Command("go", "list", "-deps", pkg).CombinedOutput()
 	require.NoErrorf(t, err, "go list -deps %s: %s", pkg, out)
 	return strings.Fields(string(out))
 }

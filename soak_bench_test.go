@@ -26,7 +26,7 @@ func BenchmarkSoakFastPacedClock(b *testing.B) {
 		require.NoError(b, err)
 		sess, err := eng.NewSession()
 		require.NoError(b, err)
-		_, err = sess.Exec(ctx, "CREATE PACED DOMAIN soak WITH PERIOD 1ms SKEW 0s; USE soak; START AT NOW TIME RATE 1000; ATTACH DOMAIN CLOCK;")
+		_, err = sess.ExecText(ctx, "CREATE PACED DOMAIN soak WITH PERIOD 1ms SKEW 0s; USE soak; START AT NOW TIME RATE 1000; ATTACH DOMAIN CLOCK;")
 		require.NoError(b, err)
 		received := make(chan uint64, 1)
 		go func() {

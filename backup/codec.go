@@ -250,7 +250,7 @@ func Decode(b []byte) (Archive, error) {
 		if err := strict(e.data, &w); err != nil {
 			return Archive{}, fail(e.name, "decode", ErrCorrupt, "%v", err)
 		}
-		if check, err, detail := checkRecord(w); check != "" {
+		if check, detail, err := checkRecord(w); check != "" {
 			return Archive{}, fail(e.name, check, err, "%s", detail)
 		}
 		if i > 0 && w.Name <= a.Domains[i-1].Record.Name {

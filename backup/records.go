@@ -101,11 +101,11 @@ func fromRecord(w domainV1) Domain {
 }
 
 // checkRecord checks the invariants of one domain section. It returns the
-// name of the failed check, the sentinel and a detail, or "" when the
+// name of the failed check, a detail and the sentinel, or "" when the
 // record is sound.
-func checkRecord(w domainV1) (check string, err error, detail string) {
-	bad := func(check, format string, args ...any) (string, error, string) {
-		return check, ErrCorrupt, fmt.Sprintf(format, args...)
+func checkRecord(w domainV1) (check, detail string, err error) {
+	bad := func(check, format string, args ...any) (string, string, error) {
+		return check, fmt.Sprintf(format, args...), ErrCorrupt
 	}
 	if stored, perr := grammar.ParseName(w.Name); perr != nil || stored != w.Name {
 		return bad("name", "domain name %q is not a stored domain name", w.Name)
@@ -133,7 +133,7 @@ func checkRecord(w domainV1) (check string, err error, detail string) {
 	pacedRunning := w.Pace == lifecycle.Paced && w.Status == lifecycle.Running
 	switch {
 	case pacedRunning && w.Mapping == nil:
-		return "mapping", ErrMissingMapping, fmt.Sprintf("domain '%s' is paced and running at generation %d but its record has no mapping", w.Name, w.Generation)
+		return "mapping", fmt.Sprintf("domain '%s' is paced and running at generation %d but its record has no mapping", w.Name, w.Generation), ErrMissingMapping
 	case !pacedRunning && w.Mapping != nil:
 		return bad("mapping", "domain '%s' has a mapping but is not paced and running", w.Name)
 	case w.Mapping != nil && (clock.Mapping{WallStartedAt: w.Mapping.WallStartedAt, LogicalStart: w.Mapping.LogicalStart, Rate: w.Mapping.Rate}) != w.StartPoint.Mapping():
@@ -145,7 +145,7 @@ func checkRecord(w domainV1) (check string, err error, detail string) {
 	if w.LogicalNow != nil && w.Status != lifecycle.Running {
 		return bad("logical_now", "domain '%s' is stopped but has a clock reading", w.Name)
 	}
-	return "", nil, ""
+	return "", "", nil
 }
 
 // checkArchive checks what Encode needs of an Archive.
@@ -165,7 +165,7 @@ func checkArchive(a Archive) error {
 			return fmt.Errorf("%w: domain '%s' appears twice", ErrInvalidArchive, d.Record.Name)
 		}
 		seen[d.Record.Name] = struct{}{}
-		if check, err, detail := checkRecord(toRecord(d)); check != "" {
+		if check, detail, err := checkRecord(toRecord(d)); check != "" {
 			return fmt.Errorf("%w: check %s: %s", errors.Join(ErrInvalidArchive, err), check, detail)
 		}
 	}

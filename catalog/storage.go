@@ -11,6 +11,7 @@ import (
 	"github.com/hashicorp/raft"
 	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
 	"go.etcd.io/bbolt"
+	bolterrors "go.etcd.io/bbolt/errors"
 )
 
 // Layout of a data directory. The catalog keeps everything under one
@@ -67,7 +68,7 @@ func openStores(dataDir string, logger hclog.Logger) (*stores, error) {
 		BoltOptions: &bbolt.Options{Timeout: dataDirLockTimeout},
 	})
 	if err != nil {
-		if errors.Is(err, bbolt.ErrTimeout) {
+		if errors.Is(err, bolterrors.ErrTimeout) {
 			return nil, fmt.Errorf("%w: %q is locked by another process; stop that node or choose another --data-dir", ErrDataDir, dbPath)
 		}
 		return nil, fmt.Errorf("%w: open %q: %w", ErrDataDir, dbPath, err)

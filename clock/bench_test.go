@@ -9,7 +9,6 @@ import (
 var (
 	sinkInt64  int64
 	sinkUint64 uint64
-	sinkBool   bool
 	sinkInt    int
 )
 

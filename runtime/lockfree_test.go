@@ -45,12 +45,6 @@ func (s *stallSource) stall(n int64) (held <-chan struct{}, release func()) {
 	return s.stallAt(n, false)
 }
 
-// stallAfter is stall for a call that waits once it has read, so that it
-// returns the reading it took before it waited.
-func (s *stallSource) stallAfter(n int64) (held <-chan struct{}, release func()) {
-	return s.stallAt(n, true)
-}
-
 func (s *stallSource) stallAt(n int64, after bool) (<-chan struct{}, func()) {
 	p := &stallPoint{at: n, after: after, held: make(chan struct{}), free: make(chan struct{})}
 	s.calls.Store(0)
