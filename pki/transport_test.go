@@ -79,13 +79,24 @@ func TestTransportRetriesAfterGoAwayWithAFreshBody(t *testing.T) {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		goAwaySent <- goAwayFirst(ln, n1.PeerServerConfig())
+		c, err := ln.Accept()
+		if err != nil {
+			goAwaySent <- err
+			return
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			goAwayOn(c, n1.PeerServerConfig(), goAwaySent)
+		}()
 		if err := srv.ServeTLS(ln, "", ""); !errors.Is(err, http.ErrServerClosed) {
 			t.Errorf("serve: %v", err)
 		}
+		_ = c.Close() // ends goAwayOn's wait if the client has not closed it
 	}()
 	defer func() {
 		require.NoError(t, srv.Close())
+		_ = ln.Close() // in case nothing was accepted and ServeTLS never ran
 		wg.Wait()
 	}()
 
@@ -107,45 +118,43 @@ func TestTransportRetriesAfterGoAwayWithAFreshBody(t *testing.T) {
 	require.Equal(t, int32(1), handled.Load(), "only the retry was processed")
 }
 
-// goAwayFirst accepts one connection from ln, completes its TLS and HTTP/2
-// preface, waits for the first request's HEADERS and answers GOAWAY naming
-// no stream as processed, then holds the connection until the client
-// closes it (which it does once it has no stream left on it).
-func goAwayFirst(ln net.Listener, cfg *tls.Config) error {
-	raw, err := ln.Accept()
-	if err != nil {
-		return err
-	}
+// goAwayOn completes raw's TLS and HTTP/2 preface as a server, waits for
+// the first request's HEADERS and answers GOAWAY naming no stream as
+// processed, sending the outcome on done; then it holds the connection
+// until the client closes it (which it does once no stream is left on it)
+// or the test does.
+func goAwayOn(raw net.Conn, cfg *tls.Config, done chan<- error) {
 	defer raw.Close()
 	cfg = cfg.Clone()
 	cfg.NextProtos = []string{"h2"}
 	conn := tls.Server(raw, cfg)
-	if err := conn.Handshake(); err != nil {
-		return err
-	}
-	preface := make([]byte, len(http2.ClientPreface))
-	if _, err := io.ReadFull(conn, preface); err != nil {
-		return err
-	}
-	if string(preface) != http2.ClientPreface {
-		return errors.New("no HTTP/2 client preface")
-	}
-	fr := http2.NewFramer(conn, conn)
-	if err := fr.WriteSettings(); err != nil {
-		return err
-	}
-	for {
-		f, err := fr.ReadFrame()
-		if err != nil {
+	err := func() error {
+		if err := conn.Handshake(); err != nil {
 			return err
 		}
-		if _, ok := f.(*http2.HeadersFrame); ok {
-			break
+		preface := make([]byte, len(http2.ClientPreface))
+		if _, err := io.ReadFull(conn, preface); err != nil {
+			return err
 		}
+		if string(preface) != http2.ClientPreface {
+			return errors.New("no HTTP/2 client preface")
+		}
+		fr := http2.NewFramer(conn, conn)
+		if err := fr.WriteSettings(); err != nil {
+			return err
+		}
+		for {
+			f, err := fr.ReadFrame()
+			if err != nil {
+				return err
+			}
+			if _, ok := f.(*http2.HeadersFrame); ok {
+				return fr.WriteGoAway(0, http2.ErrCodeNo, nil)
+			}
+		}
+	}()
+	done <- err
+	if err == nil {
+		_, _ = io.Copy(io.Discard, conn)
 	}
-	if err := fr.WriteGoAway(0, http2.ErrCodeNo, nil); err != nil {
-		return err
-	}
-	_, _ = io.Copy(io.Discard, conn)
-	return nil
 }
