@@ -60,6 +60,7 @@ type Main struct {
 // the shell's output lock, since the client reports from inside a running
 // statement's request.
 func (m *Main) notice(line string) {
+	line = termSafe(line) // it names the node a server says it is
 	m.noticeMu.Lock()
 	to := m.noticeTo
 	m.noticeMu.Unlock()
