@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +14,8 @@ import (
 
 	"github.com/nspl-dev/nspl/backup"
 	"github.com/nspl-dev/nspl/lifecycle"
+	"github.com/nspl-dev/nspl/node"
+	"github.com/nspl-dev/nspl/server"
 	"github.com/nspl-dev/nspl/session"
 	"github.com/nspl-dev/nspl/wire"
 )
@@ -82,8 +86,8 @@ func FuzzTermSafe(f *testing.F) {
 // TestArchiveTextIsEscaped reads an archive whose manifest names its
 // capturing node with a title change, a screen clear and a forged line:
 // DESCRIBE BACKUP on an embedded node prints the name with its controls
-// escaped (JSON escapes it its own way; the remote path is the hostile
-// node's script).
+// escaped (JSON escapes it its own way), and so does a remote shell
+// uploading the archive to a node.
 func TestArchiveTextIsEscaped(t *testing.T) {
 	b, err := backup.Encode(backup.Archive{Version: backup.Version, CapturedAt: 1, Scope: backup.ScopeCluster,
 		Node: hostileText, CatalogRevision: 1,
@@ -91,14 +95,22 @@ func TestArchiveTextIsEscaped(t *testing.T) {
 	require.NoError(t, err)
 	path := filepath.Join(t.TempDir(), "hostile.nsplbak")
 	require.NoError(t, os.WriteFile(path, b, 0o600))
-	for format, want := range map[string]string{
-		"table": `n1\x1b]0;pwned\a\x1b[2J\nnspl: forged line`,
-		"json":  `n1\u001b]0;pwned\u0007\u001b[2J\nnspl: forged line`,
+	url := serveInsecureNode(t)
+	for _, tc := range []struct{ name, format, want string }{
+		{"embedded table", "table", `n1\x1b]0;pwned\a\x1b[2J\nnspl: forged line`},
+		{"embedded json", "json", `n1\u001b]0;pwned\u0007\u001b[2J\nnspl: forged line`},
+		{"remote table", "table", `n1\x1b]0;pwned\a\x1b[2J\nnspl: forged line`},
+		{"remote json", "json", `n1\u001b]0;pwned\u0007\u001b[2J\nnspl: forged line`},
 	} {
-		t.Run(format, func(t *testing.T) {
+		t.Run(tc.name, func(t *testing.T) {
+			format, want := tc.format, tc.want
+			args := []string{"--format", format, "-c", "DESCRIBE BACKUP '" + path + "';"}
+			if strings.HasPrefix(tc.name, "remote") {
+				args = append([]string{"--connect", url}, args...)
+			}
 			var out, errOut strings.Builder
 			m := &Main{Stdout: &out, Stderr: &errOut}
-			require.NoError(t, m.Run(context.Background(), []string{"--format", format, "-c", "DESCRIBE BACKUP '" + path + "';"}))
+			require.NoError(t, m.Run(context.Background(), args), errOut.String())
 			require.NotContains(t, out.String(), "\x1b")
 			require.NotContains(t, out.String(), "\x07")
 			require.NotContains(t, out.String(), "\nnspl: forged line")
@@ -115,8 +127,36 @@ func TestShellTextIsEscaped(t *testing.T) {
 	require.Equal(t, "nspl[`"+want+"`]> ", promptFor(hostileText, false))
 	ev := session.ClockEvent{Kind: session.EventError, Domain: hostileText, Failure: &wire.ClockFailure{Message: hostileText}}
 	require.Equal(t, "[clock `"+want+"`] error: "+want, shellEventLine(ev))
+	line := clockEventLine(ev, formatTable)
+	require.NotContains(t, line, "\x1b")
+	require.NotContains(t, line, "\n")
+	require.Contains(t, line, want)
 	var errOut strings.Builder
 	m := &Main{Stderr: &errOut}
 	m.notice("reconnected to node " + hostileText)
 	require.Equal(t, "reconnected to node "+want+"\n", errOut.String())
+}
+
+// serveInsecureNode serves an in-memory node over plain HTTP on loopback
+// until the test ends and returns its URL.
+func serveInsecureNode(t *testing.T) string {
+	t.Helper()
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	n, err := node.Open(context.Background(), node.Config{Logger: logger, RaftLogLevel: slog.LevelError})
+	require.NoError(t, err)
+	srv, err := server.New(server.Config{Node: n, Insecure: true, Logger: logger})
+	require.NoError(t, err)
+	ln, err := srv.Listen("127.0.0.1:0")
+	require.NoError(t, err)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = srv.Serve(ln)
+	}()
+	t.Cleanup(func() {
+		require.NoError(t, srv.Close())
+		<-done
+		require.NoError(t, n.Close())
+	})
+	return "http://" + ln.Addr().String()
 }
