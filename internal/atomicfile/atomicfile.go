@@ -17,14 +17,13 @@ import (
 
 // WriteFile writes data to path through a temporary file in the same
 // directory that is given mode perm, written, fsynced and renamed over
-// path; then the directory is fsynced so the rename survives a crash. When
-// path is a symbolic link, the file it resolves to is replaced and the link
-// is kept. On failure the temporary file is removed and path is left as it
-// was. Errors name the step that failed.
+// path; then the directory is fsynced so the rename survives a crash. It
+// follows no symbolic link: when path is one, the link itself is replaced
+// by the new regular file and the file it pointed to is untouched (rename
+// acts on the name, never on what a link at it names), so a link planted at
+// path cannot direct the write elsewhere. On failure the temporary file is
+// removed and path is left as it was. Errors name the step that failed.
 func WriteFile(path string, data []byte, perm fs.FileMode) (err error) {
-	if resolved, rerr := filepath.EvalSymlinks(path); rerr == nil {
-		path = resolved
-	}
 	dir := filepath.Dir(path)
 	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
 	if err != nil {

@@ -35,7 +35,10 @@ func TestWriteFile(t *testing.T) {
 	}
 }
 
-func TestWriteFileKeepsSymlink(t *testing.T) {
+// TestWriteFileReplacesALinkNotItsTarget holds that a write follows no
+// link: the link at path becomes the new file and its target keeps its
+// contents.
+func TestWriteFileReplacesALinkNotItsTarget(t *testing.T) {
 	dir := t.TempDir()
 	target := filepath.Join(dir, "target.nspl")
 	link := filepath.Join(dir, "link.nspl")
@@ -44,10 +47,13 @@ func TestWriteFileKeepsSymlink(t *testing.T) {
 	require.NoError(t, WriteFile(link, []byte("new\n"), 0o644))
 	fi, err := os.Lstat(link)
 	require.NoError(t, err)
-	require.NotZero(t, fi.Mode()&os.ModeSymlink, "the link is still a link")
-	b, err := os.ReadFile(target)
+	require.True(t, fi.Mode().IsRegular(), "the link was replaced by a regular file")
+	b, err := os.ReadFile(link)
 	require.NoError(t, err)
 	require.Equal(t, "new\n", string(b))
+	b, err = os.ReadFile(target)
+	require.NoError(t, err)
+	require.Equal(t, "old\n", string(b), "the link's target is untouched")
 }
 
 func TestWriteFileFailureLeavesFile(t *testing.T) {
