@@ -3,6 +3,7 @@ package catalog
 import (
 	"context"
 	"errors"
+	"sync"
 	"time"
 
 	"github.com/hashicorp/raft"
@@ -111,10 +112,54 @@ func (n *Node) leaderWork(ctx context.Context, voters *voterCache) bool {
 	if n.raft.State() != raft.Leader {
 		return false
 	}
+	rev := n.Revision()
 	if term := n.raft.CurrentTerm(); n.confirmedTerm.Load() != term && !n.confirm(ctx, term) {
 		return false
 	}
-	return n.reconcile(ctx, voters)
+	if !n.reconcile(ctx, voters) {
+		return false
+	}
+	n.reconciled.advance(rev)
+	return true
+}
+
+// Reconciled returns the newest catalog revision this node's loop has, as
+// the leader, confirmed its term and reconciled every authority against
+// (zero until it has, and it stays where it was once the node stops
+// leading), and a channel closed when that revision next moves. A pass
+// that reconciled against revision r has also committed everything the
+// passes before it proposed, so a caller that waits for a revision at or
+// after one it wrote knows that nothing this leader was going to do about
+// that write is still under way.
+func (n *Node) Reconciled() (uint64, <-chan struct{}) { return n.reconciled.load() }
+
+// reconciledMark is Reconciled's revision and its change channel.
+type reconciledMark struct {
+	mu      sync.Mutex
+	rev     uint64
+	changed chan struct{}
+}
+
+func (m *reconciledMark) load() (uint64, <-chan struct{}) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.changed == nil {
+		m.changed = make(chan struct{})
+	}
+	return m.rev, m.changed
+}
+
+func (m *reconciledMark) advance(rev uint64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if rev <= m.rev && m.rev != 0 {
+		return
+	}
+	m.rev = rev
+	if m.changed != nil {
+		close(m.changed)
+	}
+	m.changed = make(chan struct{})
 }
 
 // confirm commits this incarnation's registration in term and, when it

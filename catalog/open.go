@@ -45,6 +45,7 @@ type Node struct {
 	// writes are admitted only while it equals the current term.
 	confirmedTerm atomic.Uint64
 	registered    chan struct{} // closed once this incarnation is committed
+	reconciled    reconciledMark
 	registerOnce  sync.Once
 	requestPrefix string        // NewRequestID's name and incarnation part
 	requestSeq    atomic.Uint64 // the sequence part of NewRequestID
