@@ -37,7 +37,13 @@
 // without a token only, anyone. A node certificate is refused. The two
 // state-changing POSTs also need the caller's CSRF token (the X-CSRF-Token
 // header or a csrf form field) and a same-origin request (Sec-Fetch-Site,
-// or Origin where a browser sends no Sec-Fetch-Site).
+// or Origin where a browser sends no Sec-Fetch-Site). The event streams
+// and whoami need a same-origin request too, whoever the caller is: a
+// browser presents its client certificate to any site's request, so a
+// certificate is no sign that the console's own page asked. Against DNS
+// rebinding, which makes another site's page same-origin with a loopback
+// listener, the server answers such a listener only under a loopback Host
+// or a configured name (server's hosts.go, nspl serve --allowed-host).
 //
 // # Logins
 //
