@@ -70,7 +70,11 @@
 // per-identity share, and ends when the server drains or closes, when the
 // login ends, or when a heartbeat (every HeartbeatInterval) cannot be
 // written. A login holds at most MaxReplSessions statement sessions; a
-// submission is at most MaxStatementBytes. Nothing a browser sends names a
+// submission is at most MaxStatementBytes of text, runs at most
+// MaxSubmissionStatements statements and answers at most MaxReplyBytes of
+// outcomes, each written to the answer (and the stream) as its statement
+// is answered; a submission stopped at a bound ends with a "cut" that
+// names the statement, its position and the bound (submission.go). Nothing a browser sends names a
 // file on the server: BACKUP, RESTORE and DESCRIBE BACKUP are refused with
 // ErrArchiveNotServed.
 //
