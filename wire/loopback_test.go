@@ -105,6 +105,11 @@ func FuzzHostAllowed(f *testing.F) {
 		if LoopbackHost(host) {
 			require.True(t, ok)
 		}
+		if ValidateAllowedHost(host) == nil && !strings.Contains(host, ":") {
+			// A name that may be configured is then answered, with a port too.
+			require.True(t, HostAllowed(host, []string{host}), "%q", host)
+			require.True(t, HostAllowed(host+":8001", []string{strings.ToUpper(host)}), "%q", host)
+		}
 		if ok {
 			require.False(t, HostAllowed(host+".evil.example", names), "%q", host)
 			require.NotContains(t, host, "/")
