@@ -113,6 +113,9 @@ type Node struct {
 	installMu    sync.Mutex
 	ready        bool   // Open has installed the caught-up state
 	installedRev uint64 // newest catalog revision installed
+	// installs counts the domain installations and removals the node
+	// made, so a test can hold a commit to the domains it changed.
+	installs atomic.Uint64
 
 	// counter is the installation counter watch.
 	counterMu   sync.Mutex
