@@ -98,7 +98,8 @@ func (f *changeFeed) subscribe() *Subscription { return f.subscribeWhen(nil) }
 
 // subscribeWhen is subscribe for a subscriber that needs only the changes
 // wants reports true for (and every restore): the others are not offered,
-// so they do not wake it. wants runs on the apply goroutine for every
+// so they do not wake it, and their domains are not carried into the next
+// change it is offered. wants runs on the apply goroutine for every
 // change and must be fast and must not block; nil wants every change.
 func (f *changeFeed) subscribeWhen(wants func(Change) bool) *Subscription {
 	s := &Subscription{feed: f, ch: make(chan Change, 1), wants: wants}
