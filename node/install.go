@@ -38,16 +38,16 @@ func (n *Node) installLocked(s *lifecycle.State) {
 		return
 	}
 	n.installedRev = rev
-	present := make(map[string]struct{})
-	for _, d := range s.Domains() {
-		present[d.Name] = struct{}{}
-		n.installOneLocked(d, rev)
-	}
 	for _, name := range n.registry.Domains() {
-		if _, ok := present[name]; !ok {
+		if _, ok := s.Domain(name); !ok {
 			n.removeOneLocked(name)
 		}
 	}
+	n.registry.Reserve(s.Len())
+	s.Range(func(d lifecycle.Domain) bool {
+		n.installOneLocked(d, rev)
+		return true
+	})
 	if n.ready {
 		n.producers.installedRevision(rev, nil, true)
 	}

@@ -125,3 +125,26 @@ func TestRestoredChangeInstallsTheWholeCatalog(t *testing.T) {
 	n.onChange(catalog.Change{Revision: restored.Revision(), State: restored, Domains: []string{"kept"}})
 	require.Equal(t, []string{"came", "kept"}, n.registry.Domains())
 }
+
+// TestReopenInstallsTheCatalogOnce reopens a data directory whose catalog
+// a snapshot holds: the snapshot's restore installs every domain once, and
+// Open, finding the registry caught up, does not install them again.
+func TestReopenInstallsTheCatalogOnce(t *testing.T) {
+	const domains = 40
+	dir := t.TempDir()
+	fake := timesource.NewFake(t0)
+	n := openNode(t, fake, dir)
+	ctx := context.Background()
+	for i := range domains {
+		_, err := n.CreateDomain(ctx, paced(fmt.Sprintf("d%02d", i), time.Hour, 0))
+		require.NoError(t, err)
+	}
+	require.NoError(t, n.catalog.Snapshot())
+	require.NoError(t, n.Close())
+
+	n = openNode(t, fake, dir)
+	defer func() { require.NoError(t, n.Close()) }()
+	require.Len(t, n.registry.Domains(), domains)
+	require.Equal(t, uint64(domains), n.installs.Load(), "domains installed by the restore and Open together")
+	requireInstalledAsCommitted(t, n, "after reopening")
+}
