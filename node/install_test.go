@@ -148,3 +148,43 @@ func TestReopenInstallsTheCatalogOnce(t *testing.T) {
 	require.Equal(t, uint64(domains), n.installs.Load(), "domains installed by the restore and Open together")
 	requireInstalledAsCommitted(t, n, "after reopening")
 }
+
+// TestOlderRevisionNeverInstalledEitherPath delivers, late, an older
+// catalog state both as a change that names its domains and as a snapshot
+// restore: neither installs it, so the running domain keeps its
+// installation and the dropped one stays dropped.
+func TestOlderRevisionNeverInstalledEitherPath(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		change func(s *lifecycle.State) catalog.Change
+	}{
+		{"named domains", func(s *lifecycle.State) catalog.Change {
+			return catalog.Change{Revision: s.Revision(), State: s, Domains: []string{"prod", "gone"}}
+		}},
+		{"snapshot restore", func(s *lifecycle.State) catalog.Change {
+			return catalog.Change{Revision: s.Revision(), State: s, Restored: true}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			n := openNode(t, timesource.NewFake(t0), "")
+			defer func() { require.NoError(t, n.Close()) }()
+			ctx := context.Background()
+			_, err := n.CreateDomain(ctx, paced("prod", time.Second, 0))
+			require.NoError(t, err)
+			_, err = n.CreateDomain(ctx, paced("gone", time.Second, 0))
+			require.NoError(t, err)
+			created := n.catalog.State()
+			_, err = n.Start(ctx, "prod", planner.Start{Mode: planner.StartAtNow, Rate: 1})
+			require.NoError(t, err)
+			_, err = n.DropDomain(ctx, planner.DropDomain{Name: "gone"})
+			require.NoError(t, err)
+			prod := n.registry.Current("prod")
+			installs := n.installs.Load()
+
+			n.onChange(tc.change(created))
+			require.Same(t, prod, n.registry.Current("prod"), "the running domain keeps its installation")
+			require.Equal(t, []string{"prod"}, n.registry.Domains(), "the dropped domain stays dropped")
+			require.Equal(t, installs, n.installs.Load(), "nothing was installed")
+		})
+	}
+}

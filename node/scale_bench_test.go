@@ -134,8 +134,9 @@ func heapAndStacks() uint64 {
 }
 
 // BenchmarkScale is the per-statement part of the scale table, with LIST
-// DOMAINS, the snapshot's size and encoding time and the memory per
-// stopped and per running domain of the big catalog.
+// DOMAINS, the catalog snapshot's size and encoding time (the binary state
+// the catalog writes) and the memory per stopped and per running domain of
+// the big catalog.
 func BenchmarkScale(b *testing.B) {
 	for _, size := range scaleSizes {
 		b.Run("N="+strconv.Itoa(size), func(b *testing.B) {
@@ -188,7 +189,7 @@ func BenchmarkScale(b *testing.B) {
 			var bytes int
 			for range 3 {
 				t0 := time.Now()
-				raw, err := big.catalog.State().MarshalSnapshot()
+				raw, err := big.catalog.State().MarshalSnapshotBinary()
 				snap = append(snap, time.Since(t0))
 				require.NoError(b, err)
 				bytes = len(raw)
@@ -229,5 +230,54 @@ func BenchmarkScaleRestart(b *testing.B) {
 			b.ReportMetric(float64(median(took).Nanoseconds()), "first_answer_ns")
 			b.ReportMetric(float64(mem)/float64(size), "B/domain_after_restart")
 		})
+	}
+}
+
+// BenchmarkScaleMemory says what a stopped domain's memory is spent on:
+// the catalog's record alone (a lifecycle.State of N stopped domains), the
+// runtime registry's installation alone, and the whole embedded node
+// (catalog, raft's in-memory log of the commands that built it, registry),
+// each as bytes of heap and stacks per domain after a collection.
+func BenchmarkScaleMemory(b *testing.B) {
+	const size = 100_000
+	restores := func() []lifecycle.Command {
+		var cmds []lifecycle.Command
+		for start := 0; start < size; start += scaleChunk {
+			var batch []lifecycle.RestoredDomain
+			for i := start; i < start+scaleChunk; i++ {
+				batch = append(batch, lifecycle.RestoredDomain{Name: fmt.Sprintf("dom-%06d", i), Pace: lifecycle.Paced, Period: uint64(time.Hour)})
+			}
+			cmds = append(cmds, lifecycle.Command{Op: lifecycle.OpRestore, Restore: &lifecycle.Restore{Domains: batch}})
+		}
+		return cmds
+	}
+	for b.Loop() {
+		cmds := restores()
+		m0 := heapAndStacks()
+		s := lifecycle.NewState()
+		for _, c := range cmds {
+			require.NoError(b, s.Apply(c).Err())
+		}
+		m1 := heapAndStacks()
+		b.ReportMetric(float64(int64(m1)-int64(m0))/size, "B/stopped_domain_catalog_record")
+
+		n := openScale(b, "")
+		m2 := heapAndStacks()
+		s.Range(func(d lifecycle.Domain) bool {
+			_, err := n.registry.Install(d.Name, LifecycleOf(d, s.Revision()))
+			require.NoError(b, err)
+			return true
+		})
+		m3 := heapAndStacks()
+		b.ReportMetric(float64(int64(m3)-int64(m2))/size, "B/stopped_domain_installation")
+		require.NoError(b, n.Close())
+		goruntime.KeepAlive(s)
+
+		n = openScale(b, "")
+		m4 := heapAndStacks()
+		buildScale(b, n, size, func(i int) bool { return i%2 == 1 })
+		m5 := heapAndStacks()
+		b.ReportMetric(float64(int64(m5)-int64(m4))/(size/2), "B/stopped_domain_node")
+		require.NoError(b, n.Close())
 	}
 }
