@@ -294,6 +294,7 @@ func FuzzParse(f *testing.F) {
 	}
 	f.Add("CREATE PACED DOMAIN prod WITH PERIOD 1s SKEW 100ms PLACEMENT REQUIRE COLOCATION; USE prod; START AT '2026-01-01T00:00:00Z' TIME RATE 60; ATTACH DOMAIN CLOCK;")
 	f.Add("BEGIN; STOP; SHOW TRANSACTIONS; COMMIT;")
+	f.Add(`LIST DOMAINS LIKE 'web\_%'; LIST DOMAINS;`)
 	f.Fuzz(func(t *testing.T, src string) {
 		stmts, err := Parse(src)
 		if err != nil {
