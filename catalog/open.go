@@ -52,6 +52,10 @@ type Node struct {
 
 	cancel context.CancelFunc
 	loop   sync.WaitGroup // the leadership loop
+	// reconciles and wholeReconciles count the loop's reconciliation
+	// passes and those of them over the whole catalog, so a test can hold
+	// a commit to a pass over the domains it changed.
+	reconciles, wholeReconciles atomic.Uint64
 
 	futures *inflight // callers waiting on raft futures; refuses them once Close begins
 
