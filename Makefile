@@ -3,7 +3,7 @@ PKGS ?= ./...
 FUZZTIME ?= 30s
 STRESS_N ?= 5
 
-.PHONY: build nspl test lint stress vet fmt-check bench bench-ratios fuzz run screenshots mutate gremlins
+.PHONY: build nspl test lint stress vet fmt-check bench bench-ratios bench-scale fuzz run screenshots mutate gremlins
 
 build:
 	$(GO) build $(PKGS)
@@ -77,6 +77,19 @@ fuzz:
 	    echo "== $$pkg $$f"; $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg; \
 	  done; \
 	done
+
+## bench-scale: the scale table of an embedded node at 100, 1,000, 10,000
+## and 100,000 domains, half running paced: each lifecycle statement's
+## median time and its ratio to a 100-domain anchor measured in the same
+## run (order alternated), LIST DOMAINS, the snapshot's size and encoding
+## time, memory per stopped and per running domain, and restart to first
+## answer. SCALE_COUNT runs of SCALE_CYCLES statement cycles each. Not part
+## of test.
+SCALE_COUNT ?= 3
+SCALE_CYCLES ?= 200
+bench-scale:
+	$(GO) test -run '^$$' -bench '^BenchmarkScale$$' -benchtime $(SCALE_CYCLES)x -count $(SCALE_COUNT) -timeout 60m -tags nspl_bench ./node/
+	$(GO) test -run '^$$' -bench '^BenchmarkScaleRestart$$' -benchtime 3x -count $(SCALE_COUNT) -timeout 60m -tags nspl_bench ./node/
 
 ## mutate: every mutation of docs/mutations/ applied in a scratch overlay,
 ## the tests docs/spec-coverage.md names for its rows run against it; fails

@@ -83,6 +83,10 @@ var (
 	// or holds a character other than ASCII letters, digits, '-', '_' and
 	// '~'.
 	ErrInvalidName = grammar.ErrInvalidName
+	// ErrInvalidPattern: a LIST DOMAINS LIKE pattern that is empty,
+	// longer than 256 bytes, holds a character no domain name holds, or
+	// ends in a lone backslash.
+	ErrInvalidPattern = grammar.ErrInvalidPattern
 	// ErrInvalidDuration: a malformed or out-of-range duration.
 	ErrInvalidDuration = grammar.ErrInvalidDuration
 	// ErrInvalidTimestamp: a timestamp that is not RFC 3339 or lies

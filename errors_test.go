@@ -44,6 +44,7 @@ var rootSentinels = map[string]error{
 	"ErrFrameTooLarge":      ErrFrameTooLarge,
 	"ErrSyntax":             ErrSyntax,
 	"ErrInvalidName":        ErrInvalidName,
+	"ErrInvalidPattern":     ErrInvalidPattern,
 	"ErrInvalidDuration":    ErrInvalidDuration,
 	"ErrInvalidTimestamp":   ErrInvalidTimestamp,
 	"ErrInvalidRate":        ErrInvalidRate,

@@ -116,6 +116,18 @@ func Detach() Statement { return plain{p: planner.Detach{}} }
 // ListDomains lists every domain: LIST DOMAINS;.
 func ListDomains() Statement { return plain{p: planner.ListDomains{}} }
 
+// ListDomainsLike lists the domains whose name matches pattern, SQL LIKE's
+// '%' (any run) and '_' (any one character), '\' escaping either: LIST
+// DOMAINS LIKE 'pattern';. A pattern no domain name could match is
+// ErrInvalidPattern.
+func ListDomainsLike(pattern string) Statement {
+	p, err := grammar.ParseLikePattern(pattern)
+	if err != nil {
+		return plain{err: &buildError{kind: grammar.ErrInvalidPattern, msg: err.Error()}}
+	}
+	return plain{p: planner.ListDomains{Like: p}}
+}
+
 // Describe describes domain, or the active domain when domain is "":
 // DESCRIBE DOMAIN [domain];.
 func Describe(domain string) Statement {

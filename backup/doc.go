@@ -69,7 +69,7 @@
 //
 // Write encodes the whole archive in memory and WriteFile (which also
 // writes the bytes a remote client received) hands it to
-// internal/atomicfile's ReplaceFile, the module's one crash-safe write: a
+// internal/atomicfile's WriteFile, the module's one crash-safe write: a
 // private 0600 temporary file in the destination's directory, fsynced,
 // renamed over the destination only when complete, then the directory
 // fsynced, so the destination never holds a partial archive and a symbolic

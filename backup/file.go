@@ -67,7 +67,7 @@ func Write(path string, a Archive) (string, int64, error) {
 }
 
 // WriteFile writes the encoded archive b to path (after ExpandPath)
-// crash-safely with atomicfile.ReplaceFile: to a private 0600 temporary
+// crash-safely with atomicfile.WriteFile: to a private 0600 temporary
 // file in the destination's directory, fsynced, renamed over the
 // destination only once complete, then the directory fsynced. The
 // destination never holds a partial archive; on failure the temporary file
@@ -88,7 +88,7 @@ func WriteFile(path string, b []byte, opts WriteOptions) (string, error) {
 	} else if err := CheckReplace(dest); err != nil {
 		return dest, err
 	}
-	if err := atomicfile.ReplaceFile(dest, b, 0o600); err != nil {
+	if err := atomicfile.WriteFile(dest, b, 0o600); err != nil {
 		hint := ""
 		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
 			hint = "; check the directory exists and is writable"

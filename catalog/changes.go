@@ -18,6 +18,46 @@ type Change struct {
 	// Restored is set when a snapshot restore replaced the whole state;
 	// anything derived from earlier changes must be rebuilt from State.
 	Restored bool
+	// Domains names the domains the change created, changed or dropped
+	// (lifecycle.Command.DomainsChanged of each command that changed the
+	// state), in commit order, perhaps more than once; no other domain's
+	// record differs from the previous change's. It is shared and
+	// read-only. It means nothing when Whole reports true.
+	Domains []string
+	// All is set when Domains does not list the change although it is no
+	// restore: the first change a subscription holds, and a subscription's
+	// coalesced changes that named more than maxCoalescedDomains domains.
+	All bool
+}
+
+// Whole reports whether c does not say which domains changed (a snapshot
+// restore, or All): whatever is derived from the domains must then be
+// rebuilt from the whole of State.
+func (c Change) Whole() bool { return c.Restored || c.All }
+
+// maxCoalescedDomains bounds the names a subscription's pending change
+// accumulates while its reader is slow; past it the change says All, so
+// coalescing keeps a bounded slot and a reader that fell far behind does
+// one whole pass instead of reading a long list.
+const maxCoalescedDomains = 1024
+
+// merge returns c as the successor of the unread change old it replaces:
+// a restore is never coalesced away, and the domains both name stay named.
+func (c Change) merge(old Change) Change {
+	c.Restored = c.Restored || old.Restored
+	if c.Restored {
+		c.Domains = nil
+		return c
+	}
+	c.All = c.All || old.All || len(old.Domains)+len(c.Domains) > maxCoalescedDomains
+	if c.All {
+		c.Domains = nil
+		return c
+	}
+	if len(old.Domains) > 0 {
+		c.Domains = append(append(make([]string, 0, len(old.Domains)+len(c.Domains)), old.Domains...), c.Domains...)
+	}
+	return c
 }
 
 // changeFeed delivers changes to the synchronous hook and to coalescing
@@ -53,12 +93,13 @@ func (f *changeFeed) publish(c Change) {
 }
 
 // subscribe registers a subscription that first holds the latest change
-// (the initial state when nothing was applied yet).
+// (the initial state when nothing was applied yet), with All set.
 func (f *changeFeed) subscribe() *Subscription { return f.subscribeWhen(nil) }
 
 // subscribeWhen is subscribe for a subscriber that needs only the changes
 // wants reports true for (and every restore): the others are not offered,
-// so they do not wake it. wants runs on the apply goroutine for every
+// so they do not wake it, and their domains are not carried into the next
+// change it is offered. wants runs on the apply goroutine for every
 // change and must be fast and must not block; nil wants every change.
 func (f *changeFeed) subscribeWhen(wants func(Change) bool) *Subscription {
 	s := &Subscription{feed: f, ch: make(chan Change, 1), wants: wants}
@@ -68,7 +109,11 @@ func (f *changeFeed) subscribeWhen(wants func(Change) bool) *Subscription {
 		close(s.ch)
 		return s
 	}
-	s.offerLocked(f.last)
+	// A new subscriber saw none of the changes before: its first change
+	// is the whole state.
+	first := f.last
+	first.All, first.Domains = true, nil
+	s.offerLocked(first)
 	f.subs[s] = struct{}{}
 	return s
 }
@@ -93,6 +138,8 @@ func (f *changeFeed) close() {
 // a newer one, but may skip intermediate revisions. A change with Restored
 // set is never coalesced away: when a restore is replaced by a later change
 // before the subscriber reads it, the later change carries Restored too.
+// Nor are the domains of a skipped change: the change that replaces it
+// names them as well (Change.Domains), or says All.
 type Subscription struct {
 	feed  *changeFeed
 	ch    chan Change
@@ -108,7 +155,7 @@ func (s *Subscription) C() <-chan Change { return s.ch }
 func (s *Subscription) offerLocked(c Change) {
 	select {
 	case old := <-s.ch:
-		c.Restored = c.Restored || old.Restored
+		c = c.merge(old)
 	default:
 	}
 	s.ch <- c

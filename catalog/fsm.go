@@ -127,7 +127,7 @@ func (f *FSM) Apply(l *raft.Log) any {
 func (f *FSM) ApplyBatch(logs []*raft.Log) []any {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	out, results := batchResponses(len(logs))
+	out, results, changed := batchResponses(len(logs))
 	before := f.state.Revision()
 	if f.committed != nil && slices.ContainsFunc(logs, func(l *raft.Log) bool { return l.Type == raft.LogCommand }) {
 		select {
@@ -151,43 +151,51 @@ func (f *FSM) ApplyBatch(logs []*raft.Log) []any {
 			out[i] = f.haltLocked(l.Index, err)
 			continue
 		}
-		results[i] = f.applyLocked(cmd)
+		var applied bool
+		results[i], applied = f.applyLocked(cmd)
 		out[i] = &results[i]
+		if applied && results[i].Changed {
+			changed = cmd.DomainsChanged(changed)
+		}
 	}
 	if f.state.Revision() != before {
-		f.publishLocked(false)
+		f.publishLocked(Change{Domains: changed})
 	}
 	return out
 }
 
-// batchResponses returns the response slice of a batch of n entries and
-// the results its command entries point to: a result goes out as a
-// pointer, which an interface holds without allocating, so a batch costs
-// these two allocations however many commands it holds, and a batch of one
-// entry, the usual batch of a lone writer, costs one.
-func batchResponses(n int) ([]any, []lifecycle.Result) {
+// batchResponses returns the response slice of a batch of n entries, the
+// results its command entries point to and an empty list for the names of
+// the domains it changes (Change.Domains): a result goes out as a pointer,
+// which an interface holds without allocating, so a batch costs these
+// allocations however many commands it holds (and the list's growth), and
+// a batch of one entry, the usual batch of a lone writer, costs one, its
+// list holding the one domain such an entry usually changes.
+func batchResponses(n int) ([]any, []lifecycle.Result, []string) {
 	if n == 1 {
 		one := &struct {
-			out    [1]any
-			result [1]lifecycle.Result
+			out     [1]any
+			result  [1]lifecycle.Result
+			changed [1]string
 		}{}
-		return one.out[:], one.result[:]
+		return one.out[:], one.result[:], one.changed[:0]
 	}
-	return make([]any, n), make([]lifecycle.Result, n)
+	return make([]any, n), make([]lifecycle.Result, n), nil
 }
 
 // applyLocked applies one decoded command, or answers a request id in the
-// window with its first result.
-func (f *FSM) applyLocked(cmd lifecycle.Command) lifecycle.Result {
+// window with its first result; applied is false in that case, where the
+// state is left as it was.
+func (f *FSM) applyLocked(cmd lifecycle.Command) (res lifecycle.Result, applied bool) {
 	if cmd.RequestID == "" {
-		return f.state.Apply(cmd)
+		return f.state.Apply(cmd), true
 	}
 	if first, ok := f.requests.lookup(cmd.RequestID); ok {
-		return first
+		return first, false
 	}
-	res := f.state.Apply(cmd)
+	res = f.state.Apply(cmd)
 	f.requests.remember(cmd.RequestID, res)
-	return res
+	return res, true
 }
 
 // haltLocked records the first undecodable entry and signals Halted.
@@ -202,11 +210,12 @@ func (f *FSM) haltLocked(index uint64, err error) *HaltError {
 }
 
 // publishLocked publishes a clone of the working state and notifies
-// subscribers.
-func (f *FSM) publishLocked(restored bool) {
+// subscribers of c, the change that led to it, with its revision and state.
+func (f *FSM) publishLocked(c Change) {
 	s := f.state.Clone()
 	f.published.Store(s)
-	f.changes.publish(Change{Revision: s.Revision(), State: s, Restored: restored})
+	c.Revision, c.State = s.Revision(), s
+	f.changes.publish(c)
 }
 
 // Snapshot returns a snapshot of the published state and the request
@@ -244,7 +253,7 @@ func (f *FSM) Restore(rc io.ReadCloser) error {
 	}
 	f.state, f.requests = s, requests
 	f.configEpoch.Add(1)
-	f.publishLocked(true)
+	f.publishLocked(Change{Restored: true})
 	return nil
 }
 

@@ -3,6 +3,8 @@ package catalog
 import (
 	"context"
 	"errors"
+	"slices"
+	"sync"
 	"time"
 
 	"github.com/hashicorp/raft"
@@ -33,6 +35,7 @@ func (n *Node) run(ctx context.Context) {
 	}()
 	halted := n.fsm.Halted()
 	var voters voterCache
+	scope := reconcileScope{whole: true}
 	for {
 		select {
 		case <-ctx.Done():
@@ -45,6 +48,7 @@ func (n *Node) run(ctx context.Context) {
 			return
 		case leader := <-n.raft.LeaderCh():
 			voters.valid = false
+			scope.whole = true
 			if !leader {
 				n.confirmedTerm.Store(0)
 				n.logger.Info("catalog: lost leadership")
@@ -57,21 +61,28 @@ func (n *Node) run(ctx context.Context) {
 			if n.confirmedTerm.Load() != n.raft.CurrentTerm() {
 				n.confirmedTerm.Store(0)
 			}
-		case _, ok := <-changes:
+		case c, ok := <-changes:
 			if !ok {
 				changes = nil
 				continue
 			}
+			scope.add(c)
 		case <-retryC:
 			retryC = nil
 		case <-n.poke:
+			scope.whole = true
 		case <-n.cfg.AvailabilityChanged:
+			scope.whole = true
 		}
 		if n.raft.State() != raft.Leader {
+			// Gaining leadership reconciles everything (above, or in
+			// leaderWork when it confirms a new term first).
+			scope = reconcileScope{whole: true}
 			if n.memberWork(ctx) || ctx.Err() != nil {
 				continue
 			}
-		} else if n.leaderWork(ctx, &voters) || ctx.Err() != nil {
+		} else if n.leaderWork(ctx, &voters, &scope) || ctx.Err() != nil {
+			scope = reconcileScope{}
 			continue
 		}
 		if retry == nil {
@@ -105,16 +116,107 @@ func (n *Node) loopWants(c Change) bool {
 	return n.confirmedTerm.Load() != n.raft.CurrentTerm() || c.State.RunsPacedDomain()
 }
 
-// leaderWork confirms leadership and reconciles authorities, and reports
-// whether all of it committed.
-func (n *Node) leaderWork(ctx context.Context, voters *voterCache) bool {
+// leaderWork confirms leadership and reconciles the authorities of scope,
+// and reports whether all of it committed.
+func (n *Node) leaderWork(ctx context.Context, voters *voterCache, scope *reconcileScope) bool {
 	if n.raft.State() != raft.Leader {
 		return false
 	}
-	if term := n.raft.CurrentTerm(); n.confirmedTerm.Load() != term && !n.confirm(ctx, term) {
+	rev := n.Revision()
+	if term := n.raft.CurrentTerm(); n.confirmedTerm.Load() != term {
+		scope.whole = true
+		if !n.confirm(ctx, term) {
+			return false
+		}
+	}
+	if !n.reconcile(ctx, voters, scope) {
 		return false
 	}
-	return n.reconcile(ctx, voters)
+	n.reconciled.advance(rev)
+	return true
+}
+
+// Reconciled returns the newest catalog revision this node's loop has, as
+// the leader, confirmed its term and reconciled every authority against
+// (zero until it has, and it stays where it was once the node stops
+// leading), and a channel closed when that revision next moves. A pass
+// that reconciled against revision r has also committed everything the
+// passes before it proposed, so a caller that waits for a revision at or
+// after one it wrote knows that nothing this leader was going to do about
+// that write is still under way.
+func (n *Node) Reconciled() (uint64, <-chan struct{}) { return n.reconciled.load() }
+
+// reconciledMark is Reconciled's revision and its change channel.
+type reconciledMark struct {
+	mu      sync.Mutex
+	rev     uint64
+	changed chan struct{}
+}
+
+func (m *reconciledMark) load() (uint64, <-chan struct{}) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.changed == nil {
+		m.changed = make(chan struct{})
+	}
+	return m.rev, m.changed
+}
+
+func (m *reconciledMark) advance(rev uint64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if rev <= m.rev && m.rev != 0 {
+		return
+	}
+	m.rev = rev
+	if m.changed != nil {
+		close(m.changed)
+	}
+	m.changed = make(chan struct{})
+}
+
+// maxReconcileNames bounds the domains a reconcile scope names; past it the
+// leader reconciles the whole catalog once instead.
+const maxReconcileNames = 4096
+
+// reconcileScope is what the leader's next reconciliation must look at:
+// the whole catalog (on gaining leadership, after a restore, when the
+// voters, the topology or the availability changed, when a change named
+// too many domains), or only the domains the changes since the last
+// successful pass named. Any other domain's reassignment is what the last
+// pass found, so a commit costs the leader the domains it touched, not the
+// catalog.
+type reconcileScope struct {
+	whole bool
+	names map[string]struct{}
+}
+
+// add widens the scope by change c.
+func (r *reconcileScope) add(c Change) {
+	if r.whole {
+		return
+	}
+	if c.Whole() || len(r.names)+len(c.Domains) > maxReconcileNames {
+		r.whole, r.names = true, nil
+		return
+	}
+	if r.names == nil {
+		r.names = make(map[string]struct{}, len(c.Domains))
+	}
+	for _, name := range c.Domains {
+		r.names[name] = struct{}{}
+	}
+}
+
+// list returns the names of a scope that is not whole, sorted, so the
+// commands come in the deterministic order a whole pass would give.
+func (r *reconcileScope) list() []string {
+	out := make([]string, 0, len(r.names))
+	for name := range r.names {
+		out = append(out, name)
+	}
+	slices.Sort(out)
+	return out
 }
 
 // confirm commits this incarnation's registration in term and, when it
@@ -162,11 +264,12 @@ type voterCache struct {
 }
 
 // reconcile proposes the compare-and-set authority reassignments that the
-// current state needs (lifecycle.Reconcile) and reports whether every one
-// committed. A reassignment refused as a conflict was computed against a
-// state that has since changed; the change that caused it triggers another
-// pass.
-func (n *Node) reconcile(ctx context.Context, voters *voterCache) bool {
+// current state needs for scope (lifecycle.Reconcile of the whole catalog,
+// lifecycle.ReconcileDomains of the named domains) and reports whether
+// every one committed. A reassignment refused as a conflict was computed
+// against a state that has since changed; the change that caused it
+// triggers another pass.
+func (n *Node) reconcile(ctx context.Context, voters *voterCache, scope *reconcileScope) bool {
 	s := n.State()
 	if !s.RunsPacedDomain() {
 		return true // only paced, running domains have an authority
@@ -178,8 +281,16 @@ func (n *Node) reconcile(ctx context.Context, voters *voterCache) bool {
 			return false
 		}
 		*voters = voterCache{ids: ids, epoch: epoch, valid: true}
+		scope.whole = true // the voters may have changed
 	}
-	cmds := lifecycle.Reconcile(s, n.cfg.Available(s), s.VoterNames(voters.ids))
+	var cmds []lifecycle.Command
+	n.reconciles.Add(1)
+	if scope.whole {
+		n.wholeReconciles.Add(1)
+		cmds = lifecycle.Reconcile(s, n.cfg.Available(s), s.VoterNames(voters.ids))
+	} else {
+		cmds = lifecycle.ReconcileDomains(s, scope.list(), n.cfg.Available(s), s.VoterNames(voters.ids))
+	}
 	ok := true
 	for _, cmd := range cmds {
 		res, err := n.proposeReassignment(ctx, cmd)

@@ -45,12 +45,17 @@ type Node struct {
 	// writes are admitted only while it equals the current term.
 	confirmedTerm atomic.Uint64
 	registered    chan struct{} // closed once this incarnation is committed
+	reconciled    reconciledMark
 	registerOnce  sync.Once
 	requestPrefix string        // NewRequestID's name and incarnation part
 	requestSeq    atomic.Uint64 // the sequence part of NewRequestID
 
 	cancel context.CancelFunc
 	loop   sync.WaitGroup // the leadership loop
+	// reconciles and wholeReconciles count the loop's reconciliation
+	// passes and those of them over the whole catalog, so a test can hold
+	// a commit to a pass over the domains it changed.
+	reconciles, wholeReconciles atomic.Uint64
 
 	futures *inflight // callers waiting on raft futures; refuses them once Close begins
 

@@ -151,7 +151,7 @@ func TestFSMRestoreRefusesBadRequestWindow(t *testing.T) {
 		})
 	}
 	var b bytes.Buffer
-	require.NoError(t, writeSnapshot(&b, []byte(`{"state":{"version":1,"revision":0,"domains":[],"nodes":[]}}`)))
+	require.NoError(t, writeFrame(&b, snapshotV2, []byte(`{"state":{"version":1,"revision":0,"domains":[],"nodes":[]}}`)))
 	require.ErrorIs(t, NewFSM(quietLogger(t), nil).Restore(io.NopCloser(&b)), ErrSnapshot, "a version 2 payload has a window")
 }
 

@@ -15,7 +15,7 @@ import (
 
 // Snapshot framing. A catalog snapshot is
 //
-//	magic   8 bytes  "nsplcat" followed by the format version (1 or 2)
+//	magic   8 bytes  "nsplcat" followed by the format version (1, 2 or 3)
 //	length  8 bytes  big-endian length of the payload
 //	payload          the version's payload
 //	crc     4 bytes  big-endian CRC-32C (Castagnoli) of the payload
@@ -24,18 +24,26 @@ import (
 // partial catalog, and a later format can be told apart by its version.
 //
 // The payload of version 1, which builds before request ids wrote, is the
-// lifecycle.State.MarshalSnapshot bytes alone. Version 2, the one written
-// now, is the JSON object
+// lifecycle.State.MarshalSnapshot bytes alone. Version 2 is the JSON object
 //
 //	{"state": <lifecycle.State.MarshalSnapshot>, "requests": [{"id": ..., "result": ...}, ...]}
 //
 // whose requests are the FSM's window of remembered request ids, oldest
-// first (see RequestWindow). A version 1 snapshot restores with an empty
-// window: the commands of the log it covers carry no request id.
+// first (see RequestWindow). Version 3, the one written now, holds the same
+// two parts with the state in lifecycle's binary snapshot, which restores
+// a large catalog several times faster than its JSON:
+//
+//	uvarint n   the length of the state
+//	n bytes     lifecycle.State.MarshalSnapshotBinary
+//	the rest    the requests, as the JSON array of version 2
+//
+// A version 1 snapshot restores with an empty window: the commands of the
+// log it covers carry no request id. Every version still restores.
 const (
 	snapshotMagic   = "nsplcat"
 	snapshotV1      = 1
-	snapshotVersion = 2
+	snapshotV2      = 2
+	snapshotVersion = 3
 	headerLen       = len(snapshotMagic) + 1 + 8
 	// MaxSnapshotBytes bounds the payload a snapshot may declare, so a
 	// corrupt length cannot make Restore allocate without bound.
@@ -53,28 +61,47 @@ type snapshotPayload struct {
 	Requests []rememberedRequest `json:"requests"`
 }
 
-// encodeSnapshot returns the version 2 payload of a state and its request
+// encodeSnapshot returns the version 3 payload of a state and its request
 // window. Equal inputs give equal bytes.
 func encodeSnapshot(s *lifecycle.State, requests []rememberedRequest) ([]byte, error) {
-	state, err := s.MarshalSnapshot()
+	state, err := s.MarshalSnapshotBinary()
 	if err != nil {
 		return nil, err
 	}
 	if requests == nil {
 		requests = []rememberedRequest{}
 	}
-	b, err := json.Marshal(snapshotPayload{State: state, Requests: requests})
+	reqs, err := json.Marshal(requests)
 	if err != nil {
 		return nil, fmt.Errorf("catalog: encode snapshot: %w", err)
 	}
-	return b, nil
+	b := binary.AppendUvarint(make([]byte, 0, binary.MaxVarintLen64+len(state)+len(reqs)), uint64(len(state)))
+	return append(append(b, state...), reqs...), nil
 }
 
 // decodeSnapshot decodes the payload of a snapshot of the given version
 // into a state and a request window of windowSize.
 func decodeSnapshot(version byte, payload []byte, windowSize int) (*lifecycle.State, *requestWindow, error) {
 	state, requests := payload, []rememberedRequest(nil)
-	if version != snapshotV1 {
+	switch version {
+	case snapshotVersion:
+		n, used := binary.Uvarint(payload)
+		if used <= 0 || n > uint64(len(payload)-used) {
+			return nil, nil, fmt.Errorf("%w: payload does not hold the state length it declares", ErrSnapshot)
+		}
+		state = payload[used : used+int(n)]
+		dec := json.NewDecoder(bytes.NewReader(payload[used+int(n):]))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&requests); err != nil {
+			return nil, nil, fmt.Errorf("%w: request window does not decode: %v", ErrSnapshot, err)
+		}
+		if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+			return nil, nil, fmt.Errorf("%w: payload has trailing data", ErrSnapshot)
+		}
+		if requests == nil {
+			return nil, nil, fmt.Errorf("%w: payload has no request window", ErrSnapshot)
+		}
+	case snapshotV2:
 		var p snapshotPayload
 		dec := json.NewDecoder(bytes.NewReader(payload))
 		dec.DisallowUnknownFields()
@@ -100,7 +127,7 @@ func decodeSnapshot(version byte, payload []byte, windowSize int) (*lifecycle.St
 	return s, w, nil
 }
 
-// writeSnapshot frames a version 2 payload onto w.
+// writeSnapshot frames a version 3 payload onto w.
 func writeSnapshot(w io.Writer, payload []byte) error {
 	return writeFrame(w, snapshotVersion, payload)
 }
@@ -132,8 +159,8 @@ func readSnapshot(r io.Reader) (byte, []byte, error) {
 		return 0, nil, fmt.Errorf("%w: magic %q is not %q", ErrSnapshot, hdr[:len(snapshotMagic)], snapshotMagic)
 	}
 	version := hdr[len(snapshotMagic)]
-	if version != snapshotV1 && version != snapshotVersion {
-		return 0, nil, fmt.Errorf("%w: format version %d is not supported (this build reads %d and %d); use a newer nspl", ErrSnapshot, version, snapshotV1, snapshotVersion)
+	if version < snapshotV1 || version > snapshotVersion {
+		return 0, nil, fmt.Errorf("%w: format version %d is not supported (this build reads %d to %d); use a newer nspl", ErrSnapshot, version, snapshotV1, snapshotVersion)
 	}
 	n := binary.BigEndian.Uint64(hdr[len(snapshotMagic)+1:])
 	if n > MaxSnapshotBytes {

@@ -47,7 +47,11 @@ func TestSnapshotFraming(t *testing.T) {
 		{"checksum cut one byte short", good[:len(good)-1], "checksum: unexpected EOF"},
 		{"trailing byte", append(append([]byte(nil), good...), 0), "unexpected bytes after the checksum"},
 		{"bad magic", flip(0), `magic "osplcat" is not "nsplcat"`},
-		{"future version", flip(len(snapshotMagic)), "format version 3 is not supported"},
+		{"future version", func() []byte {
+			b := append([]byte(nil), good...)
+			b[len(snapshotMagic)] = snapshotVersion + 1
+			return b
+		}(), "format version 4 is not supported"},
 		{"version 0", func() []byte { b := append([]byte(nil), good...); b[len(snapshotMagic)] = 0; return b }(), "format version 0 is not supported"},
 		{"corrupt payload", flip(headerLen), "checksum"},
 		{"corrupt checksum", flip(len(good) - 1), "does not match"},

@@ -127,6 +127,24 @@ func TestAuthorityFailover(t *testing.T) {
 				defer cancel()
 				_, err := leader.Node().CreateDomain(ctx, planner.CreateDomain{Name: "after_failover"})
 				require.NoError(t, err)
+				// The leader's loop may still be acting on its new
+				// term: wait until it has reconciled against the write,
+				// and so committed whatever it proposed before.
+				wrote := leader.Node().CatalogRevision()
+				for {
+					rev, moved := leader.Node().AuthoritiesReconciled()
+					if rev >= wrote {
+						break
+					}
+					select {
+					case <-moved:
+					case <-ctx.Done():
+						t.Fatalf("the leader never reconciled against revision %d (reached %d)", wrote, rev)
+					}
+				}
+				for _, m := range h.Live() {
+					require.NoError(t, m.Node().WaitInstalledRevision(ctx, leader.Node().CatalogRevision()))
+				}
 				for _, m := range h.Live() {
 					d := domainOn(t, m, res.before.Name)
 					require.Equal(t, res.before.Authority, d.Authority, "on %s after the new leader's write", m.Node().Name())

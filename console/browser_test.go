@@ -1,12 +1,14 @@
 package console_test
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/nspl-dev/nspl/console"
 	"github.com/nspl-dev/nspl/internal/testbrowser"
 	"github.com/nspl-dev/nspl/internal/testcluster"
 	"github.com/stretchr/testify/require"
@@ -117,6 +119,12 @@ func TestConsoleInABrowser(t *testing.T) {
 	runStatement(b, "LIST DOMAINS;\nSTAR;")
 	b.Until(wait, "the positioned error", logHas("2:1: error:"))
 	require.Contains(t, b.Eval("document.querySelector('#log .err pre').textContent"), "STAR;\n^")
+
+	// A submission past the statement cap stops there, and the log says
+	// which statement stopped it and why.
+	runStatement(b, strings.Repeat("SHOW TRANSACTIONS;", console.MaxSubmissionStatements+1))
+	b.Until(wait, "the cut submission", logHas(fmt.Sprintf("1:%d: error: statement %d (line 1, column %d) and those after it did not run",
+		1+18*console.MaxSubmissionStatements, console.MaxSubmissionStatements+1, 1+18*console.MaxSubmissionStatements)))
 
 	// STOP from its button.
 	b.Do(wait, chromedp.Click(chromedp.CSS("#btn-stop")))

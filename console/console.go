@@ -187,7 +187,9 @@ func New(cfg Config) (*Console, error) {
 //   - static assets and the login page: anyone (they hold no data);
 //   - POST login: anyone with the token, from the console's own origin;
 //   - pages and event streams: a logged-in browser, a client certificate,
-//     or anyone on an open (loopback, tokenless) listener;
+//     or anyone on an open (loopback, tokenless) listener; the event
+//     streams and whoami only from the console's own origin, whoever the
+//     caller is;
 //   - POST exec and logout: the same callers, with the CSRF token of
 //     their login and from the console's own origin.
 func (c *Console) routes() {
@@ -197,10 +199,10 @@ func (c *Console) routes() {
 	c.mux.HandleFunc("POST "+Prefix+"logout", c.authorized(c.serveLogout, true))
 	c.mux.HandleFunc("GET "+Prefix+"{$}", c.authorized(c.serveMain, false))
 	c.mux.HandleFunc("GET "+Prefix+"cluster", c.authorized(c.serveCluster, false))
-	c.mux.HandleFunc("GET "+Prefix+"api/whoami", c.authorized(c.serveWhoami, false))
-	c.mux.HandleFunc("GET "+Prefix+"api/watch", c.authorized(c.serveWatch, false))
-	c.mux.HandleFunc("GET "+Prefix+"api/clock", c.authorized(c.serveClock, false))
-	c.mux.HandleFunc("GET "+Prefix+"api/repl", c.authorized(c.serveRepl, false))
+	c.mux.HandleFunc("GET "+Prefix+"api/whoami", sameOriginOnly(c.authorized(c.serveWhoami, false)))
+	c.mux.HandleFunc("GET "+Prefix+"api/watch", sameOriginOnly(c.authorized(c.serveWatch, false)))
+	c.mux.HandleFunc("GET "+Prefix+"api/clock", sameOriginOnly(c.authorized(c.serveClock, false)))
+	c.mux.HandleFunc("GET "+Prefix+"api/repl", sameOriginOnly(c.authorized(c.serveRepl, false)))
 	c.mux.HandleFunc("POST "+Prefix+"api/exec", c.authorized(c.serveExec, true))
 }
 

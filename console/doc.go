@@ -37,7 +37,13 @@
 // without a token only, anyone. A node certificate is refused. The two
 // state-changing POSTs also need the caller's CSRF token (the X-CSRF-Token
 // header or a csrf form field) and a same-origin request (Sec-Fetch-Site,
-// or Origin where a browser sends no Sec-Fetch-Site).
+// or Origin where a browser sends no Sec-Fetch-Site). The event streams
+// and whoami need a same-origin request too, whoever the caller is: a
+// browser presents its client certificate to any site's request, so a
+// certificate is no sign that the console's own page asked. Against DNS
+// rebinding, which makes another site's page same-origin with a loopback
+// listener, the server answers such a listener only under a loopback Host
+// or a configured name (server's hosts.go, nspl serve --allowed-host).
 //
 // # Logins
 //
@@ -68,7 +74,11 @@
 // per-identity share, and ends when the server drains or closes, when the
 // login ends, or when a heartbeat (every HeartbeatInterval) cannot be
 // written. A login holds at most MaxReplSessions statement sessions; a
-// submission is at most MaxStatementBytes. Nothing a browser sends names a
+// submission is at most MaxStatementBytes of text, runs at most
+// MaxSubmissionStatements statements and answers at most MaxReplyBytes of
+// outcomes, each written to the answer (and the stream) as its statement
+// is answered; a submission stopped at a bound ends with a "cut" that
+// names the statement, its position and the bound (submission.go). Nothing a browser sends names a
 // file on the server: BACKUP, RESTORE and DESCRIBE BACKUP are refused with
 // ErrArchiveNotServed.
 //

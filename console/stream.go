@@ -54,6 +54,21 @@ func (es *eventStream) sendLocked(event string, v any) error {
 		es.err = err
 		return err
 	}
+	return es.sendRawLocked(event, b)
+}
+
+// sendRaw writes one event whose data is b, one line of JSON, and flushes
+// it.
+func (es *eventStream) sendRaw(event string, b []byte) error {
+	es.mu.Lock()
+	defer es.mu.Unlock()
+	return es.sendRawLocked(event, b)
+}
+
+func (es *eventStream) sendRawLocked(event string, b []byte) error {
+	if es.err != nil {
+		return es.err
+	}
 	// JSON has no raw newline, so the data is one line.
 	msg := make([]byte, 0, len(event)+len(b)+16)
 	msg = append(msg, "event: "...)
@@ -460,107 +475,4 @@ func (c *Console) endRepls(login string) {
 			rp.cancel()
 		}
 	}
-}
-
-// execRequest is a statement box submission.
-type execRequest struct {
-	Key  string `json:"key"`
-	Text string `json:"text"`
-}
-
-// sessionState is the statement box's session after a submission, for its
-// prompt.
-type sessionState struct {
-	Active    string `json:"active"`
-	InTx      bool   `json:"in_transaction"`
-	TxDomain  string `json:"transaction_domain,omitempty"`
-	TxPending int    `json:"transaction_pending,omitempty"`
-}
-
-// serveExec runs a submission's statements, in order, in the statement
-// box's session the key names, which must be the caller's own. Each
-// outcome is sent on that session's stream (an attach reply before its
-// frames) and the answer lists them too.
-func (c *Console) serveExec(w http.ResponseWriter, r *http.Request) {
-	r.Body = http.MaxBytesReader(w, r.Body, MaxStatementBytes+1024)
-	var req execRequest
-	dec := json.NewDecoder(r.Body)
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&req); err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			http.Error(w, fmt.Sprintf("a submission is at most %d bytes of statements", MaxStatementBytes), http.StatusRequestEntityTooLarge)
-			return
-		}
-		http.Error(w, "the body must be one JSON object {\"key\":…,\"text\":…}: "+err.Error(), http.StatusBadRequest)
-		return
-	}
-	if len(req.Text) > MaxStatementBytes {
-		http.Error(w, fmt.Sprintf("a submission is at most %d bytes of statements", MaxStatementBytes), http.StatusRequestEntityTooLarge)
-		return
-	}
-	p := caller(r)
-	c.mu.Lock()
-	rp := c.repls[req.Key]
-	c.mu.Unlock()
-	if rp == nil || rp.login != p.login {
-		http.Error(w, "this statement session has ended; the page opens a new one", http.StatusConflict)
-		return
-	}
-	rp.runMu.Lock()
-	defer rp.runMu.Unlock()
-	ctx, stop := context.WithCancel(r.Context())
-	defer stop()
-	defer context.AfterFunc(rp.ctx, stop)()
-	out := c.run(ctx, rp, req.Text)
-	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(out)
-}
-
-// submission is the answer to one exec: every outcome and the session's
-// state after them.
-type submission struct {
-	Outcomes []outcome    `json:"outcomes"`
-	State    sessionState `json:"state"`
-}
-
-// run plans text and runs each statement in rp's session, sending each
-// outcome on rp's stream as it is answered.
-func (c *Console) run(ctx context.Context, rp *repl, text string) submission {
-	var out submission
-	plans, planErr := planner.PlanScript(text)
-	for _, pl := range plans {
-		rp.es.mu.Lock()
-		res, err := rp.sess.Exec(ctx, pl)
-		var o outcome
-		if err != nil {
-			o = outcome{Statement: pl.String(), Error: newFailure(text, err)}
-		} else {
-			switch pl.(type) {
-			case planner.Attach:
-				rp.live.Attached(res.Domain, res.Attachment)
-			case planner.Detach:
-				rp.live.Released(res.Domain)
-			}
-			o = outcome{Statement: res.Statement, Message: res.Message, Table: newTable(res.Set), Warnings: res.Warnings}
-		}
-		_ = rp.es.sendLocked("outcome", o)
-		rp.es.mu.Unlock()
-		out.Outcomes = append(out.Outcomes, o)
-		if err != nil {
-			planErr = nil
-			break
-		}
-	}
-	if planErr != nil {
-		o := outcome{Error: newFailure(text, planErr)}
-		_ = rp.es.send("outcome", o)
-		out.Outcomes = append(out.Outcomes, o)
-	}
-	out.State = sessionState{Active: rp.sess.ActiveDomain()}
-	if d, n, ok := rp.sess.InTransaction(); ok {
-		out.State.InTx, out.State.TxDomain, out.State.TxPending = true, d, n
-	}
-	_ = rp.es.send("state", out.State)
-	return out
 }

@@ -223,30 +223,61 @@ type failure struct {
 func newFailure(text string, err error) *failure {
 	w := session.EncodeError(err)
 	f := &failure{Message: w.Message, Code: w.Code, Line: w.Line, Column: w.Column}
+	f.Source, f.Caret = sourceAndCaret(text, w.Line, w.Column)
+	return f
+}
+
+// maxSourceRunes bounds the source line a failure shows: a longer line
+// (a whole submission on one line) is shown as a window of it around the
+// column, so that an outcome does not repeat the submission.
+const maxSourceRunes = 160
+
+// sourceAndCaret returns line of text and a caret under column (both
+// 1-based), or two empty strings when text has no such line. A line longer
+// than maxSourceRunes is cut to a window around the column, marked with
+// "…" where it was cut.
+func sourceAndCaret(text string, line, column int) (source, caret string) {
 	lines := strings.Split(text, "\n")
-	if w.Line >= 1 && w.Line <= len(lines) {
-		src := strings.TrimRight(lines[w.Line-1], "\r")
-		f.Source = src
-		col := w.Column - 1
-		if col < 0 {
-			col = 0
+	if line < 1 || line > len(lines) {
+		return "", ""
+	}
+	src := []rune(strings.TrimRight(lines[line-1], "\r"))
+	col := column - 1
+	if col < 0 {
+		col = 0
+	}
+	var prefix, suffix string
+	if len(src) > maxSourceRunes {
+		start := max(0, min(col-maxSourceRunes/2, len(src)-maxSourceRunes))
+		end := start + maxSourceRunes
+		if start > 0 {
+			prefix = "…"
 		}
-		// The column counts runes of the line; tabs keep their width.
-		pad := make([]rune, 0, col)
-		for i, r := range []rune(src) {
-			if i >= col {
-				break
-			}
-			if r == '\t' {
-				pad = append(pad, '\t')
-			} else {
-				pad = append(pad, ' ')
-			}
+		if end < len(src) {
+			suffix = "…"
 		}
-		for len(pad) < col {
+		src = src[start:end]
+		col -= start
+		if prefix != "" {
+			col++ // under the window, past the mark
+		}
+	}
+	shown := []rune(prefix + string(src) + suffix)
+	col = min(col, len(shown)) // at most just past the line's end
+	// The column counts runes of the line; tabs keep their width.
+	pad := make([]rune, 0, col)
+	for i, r := range shown {
+		if i >= col {
+			break
+		}
+		if r == '\t' {
+			pad = append(pad, '\t')
+		} else {
 			pad = append(pad, ' ')
 		}
-		f.Caret = string(pad) + "^"
 	}
-	return f
+	for len(pad) < col {
+		pad = append(pad, ' ')
+	}
+	return string(shown), string(pad) + "^"
 }

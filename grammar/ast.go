@@ -118,8 +118,19 @@ type Use struct {
 	Name Name
 }
 
-// ListDomains is LIST DOMAINS.
-type ListDomains struct{ Node }
+// ListDomains is LIST DOMAINS [LIKE '<pattern>']; Like is nil without the
+// clause.
+type ListDomains struct {
+	Node
+	Like *Pattern
+}
+
+// Pattern is a LIKE pattern: a string literal, unquoted and lower-cased
+// (ParseLikePattern).
+type Pattern struct {
+	Node
+	Value string
+}
 
 // DescribeDomain is DESCRIBE DOMAIN [<name>]; Name is nil for the active
 // domain.

@@ -125,7 +125,26 @@ func buildShow(n Node, p *pShow) (Statement, *Error) {
 
 func buildAttach(n Node, _ *pAttach) (Statement, *Error) { return &AttachClock{Node: n}, nil }
 func buildDetach(n Node, _ *pDetach) (Statement, *Error) { return &DetachClock{Node: n}, nil }
-func buildList(n Node, _ *pList) (Statement, *Error)     { return &ListDomains{Node: n}, nil }
+
+type listParts struct {
+	st   ListDomains
+	like Pattern
+}
+
+func buildList(n Node, p *pList) (Statement, *Error) {
+	if p.Like.Tokens == nil {
+		return &ListDomains{Node: n}, nil
+	}
+	parts := &listParts{st: ListDomains{Node: n}}
+	ln := nodeOf(p.Like.Tokens)
+	v, err := ParseLikePattern(unquote(p.Like.Text))
+	if err != nil {
+		return nil, literalAt(ln, err)
+	}
+	parts.like = Pattern{Node: ln, Value: v}
+	parts.st.Like = &parts.like
+	return &parts.st, nil
+}
 
 // The statements that are their keyword alone are built from the keyword.
 

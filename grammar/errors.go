@@ -29,6 +29,9 @@ var (
 	// ErrInvalidPath reports a backup path literal that is empty or holds
 	// a NUL byte.
 	ErrInvalidPath = errors.New("invalid backup path")
+	// ErrInvalidPattern reports a LIKE pattern that is empty, too long,
+	// holds a character no domain name holds, or ends in a lone '\'.
+	ErrInvalidPattern = errors.New("invalid LIKE pattern")
 )
 
 // Error is an error at a place in the source text. Its message reads

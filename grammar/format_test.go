@@ -16,6 +16,7 @@ var formatCases = []struct {
 }{
 	{"empty", "", ""},
 	{"white space only", " \n\t\n", ""},
+	{"list like keeps its pattern", "list domains   like 'Web-%' -- the web tier", "LIST DOMAINS LIKE 'Web-%'; -- the web tier\n"},
 	{"keyword case and spacing", "create   paced domain Prod\n  with period 1s skew 100ms\n  placement require colocation",
 		"CREATE PACED DOMAIN prod WITH PERIOD 1s SKEW 100ms PLACEMENT REQUIRE COLOCATION;\n"},
 	{"one statement per line", "use prod; start at now time rate +2;stop;",

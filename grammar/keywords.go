@@ -14,7 +14,7 @@ var keywords = []string{
 	"EXISTS",
 	"FROM",
 	"IF",
-	"LIST",
+	"LIKE", "LIST",
 	"NEUTRAL", "NOT", "NOW",
 	"PACED", "PERIOD", "PLACEMENT", "PREFER",
 	"RATE", "REQUIRE", "RESTORE", "RESUME", "REVERT", "ROLLBACK", "RUN",

@@ -54,6 +54,7 @@ type (
 	}
 	pList struct {
 		Domains struct{} `parser:"'DOMAINS'"`
+		Like    pToken   `parser:"( 'LIKE' @@ )?"`
 	}
 )
 

@@ -77,6 +77,8 @@ func TestParseStatementForms(t *testing.T) {
 		{"USE `clock`", &Use{Name: Name{Value: "clock"}}},
 		{"USE zZ_a", &Use{Name: Name{Value: "zz_a"}}}, // the letters at both ends of the alphabet
 		{"LIST DOMAINS;", &ListDomains{}},
+		{"LIST DOMAINS LIKE 'Web-%';", &ListDomains{Like: &Pattern{Value: "web-%"}}},
+		{`list domains like "a\_b"`, &ListDomains{Like: &Pattern{Value: `a\_b`}}},
 		{"DESCRIBE DOMAIN;", &DescribeDomain{}},
 		{"DESCRIBE DOMAIN prod", &DescribeDomain{Name: &Name{Value: "prod"}}},
 		{"DROP DOMAIN prod;", &DropDomain{Name: Name{Value: "prod"}}},
@@ -193,6 +195,12 @@ var errorCases = []struct {
 	{"DROP DOMAIN ``", "1:13", ErrInvalidName, "cannot be empty"},
 	{"USE " + strings.Repeat("a", 129), "1:5", ErrInvalidName, "longer than 128 bytes"},
 	{"USE `a/b`", "1:5", ErrInvalidName, "character '/' is not allowed"},
+	{"LIST DOMAINS LIKE", "1:18", ErrSyntax, "found end of input"},
+	{"LIST DOMAINS LIKE web", "1:19", ErrSyntax, "found 'web'"},
+	{"LIST DOMAINS LIKE 'web.%'", "1:19", ErrInvalidPattern, "'.' is never in a domain name"},
+	{"LIST DOMAINS LIKE ''", "1:19", ErrInvalidPattern, "the pattern is empty"},
+	{`LIST DOMAINS LIKE 'a\'`, "1:19", ErrInvalidPattern, "lone"},
+	{"LIST DOMAINS LIKE 'a b'", "1:19", ErrInvalidPattern, "character ' ' is never in a domain name"},
 }
 
 // TestNamesOfEveryLength parses a bare name of every length from one
@@ -286,6 +294,7 @@ func FuzzParse(f *testing.F) {
 	}
 	f.Add("CREATE PACED DOMAIN prod WITH PERIOD 1s SKEW 100ms PLACEMENT REQUIRE COLOCATION; USE prod; START AT '2026-01-01T00:00:00Z' TIME RATE 60; ATTACH DOMAIN CLOCK;")
 	f.Add("BEGIN; STOP; SHOW TRANSACTIONS; COMMIT;")
+	f.Add(`LIST DOMAINS LIKE 'web\_%'; LIST DOMAINS;`)
 	f.Fuzz(func(t *testing.T, src string) {
 		stmts, err := Parse(src)
 		if err != nil {

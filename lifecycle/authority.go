@@ -93,30 +93,69 @@ func pick(domain string, candidates []Identity) (Identity, bool) {
 // Apply's registry check against the same state. Proposing the commands
 // against a later state is safe: a stale one is refused as a conflict.
 func Reconcile(s *State, available []NodeIncarnation, voters []string) []Command {
+	candidates := reconcileCandidates(s, available, voters)
+	var out []Command
+	for _, d := range s.sortedRecords() {
+		if cmd, ok := reconcileDomain(d, candidates); ok {
+			out = append(out, cmd)
+		}
+	}
+	return out
+}
+
+// ReconcileDomains is Reconcile for the named domains only, in the order
+// given, each at most once; a name the state lacks is skipped. Its cost is
+// that of the names, not of the catalog: the leader calls it with the
+// domains a committed change touched when neither the candidates nor the
+// leadership changed, since every other domain's decision is then what it
+// was (Reconcile gave none, or gave one that is still being proposed).
+func ReconcileDomains(s *State, names []string, available []NodeIncarnation, voters []string) []Command {
+	candidates := reconcileCandidates(s, available, voters)
+	var out []Command
+	seen := make(map[string]struct{}, len(names))
+	for _, name := range names {
+		if _, dup := seen[name]; dup {
+			continue
+		}
+		seen[name] = struct{}{}
+		d, ok := s.lookup(name)
+		if !ok {
+			continue
+		}
+		if cmd, ok := reconcileDomain(d, candidates); ok {
+			out = append(out, cmd)
+		}
+	}
+	return out
+}
+
+// reconcileCandidates returns the eligible authorities: the available
+// incarnations that match the registry, narrowed to the voters.
+func reconcileCandidates(s *State, available []NodeIncarnation, voters []string) []Identity {
 	registered := make([]NodeIncarnation, 0, len(available))
 	for _, a := range available {
 		if n, ok := s.nodes[a.Node]; ok && n.Incarnation == a.Incarnation {
 			registered = append(registered, a)
 		}
 	}
-	candidates := Candidates(registered, voters)
-	var out []Command
-	for _, d := range s.sortedRecords() {
-		name := d.Name
-		if d.Pace != Paced || !d.Running() {
-			continue
-		}
-		cur := d.Authority
-		if cur.Assigned() && slices.ContainsFunc(candidates, func(c Identity) bool { return c == cur.Identity() }) {
-			continue
-		}
-		r := ReassignAuthority{Domain: name, ExpectedGeneration: d.Generation, ExpectedFence: cur}
-		if id, ok := pick(name, candidates); ok {
-			r.Authority = &id
-		} else if !cur.Assigned() {
-			continue
-		}
-		out = append(out, Command{Op: OpReassignAuthority, ReassignAuthority: &r})
+	return Candidates(registered, voters)
+}
+
+// reconcileDomain returns the reassignment domain d needs, if any.
+func reconcileDomain(d *Domain, candidates []Identity) (Command, bool) {
+	name := d.Name
+	if d.Pace != Paced || !d.Running() {
+		return Command{}, false
 	}
-	return out
+	cur := d.Authority
+	if cur.Assigned() && slices.ContainsFunc(candidates, func(c Identity) bool { return c == cur.Identity() }) {
+		return Command{}, false
+	}
+	r := ReassignAuthority{Domain: name, ExpectedGeneration: d.Generation, ExpectedFence: cur}
+	if id, ok := pick(name, candidates); ok {
+		r.Authority = &id
+	} else if !cur.Assigned() {
+		return Command{}, false
+	}
+	return Command{Op: OpReassignAuthority, ReassignAuthority: &r}, true
 }

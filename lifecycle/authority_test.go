@@ -296,3 +296,49 @@ func TestReconcile(t *testing.T) {
 		}
 	})
 }
+
+// TestReconcileDomainsIsReconcileOfTheNamed checks, for every subset of a
+// catalog's domains and every availability of its nodes, that
+// ReconcileDomains gives exactly Reconcile's commands for the named
+// domains, in the order named, once each, skipping names the catalog lacks.
+func TestReconcileDomainsIsReconcileOfTheNamed(t *testing.T) {
+	s := NewState()
+	nodeC := Identity{Node: "node-c", Incarnation: 33}
+	mustApply(t, s, register(nodeA), register(nodeB), register(nodeC),
+		createPaced("p1"), createPaced("p2"), createPaced("p3"), createPaced("stopped"), createUnpaced("u"),
+		startCmd("p1", point(StartNow, utc0, utc0, 1), &nodeA),
+		startCmd("p2", point(StartNow, utc0, utc0, 1), &nodeB),
+		startCmd("p3", point(StartNow, utc0, utc0, 1), &nodeC),
+		startCmd("u", point(StartNow, utc0, utc0, 1), nil),
+	)
+	names := []string{"p3", "missing", "u", "p1", "stopped", "p2"}
+	all := s.Incarnations()
+	voters := []string{"node-a", "node-b", "node-c"}
+	for avail := range 1 << len(all) {
+		var available []NodeIncarnation
+		for i, a := range all {
+			if avail&(1<<i) != 0 {
+				available = append(available, a)
+			}
+		}
+		byDomain := map[string]Command{}
+		for _, cmd := range Reconcile(s, available, voters) {
+			byDomain[cmd.ReassignAuthority.Domain] = cmd
+		}
+		for subset := range 1 << len(names) {
+			var named, want []Command
+			var picked []string
+			for i, name := range names {
+				if subset&(1<<i) == 0 {
+					continue
+				}
+				picked = append(picked, name, name) // each twice: once counts
+				if cmd, ok := byDomain[name]; ok {
+					want = append(want, cmd)
+				}
+			}
+			named = ReconcileDomains(s, picked, available, voters)
+			require.Equal(t, want, named, "available %b, names %v", avail, picked)
+		}
+	}
+}

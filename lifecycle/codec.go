@@ -322,10 +322,17 @@ type decoder struct {
 	text string // one copy of b; decoded strings are substrings of it
 	off  int
 	err  *Error
+	// snapshot is set while decoding a binary snapshot: failures are then
+	// ErrInvalidSnapshot, not a command's ErrInvalidCommand.
+	snapshot bool
 }
 
 func (d *decoder) fail(format string, args ...any) {
 	if d.err == nil {
+		if d.snapshot {
+			d.err = errSnapshot("does not decode: "+format, args...)
+			return
+		}
 		d.err = errInvalid("", "command does not decode: "+format, args...)
 	}
 }

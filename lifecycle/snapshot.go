@@ -10,8 +10,9 @@ import (
 	"github.com/nspl-dev/nspl/clock"
 )
 
-// SnapshotVersion is the snapshot format MarshalSnapshot writes and the only
-// one RestoreSnapshot reads.
+// SnapshotVersion is the JSON snapshot format MarshalSnapshot writes.
+// RestoreSnapshot reads it and the binary version 2 of
+// MarshalSnapshotBinary (snapshot_binary.go), which the catalog writes.
 const SnapshotVersion = 1
 
 // snapshotV1 is the frozen version-1 format: domains and nodes as sorted
@@ -52,13 +53,16 @@ func (s *State) MarshalSnapshot() ([]byte, error) {
 	return b, nil
 }
 
-// RestoreSnapshot decodes a snapshot into a new State that replaces,
-// never merges with, whatever the caller held. Decoding is strict (unknown
-// fields, trailing data and unknown versions are refused) and the result is
-// checked against every Domain invariant, so a corrupt snapshot is an
-// ErrInvalidSnapshot error rather than a state that Apply could misbehave
-// on. It never panics.
+// RestoreSnapshot decodes a snapshot, JSON (version 1) or binary (version
+// 2), into a new State that replaces, never merges with, whatever the
+// caller held. Decoding is strict (unknown fields, trailing data and unknown
+// versions are refused) and the result is checked against every Domain
+// invariant, so a corrupt snapshot is an ErrInvalidSnapshot error rather
+// than a state that Apply could misbehave on. It never panics.
 func RestoreSnapshot(b []byte) (*State, error) {
+	if len(b) > 0 && b[0] == binarySnapshotMark {
+		return restoreBinarySnapshot(b)
+	}
 	var head struct {
 		Version int `json:"version"`
 	}

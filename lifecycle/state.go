@@ -82,6 +82,22 @@ func (s *State) Domains() []Domain {
 	return out
 }
 
+// Len returns the number of domains.
+func (s *State) Len() int { return s.count }
+
+// Range calls fn with a copy of every domain, in an order that is
+// deterministic for equal states but not sorted, until fn returns false.
+// It is Domains without the sort and the slice, for a pass over a large
+// catalog that needs no order.
+func (s *State) Range(fn func(Domain) bool) {
+	stop := false
+	s.eachRecord(func(d *Domain) {
+		if !stop && !fn(d.clone()) {
+			stop = true
+		}
+	})
+}
+
 // RunsPacedDomain reports whether any paced domain is running: whether any
 // domain has a clock authority to keep. It takes constant time, whatever
 // the number of domains.

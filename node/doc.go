@@ -5,13 +5,19 @@
 //
 // What it owns:
 //
-//   - Installation. Every committed catalog change installs all domain
-//     lifecycles into the runtime registry synchronously, on the catalog's
+//   - Installation. Every committed catalog change installs the lifecycles
+//     of the domains it changed (catalog.Change.Domains) into the runtime
+//     registry, and touches no other, synchronously, on the catalog's
 //     apply goroutine and in commit order (catalog.Config.OnChange), before
 //     the Propose that caused it returns and so before anything else uses
-//     the revision. A lifecycle from an older revision never replaces a newer
-//     one. An installation counter, advanced only after an installation has
-//     put every domain in place and every producer it retires has exited
+//     the revision; the producer set then passes over those domains only.
+//     So a commit costs the same whatever the size of the catalog. The
+//     whole catalog is installed only when a snapshot restore replaced it
+//     (at open, or a snapshot from the leader), and the producer set passes
+//     over every domain once at Open. A lifecycle from an older revision
+//     never replaces a newer one. An installation counter, advanced only
+//     after an installation has put its domains in place and every
+//     producer it retires has exited
 //     (see Production), tells attachments when the node has installed the
 //     committed domains since it started (WaitInstalled), and is the
 //     revision the node advertises and the completion boundary waits for.
@@ -59,10 +65,10 @@
 // reads the registry, the raft configuration and installed clocks, and
 // changes membership, through the methods in membership.go, never through
 // the catalog or the runtime registry themselves. A reassigned fence needs
-// no special path here: every committed revision installs all domain
-// lifecycles at once, in commit order, and a lifecycle from an older
-// revision never replaces a newer one, so AdvertisedRevision is simply the
-// newest counted revision.
+// no special path here: every committed revision installs what it changed
+// at once, in commit order, and a lifecycle from an older revision never
+// replaces a newer one, so AdvertisedRevision is simply the newest counted
+// revision.
 //
 // Every node owns one Prometheus registry (MetricsRegistry, built by
 // metrics.NewRegistry) holding its per-domain gauges

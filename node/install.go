@@ -10,19 +10,27 @@ import (
 
 // onChange is the catalog's synchronous change hook: it runs on the apply
 // goroutine in commit order, before the Propose that caused the change
-// returns.
+// returns. It installs the domains the change names and touches no other,
+// so a commit costs the same whatever the size of the catalog; a change
+// that names none (a snapshot restore) installs the whole state.
 func (n *Node) onChange(c catalog.Change) {
 	n.installMu.Lock()
 	defer n.installMu.Unlock()
-	n.installLocked(c.State)
+	if c.Whole() {
+		n.installLocked(c.State)
+		return
+	}
+	n.installDomainsLocked(c.State, c.Domains)
 }
 
-// installLocked installs every domain lifecycle of s into the registry and
-// removes the domains s lacks, unless the node already installed a newer
-// revision. Once the node is ready it hands the revision to the producer
-// set, which retires and starts producers and advances the installation
-// counter once every producer the revision retires has exited.
-// n.installMu must be held.
+// installLocked is the whole reconcile, O(domains): it installs every
+// domain lifecycle of s into the registry and removes the domains s lacks,
+// unless the node already installed a newer revision. It runs at Open and
+// when a snapshot restore replaced the catalog; every other change installs
+// only what it changed (installDomainsLocked). Once the node is ready it
+// hands the revision to the producer set, which retires and starts
+// producers and advances the installation counter once every producer the
+// revision retires has exited. n.installMu must be held.
 func (n *Node) installLocked(s *lifecycle.State) {
 	rev := s.Revision()
 	if rev < n.installedRev {
@@ -30,28 +38,63 @@ func (n *Node) installLocked(s *lifecycle.State) {
 		return
 	}
 	n.installedRev = rev
-	present := make(map[string]struct{})
-	for _, d := range s.Domains() {
-		present[d.Name] = struct{}{}
-		if _, err := n.registry.Install(d.Name, LifecycleOf(d, rev)); err != nil {
-			if errors.Is(err, runtime.ErrOlderRevision) {
-				n.logger.Debug("domain holds a newer revision", "domain", d.Name, "revision", rev)
-				continue
-			}
-			// The catalog keeps the domain invariants that Install checks;
-			// failing here is a bug worth shouting about, not a reason to
-			// stop installing the others.
-			n.logger.Error("cannot install committed domain lifecycle", "domain", d.Name, "revision", rev, "err", err)
+	for _, name := range n.registry.Domains() {
+		if _, ok := s.Domain(name); !ok {
+			n.removeOneLocked(name)
 		}
 	}
-	for _, name := range n.registry.Domains() {
-		if _, ok := present[name]; !ok {
-			n.registry.Remove(name)
+	n.registry.Reserve(s.Len())
+	s.Range(func(d lifecycle.Domain) bool {
+		n.installOneLocked(d, rev)
+		return true
+	})
+	if n.ready {
+		n.producers.installedRevision(rev, nil, true)
+	}
+}
+
+// installDomainsLocked installs the named domains of s, or removes those s
+// no longer holds, and touches no other: the names are every domain the
+// change to s created, changed or dropped (catalog.Change.Domains). Its
+// cost is that of the names, not of the catalog. n.installMu must be held.
+func (n *Node) installDomainsLocked(s *lifecycle.State, names []string) {
+	rev := s.Revision()
+	if rev < n.installedRev {
+		n.logger.Debug("ignoring an older catalog revision", "revision", rev, "installed", n.installedRev)
+		return
+	}
+	n.installedRev = rev
+	for _, name := range names {
+		if d, ok := s.Domain(name); ok {
+			n.installOneLocked(d, rev)
+		} else {
+			n.removeOneLocked(name)
 		}
 	}
 	if n.ready {
-		n.producers.installedRevision(rev)
+		n.producers.installedRevision(rev, names, false)
 	}
+}
+
+// installOneLocked installs one committed domain lifecycle of revision rev.
+func (n *Node) installOneLocked(d lifecycle.Domain, rev uint64) {
+	n.installs.Add(1)
+	if _, err := n.registry.Install(d.Name, LifecycleOf(d, rev)); err != nil {
+		if errors.Is(err, runtime.ErrOlderRevision) {
+			n.logger.Debug("domain holds a newer revision", "domain", d.Name, "revision", rev)
+			return
+		}
+		// The catalog keeps the domain invariants that Install checks;
+		// failing here is a bug worth shouting about, not a reason to
+		// stop installing the others.
+		n.logger.Error("cannot install committed domain lifecycle", "domain", d.Name, "revision", rev, "err", err)
+	}
+}
+
+// removeOneLocked removes a dropped domain's installation.
+func (n *Node) removeOneLocked(name string) {
+	n.installs.Add(1)
+	n.registry.Remove(name)
 }
 
 // advanceCounter counts revision rev as installed: the counter advances,

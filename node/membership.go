@@ -69,3 +69,8 @@ func (n *Node) Installation(domain string) *runtime.Installation {
 // Progress returns the newest accepted tick of the domain on this node
 // (runtime.Registry.Progress).
 func (n *Node) Progress(domain string) runtime.Tick { return n.registry.Progress(domain) }
+
+// AuthoritiesReconciled returns the newest catalog revision this node, as
+// the leader, has reconciled every clock authority against, and a channel
+// closed when it next moves (catalog.Node.Reconciled).
+func (n *Node) AuthoritiesReconciled() (uint64, <-chan struct{}) { return n.catalog.Reconciled() }

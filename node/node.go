@@ -113,6 +113,9 @@ type Node struct {
 	installMu    sync.Mutex
 	ready        bool   // Open has installed the caught-up state
 	installedRev uint64 // newest catalog revision installed
+	// installs counts the domain installations and removals the node
+	// made, so a test can hold a commit to the domains it changed.
+	installs atomic.Uint64
 
 	// counter is the installation counter watch.
 	counterMu   sync.Mutex
@@ -224,11 +227,19 @@ func (n *Node) Open(ctx context.Context) error {
 	n.catalog = cat
 	n.producers = newProducerSet(n)
 	// The catalog has applied every committed entry (its registration
-	// committed after them), so this installation is caught up; the apply
-	// goroutine may have installed intermediate states, which do not count.
+	// committed after them). The apply goroutine installed each change as
+	// it applied, from the empty catalog or the restored snapshot on, so
+	// the registry already holds the state it reached: only the producer
+	// set, which the installations before this point did not wake, passes
+	// over every domain. Were the registry behind the catalog, the whole
+	// reconcile would run here instead.
 	n.installMu.Lock()
 	n.ready = true
-	n.installLocked(cat.State())
+	if s := cat.State(); s.Revision() != n.installedRev {
+		n.installLocked(s)
+	} else {
+		n.producers.installedRevision(n.installedRev, nil, true)
+	}
 	n.installMu.Unlock()
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 
 	"github.com/nspl-dev/nspl/runtime"
 )
@@ -11,7 +12,10 @@ import (
 // producerSet runs the node's tick producers: one per paced running domain
 // whose installed authority is this process's incarnation. One goroutine
 // reconciles the set with the registry after every installation; it never
-// waits for a producer to exit.
+// waits for a producer to exit. It reconciles only the domains installed
+// since its previous pass (pending), so its cost follows the change, not the
+// catalog; the whole reconcile at open and after a snapshot restore makes
+// it pass over every domain once.
 //
 // Retirement. A producer whose fence no longer matches the installed clock
 // is retired: its context is cancelled (which ends an OnProgress call it is
@@ -44,6 +48,14 @@ type producerSet struct {
 	mu       sync.Mutex
 	running  map[string]*producerRun // domain → its producer
 	retiring map[string]*retirement  // domain → its retired producer, until it exited
+	// pending names the domains installed, or whose retirement ended,
+	// since the loop's previous pass; pendingAll asks that pass for every
+	// domain (a whole reconcile).
+	pending    map[string]struct{}
+	pendingAll bool
+	// examined counts the domains the loop's passes looked at, so a test
+	// can hold a pass to the domains that changed.
+	examined atomic.Uint64
 	// installed is the newest revision whose lifecycles the registry
 	// holds; reconciled the newest one every producer it retires has been
 	// retired for (cancelled, perhaps not exited yet).
@@ -74,6 +86,7 @@ func newProducerSet(n *Node) *producerSet {
 		done:     make(chan struct{}),
 		running:  make(map[string]*producerRun),
 		retiring: make(map[string]*retirement),
+		pending:  make(map[string]struct{}),
 		synced:   make(chan struct{}),
 	}
 	go ps.loop(ctx)
@@ -112,14 +125,21 @@ func (ps *producerSet) loop(ctx context.Context) {
 }
 
 // installedRevision records that the registry holds the lifecycles of
-// revision rev, counts rev at once when it makes no running producer
-// obsolete, and wakes the loop to start and retire producers. The
-// installation calls it, under Node.installMu, after every installation
-// once the node is ready.
-func (ps *producerSet) installedRevision(rev uint64) {
+// revision rev, which installed the named domains (every domain when all
+// is set), counts rev at once when it makes no running producer obsolete,
+// and wakes the loop to start and retire producers. The installation calls
+// it, under Node.installMu, after every installation once the node is
+// ready.
+func (ps *producerSet) installedRevision(rev uint64, names []string, all bool) {
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
 	ps.installed = rev
+	if all {
+		ps.pendingAll = true
+	}
+	for _, name := range names {
+		ps.pending[name] = struct{}{}
+	}
 	if !ps.obsoleteLocked() {
 		ps.reconciled = rev
 		ps.countLocked()
@@ -127,72 +147,90 @@ func (ps *producerSet) installedRevision(rev uint64) {
 	ps.wake()
 }
 
-// desiredLocked returns the fence of every domain the installed registry
-// wants this incarnation to produce for.
-func (ps *producerSet) desiredLocked() map[string]runtime.ProducerFence {
-	reg := ps.n.registry
-	self := ps.n.Identity()
-	desired := make(map[string]runtime.ProducerFence)
-	for _, name := range reg.Domains() {
-		f, ok := runtime.FenceOf(reg.Current(name))
-		if ok && f.Authority.Identity() == self {
-			desired[name] = f
-		}
-	}
-	return desired
+// desiredFence returns the fence of the domain's installed clock when it
+// wants this incarnation to produce for it.
+func (ps *producerSet) desiredFence(name string) (runtime.ProducerFence, bool) {
+	ps.examined.Add(1)
+	f, ok := runtime.FenceOf(ps.n.registry.Current(name))
+	return f, ok && f.Authority.Identity() == ps.n.Identity()
 }
 
 // current reports whether the installed clock of the producer's domain
 // still asks for it.
 func (ps *producerSet) current(run *producerRun) bool {
-	f := run.p.Fence()
-	in, ok := runtime.FenceOf(ps.n.registry.Current(f.Domain))
-	return ok && in == f && in.Authority.Identity() == ps.n.Identity()
+	f, ok := ps.desiredFence(run.p.Fence().Domain)
+	return ok && f == run.p.Fence()
 }
 
-// obsoleteLocked reports whether a running producer's fence no longer
-// matches its installed clock.
+// obsoleteLocked reports whether a running producer of a pending domain
+// (of any domain, when every domain is pending) no longer matches its
+// installed clock. The other domains' installations did not change since
+// the loop's previous pass, which left their producers current.
 func (ps *producerSet) obsoleteLocked() bool {
-	for _, run := range ps.running {
-		if !ps.current(run) {
+	if ps.pendingAll || len(ps.pending) > len(ps.running) {
+		for _, run := range ps.running {
+			if !ps.current(run) {
+				return true
+			}
+		}
+		return false
+	}
+	for name := range ps.pending {
+		if run, ok := ps.running[name]; ok && !ps.current(run) {
 			return true
 		}
 	}
 	return false
 }
 
-// syncLocked retires every producer whose fence no longer matches the
-// installed clock and starts the missing ones whose domain has no
-// retirement under way. The installed revision is read before the
-// registry, so the registry holds at least that revision's lifecycles.
+// syncLocked retires every producer of a pending domain whose fence no
+// longer matches the installed clock and starts the missing ones whose
+// domain has no retirement under way, then clears the pending domains. The
+// installed revision is read before the registry, so the registry holds at
+// least that revision's lifecycles.
 func (ps *producerSet) syncLocked() {
 	rev := ps.installed
-	desired := ps.desiredLocked()
-	for name, run := range ps.running {
-		if f, ok := desired[name]; ok && f == run.p.Fence() {
-			continue
+	names := ps.pending
+	if ps.pendingAll {
+		names = make(map[string]struct{}, len(ps.running))
+		for _, name := range ps.n.registry.Domains() {
+			names[name] = struct{}{}
 		}
-		delete(ps.running, name)
-		ps.retireLocked(name, run, ps.reconciled)
+		for name := range ps.running {
+			names[name] = struct{}{}
+		}
+	}
+	ps.pending, ps.pendingAll = make(map[string]struct{}), false
+	for name := range names {
+		f, want := ps.desiredFence(name)
+		if run, ok := ps.running[name]; ok {
+			if want && f == run.p.Fence() {
+				continue
+			}
+			delete(ps.running, name)
+			ps.retireLocked(name, run, ps.reconciled)
+		}
+		if want && ps.retiring[name] == nil {
+			ps.startLocked(name, f)
+		}
 	}
 	ps.reconciled = max(ps.reconciled, rev)
-	for name, f := range desired {
-		if ps.running[name] != nil || ps.retiring[name] != nil {
-			continue
-		}
-		pctx, cancel := context.WithCancel(context.Background())
-		run := &producerRun{cancel: cancel}
-		run.p = runtime.StartProducer(runtime.ProducerConfig{
-			Fence:  f,
-			Source: ps.n.src,
-			Emit:   func(rep runtime.ProgressReport) { ps.n.emit(pctx, rep) },
-			Logger: ps.n.logger,
-		})
-		ps.running[name] = run
-		ps.n.logger.Info("started tick producer", "domain", name, "generation", f.Generation,
-			"authority", f.Authority.String())
-	}
 	ps.countLocked()
+}
+
+// startLocked starts the domain's producer under fence f.
+func (ps *producerSet) startLocked(name string, f runtime.ProducerFence) {
+	pctx, cancel := context.WithCancel(context.Background())
+	run := &producerRun{cancel: cancel}
+	run.p = runtime.StartProducer(runtime.ProducerConfig{
+		Fence:  f,
+		Source: ps.n.src,
+		Emit:   func(rep runtime.ProgressReport) { ps.n.emit(pctx, rep) },
+		Logger: ps.n.logger,
+	})
+	ps.running[name] = run
+	ps.n.logger.Info("started tick producer", "domain", name, "generation", f.Generation,
+		"authority", f.Authority.String())
 }
 
 // retireLocked cancels run and starts the goroutine that waits for it to
@@ -208,6 +246,7 @@ func (ps *producerSet) retireLocked(name string, run *producerRun, hold uint64) 
 		ps.mu.Lock()
 		if ps.retiring[name] == r {
 			delete(ps.retiring, name)
+			ps.pending[name] = struct{}{} // its successor, if any, is due
 		}
 		ps.countLocked()
 		ps.syncedLocked()

@@ -113,8 +113,12 @@ type Use struct {
 	Name string
 }
 
-// ListDomains lists every domain.
-type ListDomains struct{ Located }
+// ListDomains lists every domain, or with Like set those whose name
+// matches it (a stored pattern, grammar.ParseLikePattern).
+type ListDomains struct {
+	Located
+	Like string
+}
 
 // DescribeDomain describes Name, or the active domain when Name is "".
 type DescribeDomain struct {
@@ -222,7 +226,12 @@ func (Detach) String() string { return "DETACH DOMAIN CLOCK;" }
 func (p Use) String() string { return "USE " + grammar.FormatName(p.Name) + ";" }
 
 // String returns canonical NSPL.
-func (ListDomains) String() string { return "LIST DOMAINS;" }
+func (p ListDomains) String() string {
+	if p.Like == "" {
+		return "LIST DOMAINS;"
+	}
+	return "LIST DOMAINS LIKE " + grammar.FormatLikePattern(p.Like) + ";"
+}
 
 // String returns canonical NSPL.
 func (p DescribeDomain) String() string {

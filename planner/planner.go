@@ -65,7 +65,11 @@ func PlanStatement(stmt grammar.Statement) (Plan, error) {
 	case *grammar.Use:
 		return Use{Located: at, Name: s.Name.Value}, nil
 	case *grammar.ListDomains:
-		return ListDomains{Located: at}, nil
+		p := ListDomains{Located: at}
+		if s.Like != nil {
+			p.Like = s.Like.Value
+		}
+		return p, nil
 	case *grammar.DescribeDomain:
 		p := DescribeDomain{Located: at}
 		if s.Name != nil {

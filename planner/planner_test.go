@@ -33,7 +33,8 @@ func unplaced(p Plan) Plan {
 		v.Located = Located{}
 		return v
 	case ListDomains:
-		return ListDomains{}
+		v.Located = Located{}
+		return v
 	case DescribeDomain:
 		v.Located = Located{}
 		return v
@@ -108,6 +109,7 @@ var planCases = []struct {
 	{"USE Prod", Use{Name: "prod"}, "USE prod;"},
 	{"USE `a~b`", Use{Name: "a~b"}, "USE `a~b`;"},
 	{"LIST DOMAINS", ListDomains{}, "LIST DOMAINS;"},
+	{"LIST DOMAINS LIKE 'Web-%'", ListDomains{Like: "web-%"}, "LIST DOMAINS LIKE 'web-%';"},
 	{"DESCRIBE DOMAIN", DescribeDomain{}, "DESCRIBE DOMAIN;"},
 	{"DESCRIBE DOMAIN `start`", DescribeDomain{Name: "start"}, "DESCRIBE DOMAIN `start`;"},
 	{"DROP DOMAIN p", DropDomain{Name: "p"}, "DROP DOMAIN p;"},

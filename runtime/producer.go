@@ -61,6 +61,18 @@ type ProducerConfig struct {
 	Logger *slog.Logger
 }
 
+// MinTickInterval is the least wall-clock (monotonic) time between two
+// ticks a producer emits for one domain: at most 1000 ticks a second per
+// domain, whatever PERIOD and TIME RATE say. The specification accepts
+// every positive PERIOD and every positive finite TIME RATE (PERIOD 1ns at
+// TIME RATE 1000 is a valid domain), so a finer cadence is not refused; it
+// is paced instead: a wake that finds several boundaries due emits only the
+// newest, as after any late wake, and admission, which reconstructs
+// positions from the mapping, does not depend on which boundaries were
+// announced. Without the floor one such domain costs its authority a wake
+// per nanosecond of physical time and every follower a report for each.
+const MinTickInterval = time.Millisecond
+
 // Producer is the tick producer of one paced domain on its authority node.
 //
 // It projects UTC through the fence's mapping, finds the latest due tick
@@ -68,7 +80,8 @@ type ProducerConfig struct {
 // producer that wakes several periods late never bursts through the missed
 // ticks. It then targets the first future boundary (clock.NextTick), waiting
 // the physical time the mapping's inverse gives (rounded up), and never less
-// than one period divided by the rate after an emission. All time comes
+// than one period divided by the rate, nor less than MinTickInterval, after
+// an emission. All time comes
 // from the configured timesource.Source.
 //
 // Four failures stop it: the projection (op "project", ErrClockOverflow),
@@ -149,10 +162,10 @@ func (p *Producer) run(ctx context.Context) {
 	src := p.cfg.Source
 	origin := f.Mapping.LogicalStart
 	// spacing is the least physical time between two emissions: one
-	// period divided by the rate, rounded up. It is needed only after an
-	// emission, so a spacing that cannot be converted fails the producer
-	// after its first tick.
-	spacing, spacingErr := f.Mapping.WaitDelta(f.Period)
+	// period divided by the rate, rounded up, and at least
+	// MinTickInterval. It is needed only after an emission, so a spacing
+	// that cannot be converted fails the producer after its first tick.
+	spacing, spacingErr := tickSpacing(f.Mapping, f.Period)
 	var (
 		timer    timesource.Timer
 		last     uint64
@@ -228,6 +241,17 @@ func (p *Producer) run(ctx context.Context) {
 		case <-timer.C():
 		}
 	}
+}
+
+// tickSpacing is the least physical time between two emissions of a
+// producer for mapping and period: one period divided by the rate, rounded
+// up (clock.Mapping.WaitDelta), raised to MinTickInterval.
+func tickSpacing(m clock.Mapping, period uint64) (uint64, error) {
+	d, err := m.WaitDelta(period)
+	if err != nil {
+		return 0, err
+	}
+	return max(d, uint64(MinTickInterval)), nil
 }
 
 func (p *Producer) emit(rep ProgressReport) {

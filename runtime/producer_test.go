@@ -141,7 +141,7 @@ func TestProducerLateStartSpacing(t *testing.T) {
 		{name: "two and a half late", startAt: base + 5*second/2, rate: 1, wantFirst: 3, wantWait: time.Second},
 		{name: "rate 60", startAt: base, rate: 60, wantFirst: 1, wantWait: 16666667},
 		{name: "rate 60, late by one physical ns", startAt: base + 1, rate: 60, wantFirst: 1, wantWait: 16666667},
-		{name: "rate 1000, period 1ms", startAt: base, rate: 1000, wantFirst: 1, wantWait: time.Microsecond},
+		{name: "rate 1000, period 1ms: the floor of one tick a millisecond", startAt: base, rate: 1000, wantFirst: 1, wantWait: time.Millisecond},
 		{name: "rate 0.5", startAt: base, rate: 0.5, wantFirst: 1, wantWait: 2 * time.Second},
 		{name: "rate 3, ceil", startAt: base, rate: 3, wantFirst: 1, wantWait: 333333334},
 	}
@@ -164,9 +164,10 @@ func TestProducerSpacingProperty(t *testing.T) {
 	// ceil(period/rate) of monotonic time apart and ids increase.
 	for _, rate := range []float64{1, 3, 60, 1000, 0.25} {
 		f := timesource.NewFake(base)
-		fence := fenceWith(rate, uint64(time.Millisecond))
+		fence := fenceWith(rate, uint64(10*time.Millisecond))
 		spacing, err := fence.Mapping.WaitDelta(fence.Period)
 		require.NoError(t, err)
+		spacing = max(spacing, uint64(time.Millisecond))
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		var monos []time.Duration
 		var ids []uint64
@@ -174,7 +175,8 @@ func TestProducerSpacingProperty(t *testing.T) {
 			monos = append(monos, f.Monotonic())
 			ids = append(ids, r.ID)
 		}})
-		steps := []time.Duration{1, 7, 333333, time.Duration(spacing) - 1, time.Duration(spacing), 10 * time.Millisecond, 1, 2, 999999}
+		sp := time.Duration(spacing)
+		steps := []time.Duration{1, 7, sp / 3, sp - 1, sp, 10 * sp, 1, 2, sp - sp/3 - 1}
 		for i := range 300 {
 			require.NoError(t, f.BlockUntil(ctx, 1))
 			f.Advance(steps[i%len(steps)])
@@ -186,6 +188,42 @@ func TestProducerSpacingProperty(t *testing.T) {
 			require.Greater(t, ids[i], ids[i-1], "rate %v", rate)
 			require.GreaterOrEqual(t, uint64(monos[i]-monos[i-1]), spacing, "rate %v emission %d", rate, i)
 		}
+	}
+}
+
+// TestProducerTickFloor holds the floor of MinTickInterval (1ms of
+// monotonic time) between two ticks of one domain: a cadence finer than
+// that, which the specification accepts (PERIOD 1ns at TIME RATE 1000), is
+// paced, emitting at each wake only the newest due tick, while a cadence at
+// or above it is untouched.
+func TestProducerTickFloor(t *testing.T) {
+	require.Equal(t, time.Millisecond, MinTickInterval)
+	cases := []struct {
+		name     string
+		period   uint64
+		rate     float64
+		wantWait time.Duration // armed after the first emission
+		wantNext uint64        // the tick emitted once wantWait has passed
+	}{
+		{name: "period 1ns at rate 1000", period: 1, rate: 1000, wantWait: time.Millisecond, wantNext: 1_000_000_001},
+		{name: "period 1ns at rate 1", period: 1, rate: 1, wantWait: time.Millisecond, wantNext: 1_000_001},
+		{name: "just finer than the floor", period: 999_999, rate: 1, wantWait: time.Millisecond, wantNext: 2},
+		{name: "at the floor", period: 1_000_000, rate: 1, wantWait: time.Millisecond, wantNext: 2},
+		{name: "at the floor through the rate", period: 1_000_000_000, rate: 1000, wantWait: time.Millisecond, wantNext: 2},
+		{name: "just coarser than the floor", period: 1_000_001, rate: 1, wantWait: 1_000_001 * time.Nanosecond, wantNext: 2},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			f := timesource.NewFake(base)
+			rig := startRig(t, f, fenceWith(tc.rate, tc.period))
+			require.Equal(t, tc.wantWait, rig.settle())
+			require.Equal(t, []uint64{1}, rig.drain())
+			// One nanosecond short of the spacing: nothing more.
+			rig.advance(tc.wantWait - time.Nanosecond)
+			require.Empty(t, rig.drain())
+			rig.advance(time.Nanosecond)
+			require.Equal(t, []uint64{tc.wantNext}, rig.drain())
+		})
 	}
 }
 
@@ -304,7 +342,7 @@ func TestProducerArithmeticLimits(t *testing.T) {
 		{
 			name:     "projection overflow",
 			fence:    func() ProducerFence { return fenceWith(1e300, uint64(second)) },
-			advance:  time.Nanosecond,
+			advance:  MinTickInterval, // the next wake, one tick interval on
 			sentinel: ErrClockOverflow, op: "project", ticks: []uint64{1},
 			phrases: []string{`produce domain "d" generation 1`, "domain clock projection", "leaves the signed Unix-nanosecond range", "clock: project"},
 		},

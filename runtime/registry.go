@@ -119,6 +119,17 @@ func (r *Registry) Domains() []string {
 	return names
 }
 
+// Reserve prepares an empty registry for n domains, so installing a whole
+// catalog does not grow its table step by step. It does nothing once any
+// domain is installed.
+func (r *Registry) Reserve(n int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.domains) == 0 && n > 0 {
+		r.domains = make(map[string]*Allocation, n)
+	}
+}
+
 // Bind binds a handle to the domain's installed generation. It fails with
 // ErrDomainMissing, ErrDomainStopped or ErrClockUninstalled.
 func (r *Registry) Bind(domain string) (*Handle, error) {

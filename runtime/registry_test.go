@@ -275,3 +275,16 @@ func TestClockErrorMessages(t *testing.T) {
 		require.Equal(t, contains(unavailable, s), errorsIs(err, ErrClockUnavailable), "%v", s)
 	}
 }
+
+// TestReserveOnlyPreparesAnEmptyRegistry reserves room in an empty registry
+// and in one that holds a domain: the installed domain stays installed.
+func TestReserveOnlyPreparesAnEmptyRegistry(t *testing.T) {
+	r, _ := newFakeRegistry(t)
+	r.Reserve(10)
+	_, err := r.Install("a", Lifecycle{State: StateStopped, Revision: 1})
+	require.NoError(t, err)
+	r.Reserve(10)
+	require.Equal(t, []string{"a"}, r.Domains())
+	r.Reserve(0)
+	require.Equal(t, []string{"a"}, r.Domains())
+}

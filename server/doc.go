@@ -24,6 +24,17 @@
 // "ok". Plain HTTP (unencrypted HTTP/2, prior knowledge) is served only when
 // Config.Insecure asks for it, and then only on a loopback address.
 //
+// # Host names
+//
+// Before any of that, a plain-HTTP listener, and a TLS listener on a
+// loopback address, answer only requests whose Host is a loopback name
+// (localhost, 127.0.0.0/8, [::1]), a name of the node's certificate (TLS)
+// or one of Config.AllowedHosts; any other Host gets 421 Misdirected
+// Request. A page whose own name resolves to 127.0.0.1 (DNS rebinding) is
+// same-origin to the browser and cannot be told apart otherwise.
+// GuardLoopbackHosts applies the same check to the metrics listener's
+// loopback connections (hosts.go).
+//
 // # Session protocol, version 1
 //
 // The protocol's messages, paths, limits and codecs are package wire's, which

@@ -127,6 +127,12 @@ type Config struct {
 	// logouts across restarts (console.Config.LogoutFile): a file in the
 	// node's own data directory.
 	ConsoleLogoutFile string
+	// AllowedHosts are the names, besides the loopback ones (and, over
+	// TLS, those of the node's certificate), that a request's Host may
+	// carry on a listener that checks it (plain HTTP, or TLS on a loopback
+	// address; see hosts.go): bare host names that
+	// wire.ValidateAllowedHost accepts.
+	AllowedHosts []string
 }
 
 // Server is a node's API listener: the session protocol, leave and remove,
@@ -156,6 +162,7 @@ type Server struct {
 	uploadSlots   uploadSlots  // the archives being received
 	uploadBytes   atomic.Int64 // bytes spooled by the uploads being received
 	uploadCap     int          // the largest upload, backup.MaxArchiveBytes
+	checkHost     atomic.Bool  // Serve's listener is plain HTTP or on loopback
 
 	guesses *guesslimit.Limiter // counts bearer token guesses; nil without a token
 
@@ -173,6 +180,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.TLS != nil && cfg.Insecure {
 		return nil, fmt.Errorf("%w: give TLS material or insecure, not both", ErrConfig)
+	}
+	if err := ValidateAllowedHosts(cfg.AllowedHosts); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	if cfg.MaxSessions <= 0 {
 		cfg.MaxSessions = DefaultMaxSessions
@@ -237,7 +247,7 @@ func New(cfg Config) (*Server, error) {
 	// The header-read timeout is also net/http's TLS handshake deadline;
 	// IdleTimeout closes an HTTP/2 connection without open streams (one
 	// that sent its preface and nothing more) and an idle HTTP/1.1 one.
-	hs := &http.Server{Handler: served(s.mux), ReadHeaderTimeout: cfg.Limits.HandshakeTimeout, IdleTimeout: cfg.Limits.IdleTimeout,
+	hs := &http.Server{Handler: served(guardHost(s.mux, append(certificateNames(cfg.TLS), cfg.AllowedHosts...), func(*http.Request) bool { return s.checkHost.Load() })), ReadHeaderTimeout: cfg.Limits.HandshakeTimeout, IdleTimeout: cfg.Limits.IdleTimeout,
 		ConnState: s.conns.state, ConnContext: s.conns.context,
 		// Every request's context ends at Close, so a peer's long-lived
 		// stream does not hold a drained server's Close for its grace.
@@ -278,13 +288,19 @@ func (s *Server) Listen(addr string) (net.Listener, error) {
 	return net.Listen("tcp", addr)
 }
 
-// Serve serves ln until Close. It returns nil after Close.
+// Serve serves ln until Close. It returns nil after Close. When the server
+// is insecure or ln is on a loopback address, a request whose Host is not a
+// loopback name, a name of the node's certificate or one of
+// Config.AllowedHosts gets 421 Misdirected Request (hosts.go).
 func (s *Server) Serve(ln net.Listener) error {
 	if s.cfg.Insecure {
 		if err := wire.CheckLoopback(ln.Addr().String()); err != nil {
 			_ = ln.Close()
 			return err
 		}
+	}
+	if s.cfg.Insecure || isLoopbackAddr(ln.Addr().String()) {
+		s.checkHost.Store(true)
 	}
 	var err error
 	if s.cfg.Insecure {

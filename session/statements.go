@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/nspl-dev/nspl/grammar"
 	"github.com/nspl-dev/nspl/lifecycle"
 	"github.com/nspl-dev/nspl/planner"
 	"github.com/nspl-dev/nspl/wire"
@@ -28,7 +29,7 @@ func (s *Session) run(ctx context.Context, p planner.Plan) (r wire.Result, hande
 	case planner.Use:
 		r, err = s.use(p)
 	case planner.ListDomains:
-		r = s.listDomains()
+		r = s.listDomains(p)
 	case planner.DescribeDomain:
 		r, err = s.describeDomain(p)
 	case planner.Begin:
@@ -286,13 +287,24 @@ var listColumns = []wire.Column{
 	{Name: "generation", Type: wire.KindUint},
 }
 
-func (s *Session) listDomains() wire.Result {
+// listDomains lists every domain, or those whose name matches p.Like.
+func (s *Session) listDomains(p planner.ListDomains) wire.Result {
 	domains := s.node.Domains()
-	set := &wire.ResultSet{Columns: listColumns, Rows: make([][]wire.Value, 0, len(domains))}
+	set := &wire.ResultSet{Columns: listColumns}
+	if p.Like == "" {
+		set.Rows = make([][]wire.Value, 0, len(domains))
+	}
 	for _, d := range domains {
+		if p.Like != "" && !grammar.MatchLike(p.Like, d.Name) {
+			continue
+		}
 		set.Rows = append(set.Rows, []wire.Value{wire.Text(d.Name), wire.Text(d.Pace.String()), wire.Text(d.Status.String()), wire.Uint(d.Generation)})
 	}
-	return wire.Result{Message: plural(len(domains), "domain"), Set: set}
+	msg := plural(len(set.Rows), "domain")
+	if p.Like != "" {
+		msg += " like " + grammar.FormatLikePattern(p.Like)
+	}
+	return wire.Result{Message: msg, Set: set}
 }
 
 // domainColumns are the columns every per-domain record result shares

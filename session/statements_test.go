@@ -402,3 +402,31 @@ func TestClosedSession(t *testing.T) {
 	require.ErrorIs(t, err, ErrClosed)
 	require.NoError(t, e.sess.Close())
 }
+
+// TestListDomainsLike lists only the domains whose name matches the
+// pattern, in name order, and says so in the message; a pattern that
+// matches nothing gives an empty table.
+func TestListDomainsLike(t *testing.T) {
+	e := newEnv(t, Options{})
+	e.exec("CREATE DOMAIN `web-1`; CREATE DOMAIN `web-2`; CREATE DOMAIN webx; CREATE DOMAIN `api_web-1`; CREATE DOMAIN web_3;")
+	for _, tc := range []struct {
+		text string
+		want []string
+		msg  string
+	}{
+		{"LIST DOMAINS LIKE 'web-%';", []string{"web-1", "web-2"}, "2 domains like 'web-%'"},
+		{"LIST DOMAINS LIKE 'WEB%';", []string{"web-1", "web-2", "web_3", "webx"}, "4 domains like 'web%'"},
+		{"LIST DOMAINS LIKE '%web-_';", []string{"api_web-1", "web-1", "web-2"}, "3 domains like '%web-_'"},
+		{`LIST DOMAINS LIKE 'web\_%';`, []string{"web_3"}, `1 domain like 'web\_%'`},
+		{"LIST DOMAINS LIKE 'db-%';", nil, "0 domains like 'db-%'"},
+		{"LIST DOMAINS;", []string{"api_web-1", "web-1", "web-2", "web_3", "webx"}, "5 domains"},
+	} {
+		res := e.exec(tc.text)[0]
+		var names []string
+		for _, row := range res.Set.Rows {
+			names = append(names, FormatValue(row[0]))
+		}
+		require.Equal(t, tc.want, names, tc.text)
+		require.Equal(t, tc.msg, res.Message, tc.text)
+	}
+}

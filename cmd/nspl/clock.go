@@ -171,7 +171,7 @@ func clockFailure(w io.Writer, err error) error {
 	if errors.As(err, &ge) {
 		msg = ge.Msg
 	}
-	fmt.Fprintf(w, "nspl clock: error: %s\n", msg)
+	fmt.Fprintf(w, "nspl clock: error: %s\n", termSafe(msg)) // the node's text
 	return &RunError{Kind: ErrStatementFailed, Err: err, Reported: true}
 }
 

@@ -20,7 +20,8 @@ import (
 //	                                     below the ephemeral range
 //	waitfor TIMEOUT REGEXP cmd args...   rerun cmd until it succeeds with
 //	                                     stdout matching REGEXP
-//	fetch [-status N] URL                a GET of URL whose body is stdout
+//	fetch [-status N] [-host H] URL      a GET of URL (Host header H) whose
+//	                                     body is stdout
 //	capture VAR REGEXP                   set VAR to REGEXP's first group in
 //	                                     the last stdout
 var clusterCmds = map[string]func(ts *testscript.TestScript, neg bool, args []string){
@@ -119,21 +120,34 @@ func cmdCapture(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Setenv(args[0], m[1])
 }
 
-// cmdFetch is fetch [-status N] URL: a GET of URL, without following
-// redirects, whose body becomes stdout; it fails unless the status is N
-// (default 200).
+// cmdFetch is fetch [-status N] [-host H] URL: a GET of URL, with Host
+// header H when given, without following redirects, whose body becomes
+// stdout; it fails unless the status is N (default 200).
 func cmdFetch(ts *testscript.TestScript, neg bool, args []string) {
-	want := http.StatusOK
-	if len(args) == 3 && args[0] == "-status" {
-		n, err := strconv.Atoi(args[1])
-		ts.Check(err)
-		want, args = n, args[2:]
+	want, host := http.StatusOK, ""
+	for len(args) == 3 || len(args) == 5 {
+		switch args[0] {
+		case "-status":
+			n, err := strconv.Atoi(args[1])
+			ts.Check(err)
+			want = n
+		case "-host":
+			host = args[1]
+		default:
+			ts.Fatalf("usage: fetch [-status N] [-host HOST] URL")
+		}
+		args = args[2:]
 	}
 	if neg || len(args) != 1 {
-		ts.Fatalf("usage: fetch [-status N] URL")
+		ts.Fatalf("usage: fetch [-status N] [-host HOST] URL")
 	}
 	c := &http.Client{Timeout: 20 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	resp, err := c.Get(args[0])
+	req, err := http.NewRequest(http.MethodGet, args[0], nil)
+	ts.Check(err)
+	if host != "" {
+		req.Host = host
+	}
+	resp, err := c.Do(req)
 	ts.Check(err)
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)

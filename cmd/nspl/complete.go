@@ -33,7 +33,8 @@ type candidate struct {
 }
 
 // candidates returns the full words that may replace the word being typed at
-// the end of prefix, and that word. A domain name is offered bare when it
+// the end of prefix, and that word. Only the domain names storedName
+// accepts are offered. A domain name is offered bare when it
 // can be (prod) and backtick-quoted otherwise (`prod-1`), and always quoted
 // when the word being typed opens a backtick.
 func (c statementCompleter) candidates(prefix string) (words []candidate, partial string) {
@@ -50,6 +51,9 @@ func (c statementCompleter) candidates(prefix string) (words []candidate, partia
 		p := strings.ToLower(strings.TrimPrefix(s.Partial, "`"))
 		var names []string
 		for _, name := range c.domains() {
+			if !storedName(name) {
+				continue
+			}
 			if strings.HasPrefix(name, p) {
 				names = append(names, name)
 			}
@@ -64,6 +68,16 @@ func (c statementCompleter) candidates(prefix string) (words []candidate, partia
 		}
 	}
 	return words, s.Partial
+}
+
+// storedName reports whether name, as a node sends it, is a domain name in
+// its stored form: grammar's name rule (1 to 128 ASCII letters, digits, '-',
+// '_' and '~'), already lower-case. Names are data: one that is not is
+// dropped before it is printed, completed or suggested, so a node cannot
+// make the shell or a completion script offer text such as $(touch x).
+func storedName(name string) bool {
+	stored, err := grammar.ParseName(name)
+	return err == nil && stored == name
 }
 
 // Do implements the editor's completion: the suffixes that complete the word

@@ -14,7 +14,11 @@ import (
 // completes statements after -c and domain names after --domain by running
 // nspl --suggest with the connection flags already on the command line.
 // They parse --suggest's one-line JSON with a pattern, which suggestReply's
-// fixed field order and escape-free candidate texts make exact.
+// fixed field order and escape-free candidate texts make exact. Candidates
+// are data: --suggest offers only names grammar accepts (storedName), and
+// the scripts still never let the shell expand a candidate's text (bash
+// reads them line by line into COMPREPLY instead of through compgen -W,
+// zsh passes them to compadd as arguments, fish prints them).
 var completionScripts = map[string]string{
 	"bash": bashCompletion,
 	"zsh":  zshCompletion,
@@ -180,11 +184,13 @@ _nspl() {
         return 0 ;;
     -domain|--domain)
         if [[ $cmd == clock || $cmd == backup ]]; then
-            local names=() bt=$'\x60'
+            # Candidates are data: read line by line into COMPREPLY, never
+            # through compgen -W, which would expand $(...) in them.
+            local bt=$'\x60'
             while read -r kind start t; do
-                [[ $kind == domain ]] && names+=("${t//$bt/}")
+                t=${t//$bt/}
+                [[ $kind == domain && $t == "$cur"* ]] && COMPREPLY+=("$t")
             done < <(_nspl_suggest "USE ")
-            COMPREPLY=($(compgen -W "${names[*]}" -- "$cur"))
             return 0
         fi ;;
     -format|--format)

@@ -249,8 +249,8 @@ func (m *Main) runAdmin(ctx context.Context, opts options) error {
 	case errors.As(err, new(*client.ConnectError)):
 		return ioError(err)
 	case err != nil:
-		fmt.Fprintf(m.Stderr, "nspl %s: error: %v\n", opts.admin.name, err)
+		fmt.Fprintf(m.Stderr, "nspl %s: error: %s\n", opts.admin.name, termSafe(err.Error()))
 		return &RunError{Kind: ErrStatementFailed, Err: err, Reported: true}
 	}
-	return writeLine(m.Stdout, msg)
+	return writeLine(m.Stdout, termSafe(msg)) // the node's answer
 }

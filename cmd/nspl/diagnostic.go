@@ -39,7 +39,9 @@ func (d diagnostic) write(w io.Writer) error {
 		b.WriteString(d.File)
 		b.WriteByte(':')
 	}
-	fmt.Fprintf(&b, "%d:%d: error: %s\n", d.Pos.Line, d.Pos.Column, d.Msg)
+	// The message may be a server's: termSafe shows its control
+	// characters as escapes.
+	fmt.Fprintf(&b, "%d:%d: error: %s\n", d.Pos.Line, d.Pos.Column, termSafe(d.Msg))
 	line, col := grammar.SourceLine(d.Source, d.Pos)
 	if line != "" || col > 0 {
 		line, col = lineWindow(line, col, maxDiagnosticLine)
@@ -64,7 +66,7 @@ func (d diagnostic) write(w io.Writer) error {
 	}
 	if d.Hint != "" {
 		b.WriteString("hint: ")
-		b.WriteString(d.Hint)
+		b.WriteString(termSafe(d.Hint))
 		b.WriteByte('\n')
 	}
 	_, err := io.WriteString(w, b.String())

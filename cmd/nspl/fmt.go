@@ -26,7 +26,9 @@ Usage:
 Each FILE is rewritten in place (crash-safely, keeping its mode) when
 formatting changes it; a DIR stands for every *.nspl file under it,
 recursively; - reads stdin and writes the result to stdout, as does no
-argument at all when stdin is not a terminal.
+argument at all when stdin is not a terminal. No symbolic link is
+followed: one inside a DIR is skipped with a note on stderr, and one given
+as an argument is refused.
 
 Flags:
   --check     write nothing; print the name of each file formatting would
@@ -137,14 +139,23 @@ type formatRun struct {
 }
 
 // visit formats one command-line path: stdin, a file or a directory.
+//
+// It follows no symbolic link: a link named on the command line is refused
+// (an I/O error, exit 4), and one met while walking a directory is skipped
+// with a note on stderr, whatever it points to, so a link cannot make fmt
+// rewrite a file outside the tree it was given or twice inside it.
 func (f *formatRun) visit(path string) {
 	if path == "-" {
 		f.stdin()
 		return
 	}
-	fi, err := os.Stat(path)
+	fi, err := os.Lstat(path)
 	if err != nil {
 		f.ioFailed(err)
+		return
+	}
+	if fi.Mode()&fs.ModeSymlink != 0 {
+		f.ioFailed(fmt.Errorf("%s is a symbolic link; nspl fmt writes through no link, so name the file it points to", path))
 		return
 	}
 	if !fi.IsDir() {
@@ -159,6 +170,10 @@ func (f *formatRun) visit(path string) {
 			}
 			return nil
 		}
+		if d.Type()&fs.ModeSymlink != 0 {
+			fmt.Fprintf(f.m.Stderr, "nspl fmt: skipping %s, a symbolic link\n", p)
+			return nil
+		}
 		if !d.IsDir() && strings.HasSuffix(d.Name(), ".nspl") {
 			f.file(p)
 		}
@@ -170,9 +185,11 @@ func (f *formatRun) visit(path string) {
 }
 
 // file formats the file at path, rewriting it unless --check or --diff
-// asked only to look.
+// asked only to look. path is never followed through a symbolic link: a
+// link is not a regular file here, and the rewrite replaces the path
+// itself (atomicfile.WriteFile follows no link).
 func (f *formatRun) file(path string) {
-	fi, err := os.Stat(path)
+	fi, err := os.Lstat(path)
 	if err != nil {
 		f.ioFailed(err)
 		return

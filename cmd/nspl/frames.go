@@ -13,7 +13,14 @@ import (
 //	[clock prod] generation 1 paced period 100ms skew 10ms origin … rate 60
 //	[clock prod] ended: DomainRemoved
 //	[clock prod] error: produce domain "prod" generation 1: domain clock projection leaves …
+//
+// The line is passed through termSafe: its domain name and failure message
+// come from the serving node.
 func shellEventLine(ev session.ClockEvent) string {
+	return termSafe(rawShellEventLine(ev))
+}
+
+func rawShellEventLine(ev session.ClockEvent) string {
 	head := "[clock " + grammar.FormatName(ev.Domain) + "] "
 	switch ev.Kind {
 	case session.EventTick:
@@ -43,5 +50,5 @@ func clockEventLine(ev session.ClockEvent, format outputFormat) string {
 	if format == formatJSON {
 		return string(f.AppendJSON(nil))
 	}
-	return session.FormatFrame(f)
+	return termSafe(session.FormatFrame(f))
 }

@@ -19,8 +19,8 @@ const helpText = `Statements (end each with ;):
       STOP;
   ATTACH DOMAIN CLOCK; / DETACH DOMAIN CLOCK;     follow the active domain's clock
       ATTACH DOMAIN CLOCK;
-  LIST DOMAINS;
-      LIST DOMAINS;
+  LIST DOMAINS [LIKE '<pattern>'];                 every domain, or those matching ('%' any run, '_' one character)
+      LIST DOMAINS LIKE 'web-%';
   DESCRIBE DOMAIN [<name>];
       DESCRIBE DOMAIN prod;
   DROP DOMAIN [IF EXISTS] <name>;

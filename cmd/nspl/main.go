@@ -15,7 +15,7 @@ func main() {
 	err := Run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	stop()
 	if err != nil && !reported(err) {
-		fmt.Fprintf(os.Stderr, "nspl: %v\n", err)
+		fmt.Fprintf(os.Stderr, "nspl: %s\n", termSafe(err.Error())) // it may quote a server
 		if ExitCode(err) == ExitUsage {
 			fmt.Fprintln(os.Stderr, "Run 'nspl --help' for usage.")
 		}

@@ -113,8 +113,20 @@ func TestServeMetricsListener(t *testing.T) {
 			require.Contains(t, string(b), w, tt.path)
 		}
 	}
+	// A rebinding name reaching the loopback listener is misdirected.
+	req, err := http.NewRequest(http.MethodGet, url+"/metrics", nil)
+	require.NoError(t, err)
+	req.Host = "evil.example"
+	resp, err := hc.Do(req)
+	require.NoError(t, err)
+	b, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.NoError(t, err)
+	require.Equal(t, http.StatusMisdirectedRequest, resp.StatusCode)
+	require.NotContains(t, string(b), "nspl_sessions")
+	require.Contains(t, string(b), "--allowed-host")
 	cancel()
 	require.NoError(t, <-done)
-	_, err := hc.Get(url + "/livez")
+	_, err = hc.Get(url + "/livez")
 	require.Error(t, err, "the metrics listener closes with nspl serve")
 }

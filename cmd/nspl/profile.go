@@ -26,9 +26,12 @@ import (
 //
 // The config file is $XDG_CONFIG_HOME/nspl/config, or ~/.config/nspl/config
 // when XDG_CONFIG_HOME is unset. It is read only when a profile is named,
-// and it is refused when anyone but its owner can write it, since it says
-// which CA to trust. Its format, parsed strictly (an unknown key, a repeated
-// key or profile, or a line outside a profile is an error naming its line):
+// and it is refused when anyone but its reader or root could have written
+// it (checkConfigTrust), since it says which CA to trust and which token to
+// send. Its format, parsed strictly (an unknown key, a repeated key or
+// profile, or a line outside a profile is an error naming its line number;
+// an error never repeats the line, which may hold what the file was not
+// meant to show):
 //
 //	# comments start with # or ;
 //	[profile prod]
@@ -45,8 +48,10 @@ import (
 var (
 	// ErrConfigSyntax reports a config file line that cannot be read.
 	ErrConfigSyntax = errors.New("config file syntax error")
-	// ErrConfigUnsafe reports a config file others can write.
-	ErrConfigUnsafe = errors.New("config file is writable by others")
+	// ErrConfigUnsafe reports a config file someone else could have
+	// written: owned by another user, writable by others, or in a
+	// directory they can change (checkConfigTrust).
+	ErrConfigUnsafe = errors.New("config file can be changed by someone else")
 	// ErrNoProfile reports a --profile the config file does not hold.
 	ErrNoProfile = errors.New("no such profile")
 )
@@ -155,8 +160,8 @@ func (m *Main) loadProfile(name string) (remoteOptions, string, error) {
 	if err != nil {
 		return remoteOptions{}, path, ioError(fmt.Errorf("read the config file: %w", err))
 	}
-	if info.Mode().Perm()&0o022 != 0 {
-		return remoteOptions{}, path, ioError(fmt.Errorf("%w: %s is mode %04o; run chmod go-w %s", ErrConfigUnsafe, path, info.Mode().Perm(), path))
+	if err := checkConfigTrust(path, info, m.uid()); err != nil {
+		return remoteOptions{}, path, ioError(err)
 	}
 	b, err := readLimited(f, maxConfigBytes, fmt.Sprintf("config file %q", path))
 	if err != nil {
@@ -207,7 +212,28 @@ func resolveConfigPath(p, dir, home string) string {
 	}
 }
 
-// parseConfig parses the config file text; file names it in errors.
+// maxProfileName is the longest profile name.
+const maxProfileName = 64
+
+// validProfileName reports whether name is 1 to maxProfileName ASCII
+// letters, digits, '-', '_' or '.': a name an error or the list of
+// profiles can print without escaping.
+func validProfileName(name string) bool {
+	if name == "" || len(name) > maxProfileName {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
+			return false
+		}
+	}
+	return true
+}
+
+// parseConfig parses the config file text; file names it in errors. An
+// error names the line by its number and never repeats its text: only
+// known keys and validated profile names appear in one.
 func parseConfig(file, text string) (map[string]remoteOptions, error) {
 	profiles := map[string]remoteOptions{}
 	var cur *remoteOptions
@@ -232,11 +258,14 @@ func parseConfig(file, text string) (map[string]remoteOptions, error) {
 			continue
 		case l[0] == '[':
 			if !strings.HasSuffix(l, "]") {
-				return nil, fail("section header %q has no closing ]", l)
+				return nil, fail("a section header has no closing ]")
 			}
 			fields := strings.Fields(l[1 : len(l)-1])
 			if len(fields) != 2 || fields[0] != "profile" {
-				return nil, fail("section %q: write [profile NAME]", l)
+				return nil, fail("a section must be written [profile NAME]")
+			}
+			if !validProfileName(fields[1]) {
+				return nil, fail("a profile name is 1 to %d ASCII letters, digits, '-', '_' or '.'", maxProfileName)
 			}
 			flush()
 			curName = fields[1]
@@ -249,12 +278,12 @@ func parseConfig(file, text string) (map[string]remoteOptions, error) {
 		}
 		k, v, ok := strings.Cut(l, "=")
 		if !ok {
-			return nil, fail("%q is not KEY = VALUE", l)
+			return nil, fail("the line is not KEY = VALUE")
 		}
 		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
 		field, known := profileKeys[k]
 		if !known {
-			return nil, fail("unknown key %q; use connect, ca, cert, key or token-file", k)
+			return nil, fail("unknown key; use connect, ca, cert, key or token-file")
 		}
 		if cur == nil {
 			return nil, fail("%s is outside a profile; put it under [profile NAME]", k)

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	nsplruntime "github.com/nspl-dev/nspl/runtime"
 )
 
 // TestREADMELimitsMatchServeDefaults keeps the README's table of limits
@@ -55,5 +57,21 @@ func TestREADMELimitsMatchServeDefaults(t *testing.T) {
 	}
 	for flag := range defaults {
 		require.True(t, seen[flag], "README's limits table has no row for %s", flag)
+	}
+}
+
+// TestREADMELimitsMatchFixedBounds keeps the rows of the README's table of
+// limits that have no flag true to the constants that set them.
+func TestREADMELimitsMatchFixedBounds(t *testing.T) {
+	b, err := os.ReadFile("../../README.md")
+	require.NoError(t, err)
+	fixed := map[string]string{
+		"wall time between two ticks of one paced domain": nsplruntime.MinTickInterval.String(),
+	}
+	for limit, want := range fixed {
+		row := regexp.MustCompile("(?m)^\\| " + regexp.QuoteMeta(limit) + " \\| — \\| ([^|]+) \\|")
+		m := row.FindStringSubmatch(string(b))
+		require.NotNil(t, m, "README's limits table has no row %q", limit)
+		require.Equal(t, want, strings.TrimSpace(m[1]), "README's bound of %q", limit)
 	}
 }

@@ -30,7 +30,10 @@ import (
 //     as its message.
 //
 // In table, plain and csv output each warning follows as a "warning: …"
-// line.
+// line, and every text of the reply (message, warnings, column names and
+// cells) is passed through termSafe, so a control character a server or an
+// archive put in it is shown as an escape instead of acting on the
+// terminal; a csv field keeps its line feeds, which its quoting marks.
 func renderResult(w io.Writer, format outputFormat, res wire.Result) error {
 	return renderReply(w, format, false, res)
 }
@@ -41,6 +44,19 @@ func renderResult(w io.Writer, format outputFormat, res wire.Result) error {
 func renderReply(w io.Writer, format outputFormat, quiet bool, res wire.Result) error {
 	if quiet && format != formatJSON {
 		res.Message = ""
+	}
+	if format != formatJSON {
+		// The reply may come from a server: no text of it reaches the
+		// terminal raw (termSafe); the set's cells are escaped as they
+		// are formatted.
+		res.Message = termSafe(res.Message)
+		if len(res.Warnings) > 0 {
+			ws := make([]string, len(res.Warnings))
+			for i, w := range res.Warnings {
+				ws[i] = termSafe(w)
+			}
+			res.Warnings = ws
+		}
 	}
 	var b strings.Builder
 	switch format {
@@ -123,13 +139,13 @@ const verticalColumns = 6
 func writeTable(w io.Writer, set *wire.ResultSet) error {
 	header := make([]string, len(set.Columns))
 	for i, c := range set.Columns {
-		header[i] = c.Name
+		header[i] = termSafe(c.Name)
 	}
 	rows := make([][]string, len(set.Rows))
 	for r, row := range set.Rows {
 		rows[r] = make([]string, len(row))
 		for i, v := range row {
-			rows[r][i] = session.FormatValue(v)
+			rows[r][i] = termSafe(session.FormatValue(v))
 		}
 	}
 	if len(rows) == 1 && len(header) > verticalColumns {
@@ -256,7 +272,7 @@ func writePlainSet(b *strings.Builder, set *wire.ResultSet) {
 		if i > 0 {
 			b.WriteByte('\t')
 		}
-		b.WriteString(c.Name)
+		b.WriteString(termSafe(c.Name))
 	}
 	b.WriteByte('\n')
 	for _, row := range set.Rows {
@@ -264,7 +280,7 @@ func writePlainSet(b *strings.Builder, set *wire.ResultSet) {
 			if i > 0 {
 				b.WriteByte('\t')
 			}
-			b.WriteString(clean.Replace(session.FormatValue(v)))
+			b.WriteString(termSafe(clean.Replace(session.FormatValue(v))))
 		}
 		b.WriteByte('\n')
 	}
@@ -278,7 +294,7 @@ func writeCSVSet(b *strings.Builder, set *wire.ResultSet) error {
 	cw := csv.NewWriter(b)
 	record := make([]string, len(set.Columns))
 	for i, c := range set.Columns {
-		record[i] = c.Name
+		record[i] = termSafe(c.Name)
 	}
 	if err := cw.Write(record); err != nil {
 		return err
@@ -287,7 +303,7 @@ func writeCSVSet(b *strings.Builder, set *wire.ResultSet) error {
 		for i, v := range row {
 			record[i] = ""
 			if v.Kind() != wire.KindNull {
-				record[i] = session.FormatValue(v)
+				record[i] = termSafeLines(session.FormatValue(v))
 			}
 		}
 		if err := cw.Write(record); err != nil {

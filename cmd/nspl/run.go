@@ -40,6 +40,10 @@ type Main struct {
 	// is what the shell's \timing measures with (nil means the node's).
 	TimeSource timesource.Source
 
+	// getuid is the uid of the user nspl runs as, whose config file it
+	// trusts; nil is os.Getuid.
+	getuid func() int
+
 	// openEditor opens the shell's line editor; nil opens readline on the
 	// terminal. Tests replace it to type lines without a terminal.
 	openEditor func(complete completer) (noticeEditor, error)
@@ -56,6 +60,7 @@ type Main struct {
 // the shell's output lock, since the client reports from inside a running
 // statement's request.
 func (m *Main) notice(line string) {
+	line = termSafe(line) // it names the node a server says it is
 	m.noticeMu.Lock()
 	to := m.noticeTo
 	m.noticeMu.Unlock()
@@ -294,6 +299,13 @@ func (m *Main) historyPath() string {
 		return ""
 	}
 	return filepath.Join(home, ".nspl_history")
+}
+
+func (m *Main) uid() int {
+	if m.getuid != nil {
+		return m.getuid()
+	}
+	return os.Getuid()
 }
 
 func (m *Main) lookupEnv(key string) (string, bool) {

@@ -53,8 +53,9 @@ func TestScripts(t *testing.T) {
 			return nil
 		},
 		Cmds: withClusterCmds(map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"exitcode": cmdExitCode,
-			"shell":    cmdShell,
+			"exitcode":    cmdExitCode,
+			"shell":       cmdShell,
+			"hostilenode": cmdHostileNode,
 		}),
 	})
 }

@@ -46,6 +46,8 @@ type serveOptions struct {
 
 	metricsAddr string // the plain-HTTP /metrics, /livez, /readyz listener; empty serves none
 
+	allowedHosts hostList // names besides loopback a checked listener answers (--allowed-host)
+
 	heartbeatTimeout   time.Duration
 	electionTimeout    time.Duration
 	leaderLeaseTimeout time.Duration
@@ -73,7 +75,7 @@ const defaultMetricsAddr = "127.0.0.1:0"
 //
 //	nspl serve --node NAME --data-dir DIR --raft-addr HOST:PORT --api-addr HOST:PORT
 //	           [--join API-ADDR] [--bootstrap] [--pki DIR | --ca F --cert F --key F]
-//	           [--token-file F] [--insecure] [--log-format text|json] [--handshake-timeout D] [--idle-timeout D]
+//	           [--token-file F] [--insecure] [--allowed-host NAME]... [--log-format text|json] [--handshake-timeout D] [--idle-timeout D]
 //	           [--session-idle-timeout D] [--message-timeout D] [--max-sessions N]
 //	           [--max-sessions-per-identity N] [--max-archive-uploads N] [--max-archive-uploads-per-identity N]
 //	           [--upload-timeout D] [--max-token-guesses-per-address N] [--max-token-guesses N]
@@ -87,6 +89,7 @@ func parseServeArgs(o options, args []string) (options, error) {
 	fs.StringVar(&s.raftAddr, "raft-addr", "", "listen for raft on `HOST:PORT`")
 	fs.StringVar(&s.apiAddr, "api-addr", "", "serve sessions, the interconnect and metrics on `HOST:PORT`")
 	fs.StringVar(&s.metricsAddr, "metrics-addr", defaultMetricsAddr, "serve /metrics, /livez and /readyz over plain HTTP, without authentication, on `HOST:PORT` (empty: none)")
+	fs.Var(&s.allowedHosts, "allowed-host", "also answer requests whose Host is `NAME` on a listener that answers only loopback names (plain HTTP, TLS on loopback, the metrics listener's loopback side; repeatable)")
 	fs.StringVar(&s.join, "join", "", "join the cluster through the member at `API-ADDR` (several, comma-separated)")
 	fs.BoolVar(&s.bootstrap, "bootstrap", false, "bootstrap a new cluster with this node as its first voter")
 	fs.StringVar(&s.pkiDir, "pki", "", "load ca.crt and node-NAME.crt/.key from `DIR` (nspl cert)")
@@ -181,6 +184,9 @@ func parseServeArgs(o options, args []string) (options, error) {
 			return o, usageErrorf("serve: --insecure: %v", err)
 		}
 	}
+	if err := server.ValidateAllowedHosts(s.allowedHosts); err != nil {
+		return o, usageErrorf("serve: --allowed-host: %v", err)
+	}
 	if _, _, err := net.SplitHostPort(s.metricsAddr); s.metricsAddr != "" && err != nil {
 		return o, usageErrorf("serve: --metrics-addr %q: give HOST:PORT, such as 127.0.0.1:9464, or an empty value for no metrics listener", s.metricsAddr)
 	}
@@ -261,7 +267,7 @@ func (m *Main) runServe(ctx context.Context, s *serveOptions) error {
 		if err != nil {
 			return ioError(fmt.Errorf("serve: --metrics-addr: listen on %s: %w", s.metricsAddr, err))
 		}
-		defer serveMetrics(mln, starting, logger)()
+		defer serveMetrics(mln, server.GuardLoopbackHosts(starting, s.allowedHosts), logger)()
 		fmt.Fprintf(m.Stdout, "nspl serve: node %s metrics on http://%s%s\n", s.node, mln.Addr(), metrics.MetricsPath)
 	}
 
@@ -290,6 +296,7 @@ func (m *Main) runServe(ctx context.Context, s *serveOptions) error {
 		MaxSessions: s.maxSessions, Limits: s.limits, MaxArchiveUploads: s.maxArchiveUploads,
 		MaxArchiveUploadsPerIdentity: s.maxUploadsPerID, UploadDir: s.dataDir,
 		Session: s.transactions, Console: s.console, ConsoleLogoutFile: s.consoleLogoutFile(),
+		AllowedHosts: s.allowedHosts,
 	})
 	if err != nil {
 		return usageErrorf("serve: %v", err)

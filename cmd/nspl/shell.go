@@ -55,7 +55,7 @@ func mainPrompt(sess shellSession) string {
 func promptFor(active string, inTx bool) string {
 	p := "nspl"
 	if active != "" {
-		p += "[" + grammar.FormatName(active) + "]"
+		p += "[" + termSafe(grammar.FormatName(active)) + "]" // the server names the active domain
 	}
 	if inTx {
 		p += "*"

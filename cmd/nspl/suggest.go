@@ -136,13 +136,13 @@ func (m *Main) runSuggest(ctx context.Context, opts options) error {
 		}
 		sess, _, closeSession, err := m.openSession(ctx, opts)
 		if err != nil {
-			fmt.Fprintf(m.Stderr, "nspl: --suggest: no domain names: %v\n", err)
+			fmt.Fprintf(m.Stderr, "nspl: --suggest: no domain names: %s\n", termSafe(err.Error()))
 			return nil
 		}
 		defer closeSession()
 		names, err := sess.DomainNames(ctx)
 		if err != nil {
-			fmt.Fprintf(m.Stderr, "nspl: --suggest: no domain names: %v\n", err)
+			fmt.Fprintf(m.Stderr, "nspl: --suggest: no domain names: %s\n", termSafe(err.Error()))
 		}
 		return names
 	}}

@@ -6,12 +6,6 @@
 // directory's server id, a backup archive). It must not be used for a file
 // that other processes append to or hold open for writing: the rename gives
 // the path a new inode, and their writes go to the old one.
-//
-// WriteFile replaces the file a symbolic link at the path resolves to and
-// keeps the link (an edited script stays where the link points);
-// ReplaceFile replaces the path itself, a link included, and never writes
-// through one (a backup archive lands where it was named, not where a link
-// someone left there points).
 package atomicfile
 
 import (
@@ -23,29 +17,13 @@ import (
 
 // WriteFile writes data to path through a temporary file in the same
 // directory that is given mode perm, written, fsynced and renamed over
-// path; then the directory is fsynced so the rename survives a crash. When
-// path is a symbolic link, the file it resolves to is replaced and the link
-// is kept. On failure the temporary file is removed and path is left as it
-// was. Errors name the step that failed.
-func WriteFile(path string, data []byte, perm fs.FileMode) error {
-	if resolved, err := filepath.EvalSymlinks(path); err == nil {
-		path = resolved
-	}
-	return replace(path, data, perm)
-}
-
-// ReplaceFile is WriteFile for path itself: it follows no symbolic link,
-// so a link at path is replaced by a regular file of mode perm and the
-// file it pointed to is left as it was. The caller decides beforehand
-// whether what path holds may be replaced; ReplaceFile replaces anything
-// rename(2) will, and fails on a directory.
-func ReplaceFile(path string, data []byte, perm fs.FileMode) error {
-	return replace(path, data, perm)
-}
-
-// replace writes data to a temporary file beside path and renames it over
-// path, as WriteFile describes.
-func replace(path string, data []byte, perm fs.FileMode) (err error) {
+// path; then the directory is fsynced so the rename survives a crash. It
+// follows no symbolic link: when path is one, the link itself is replaced
+// by the new regular file and the file it pointed to is untouched (rename
+// acts on the name, never on what a link at it names), so a link planted at
+// path cannot direct the write elsewhere. On failure the temporary file is
+// removed and path is left as it was. Errors name the step that failed.
+func WriteFile(path string, data []byte, perm fs.FileMode) (err error) {
 	dir := filepath.Dir(path)
 	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
 	if err != nil {

@@ -35,7 +35,10 @@ func TestWriteFile(t *testing.T) {
 	}
 }
 
-func TestWriteFileKeepsSymlink(t *testing.T) {
+// TestWriteFileReplacesALinkNotItsTarget holds that a write follows no
+// link: the link at path becomes the new file and its target keeps its
+// contents.
+func TestWriteFileReplacesALinkNotItsTarget(t *testing.T) {
 	dir := t.TempDir()
 	target := filepath.Join(dir, "target.nspl")
 	link := filepath.Join(dir, "link.nspl")
@@ -44,10 +47,13 @@ func TestWriteFileKeepsSymlink(t *testing.T) {
 	require.NoError(t, WriteFile(link, []byte("new\n"), 0o644))
 	fi, err := os.Lstat(link)
 	require.NoError(t, err)
-	require.NotZero(t, fi.Mode()&os.ModeSymlink, "the link is still a link")
-	b, err := os.ReadFile(target)
+	require.True(t, fi.Mode().IsRegular(), "the link was replaced by a regular file")
+	b, err := os.ReadFile(link)
 	require.NoError(t, err)
 	require.Equal(t, "new\n", string(b))
+	b, err = os.ReadFile(target)
+	require.NoError(t, err)
+	require.Equal(t, "old\n", string(b), "the link's target is untouched")
 }
 
 func TestWriteFileFailureLeavesFile(t *testing.T) {
@@ -58,67 +64,21 @@ func TestWriteFileFailureLeavesFile(t *testing.T) {
 	require.Contains(t, err.Error(), "create a temporary file beside")
 }
 
-// TestLinkPolicy holds what each entry point does with a symbolic link at
-// the path: WriteFile writes through it and keeps it, ReplaceFile replaces
-// the link and leaves its target alone.
-func TestLinkPolicy(t *testing.T) {
-	for _, tc := range []struct {
-		name       string
-		write      func(string, []byte, os.FileMode) error
-		linkKept   bool
-		targetText string
-	}{
-		{"WriteFile follows the link", WriteFile, true, "new\n"},
-		{"ReplaceFile replaces the link", ReplaceFile, false, "old\n"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			dir := t.TempDir()
-			target := filepath.Join(dir, "target")
-			link := filepath.Join(dir, "link")
-			require.NoError(t, os.WriteFile(target, []byte("old\n"), 0o644))
-			require.NoError(t, os.Symlink("target", link))
-			require.NoError(t, tc.write(link, []byte("new\n"), 0o600))
-			fi, err := os.Lstat(link)
-			require.NoError(t, err)
-			require.Equal(t, tc.linkKept, fi.Mode()&os.ModeSymlink != 0, "whether the link is still a link")
-			b, err := os.ReadFile(target)
-			require.NoError(t, err)
-			require.Equal(t, tc.targetText, string(b))
-			b, err = os.ReadFile(link)
-			require.NoError(t, err)
-			require.Equal(t, "new\n", string(b), "the path reads the new contents")
-			entries, err := os.ReadDir(dir)
-			require.NoError(t, err)
-			require.Len(t, entries, 2, "no temporary file is left behind")
-		})
-	}
-}
-
-// TestReplaceFile holds ReplaceFile's own promises: the mode it is given,
-// the new contents whole, and a directory refused and left as it was with
-// no temporary file behind.
-func TestReplaceFile(t *testing.T) {
+// TestWriteFileRefusesADirectory holds that a directory at path is not
+// replaced: the write fails at the rename and leaves the directory as it
+// was, with no temporary file behind.
+func TestWriteFileRefusesADirectory(t *testing.T) {
 	dir := t.TempDir()
-	path := filepath.Join(dir, "a.nsplbak")
-	require.NoError(t, os.WriteFile(path, []byte("old contents\n"), 0o644))
-	require.NoError(t, ReplaceFile(path, []byte("new\n"), 0o600))
-	b, err := os.ReadFile(path)
-	require.NoError(t, err)
-	require.Equal(t, "new\n", string(b))
-	fi, err := os.Stat(path)
-	require.NoError(t, err)
-	require.Equal(t, os.FileMode(0o600), fi.Mode().Perm())
-
 	sub := filepath.Join(dir, "sub")
 	require.NoError(t, os.Mkdir(sub, 0o700))
 	require.NoError(t, os.WriteFile(filepath.Join(sub, "kept"), nil, 0o600))
-	err = ReplaceFile(sub, []byte("x"), 0o600)
+	err := WriteFile(sub, []byte("x"), 0o600)
 	require.Error(t, err)
 	require.Contains(t, err.Error(), "rename")
-	fi, err = os.Lstat(sub)
+	fi, err := os.Lstat(sub)
 	require.NoError(t, err)
 	require.True(t, fi.IsDir(), "the directory is left as it was")
 	entries, err := os.ReadDir(dir)
 	require.NoError(t, err)
-	require.Len(t, entries, 2, "no temporary file is left behind")
+	require.Len(t, entries, 1, "no temporary file is left behind")
 }

@@ -379,6 +379,9 @@ func (c *Cluster) ServeAPI(m *cluster.Member, o APIOptions) *API {
 	return a
 }
 
+// Sessions returns the number of sessions the listener has open.
+func (a *API) Sessions() int { return a.srv.Sessions() }
+
 // Close stops the listener at once, as a dying process's would, and
 // waits for it. It is safe to call more than once.
 func (a *API) Close() {

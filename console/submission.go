@@ -1,0 +1,268 @@
+package console
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+
+	"github.com/nspl-dev/nspl/planner"
+	"github.com/nspl-dev/nspl/wire"
+)
+
+// Bounds of one statement box submission. Its text is at most
+// MaxStatementBytes; what it runs and what it answers are bounded too, so
+// that one small POST cannot make the node run and write without end
+// (5,041 LIST DOMAINS; fit in 64 KiB).
+const (
+	// MaxSubmissionStatements bounds the statements one submission runs:
+	// the first statement past it does not run, and the answer says so.
+	MaxSubmissionStatements = 256
+	// MaxReplyBytes bounds the bytes of the outcomes one submission
+	// answers with (the same outcomes go on the statement box's stream):
+	// the statement whose outcome would take them past it has run, but its
+	// outcome is not shown and no statement after it runs.
+	MaxReplyBytes = 1 << 20
+)
+
+// ErrSubmissionCut: a submission stopped at one of its bounds before its
+// last statement. Its outcome's code is submission_cut.
+var ErrSubmissionCut = errors.New("the submission was cut at a bound")
+
+func init() { wire.RegisterCode("submission_cut", ErrSubmissionCut) }
+
+// The limits a cut names.
+const (
+	cutStatements = "statements"
+	cutReplyBytes = "reply_bytes"
+)
+
+// execRequest is a statement box submission.
+type execRequest struct {
+	Key  string `json:"key"`
+	Text string `json:"text"`
+}
+
+// sessionState is the statement box's session after a submission, for its
+// prompt.
+type sessionState struct {
+	Active    string `json:"active"`
+	InTx      bool   `json:"in_transaction"`
+	TxDomain  string `json:"transaction_domain,omitempty"`
+	TxPending int    `json:"transaction_pending,omitempty"`
+}
+
+// cut says where and why a submission stopped at a bound.
+type cut struct {
+	// Statement is the 1-based number of the statement that stopped it,
+	// at Line and Column of the submission.
+	Statement int `json:"statement"`
+	Line      int `json:"line"`
+	Column    int `json:"column"`
+	// Limit is cutStatements or cutReplyBytes.
+	Limit string `json:"limit"`
+	// Ran reports whether that statement ran (a reply_bytes cut: it ran,
+	// its outcome is not shown); the statements after it did not.
+	Ran     bool   `json:"ran"`
+	Message string `json:"message"`
+}
+
+// bounds are a submission's caps: MaxSubmissionStatements and
+// MaxReplyBytes in production.
+type bounds struct{ statements, bytes int }
+
+var submissionBounds = bounds{MaxSubmissionStatements, MaxReplyBytes}
+
+// budget tracks one submission against its bounds.
+type budget struct {
+	bounds
+	ran, used int
+}
+
+// mayRun reports whether one more statement may run.
+func (b *budget) mayRun() bool { return b.ran < b.statements }
+
+// mayShow reports whether an outcome of n bytes fits in what is left, and
+// counts it when it does.
+func (b *budget) mayShow(n int) bool {
+	if n > b.bytes-b.used {
+		return false
+	}
+	b.used += n
+	return true
+}
+
+// serveExec runs a submission's statements, in order, in the statement
+// box's session the key names, which must be the caller's own. Each
+// outcome is sent on that session's stream (an attach reply before its
+// frames) and written to the answer as it is produced:
+//
+//	{"outcomes":[…],"cut":{…},"state":{…}}
+//
+// with "cut" only when a bound stopped the submission.
+func (c *Console) serveExec(w http.ResponseWriter, r *http.Request) {
+	r.Body = http.MaxBytesReader(w, r.Body, MaxStatementBytes+1024)
+	var req execRequest
+	dec := json.NewDecoder(r.Body)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&req); err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			http.Error(w, fmt.Sprintf("a submission is at most %d bytes of statements", MaxStatementBytes), http.StatusRequestEntityTooLarge)
+			return
+		}
+		http.Error(w, "the body must be one JSON object {\"key\":…,\"text\":…}: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	if len(req.Text) > MaxStatementBytes {
+		http.Error(w, fmt.Sprintf("a submission is at most %d bytes of statements", MaxStatementBytes), http.StatusRequestEntityTooLarge)
+		return
+	}
+	p := caller(r)
+	c.mu.Lock()
+	rp := c.repls[req.Key]
+	c.mu.Unlock()
+	if rp == nil || rp.login != p.login {
+		http.Error(w, "this statement session has ended; the page opens a new one", http.StatusConflict)
+		return
+	}
+	rp.runMu.Lock()
+	defer rp.runMu.Unlock()
+	ctx, stop := context.WithCancel(r.Context())
+	defer stop()
+	defer context.AfterFunc(rp.ctx, stop)()
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	c.run(ctx, rp, req.Text, submissionBounds, newAnswer(w))
+}
+
+// answer writes an exec's JSON answer as its parts are produced, flushing
+// each outcome. A failed write is kept and ends the writing, not the run:
+// the statements' outcomes still go on the session's stream.
+type answer struct {
+	w   io.Writer
+	rc  *http.ResponseController
+	n   int // outcomes written
+	err error
+}
+
+func newAnswer(w http.ResponseWriter) *answer {
+	a := &answer{w: w, rc: http.NewResponseController(w)}
+	a.write([]byte(`{"outcomes":[`))
+	return a
+}
+
+func (a *answer) write(b []byte) {
+	if a.err != nil {
+		return
+	}
+	if _, a.err = a.w.Write(b); a.err == nil {
+		a.err = a.rc.Flush()
+	}
+}
+
+// outcome writes one outcome's JSON.
+func (a *answer) outcome(b []byte) {
+	if a.n > 0 {
+		a.write([]byte{','})
+	}
+	a.n++
+	a.write(b)
+}
+
+// end writes the cut (when there is one) and the state, and closes the
+// object.
+func (a *answer) end(ct *cut, st sessionState) {
+	tail := struct {
+		Cut   *cut         `json:"cut,omitempty"`
+		State sessionState `json:"state"`
+	}{ct, st}
+	b, _ := json.Marshal(tail) // plain structs: Marshal cannot fail
+	a.write([]byte{']', ','})
+	a.write(b[1:]) // the tail's fields, after the outcomes
+}
+
+// run plans text and runs its statements in rp's session within bd, sending
+// each outcome on rp's stream and writing it to ans as it is answered.
+// It stops at the first failed statement, at the first statement past
+// bd.statements (which does not run), or at the statement whose outcome
+// would take the outcomes past bd.bytes (which has run; its outcome is
+// replaced by the cut's).
+func (c *Console) run(ctx context.Context, rp *repl, text string, bd bounds, ans *answer) {
+	plans, planErr := planner.PlanScript(text)
+	b := &budget{bounds: bd}
+	var ct *cut
+	for i, pl := range plans {
+		if !b.mayRun() {
+			ct = newCut(i+1, pl, cutStatements, false, fmt.Sprintf(
+				"statement %d (line %d, column %d) and those after it did not run: one console submission runs at most %d statements; submit the rest on their own, or run the script with nspl -f",
+				i+1, pl.Pos().Line, pl.Pos().Column, bd.statements))
+			break
+		}
+		b.ran++
+		rp.es.mu.Lock()
+		res, err := rp.sess.Exec(ctx, pl)
+		var o outcome
+		if err != nil {
+			o = outcome{Statement: pl.String(), Error: newFailure(text, err)}
+		} else {
+			switch pl.(type) {
+			case planner.Attach:
+				rp.live.Attached(res.Domain, res.Attachment)
+			case planner.Detach:
+				rp.live.Released(res.Domain)
+			}
+			o = outcome{Statement: res.Statement, Message: res.Message, Table: newTable(res.Set), Warnings: res.Warnings}
+		}
+		enc, _ := json.Marshal(o) // plain structs of strings: Marshal cannot fail
+		if !b.mayShow(len(enc)) {
+			rp.es.mu.Unlock()
+			ct = newCut(i+1, pl, cutReplyBytes, true, fmt.Sprintf(
+				"statement %d (line %d, column %d) ran, but its outcome of %d bytes would take this submission's outcomes past %d bytes, so it is not shown and the statements after it did not run; run it on its own, or from the nspl shell",
+				i+1, pl.Pos().Line, pl.Pos().Column, len(enc), bd.bytes))
+			break
+		}
+		_ = rp.es.sendRawLocked("outcome", enc)
+		rp.es.mu.Unlock()
+		ans.outcome(enc)
+		if err != nil {
+			planErr = nil
+			break
+		}
+	}
+	if ct != nil {
+		planErr = nil
+		o := outcome{Statement: ct.statementText(plans), Error: &failure{Message: ct.Message, Code: wire.CodeOf(ErrSubmissionCut), Line: ct.Line, Column: ct.Column}}
+		o.Error.Source, o.Error.Caret = sourceAndCaret(text, ct.Line, ct.Column)
+		enc, _ := json.Marshal(o)
+		_ = rp.es.sendRaw("outcome", enc)
+		ans.outcome(enc)
+	}
+	if planErr != nil {
+		o := outcome{Error: newFailure(text, planErr)}
+		enc, _ := json.Marshal(o)
+		_ = rp.es.sendRaw("outcome", enc)
+		ans.outcome(enc)
+	}
+	st := sessionState{Active: rp.sess.ActiveDomain()}
+	if d, n, ok := rp.sess.InTransaction(); ok {
+		st.InTx, st.TxDomain, st.TxPending = true, d, n
+	}
+	_ = rp.es.send("state", st)
+	ans.end(ct, st)
+}
+
+// newCut is the cut at statement n, plan pl.
+func newCut(n int, pl planner.Plan, limit string, ran bool, message string) *cut {
+	return &cut{Statement: n, Line: pl.Pos().Line, Column: pl.Pos().Column, Limit: limit, Ran: ran, Message: message}
+}
+
+// statementText is the cut statement's canonical text.
+func (ct *cut) statementText(plans []planner.Plan) string {
+	if ct.Statement < 1 || ct.Statement > len(plans) {
+		return ""
+	}
+	return plans[ct.Statement-1].String()
+}
