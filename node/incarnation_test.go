@@ -51,24 +51,27 @@ func TestNoProducerForAnotherIncarnation(t *testing.T) {
 			changed, err := n.registry.Install("prod", next)
 			require.NoError(t, err)
 			require.True(t, changed)
+			// As the node's installation hands the revision on.
+			n.installMu.Lock()
+			n.producers.installedRevision(next.Revision, []string{"prod"}, false)
+			n.installMu.Unlock()
 			if tc.produces {
-				n.producers.wake()
 				waitProducer(t, n, "prod", "this incarnation's producer", func(f runtime.ProducerFence, ok bool) bool {
 					return ok && f.Authority == next.Authority
 				})
 				return
 			}
-			settled(t, n)
+			retirementsSettled(t, n)
 			f, ok, _ := n.producers.fence("prod")
 			require.False(t, ok, "a producer runs for %s", f.Authority)
 		})
 	}
 }
 
-// settled waits until no retired producer is still exiting, then for a
+// retirementsSettled waits until no retired producer is still exiting, then for a
 // reconciliation after that: one that would have started every successor
 // the registry asks for.
-func settled(t *testing.T, n *Node) {
+func retirementsSettled(t *testing.T, n *Node) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
