@@ -178,7 +178,7 @@ func TestREADMELimitsMatchConsoleBounds(t *testing.T) {
 		return fmt.Sprintf("%d KiB", n>>10)
 	}
 	want := fmt.Sprintf("| — | %s / %d / %s |", size(console.MaxStatementBytes), console.MaxSubmissionStatements, size(console.MaxReplyBytes))
-	row := regexp.MustCompile("(?m)^\\| one console statement-box submission: [^|]+(\\| [^|]+ \\| [^|]+ \\|)")
+	row := regexp.MustCompile(`(?m)^\| one console statement-box submission: [^|]+(\| [^|]+ \| [^|]+ \|)`)
 	m := row.FindStringSubmatch(string(b))
 	require.NotNil(t, m, "README's limits table has the console submission's row")
 	require.Equal(t, want, m[1])
