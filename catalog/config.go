@@ -261,6 +261,10 @@ type ClusterConfig struct {
 	// this node's certificate and verify the peer's
 	// (pki.Material.ClientConfig).
 	ClientTLS *tls.Config
+	// Dial, when set, opens raft's TCP connections to peers in place of a
+	// net.Dialer (tests route them through a fault layer). TLS runs over
+	// the connection it returns.
+	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
 	// Bootstrap makes a node whose stores are empty form a new cluster with
 	// itself as its only voter. Ignored when the stores hold state.
 	Bootstrap bool

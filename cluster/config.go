@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"net"
@@ -103,6 +104,11 @@ type Config struct {
 	// TimeSource is the member's physical clock. Nil means
 	// timesource.System().
 	TimeSource timesource.Source
+	// Dial, when set, opens every TCP connection the member makes to
+	// another member (raft, the interconnect, joins, forwarded writes,
+	// probes) in place of a net.Dialer; tests route them through a fault
+	// layer (internal/faultnet). Nil dials directly.
+	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
 }
 
 func (c Config) withDefaults() (Config, error) {

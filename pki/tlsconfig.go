@@ -105,9 +105,17 @@ func (m *Material) ClientConfig(serverName, node string) *tls.Config {
 // abandoned attempt may still be writing (golang/go#41234); this one
 // retries with a fresh body from the request's GetBody.
 func (m *Material) Transport() *http2.Transport {
+	return m.TransportDial(nil)
+}
+
+// TransportDial is Transport whose TCP connections dial opens in place of
+// a net.Dialer (tests route them through a fault layer); nil is Transport.
+func (m *Material) TransportDial(dial func(ctx context.Context, network, addr string) (net.Conn, error)) *http2.Transport {
 	return &http2.Transport{
 		TLSClientConfig: m.ClientConfig("", ""),
-		DialTLSContext:  dialTLS,
+		DialTLSContext: func(ctx context.Context, network, addr string, cfg *tls.Config) (net.Conn, error) {
+			return dialTLS(ctx, network, addr, cfg, dial)
+		},
 		IdleConnTimeout: 90 * time.Second,
 		ReadIdleTimeout: 15 * time.Second,
 		PingTimeout:     5 * time.Second,
@@ -122,8 +130,13 @@ const (
 
 // dialTLS dials addr and completes the TLS handshake, each within its own
 // bound, and insists on h2.
-func dialTLS(ctx context.Context, network, addr string, cfg *tls.Config) (net.Conn, error) {
-	raw, err := (&net.Dialer{Timeout: dialTimeout, KeepAlive: 15 * time.Second}).DialContext(ctx, network, addr)
+func dialTLS(ctx context.Context, network, addr string, cfg *tls.Config, dial func(ctx context.Context, network, addr string) (net.Conn, error)) (net.Conn, error) {
+	if dial == nil {
+		dial = (&net.Dialer{Timeout: dialTimeout, KeepAlive: 15 * time.Second}).DialContext
+	}
+	dctx, dcancel := context.WithTimeout(ctx, dialTimeout)
+	raw, err := dial(dctx, network, addr)
+	dcancel()
 	if err != nil {
 		return nil, err
 	}
