@@ -76,6 +76,12 @@ type Config struct {
 	ElectionTimeout    time.Duration
 	LeaderLeaseTimeout time.Duration
 	CommitTimeout      time.Duration
+	// AuthorityLease is how long the member keeps producing ticks, and
+	// vouching for the clocks it serves, without hearing from a leader;
+	// zero means catalog.DefaultAuthorityLease (1 s). A leader moves an
+	// authority away from a member it lost only after
+	// catalog.FenceWait(AuthorityLease, LeaderLeaseTimeout).
+	AuthorityLease time.Duration
 
 	// Availability probe; zero means the Default* constants and
 	// DefaultUnavailabilityInterval.

@@ -110,6 +110,7 @@ func Start(ctx context.Context, cfg Config) (*Member, error) {
 			ElectionTimeout:    cfg.ElectionTimeout,
 			LeaderLeaseTimeout: cfg.LeaderLeaseTimeout,
 			CommitTimeout:      cfg.CommitTimeout,
+			AuthorityLease:     cfg.AuthorityLease,
 		},
 	})
 	if err != nil {

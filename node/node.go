@@ -121,6 +121,7 @@ type Node struct {
 	countChange chan struct{}
 
 	producers *producerSet
+	lease     *authorityLease // nil until Open
 	refused   *refusedProgress
 	metrics   func() *prometheus.Registry // the node's own, built on first use (MetricsRegistry)
 
@@ -222,6 +223,7 @@ func (n *Node) Open(ctx context.Context) error {
 		return err
 	}
 	n.catalog = cat
+	n.lease = startAuthorityLease(n, cat)
 	n.producers = newProducerSet(n)
 	// The catalog has applied every committed entry (its registration
 	// committed after them), so this installation is caught up; the apply
@@ -245,6 +247,7 @@ func (n *Node) Close() error {
 			return // never started
 		}
 		n.producers.close()
+		n.lease.stop()
 		n.closeErr = n.catalog.Close()
 	})
 	return n.closeErr

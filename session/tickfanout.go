@@ -182,7 +182,7 @@ func (a *attachment) offerTick(o runtime.Observation, rec *tickRecord, err error
 		return false
 	}
 	if o.Tick.ID == 0 || o.Clock != a.last || o.Tick.Generation != a.last.Generation ||
-		o.Tick.ID <= a.lastTick || a.failed == o.Tick.Generation {
+		o.Tick.ID <= a.lastTick || a.failed == o.Tick.Generation || a.interrupted || o.Interrupted != nil {
 		return true
 	}
 	a.lastTick = o.Tick.ID
