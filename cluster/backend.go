@@ -115,7 +115,11 @@ func (m *Member) proveRaftServer(ctx context.Context, name, addr string) error {
 	if m.cfg.Dial == nil {
 		c, err = d.DialContext(ctx, "tcp", addr)
 	} else if c, err = m.cfg.Dial(ctx, "tcp", addr); err == nil {
-		tc := tls.Client(c, d.Config)
+		cfg := d.Config.Clone()
+		if host, _, herr := net.SplitHostPort(addr); herr == nil && cfg.ServerName == "" {
+			cfg.ServerName = host // as tls.Dialer does
+		}
+		tc := tls.Client(c, cfg)
 		if err = tc.HandshakeContext(ctx); err != nil {
 			_ = c.Close()
 		}

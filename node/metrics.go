@@ -34,11 +34,11 @@ func (n *Node) Ready() error {
 	if count, _, _ := n.Installed(); count == 0 {
 		return fmt.Errorf("%w: the node has not installed the committed domains' clocks yet; wait for it to open", ErrNotReady)
 	}
-	if _, ok := n.catalog.Leader(); !ok {
-		return fmt.Errorf("%w: no consensus leader is known; check that a quorum of voters runs and reaches this node", ErrNotReady)
-	}
 	if in := n.Interruption(); in != nil {
 		return fmt.Errorf("%w: %s; its clocks are interrupted and its reads may be stale until it is back and caught up", ErrNotReady, in.Cause)
+	}
+	if _, ok := n.catalog.Leader(); !ok {
+		return fmt.Errorf("%w: no consensus leader is known; check that a quorum of voters runs and reaches this node", ErrNotReady)
 	}
 	return nil
 }
