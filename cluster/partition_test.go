@@ -293,4 +293,3 @@ func TestIsolatedAuthorityStops(t *testing.T) {
 		})
 	}
 }
-
