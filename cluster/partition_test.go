@@ -3,6 +3,7 @@ package cluster_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -158,6 +159,23 @@ func checkTickOrder(t *testing.T, where string, frames []wire.Frame) {
 	}
 }
 
+// requireReadWarning runs DESCRIBE DOMAIN, LIST DOMAINS and SHOW CLUSTER
+// STATUS on s and requires each to carry the stale-read warning, or none.
+func requireReadWarning(t *testing.T, ctx context.Context, s *session.Session, stale bool) {
+	t.Helper()
+	for _, stmt := range []string{"DESCRIBE DOMAIN " + s.ActiveDomain() + ";", "LIST DOMAINS;", "SHOW CLUSTER STATUS;"} {
+		rs, err := s.ExecText(ctx, stmt)
+		require.NoError(t, err, stmt)
+		warned := false
+		for _, r := range rs {
+			for _, w := range r.Warnings {
+				warned = warned || strings.Contains(w, "cannot vouch for what it read")
+			}
+		}
+		require.Equal(t, stale, warned, "%s warned of a stale read", stmt)
+	}
+}
+
 // attachOn opens a session on m attached to domain, whose frames log
 // records until the test ends.
 func attachOn(t *testing.T, ctx context.Context, m *cluster.Member, domain string, wg *sync.WaitGroup) *frameLog {
@@ -186,9 +204,13 @@ func TestIsolatedAuthorityStops(t *testing.T) {
 	cases := []struct {
 		name string
 		pick func(authority, leader string) bool
+		// restart stops and starts the clock through the majority during
+		// the cut: a new generation the isolated node learns after it.
+		restart bool
 	}{
-		{"authority that is a follower", func(a, l string) bool { return a != l }},
-		{"authority that is the leader", func(a, l string) bool { return a == l }},
+		{"authority that is a follower", func(a, l string) bool { return a != l }, false},
+		{"authority that is the leader", func(a, l string) bool { return a == l }, false},
+		{"clock restarted during the cut", func(a, l string) bool { return a != l }, true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -220,6 +242,9 @@ func TestIsolatedAuthorityStops(t *testing.T) {
 			}
 			cut := attachOn(t, ctx, victim, d.Name, &wg)
 			majority := attachOn(t, ctx, other, d.Name, &wg)
+			victimReads := sessionOn(t, ctx, victim, d.Name)
+			majorityReads := sessionOn(t, ctx, other, d.Name)
+			requireReadWarning(t, ctx, victimReads, false)
 			h.Eventually(bound, "ticks through both nodes", func() bool {
 				_, _, a := cut.first(0, func(f wire.Frame) bool { return f.Kind == wire.FrameTick })
 				_, _, b := majority.first(0, func(f wire.Frame) bool { return f.Kind == wire.FrameTick })
@@ -245,6 +270,9 @@ func TestIsolatedAuthorityStops(t *testing.T) {
 			err := victim.Node().Ready()
 			require.ErrorIs(t, err, node.ErrNotReady)
 			require.ErrorContains(t, err, "authority lease")
+			// Its reads say they may be stale; the majority's do not.
+			requireReadWarning(t, ctx, victimReads, true)
+			requireReadWarning(t, ctx, majorityReads, false)
 
 			// The majority moves the authority once the lease is out,
 			// and its clients keep receiving ticks.
@@ -264,12 +292,19 @@ func TestIsolatedAuthorityStops(t *testing.T) {
 			hold := time.Now().Add(fence)
 			h.Eventually(bound, "the cut held", func() bool { return time.Now().After(hold) })
 			require.False(t, victim.Node().Vouches())
+			if c.restart {
+				_, err := majorityReads.ExecText(ctx, "STOP; START AT NOW;")
+				require.NoError(t, err)
+				moved = domainOn(t, other, d.Name)
+				require.Greater(t, moved.Generation, d.Generation)
+				movedAt = time.Now()
+			}
 
 			healAt := time.Now()
 			h.Net().Heal()
 			h.Eventually(bound, "the isolated node caught up and vouching", func() bool {
 				in := victim.Node().Installation(d.Name)
-				return victim.Node().Vouches() && in.Authority() == moved.Authority
+				return victim.Node().Vouches() && in.Authority() == moved.Authority && in.Generation() == moved.Generation
 			})
 			caughtUp := time.Since(healAt)
 			resumeAt, _, ok := cut.first(at, func(f wire.Frame) bool { return f.Kind == wire.FrameState })
@@ -279,11 +314,21 @@ func TestIsolatedAuthorityStops(t *testing.T) {
 					return false
 				}
 				_, _, ticked := cut.first(resumeAt, func(f wire.Frame) bool {
-					return f.Kind == wire.FrameTick && f.Tick.AuthorityUTC > movedAt.UnixNano()
+					return f.Kind == wire.FrameTick && f.Tick.AuthorityUTC > movedAt.UnixNano() && f.Tick.Generation == moved.Generation
 				})
 				return ticked
 			})
 			require.NoError(t, victim.Node().Ready())
+			requireReadWarning(t, ctx, victimReads, false)
+			if c.restart {
+				// The stopped generation never ticks again on the node
+				// that was cut off: its clients go from the interruption
+				// to the new generation.
+				for i, f := range cut.all()[at:] {
+					require.False(t, f.Kind == wire.FrameTick && f.Tick.Generation == d.Generation,
+						"frame %d after the interruption is a tick of the stopped generation %d", at+i, d.Generation)
+				}
+			}
 
 			checkOneAuthorityAtATime(t, log.all(), d.Name)
 			checkTickOrder(t, "through the isolated node", cut.all())

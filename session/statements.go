@@ -28,9 +28,11 @@ func (s *Session) run(ctx context.Context, p planner.Plan) (r wire.Result, hande
 	case planner.Use:
 		r, err = s.use(p)
 	case planner.ListDomains:
-		r = s.listDomains()
+		r = s.warnIfStale(s.listDomains())
 	case planner.DescribeDomain:
-		r, err = s.describeDomain(p)
+		if r, err = s.describeDomain(p); err == nil {
+			r = s.warnIfStale(r)
+		}
 	case planner.Begin:
 		r, err = s.begin()
 	case planner.Commit:
@@ -38,7 +40,10 @@ func (s *Session) run(ctx context.Context, p planner.Plan) (r wire.Result, hande
 	case planner.Rollback:
 		r, err = s.rollback()
 	case planner.Attach:
-		return s.attach(ctx)
+		if r, handedOff, err = s.attach(ctx); err == nil {
+			r = s.warnIfStale(r)
+		}
+		return r, handedOff, err
 	case planner.Detach:
 		r, err = s.detach()
 	case planner.Backup:
@@ -48,7 +53,9 @@ func (s *Session) run(ctx context.Context, p planner.Plan) (r wire.Result, hande
 	case planner.DescribeBackup:
 		r, err = s.describeBackup(ctx, p)
 	case planner.ShowClusterStatus:
-		r, err = s.showClusterStatus(ctx)
+		if r, err = s.showClusterStatus(ctx); err == nil {
+			r = s.warnIfStale(r)
+		}
 	case planner.ShowTransactions:
 		r = s.showTransactions()
 	default:
