@@ -3,11 +3,13 @@ package node
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"sync/atomic"
 	"time"
 
 	"github.com/nspl-dev/nspl/catalog"
 	"github.com/nspl-dev/nspl/runtime"
+	"github.com/nspl-dev/nspl/runtime/timesource"
 )
 
 // authorityLease is a cluster member's proof that it may still act for the
@@ -33,9 +35,12 @@ import (
 // An embedded node (no cluster) is its own leader: it has no lease and
 // always vouches.
 type authorityLease struct {
-	n     *Node
-	lease time.Duration // zero: no lease (embedded)
-	poll  time.Duration
+	src    timesource.Source
+	logger *slog.Logger
+	name   string
+	deps   leaseDeps
+	lease  time.Duration // zero: no lease (embedded)
+	poll   time.Duration
 
 	proof       atomic.Int64 // time.Duration: src.Monotonic() of the last renewal
 	interrupted atomic.Bool  // the lease lapsed and the node has not caught up since
@@ -44,10 +49,30 @@ type authorityLease struct {
 	done   chan struct{}
 }
 
+// leaseDeps is what the lease reads and changes: the catalog's contact and
+// barrier, the node's installation counter and its runtime's interruption.
+type leaseDeps struct {
+	contact        func() catalog.Contact
+	barrier        func(ctx context.Context) (uint64, error)
+	waitInstalled  func(ctx context.Context, rev uint64) error
+	setInterrupted func(*runtime.Interruption)
+}
+
 // startAuthorityLease starts the lease of n's catalog, renewed from now.
 func startAuthorityLease(n *Node, cat *catalog.Node) *authorityLease {
-	l := &authorityLease{n: n, lease: cat.AuthorityLease(), done: make(chan struct{})}
-	l.proof.Store(int64(n.src.Monotonic()))
+	return newAuthorityLease(n.src, n.logger, n.cfg.Name, cat.AuthorityLease(), leaseDeps{
+		contact:        cat.Contact,
+		barrier:        cat.Barrier,
+		waitInstalled:  n.WaitInstalledRevision,
+		setInterrupted: n.registry.SetInterrupted,
+	})
+}
+
+// newAuthorityLease starts a lease of length lease (zero: none), renewed
+// from now.
+func newAuthorityLease(src timesource.Source, logger *slog.Logger, name string, lease time.Duration, deps leaseDeps) *authorityLease {
+	l := &authorityLease{src: src, logger: logger, name: name, deps: deps, lease: lease, done: make(chan struct{})}
+	l.proof.Store(int64(src.Monotonic()))
 	if l.lease <= 0 {
 		close(l.done)
 		l.cancel = func() {}
@@ -56,7 +81,7 @@ func startAuthorityLease(n *Node, cat *catalog.Node) *authorityLease {
 	l.poll = max(l.lease/catalog.ContactPolls, time.Millisecond)
 	ctx, cancel := context.WithCancel(context.Background())
 	l.cancel = cancel
-	go l.loop(ctx, cat) // owned: stop cancels and waits
+	go l.loop(ctx) // owned: stop cancels and waits
 	return l
 }
 
@@ -75,13 +100,13 @@ func (l *authorityLease) vouches() bool {
 	if l.interrupted.Load() {
 		return false
 	}
-	return l.n.src.Monotonic()-time.Duration(l.proof.Load()) <= l.lease
+	return l.src.Monotonic()-time.Duration(l.proof.Load()) <= l.lease
 }
 
-func (l *authorityLease) loop(ctx context.Context, cat *catalog.Node) {
+func (l *authorityLease) loop(ctx context.Context) {
 	defer close(l.done)
-	last := cat.Contact().Token
-	t := l.n.src.NewTimer(l.poll)
+	last := l.deps.contact().Token
+	t := l.src.NewTimer(l.poll)
 	defer t.Stop()
 	for {
 		select {
@@ -89,8 +114,8 @@ func (l *authorityLease) loop(ctx context.Context, cat *catalog.Node) {
 			return
 		case <-t.C():
 		}
-		c := cat.Contact()
-		now := l.n.src.Monotonic()
+		c := l.deps.contact()
+		now := l.src.Monotonic()
 		if c.Leader || c.Token != last {
 			last = c.Token
 			l.proof.Store(int64(now))
@@ -99,15 +124,15 @@ func (l *authorityLease) loop(ctx context.Context, cat *catalog.Node) {
 		switch {
 		case lapsed && !l.interrupted.Load():
 			l.interrupted.Store(true)
-			cause := fmt.Sprintf("node %s has not heard from the cluster's leader for more than its authority lease of %s", l.n.cfg.Name, l.lease)
-			l.n.registry.SetInterrupted(&runtime.Interruption{Cause: cause})
-			l.n.logger.Warn("authority lease lapsed: this node stops producing ticks and tells its attached clients their clocks are interrupted",
+			cause := fmt.Sprintf("node %s has not heard from the cluster's leader for more than its authority lease of %s", l.name, l.lease)
+			l.deps.setInterrupted(&runtime.Interruption{Cause: cause})
+			l.logger.Warn("authority lease lapsed: this node stops producing ticks and tells its attached clients their clocks are interrupted",
 				"lease", l.lease)
 		case !lapsed && l.interrupted.Load():
-			if l.catchUp(ctx, cat) {
+			if l.catchUp(ctx) {
 				l.interrupted.Store(false)
-				l.n.registry.SetInterrupted(nil)
-				l.n.logger.Info("authority lease renewed and caught up with the leader: clocks resume")
+				l.deps.setInterrupted(nil)
+				l.logger.Info("authority lease renewed and caught up with the leader: clocks resume")
 			}
 		}
 		t.Reset(l.poll)
@@ -116,15 +141,15 @@ func (l *authorityLease) loop(ctx context.Context, cat *catalog.Node) {
 
 // catchUp commits a barrier through the leader and waits until this node
 // has installed its revision, within one lease; it reports whether it did.
-func (l *authorityLease) catchUp(ctx context.Context, cat *catalog.Node) bool {
+func (l *authorityLease) catchUp(ctx context.Context) bool {
 	ctx, cancel := context.WithTimeout(ctx, l.lease)
 	defer cancel()
-	rev, err := cat.Barrier(ctx)
+	rev, err := l.deps.barrier(ctx)
 	if err == nil {
-		err = l.n.WaitInstalledRevision(ctx, rev)
+		err = l.deps.waitInstalled(ctx, rev)
 	}
 	if err != nil {
-		l.n.logger.Debug("catching up with the leader after a lapsed authority lease", "err", err)
+		l.logger.Debug("catching up with the leader after a lapsed authority lease", "err", err)
 		return false
 	}
 	return true
