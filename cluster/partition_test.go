@@ -15,6 +15,7 @@ import (
 	"github.com/nspl-dev/nspl/internal/testcluster"
 	"github.com/nspl-dev/nspl/lifecycle"
 	"github.com/nspl-dev/nspl/node"
+	"github.com/nspl-dev/nspl/planner"
 	"github.com/nspl-dev/nspl/runtime"
 	"github.com/nspl-dev/nspl/session"
 	"github.com/nspl-dev/nspl/wire"
@@ -337,4 +338,31 @@ func TestIsolatedAuthorityStops(t *testing.T) {
 				lease, fence, interruptedAt.Sub(cutAt), movedAt.Sub(cutAt), caughtUp)
 		})
 	}
+}
+
+// A write through a member cut off from the leader, whose context has no
+// deadline, ends within the node's write timeout counted from its first
+// attempt, with the outcome it knows (unknown: the leader may have
+// committed it), however long the first forwarded attempt would have
+// hung on the cut.
+func TestForwardedWriteBoundedFromItsFirstAttempt(t *testing.T) {
+	h := testcluster.New(t, testcluster.Options{Faults: true})
+	h.StartThree()
+	allLive(h)
+	leader := h.Leader()
+	follower := h.Follower(leader)
+	// Only the replies are cut: the follower still reaches the leader,
+	// so its first forwarded attempt is sent and hangs for its answer.
+	h.Net().Cut(leader.Node().Name(), follower.Node().Name())
+	start := time.Now()
+	_, err := follower.Node().CreateDomain(context.Background(), planner.CreateDomain{Name: "cut_write"})
+	elapsed := time.Since(start)
+	require.Error(t, err)
+	var wd *node.WriteDeadlineError
+	require.ErrorAs(t, err, &wd)
+	t.Logf("write through the cut-off member ended after %s (%d attempts): %v", elapsed, wd.Attempts, err)
+	// The write timeout bounds it on the node's clock; a generous margin
+	// over it on the wall clock, far below a second full timeout.
+	require.Less(t, elapsed, node.DefaultWriteTimeout+node.DefaultWriteTimeout/2)
+	require.LessOrEqual(t, wd.Elapsed, node.DefaultWriteTimeout+time.Second)
 }
