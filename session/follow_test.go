@@ -164,6 +164,8 @@ func TestClockEventFrame(t *testing.T) {
 		{Domain: "a", Attachment: 3, Kind: wire.FrameState, Clock: paced(2)},
 		{Domain: "a", Attachment: 3, Kind: wire.FrameTick, Tick: tick, Reading: t0 + 9},
 		{Domain: "a", Attachment: 3, Kind: wire.FrameEnd, Reason: wire.DomainRemoved},
+		{Domain: "a", Attachment: 3, Kind: wire.FrameInterrupted, Failure: wire.ClockFailure{
+			Domain: "a", Generation: 2, Op: "authority lease", Code: "clock_interrupted", Cause: "c", Message: "m"}},
 	} {
 		t.Run(fr.Kind.String(), func(t *testing.T) {
 			f := NewFollow(ErrClosed)

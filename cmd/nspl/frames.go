@@ -13,6 +13,7 @@ import (
 //	[clock prod] generation 1 paced period 100ms skew 10ms origin … rate 60
 //	[clock prod] ended: DomainRemoved
 //	[clock prod] error: produce domain "prod" generation 1: domain clock projection leaves …
+//	[clock prod] interrupted: the serving node lost contact with the cluster's leader …
 func shellEventLine(ev session.ClockEvent) string {
 	head := "[clock " + grammar.FormatName(ev.Domain) + "] "
 	switch ev.Kind {
@@ -29,6 +30,11 @@ func shellEventLine(ev session.ClockEvent) string {
 			return head + "error: " + ev.Failure.Message
 		}
 		return head + "error"
+	case session.EventInterrupted:
+		if ev.Failure != nil {
+			return head + "interrupted: " + ev.Failure.Message
+		}
+		return head + "interrupted"
 	default:
 		return head + session.FormatFrame(ev.Frame())
 	}
