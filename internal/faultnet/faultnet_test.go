@@ -181,7 +181,9 @@ func TestUnregisteredAddressAndClose(t *testing.T) {
 	// A dial across the cut waits; closing the network ends it.
 	errc := make(chan error, 1)
 	go func() {
-		_, err := n.Dialer("a")(context.Background(), "tcp", addr)
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		_, err := n.Dialer("a")(ctx, "tcp", addr)
 		errc <- err
 	}()
 	n.Close()
