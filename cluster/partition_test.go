@@ -177,6 +177,17 @@ func requireReadWarning(t *testing.T, ctx context.Context, s *session.Session, s
 	}
 }
 
+// linearizableOn opens a session on m whose reads are linearizable, with
+// domain active.
+func linearizableOn(t *testing.T, ctx context.Context, m *cluster.Member, domain string) *session.Session {
+	t.Helper()
+	s := session.New(m.Node(), session.Options{ReadConsistency: session.ReadLinearizable})
+	t.Cleanup(func() { _ = s.Close() })
+	_, err := s.ExecText(ctx, "USE "+domain+";")
+	require.NoError(t, err)
+	return s
+}
+
 // attachOn opens a session on m attached to domain, whose frames log
 // records until the test ends.
 func attachOn(t *testing.T, ctx context.Context, m *cluster.Member, domain string, wg *sync.WaitGroup) *frameLog {
@@ -245,6 +256,8 @@ func TestIsolatedAuthorityStops(t *testing.T) {
 			majority := attachOn(t, ctx, other, d.Name, &wg)
 			victimReads := sessionOn(t, ctx, victim, d.Name)
 			majorityReads := sessionOn(t, ctx, other, d.Name)
+			victimLinearizable := linearizableOn(t, ctx, victim, d.Name)
+			majorityLinearizable := linearizableOn(t, ctx, other, d.Name)
 			requireReadWarning(t, ctx, victimReads, false)
 			h.Eventually(bound, "ticks through both nodes", func() bool {
 				_, _, a := cut.first(0, func(f wire.Frame) bool { return f.Kind == wire.FrameTick })
@@ -274,6 +287,14 @@ func TestIsolatedAuthorityStops(t *testing.T) {
 			// Its reads say they may be stale; the majority's do not.
 			requireReadWarning(t, ctx, victimReads, true)
 			requireReadWarning(t, ctx, majorityReads, false)
+			// A linearizable read is refused on the cut-off node, within
+			// its own deadline, and answered on the majority.
+			rctx, rcancel := context.WithTimeout(ctx, 2*time.Second)
+			_, err = victimLinearizable.ExecText(rctx, "DESCRIBE DOMAIN "+d.Name+";")
+			rcancel()
+			require.ErrorIs(t, err, session.ErrReadNotConfirmed)
+			_, err = majorityLinearizable.ExecText(ctx, "DESCRIBE DOMAIN "+d.Name+";")
+			require.NoError(t, err)
 
 			// The majority moves the authority once the lease is out,
 			// and its clients keep receiving ticks.
@@ -321,6 +342,8 @@ func TestIsolatedAuthorityStops(t *testing.T) {
 			})
 			require.NoError(t, victim.Node().Ready())
 			requireReadWarning(t, ctx, victimReads, false)
+			_, err = victimLinearizable.ExecText(ctx, "DESCRIBE DOMAIN "+d.Name+";")
+			require.NoError(t, err, "a linearizable read is answered again after the heal")
 			if c.restart {
 				// The stopped generation never ticks again on the node
 				// that was cut off: its clients go from the interruption

@@ -165,3 +165,24 @@ func (n *Node) Vouches() bool { return n.lease == nil || n.lease.vouches() }
 // Interruption returns why this node does not vouch for its clocks, nil
 // while it does.
 func (n *Node) Interruption() *runtime.Interruption { return n.registry.Interrupted() }
+
+// ConfirmRead confirms that this node's state is no older than the
+// leader's was when the call began, for a linearizable read: it commits a
+// barrier through the leader and waits until it has installed the
+// revision the barrier answered with. An embedded node is its own leader
+// and confirms at once. It fails when no leader answers within ctx.
+func (n *Node) ConfirmRead(ctx context.Context) error {
+	if n.lease == nil || n.lease.lease <= 0 {
+		return nil
+	}
+	if _, ok := ctx.Deadline(); !ok {
+		var stop func()
+		ctx, stop = n.writeDeadline(ctx, n.cfg.WriteTimeout)
+		defer stop()
+	}
+	rev, err := n.catalog.Barrier(ctx)
+	if err != nil {
+		return err
+	}
+	return n.WaitInstalledRevision(ctx, rev)
+}

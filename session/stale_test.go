@@ -1,6 +1,8 @@
 package session
 
 import (
+	"context"
+	"errors"
 	"strings"
 	"testing"
 
@@ -8,6 +10,7 @@ import (
 
 	"github.com/nspl-dev/nspl/node"
 	"github.com/nspl-dev/nspl/runtime"
+	"github.com/nspl-dev/nspl/wire"
 )
 
 // staleEngine is a node that reports the interruption it is given.
@@ -56,4 +59,98 @@ func TestReadsWarnOnANodeThatCannotVouch(t *testing.T) {
 			require.Empty(t, rs[0].Warnings)
 		})
 	}
+}
+
+// confirmingEngine is a node whose read confirmation the test controls.
+type confirmingEngine struct {
+	*node.Node
+	err   error
+	calls *int
+}
+
+func (e confirmingEngine) ConfirmRead(context.Context) error {
+	*e.calls++
+	return e.err
+}
+
+func TestReadConsistencyLevels(t *testing.T) {
+	e := newEnv(t, Options{})
+	e.exec("CREATE PACED DOMAIN d WITH PERIOD 1s SKEW 1s;")
+	errNoLeader := errors.New("no leader answered")
+	reads := []string{"LIST DOMAINS;", "DESCRIBE DOMAIN d;", "SHOW CLUSTER STATUS;", "ATTACH DOMAIN CLOCK;"}
+	tests := []struct {
+		name  string
+		level ReadConsistency
+		err   error
+		// confirms: each read asks the engine to confirm it.
+		confirms bool
+	}{
+		{"local reads confirm nothing", ReadLocal, errNoLeader, false},
+		{"the default is local", "", errNoLeader, false},
+		{"linearizable reads are confirmed", ReadLinearizable, nil, true},
+		{"an unconfirmed linearizable read is refused", ReadLinearizable, errNoLeader, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			calls := 0
+			s := New(confirmingEngine{e.node, tt.err, &calls}, Options{Logger: quietLogger(), TimeSource: e.fake, ReadConsistency: tt.level})
+			defer s.Close()
+			_, err := s.ExecText(e.ctx, "USE d;")
+			require.NoError(t, err)
+			require.Zero(t, calls, "USE is no read")
+			for i, stmt := range reads {
+				_, err := s.ExecText(e.ctx, stmt)
+				if !tt.confirms {
+					require.NoError(t, err, stmt)
+					require.Zero(t, calls, stmt)
+					continue
+				}
+				require.Equal(t, i+1, calls, "%s is confirmed once", stmt)
+				if tt.err == nil {
+					require.NoError(t, err, stmt)
+					continue
+				}
+				require.ErrorIs(t, err, ErrReadNotConfirmed, stmt)
+				require.ErrorIs(t, err, errNoLeader, "%s says why", stmt)
+				require.Equal(t, "read_not_confirmed", wire.CodeOf(err))
+			}
+			// A write is confirmed by its commit, not by a read barrier.
+			before := calls
+			_, err = s.ExecText(e.ctx, "CREATE DOMAIN w_"+strings.ReplaceAll(strings.ToLower(tt.name[:3]), " ", "_")+";")
+			require.NoError(t, err)
+			require.Equal(t, before, calls)
+		})
+	}
+}
+
+func TestParseReadConsistency(t *testing.T) {
+	for _, tt := range []struct {
+		in   string
+		want ReadConsistency
+		ok   bool
+	}{
+		{"", ReadLocal, true}, {"local", ReadLocal, true}, {"linearizable", ReadLinearizable, true},
+		{"LINEARIZABLE", "", false}, {"strong", "", false}, {"local ", "", false},
+	} {
+		got, err := ParseReadConsistency(tt.in)
+		if !tt.ok {
+			require.Error(t, err, "%q", tt.in)
+			require.Contains(t, err.Error(), "use local or linearizable")
+			continue
+		}
+		require.NoError(t, err, "%q", tt.in)
+		require.Equal(t, tt.want, got)
+	}
+}
+
+func FuzzParseReadConsistency(f *testing.F) {
+	for _, s := range []string{"", "local", "linearizable", "x"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got, err := ParseReadConsistency(s)
+		if err == nil && got != ReadLocal && got != ReadLinearizable {
+			t.Fatalf("%q parsed as %q", s, got)
+		}
+	})
 }

@@ -28,10 +28,14 @@ func (s *Session) run(ctx context.Context, p planner.Plan) (r wire.Result, hande
 	case planner.Use:
 		r, err = s.use(p)
 	case planner.ListDomains:
-		r = s.warnIfStale(s.listDomains())
+		if err = s.confirmRead(ctx); err == nil {
+			r = s.warnIfStale(s.listDomains())
+		}
 	case planner.DescribeDomain:
-		if r, err = s.describeDomain(p); err == nil {
-			r = s.warnIfStale(r)
+		if err = s.confirmRead(ctx); err == nil {
+			if r, err = s.describeDomain(p); err == nil {
+				r = s.warnIfStale(r)
+			}
 		}
 	case planner.Begin:
 		r, err = s.begin()
@@ -40,6 +44,9 @@ func (s *Session) run(ctx context.Context, p planner.Plan) (r wire.Result, hande
 	case planner.Rollback:
 		r, err = s.rollback()
 	case planner.Attach:
+		if err = s.confirmRead(ctx); err != nil {
+			return r, false, err
+		}
 		if r, handedOff, err = s.attach(ctx); err == nil {
 			r = s.warnIfStale(r)
 		}
@@ -53,8 +60,10 @@ func (s *Session) run(ctx context.Context, p planner.Plan) (r wire.Result, hande
 	case planner.DescribeBackup:
 		r, err = s.describeBackup(ctx, p)
 	case planner.ShowClusterStatus:
-		if r, err = s.showClusterStatus(ctx); err == nil {
-			r = s.warnIfStale(r)
+		if err = s.confirmRead(ctx); err == nil {
+			if r, err = s.showClusterStatus(ctx); err == nil {
+				r = s.warnIfStale(r)
+			}
 		}
 	case planner.ShowTransactions:
 		r = s.showTransactions()
