@@ -14,9 +14,9 @@ import (
 
 	"github.com/nspl-dev/nspl"
 	"github.com/nspl-dev/nspl/client"
-	"github.com/nspl-dev/nspl/session"
 	"github.com/nspl-dev/nspl/pki"
 	"github.com/nspl-dev/nspl/runtime/timesource"
+	"github.com/nspl-dev/nspl/session"
 )
 
 // remoteOptions are the flags that point the shell, the script runner and
