@@ -142,7 +142,7 @@ func (l *authorityLease) loop(ctx context.Context) {
 // catchUp commits a barrier through the leader and waits until this node
 // has installed its revision, within one lease; it reports whether it did.
 func (l *authorityLease) catchUp(ctx context.Context) bool {
-	ctx, cancel := context.WithTimeout(ctx, l.lease)
+	ctx, cancel := timesource.WithTimeout(ctx, l.src, l.lease)
 	defer cancel()
 	rev, err := l.deps.barrier(ctx)
 	if err == nil {

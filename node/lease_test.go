@@ -75,10 +75,13 @@ func (r *leaseRig) step() {
 	r.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	require.NoError(r.t, r.src.BlockUntilArmings(ctx, r.steps+1))
+	// The loop's sample timer falls due one period from now; the catch-up
+	// arms a timeout of its own, a lease long, so the deadline tells them
+	// apart.
+	require.NoError(r.t, r.src.BlockUntilDue(ctx, r.l.poll))
 	r.src.Advance(r.l.poll)
 	r.steps++
-	require.NoError(r.t, r.src.BlockUntilArmings(ctx, r.steps+1))
+	require.NoError(r.t, r.src.BlockUntilDue(ctx, r.l.poll))
 }
 
 func (r *leaseRig) set(f func(r *leaseRig)) {
