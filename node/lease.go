@@ -16,7 +16,9 @@ import (
 // cluster: it samples its contact with the consensus leader
 // (catalog.Contact) ContactPolls times per lease on the node's time source,
 // and a sample that finds the node leader, or finds that a leader reached
-// it since the previous sample, renews the lease. While the lease holds the
+// it since the previous sample, renews the lease from the time of that
+// previous sample: the lease never runs from later than the contact that
+// renewed it, however late a loaded machine runs the sample. While the lease holds the
 // node vouches for its clocks; once it has not been renewed for longer than
 // the lease the node stops: its producers' ticks are withheld (emit) and
 // every attachment it serves is told the clock is interrupted
@@ -106,6 +108,7 @@ func (l *authorityLease) vouches() bool {
 func (l *authorityLease) loop(ctx context.Context) {
 	defer close(l.done)
 	last := l.deps.contact().Token
+	prev := l.src.Monotonic() // when the previous sample was taken
 	t := l.src.NewTimer(l.poll)
 	defer t.Stop()
 	for {
@@ -114,12 +117,16 @@ func (l *authorityLease) loop(ctx context.Context) {
 			return
 		case <-t.C():
 		}
-		c := l.deps.contact()
 		now := l.src.Monotonic()
+		c := l.deps.contact()
 		if c.Leader || c.Token != last {
+			// The contact came after the previous sample, which found
+			// none: the lease runs from then, never from later than the
+			// contact, however late this sample ran.
 			last = c.Token
-			l.proof.Store(int64(now))
+			l.proof.Store(int64(prev))
 		}
+		prev = now
 		lapsed := now-time.Duration(l.proof.Load()) > l.lease
 		switch {
 		case lapsed && !l.interrupted.Load():
