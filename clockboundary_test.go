@@ -24,11 +24,14 @@ var wallClockReads = map[string]bool{
 // the one clock source, test support that issues certificates valid from
 // the moment a test runs, the in-process cluster test support, which
 // binds ports and bounds its waits for a real cluster on the real clock,
-// and the browser test support, which bounds its waits for a real browser.
+// the fault layer that test cluster's traffic runs through, whose delays
+// stand for a network's on that same clock, and the browser test support,
+// which bounds its waits for a real browser.
 var clockOwners = map[string]bool{
 	"runtime/timesource":   true,
 	"internal/testpki":     true,
 	"internal/testcluster": true,
+	"internal/faultnet":    true,
 	"internal/testbrowser": true,
 }
 

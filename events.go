@@ -17,6 +17,10 @@ const (
 	// EventError: the followed clock's generation failed at its authority;
 	// ClockEvent.Failure is the typed report.
 	EventError = session.EventError
+	// EventInterrupted: the serving node cannot vouch for the followed
+	// clock (it lost the cluster's leader); ClockEvent.Failure says why,
+	// and the next state or tick event resumes it.
+	EventInterrupted = session.EventInterrupted
 )
 
 // ClockEvent is one coalesced observation of a followed clock (see

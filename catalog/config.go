@@ -261,6 +261,10 @@ type ClusterConfig struct {
 	// this node's certificate and verify the peer's
 	// (pki.Material.ClientConfig).
 	ClientTLS *tls.Config
+	// Dial, when set, opens raft's TCP connections to peers in place of a
+	// net.Dialer (tests route them through a fault layer). TLS runs over
+	// the connection it returns.
+	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
 	// Bootstrap makes a node whose stores are empty form a new cluster with
 	// itself as its only voter. Ignored when the stores hold state.
 	Bootstrap bool
@@ -286,6 +290,11 @@ type ClusterConfig struct {
 	LeaderLeaseTimeout time.Duration
 	CommitTimeout      time.Duration
 	TransportTimeout   time.Duration
+	// AuthorityLease is how long a member keeps producing ticks without
+	// hearing from a leader (see Contact); zero means
+	// DefaultAuthorityLease. The leader moves an authority away from a
+	// node it lost only after FenceWait.
+	AuthorityLease time.Duration
 }
 
 func (c *ClusterConfig) withDefaults() (*ClusterConfig, error) {
@@ -306,6 +315,10 @@ func (c *ClusterConfig) withDefaults() (*ClusterConfig, error) {
 	def(&cc.LeaderLeaseTimeout, DefaultLeaderLeaseTimeout)
 	def(&cc.CommitTimeout, DefaultCommitTimeout)
 	def(&cc.TransportTimeout, DefaultTransportTimeout)
+	def(&cc.AuthorityLease, DefaultAuthorityLease)
+	if cc.AuthorityLease < 0 {
+		return nil, fmt.Errorf("%w: AuthorityLease %s is negative; give a duration such as 1s", ErrConfig, cc.AuthorityLease)
+	}
 	for _, d := range []struct {
 		name string
 		v    time.Duration

@@ -292,7 +292,22 @@ func (n *Node) reconcile(ctx context.Context, voters *voterCache, scope *reconci
 		cmds = lifecycle.ReconcileDomains(s, scope.list(), n.cfg.Available(s), s.VoterNames(voters.ids))
 	}
 	ok := true
+	term, now, wait := n.raft.CurrentTerm(), n.clock.Monotonic(), n.fenceWait()
+	pending := make(map[lifecycle.Identity]bool)
+	defer func() { n.fences.forget(pending) }()
 	for _, cmd := range cmds {
+		if ra := cmd.ReassignAuthority; ra != nil && ra.ExpectedFence.Node != "" {
+			pending[lifecycle.Identity{Node: ra.ExpectedFence.Node, Incarnation: ra.ExpectedFence.Incarnation}] = true
+		}
+		if due, left := n.fences.due(term, now, wait, cmd); !due {
+			// The authority may still be producing on its side of a cut
+			// until its lease runs out (FenceWait); the retry commits the
+			// move once it has.
+			n.logger.Debug("catalog: authority reassignment waits out the lost authority's lease",
+				"domain", cmd.ReassignAuthority.Domain, "authority", cmd.ReassignAuthority.ExpectedFence.String(), "left", left)
+			ok = false
+			continue
+		}
 		res, err := n.proposeReassignment(ctx, cmd)
 		switch {
 		case err != nil && ctx.Err() != nil:

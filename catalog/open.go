@@ -40,6 +40,7 @@ type Node struct {
 	transport transport
 	observer  *raft.Observer // nil unless clustered
 	poke      chan struct{}  // wakes the loop: availability changed
+	fences    fences         // owned by the loop (fence.go)
 
 	// confirmedTerm is the raft term whose leadership confirm established;
 	// writes are admitted only while it equals the current term.

@@ -29,6 +29,7 @@ type tlsStreamLayer struct {
 	ln        net.Listener // a tls.NewListener over the TCP listener
 	advertise net.Addr
 	client    *tls.Config
+	dial      func(ctx context.Context, network, addr string) (net.Conn, error) // nil: net.Dialer
 	// handshakeTimeout bounds an accepted connection's TLS handshake; zero
 	// means raftHandshakeTimeout.
 	handshakeTimeout time.Duration
@@ -151,9 +152,27 @@ func (l *tlsStreamLayer) Addr() net.Addr { return l.advertise }
 func (l *tlsStreamLayer) Dial(address raft.ServerAddress, timeout time.Duration) (net.Conn, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	td := &tls.Dialer{NetDialer: &net.Dialer{Timeout: timeout}, Config: l.client}
-	c, err := td.DialContext(ctx, "tcp", string(address))
+	if l.dial == nil {
+		td := &tls.Dialer{NetDialer: &net.Dialer{Timeout: timeout}, Config: l.client}
+		c, err := td.DialContext(ctx, "tcp", string(address))
+		if err != nil {
+			return nil, err
+		}
+		return l.track(c)
+	}
+	raw, err := l.dial(ctx, "tcp", string(address))
 	if err != nil {
+		return nil, err
+	}
+	cfg := l.client.Clone()
+	if cfg.ServerName == "" {
+		if host, _, err := net.SplitHostPort(string(address)); err == nil {
+			cfg.ServerName = host
+		}
+	}
+	c := tls.Client(raw, cfg)
+	if err := c.HandshakeContext(ctx); err != nil {
+		_ = raw.Close()
 		return nil, err
 	}
 	return l.track(c)
@@ -185,7 +204,7 @@ func openClusterTransport(cc *ClusterConfig, hl hclog.Logger) (*raft.NetworkTran
 		_ = ln.Close()
 		return nil, fmt.Errorf("%w: raft listens on %q, which peers cannot dial; set AdvertiseAddr", ErrConfig, adv)
 	}
-	layer := &tlsStreamLayer{ln: tls.NewListener(ln, cc.ServerTLS), advertise: adv, client: cc.ClientTLS, conns: make(map[*trackedConn]struct{})}
+	layer := &tlsStreamLayer{ln: tls.NewListener(ln, cc.ServerTLS), advertise: adv, client: cc.ClientTLS, dial: cc.Dial, conns: make(map[*trackedConn]struct{})}
 	return raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
 		Stream:  layer,
 		MaxPool: transportPool,

@@ -159,6 +159,9 @@ type Config struct {
 	Token string
 	// Transport overrides the HTTP/2 transport built from TLS (tests).
 	Transport http.RoundTripper
+	// ReadConsistency is what every session's reads promise (see
+	// session.ReadConsistency); empty means the server's default, local.
+	ReadConsistency session.ReadConsistency
 	// TimeSource arms backoff and timeout timers; nil means the system's.
 	TimeSource timesource.Source
 	// Notify receives notices on the client's goroutines; it must not
@@ -247,6 +250,9 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 	}
 	if secure && plain {
 		return nil, fmt.Errorf("%w: mix of http:// and https:// URLs", ErrConfig)
+	}
+	if _, err := session.ParseReadConsistency(string(cfg.ReadConsistency)); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	c := &Client{cfg: cfg, transport: cfg.Transport, src: cfg.TimeSource, logger: cfg.Logger,
 		lane: make(chan struct{}, 1), follow: session.NewFollow(ErrClosed), kick: make(chan struct{}, 1), followed: make(map[string]*follow)}

@@ -231,6 +231,9 @@ func TestInsecureOnlyOnLoopback(t *testing.T) {
 	}
 	_, err := Dial(ctxT(t), Config{})
 	require.ErrorIs(t, err, ErrConfig)
+	_, err = Dial(ctxT(t), Config{URLs: []string{"https://127.0.0.1:1"}, ReadConsistency: "strong"})
+	require.ErrorIs(t, err, ErrConfig)
+	require.ErrorContains(t, err, "use local or linearizable")
 }
 
 // The delivery order as a remote client observes it, through the server's

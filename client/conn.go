@@ -73,6 +73,9 @@ func (c *Client) dial(ctx context.Context, url string) (*conn, error) {
 		return nil, fmt.Errorf("%w: %v", ErrConfig, err)
 	}
 	req.Header.Set("Content-Type", "application/x-ndjson")
+	if c.cfg.ReadConsistency != "" {
+		req.Header.Set(wire.ReadConsistencyHeader, string(c.cfg.ReadConsistency))
+	}
 	if c.cfg.Token != "" {
 		req.Header.Set("Authorization", "Bearer "+c.cfg.Token)
 	}

@@ -110,7 +110,21 @@ func (m *Member) proveRaftServer(ctx context.Context, name, addr string) error {
 	ctx, cancel := context.WithTimeout(ctx, raftProofTimeout)
 	defer cancel()
 	d := &tls.Dialer{NetDialer: &net.Dialer{Timeout: raftProofTimeout}, Config: m.cfg.Material.ClientConfig("", name)}
-	c, err := d.DialContext(ctx, "tcp", addr)
+	var c net.Conn
+	var err error
+	if m.cfg.Dial == nil {
+		c, err = d.DialContext(ctx, "tcp", addr)
+	} else if c, err = m.cfg.Dial(ctx, "tcp", addr); err == nil {
+		cfg := d.Config.Clone()
+		if host, _, herr := net.SplitHostPort(addr); herr == nil && cfg.ServerName == "" {
+			cfg.ServerName = host // as tls.Dialer does
+		}
+		tc := tls.Client(c, cfg)
+		if err = tc.HandshakeContext(ctx); err != nil {
+			_ = c.Close()
+		}
+		c = tc
+	}
 	if err != nil {
 		return fmt.Errorf("%w: the raft server at %s does not answer as node %q (%v); give the node's own raft address", interconnect.ErrForbidden, addr, name, err)
 	}

@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"net"
@@ -75,6 +76,12 @@ type Config struct {
 	ElectionTimeout    time.Duration
 	LeaderLeaseTimeout time.Duration
 	CommitTimeout      time.Duration
+	// AuthorityLease is how long the member keeps producing ticks, and
+	// vouching for the clocks it serves, without hearing from a leader;
+	// zero means catalog.DefaultAuthorityLease (1 s). A leader moves an
+	// authority away from a member it lost only after
+	// catalog.FenceWait(AuthorityLease, LeaderLeaseTimeout).
+	AuthorityLease time.Duration
 
 	// Availability probe; zero means the Default* constants and
 	// DefaultUnavailabilityInterval.
@@ -103,6 +110,11 @@ type Config struct {
 	// TimeSource is the member's physical clock. Nil means
 	// timesource.System().
 	TimeSource timesource.Source
+	// Dial, when set, opens every TCP connection the member makes to
+	// another member (raft, the interconnect, joins, forwarded writes,
+	// probes) in place of a net.Dialer; tests route them through a fault
+	// layer (internal/faultnet). Nil dials directly.
+	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
 }
 
 func (c Config) withDefaults() (Config, error) {

@@ -99,6 +99,7 @@ func Start(ctx context.Context, cfg Config) (*Member, error) {
 			AdvertiseAddr:      cfg.RaftAdvertise,
 			ServerTLS:          cfg.Material.PeerServerConfig(),
 			ClientTLS:          cfg.Material.ClientConfig("", ""),
+			Dial:               cfg.Dial,
 			Bootstrap:          cfg.Bootstrap,
 			Join:               m.join,
 			Forward:            m.forward,
@@ -107,6 +108,7 @@ func Start(ctx context.Context, cfg Config) (*Member, error) {
 			ElectionTimeout:    cfg.ElectionTimeout,
 			LeaderLeaseTimeout: cfg.LeaderLeaseTimeout,
 			CommitTimeout:      cfg.CommitTimeout,
+			AuthorityLease:     cfg.AuthorityLease,
 		},
 	})
 	if err != nil {
@@ -162,7 +164,7 @@ func newMember(cfg Config) *Member {
 		cfg:          cfg,
 		logger:       cfg.Logger.With("node_name", cfg.Node),
 		src:          cfg.TimeSource,
-		transport:    cfg.Material.Transport(),
+		transport:    cfg.Material.TransportDial(cfg.Dial),
 		statuses:     make(map[string]probeResult),
 		probing:      make(map[string]bool),
 		availChanged: make(chan struct{}, 1),

@@ -192,7 +192,7 @@ func newFrameView(f wire.Frame) frameView {
 		v.Reading = strconv.FormatInt(f.Reading, 10)
 	case wire.FrameEnd:
 		v.Reason = f.Reason.String()
-	case wire.FrameError:
+	case wire.FrameError, wire.FrameInterrupted:
 		v.Generation = strconv.FormatUint(f.Failure.Generation, 10)
 		v.Failure = f.Failure.Message
 	}

@@ -79,7 +79,9 @@ func (e *WriteDeadlineError) Unwrap() []error {
 // gives up when ctx ends or, for a ctx without a deadline, once
 // Config.WriteTimeout has passed since the first attempt began (that
 // deadline is armed on the node's time source only when a first attempt
-// fails), with a *WriteDeadlineError; every other error returns at once.
+// fails, and on every forwarded attempt, so a forwarded first attempt is
+// bounded by it too), with a *WriteDeadlineError; every other error
+// returns at once.
 func (n *Node) commit(ctx context.Context, cmd lifecycle.Command) (lifecycle.Result, error) {
 	if n.closed.Load() {
 		// Checked before proposing: a closed catalog is not the leader,
@@ -93,7 +95,7 @@ func (n *Node) commit(ctx context.Context, cmd lifecycle.Command) (lifecycle.Res
 	backoff := writeBackoffMin
 	unknown := false
 	for attempt := 1; ; attempt++ {
-		res, err := n.commitOnce(ctx, cmd)
+		res, err := n.commitOnce(ctx, cmd, start)
 		if err == nil {
 			if n.cfg.OnCommit != nil {
 				n.cfg.OnCommit(n.src.Monotonic() - start)
@@ -131,8 +133,11 @@ func (n *Node) commit(ctx context.Context, cmd lifecycle.Command) (lifecycle.Res
 // when this node is not the leader and Config.Forward is set. It does not
 // wait for an election: with no leader known (or none whose API address is
 // registered here) it fails with a catalog.NotLeaderError, which commit
-// retries.
-func (n *Node) commitOnce(ctx context.Context, cmd lifecycle.Command) (lifecycle.Result, error) {
+// retries. A forwarded attempt whose ctx has no deadline is bounded by
+// what is left of Config.WriteTimeout since start, the write's first
+// attempt: a leader that stopped answering (a cut that drops its replies)
+// holds it no longer than the write may take in all.
+func (n *Node) commitOnce(ctx context.Context, cmd lifecycle.Command, start time.Duration) (lifecycle.Result, error) {
 	res, err := n.catalog.Propose(ctx, cmd)
 	if err == nil || n.cfg.Forward == nil || !errors.Is(err, catalog.ErrNotLeader) {
 		return res, err
@@ -143,6 +148,11 @@ func (n *Node) commitOnce(ctx context.Context, cmd lifecycle.Command) (lifecycle
 		return n.catalog.Propose(ctx, cmd) // it became the leader meanwhile
 	case !ok || leader.APIAddr == "":
 		return lifecycle.Result{}, &catalog.NotLeaderError{Leader: leader.ServerID, LeaderAddress: leader.RaftAddr}
+	}
+	if _, ok := ctx.Deadline(); !ok {
+		var stop func()
+		ctx, stop = n.writeDeadline(ctx, n.cfg.WriteTimeout-(n.src.Monotonic()-start))
+		defer stop()
 	}
 	return n.cfg.Forward(ctx, leader, cmd)
 }

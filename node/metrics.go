@@ -24,7 +24,8 @@ func (n *Node) MetricsHandler() http.Handler { return metrics.Handler(n.metrics(
 
 // Ready returns nil when the node can serve: it is open and not closed
 // (its catalog is reachable), it knows a consensus leader, and it has
-// installed the committed domains' clocks since it started. Otherwise it
+// installed the committed domains' clocks since it started, and it vouches
+// for its clocks (its authority lease holds; see Vouches). Otherwise it
 // returns an error wrapping ErrNotReady that says which.
 func (n *Node) Ready() error {
 	if n.closed.Load() {
@@ -32,6 +33,9 @@ func (n *Node) Ready() error {
 	}
 	if count, _, _ := n.Installed(); count == 0 {
 		return fmt.Errorf("%w: the node has not installed the committed domains' clocks yet; wait for it to open", ErrNotReady)
+	}
+	if in := n.Interruption(); in != nil {
+		return fmt.Errorf("%w: %s; its clocks are interrupted and its reads may be stale until it is back and caught up", ErrNotReady, in.Cause)
 	}
 	if _, ok := n.catalog.Leader(); !ok {
 		return fmt.Errorf("%w: no consensus leader is known; check that a quorum of voters runs and reaches this node", ErrNotReady)

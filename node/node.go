@@ -124,6 +124,7 @@ type Node struct {
 	countChange chan struct{}
 
 	producers *producerSet
+	lease     *authorityLease // nil until Open
 	refused   *refusedProgress
 	metrics   func() *prometheus.Registry // the node's own, built on first use (MetricsRegistry)
 
@@ -225,6 +226,7 @@ func (n *Node) Open(ctx context.Context) error {
 		return err
 	}
 	n.catalog = cat
+	n.lease = startAuthorityLease(n, cat)
 	n.producers = newProducerSet(n)
 	// The catalog has applied every committed entry (its registration
 	// committed after them). The apply goroutine installed each change as
@@ -256,6 +258,7 @@ func (n *Node) Close() error {
 			return // never started
 		}
 		n.producers.close()
+		n.lease.stop()
 		n.closeErr = n.catalog.Close()
 	})
 	return n.closeErr

@@ -319,6 +319,12 @@ func (n *Node) emit(ctx context.Context, rep runtime.ProgressReport) {
 	if ctx.Err() != nil {
 		return
 	}
+	if !n.lease.vouches() {
+		// The node cannot prove it is still the authority: another may
+		// have been committed on the far side of a cut (authorityLease).
+		n.logger.Debug("tick withheld: the authority lease does not hold", "domain", rep.Domain, "tick", rep.ID)
+		return
+	}
 	if _, err := n.registry.AcceptProgress(n.cfg.Name, rep); err != nil {
 		// A producer being retired can still emit under its old fence;
 		// the receiver's refusal is the fence doing its job.

@@ -58,11 +58,17 @@ const (
 // and a quiet one pinged after 15 s and closed when no answer comes within
 // 5 s. CloseIdleConnections closes its idle connections.
 func (m *Material) Transport() *http.Transport {
+	return m.TransportDial(nil)
+}
+
+// TransportDial is Transport whose TCP connections dial opens in place of
+// a net.Dialer (tests route them through a fault layer); nil is Transport.
+func (m *Material) TransportDial(dial func(ctx context.Context, network, addr string) (net.Conn, error)) *http.Transport {
 	cfg := m.ClientConfig("", "")
 	return &http.Transport{
 		Protocols: HTTP2Only(false),
 		DialTLSContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-			return dialTLS(ctx, network, addr, cfg)
+			return dialTLS(ctx, network, addr, cfg, dial)
 		},
 		IdleConnTimeout: peerIdleTimeout,
 		HTTP2: &http.HTTP2Config{
@@ -74,7 +80,7 @@ func (m *Material) Transport() *http.Transport {
 
 // dialTLS dials addr and completes the TLS handshake, each within its own
 // bound, and insists on h2. An empty cfg.ServerName is the host of addr.
-func dialTLS(ctx context.Context, network, addr string, cfg *tls.Config) (net.Conn, error) {
+func dialTLS(ctx context.Context, network, addr string, cfg *tls.Config, dial func(ctx context.Context, network, addr string) (net.Conn, error)) (net.Conn, error) {
 	if cfg.ServerName == "" {
 		host, _, err := net.SplitHostPort(addr)
 		if err != nil {
@@ -83,7 +89,12 @@ func dialTLS(ctx context.Context, network, addr string, cfg *tls.Config) (net.Co
 		cfg = cfg.Clone()
 		cfg.ServerName = host
 	}
-	raw, err := (&net.Dialer{Timeout: dialTimeout, KeepAlive: tcpKeepAlive}).DialContext(ctx, network, addr)
+	if dial == nil {
+		dial = (&net.Dialer{Timeout: dialTimeout, KeepAlive: tcpKeepAlive}).DialContext
+	}
+	dctx, dcancel := context.WithTimeout(ctx, dialTimeout)
+	raw, err := dial(dctx, network, addr)
+	dcancel()
 	if err != nil {
 		return nil, err
 	}

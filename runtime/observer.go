@@ -49,6 +49,9 @@ type Observation struct {
 	// generation, nil when none was accepted. It holds until the next
 	// generation (or a STOP) clears it.
 	Failure *ClockFailure
+	// Interrupted is the node's interruption (Registry.SetInterrupted),
+	// nil while the node vouches for its clocks.
+	Interrupted *Interruption
 }
 
 // Observer follows one domain's lifecycle publication and progress watch
@@ -102,6 +105,9 @@ func (o *Observer) Read() Observation {
 		return Observation{Missing: true}
 	}
 	obs := Observation{Clock: c}
+	if o.alloc.interrupted != nil {
+		obs.Interrupted = o.alloc.interrupted.cur.Load()
+	}
 	if c.State == clock.Paced && tick.ID != 0 && tick.Generation == c.Generation {
 		obs.Tick = tick
 	}

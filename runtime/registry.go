@@ -22,6 +22,8 @@ type Registry struct {
 
 	mu      sync.RWMutex
 	domains map[string]*Allocation
+
+	interrupted interruptions // interruption.go
 }
 
 // NewRegistry returns an empty registry whose clocks read src.
@@ -57,6 +59,8 @@ type Allocation struct {
 
 	// progress is the domain's accepted tick progress (progress.go).
 	progress progressWatch
+	// interrupted is the registry's node-wide interruption.
+	interrupted *interruptions
 }
 
 // Domain returns the domain's name.
@@ -170,7 +174,7 @@ func (r *Registry) Install(domain string, lc Lifecycle) (bool, error) {
 func (r *Registry) installLocked(domain string, lc Lifecycle) (bool, error) {
 	a, ok := r.domains[domain]
 	if !ok {
-		a = &Allocation{domain: domain, src: r.src}
+		a = &Allocation{domain: domain, src: r.src, interrupted: &r.interrupted}
 		a.cur.Store(newInstallation(domain, Lifecycle{}, nil))
 		r.domains[domain] = a
 	}

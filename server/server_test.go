@@ -95,6 +95,16 @@ func TestSessionRefusals(t *testing.T) {
 	resp.Body.Close()
 	require.Equal(t, http.StatusHTTPVersionNotSupported, resp.StatusCode, "HTTP/1.1 cannot carry the stream")
 
+	req, err := http.NewRequest(http.MethodPost, url+wire.SessionPath, strings.NewReader(""))
+	require.NoError(t, err)
+	req.Header.Set(wire.ReadConsistencyHeader, "strong")
+	resp, err = hc.Do(req)
+	require.NoError(t, err)
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.Equal(t, http.StatusBadRequest, resp.StatusCode, "an unknown read consistency")
+	require.Contains(t, string(body), "use local or linearizable")
+
 	pr, pw := io.Pipe()
 	first, err := hc.Post(url+wire.SessionPath, "application/x-ndjson", pr)
 	require.NoError(t, err)

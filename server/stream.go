@@ -84,6 +84,11 @@ func (s *Server) serveSession(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "the session protocol needs HTTP/2", http.StatusHTTPVersionNotSupported)
 		return
 	}
+	level, err := session.ParseReadConsistency(r.Header.Get(wire.ReadConsistencyHeader))
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
 	release, ok := s.admitSession(w, r)
 	if !ok {
 		return
@@ -102,6 +107,7 @@ func (s *Server) serveSession(w http.ResponseWriter, r *http.Request) {
 	st := &stream{srv: s, w: w, rc: http.NewResponseController(w), identity: s.Identity(r)}
 	opts := s.cfg.Session
 	opts.Archives = st
+	opts.ReadConsistency = level
 	sess := session.New(s.cfg.Node, opts)
 	st.sess = sess
 	s.mu.Lock()

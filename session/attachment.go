@@ -39,14 +39,17 @@ type attachment struct {
 	// fan-out reads what it checks, on the first, and the slot, lane and
 	// room; the reader only the slot, id and domain, on the second.
 	// Neither reads anything of the session.
-	mu       sync.Mutex
-	busy     bool
-	running  bool
-	dirty    bool
-	tickRoom int32
-	lastTick uint64
-	failed   uint64
-	last     clock.Observed
+	mu      sync.Mutex
+	busy    bool
+	running bool
+	dirty   bool
+	// interrupted is set while the client holds an interrupted frame the
+	// node has not resumed from (a state frame of the same clock).
+	interrupted bool
+	tickRoom    int32
+	lastTick    uint64
+	failed      uint64
+	last        clock.Observed
 
 	// slot is the replaceable tick slot, guarded by the lane's mutex: the
 	// record of the tick frame it holds while it is queued on the
@@ -377,7 +380,8 @@ func (s *Session) deliver(ctx context.Context, a *attachment) {
 			if o.Clock.Generation != last.Generation {
 				a.lastTick = 0
 			}
-			a.last, a.busy = o.Clock, false
+			// A node still interrupted says so again about the new clock.
+			a.last, a.busy, a.interrupted = o.Clock, false, false
 			a.mu.Unlock()
 			a.unfit = nil
 			// Changes published while the frame waited for room collapse
@@ -402,6 +406,28 @@ func (s *Session) deliver(ctx context.Context, a *attachment) {
 				}
 			}
 			a.setBusy(false)
+			continue
+		}
+		// The node cannot vouch for its clocks: the client is told once,
+		// behind what it holds, with any untaken tick withdrawn, and no
+		// tick follows (offerTick) until the node vouches again, when a
+		// state frame of the clock the client holds resumes it.
+		if in := o.Interrupted; (in != nil) != a.isInterrupted() && o.Clock == a.last {
+			a.setBusy(true)
+			f := wire.Frame{Domain: a.domain, Attachment: a.id, Kind: wire.FrameState, Clock: a.last}
+			if in != nil {
+				s.lane.withdrawTick(a)
+				f = wire.Frame{Domain: a.domain, Attachment: a.id, Kind: wire.FrameInterrupted,
+					Failure: interruptionFailure(a.domain, a.last.Generation, in)}
+			}
+			if s.fits(a, f) {
+				if err := s.lane.pushFrame(ctx, a, f); err != nil {
+					return
+				}
+			}
+			a.mu.Lock()
+			a.interrupted, a.busy = in != nil, false
+			a.mu.Unlock()
 			continue
 		}
 		// Caught up: end, unless woken meanwhile.
@@ -435,6 +461,19 @@ func (a *attachment) setBusy(busy bool) {
 	a.mu.Lock()
 	a.busy = busy
 	a.mu.Unlock()
+}
+
+func (a *attachment) isInterrupted() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.interrupted
+}
+
+// interruptionFailure is the report an interrupted frame carries.
+func interruptionFailure(domain string, generation uint64, in *runtime.Interruption) wire.ClockFailure {
+	return wire.ClockFailure{Domain: domain, Generation: generation, Op: "authority lease",
+		Code: wire.CodeOf(wire.ErrClockInterrupted), Cause: in.Cause,
+		Message: wire.ErrClockInterrupted.Error() + ": " + in.Cause}
 }
 
 func (a *attachment) failedGen() uint64 {

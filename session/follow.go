@@ -40,6 +40,10 @@ type Clock struct {
 	// authority, nil while none was received. No tick of that generation
 	// follows it; it holds until a state of another generation.
 	Failure *wire.ClockFailure
+	// Interruption is the serving node's report that it cannot vouch for
+	// the clock (code clock_interrupted), nil unless the last frame of the
+	// clock was an interrupted frame: the next state or tick clears it.
+	Interruption *wire.ClockFailure
 }
 
 // TickAdvances reports whether t is newer than last: a later generation, or
@@ -68,9 +72,13 @@ const (
 	// (Failure says how); the clock stays followed, but no tick of that
 	// generation follows.
 	EventError
+	// EventInterrupted: the serving node cannot vouch for the followed
+	// clock (Failure says why, code clock_interrupted); the clock stays
+	// followed, and its next state or tick event resumes it.
+	EventInterrupted
 )
 
-// String returns "state", "tick", "end" or "error".
+// String returns "state", "tick", "end", "error" or "interrupted".
 func (k EventKind) String() string {
 	switch k {
 	case EventState:
@@ -81,6 +89,8 @@ func (k EventKind) String() string {
 		return "end"
 	case EventError:
 		return "error"
+	case EventInterrupted:
+		return "interrupted"
 	default:
 		return "event"
 	}
@@ -104,7 +114,8 @@ type ClockEvent struct {
 	// unless Kind is EventEnd.
 	Reason wire.EndReason
 	// Failure is the typed failure of an error event (it matches the
-	// failure's sentinel with errors.Is); nil unless Kind is EventError.
+	// failure's sentinel with errors.Is), or the interruption of an
+	// interrupted event; nil unless Kind is EventError or EventInterrupted.
 	Failure *wire.ClockFailure
 }
 
@@ -124,6 +135,11 @@ func (ev ClockEvent) Frame() wire.Frame {
 		f.Kind, f.Reason = wire.FrameEnd, ev.Reason
 	case EventError:
 		f.Kind = wire.FrameError
+		if ev.Failure != nil {
+			f.Failure = *ev.Failure
+		}
+	case EventInterrupted:
+		f.Kind = wire.FrameInterrupted
 		if ev.Failure != nil {
 			f.Failure = *ev.Failure
 		}
@@ -235,6 +251,7 @@ func (f *Follow) Apply(fr wire.Frame) {
 			c.Failure = nil
 		}
 		c.Observed = fr.Clock
+		c.Interruption = nil
 		// The unread tick and error came before this state: drop them
 		// with the older state (the clock keeps a failure of its
 		// generation).
@@ -245,6 +262,7 @@ func (f *Follow) Apply(fr wire.Frame) {
 			return
 		}
 		c.Tick, c.Reading = fr.Tick, fr.Reading
+		c.Interruption = nil
 		p.tick = ClockEvent{Domain: fr.Domain, Attachment: fr.Attachment, Kind: EventTick, Clock: *c}
 	case wire.FrameError:
 		if fr.Failure.Generation != c.Observed.Generation || c.Failure != nil && *c.Failure == fr.Failure {
@@ -255,6 +273,13 @@ func (f *Follow) Apply(fr wire.Frame) {
 		failure := fr.Failure
 		c.Failure = &failure
 		p.err = ClockEvent{Domain: fr.Domain, Attachment: fr.Attachment, Kind: EventError, Clock: *c, Failure: &failure}
+	case wire.FrameInterrupted:
+		if c.Interruption != nil {
+			return // reported already: not an event twice
+		}
+		interruption := fr.Failure
+		c.Interruption = &interruption
+		p.err = ClockEvent{Domain: fr.Domain, Attachment: fr.Attachment, Kind: EventInterrupted, Clock: *c, Failure: &interruption}
 	case wire.FrameEnd:
 		delete(f.clocks, fr.Domain)
 		p.state, p.tick, p.err = ClockEvent{}, ClockEvent{}, ClockEvent{}
@@ -423,12 +448,15 @@ type pendingEvents struct {
 }
 
 // tail returns the entry an event of kind goes to: the last one, or a new
-// one after it when that holds an end and the event is no end.
+// one after it when that holds an end and the event is no end, or an
+// interruption and the event is a state or tick that resumes the clock
+// (so the resumption is read after the interruption, not before it).
 func (p *pendingEvents) tail(kind wire.FrameKind) *pendingEvents {
 	for p.after != nil {
 		p = p.after
 	}
-	if p.end.Kind != 0 && kind != wire.FrameEnd {
+	if p.end.Kind != 0 && kind != wire.FrameEnd ||
+		p.err.Kind == EventInterrupted && (kind == wire.FrameState || kind == wire.FrameTick) {
 		p.after = &pendingEvents{}
 		p = p.after
 	}

@@ -168,6 +168,8 @@ func TestClockEventFrame(t *testing.T) {
 		{Domain: "a", Attachment: 3, Kind: wire.FrameState, Clock: paced(2)},
 		{Domain: "a", Attachment: 3, Kind: wire.FrameTick, Tick: tick, Reading: t0 + 9},
 		{Domain: "a", Attachment: 3, Kind: wire.FrameEnd, Reason: wire.DomainRemoved},
+		{Domain: "a", Attachment: 3, Kind: wire.FrameInterrupted, Failure: wire.ClockFailure{
+			Domain: "a", Generation: 2, Op: "authority lease", Code: "clock_interrupted", Cause: "c", Message: "m"}},
 	} {
 		t.Run(fr.Kind.String(), func(t *testing.T) {
 			f := NewFollow(ErrClosed)
@@ -283,4 +285,54 @@ func TestFollowClockFailure(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, EventState, ev.Kind)
 	require.Empty(t, s.queue)
+}
+
+func TestFollowInterruption(t *testing.T) {
+	in := wire.ClockFailure{Domain: "a", Generation: 1, Op: "authority lease", Code: "clock_interrupted",
+		Cause: "no leader", Message: "cannot vouch: no leader"}
+	interrupted := wire.Frame{Domain: "a", Attachment: 1, Kind: wire.FrameInterrupted, Failure: in}
+	tick := func(id uint64) wire.Frame {
+		return wire.Frame{Domain: "a", Attachment: 1, Kind: wire.FrameTick, Tick: Tick{Generation: 1, ID: id}}
+	}
+	resume := wire.Frame{Domain: "a", Attachment: 1, Kind: wire.FrameState, Clock: paced(1)}
+	tests := []struct {
+		name   string
+		frames []wire.Frame
+		kinds  []EventKind
+		// held: the followed clock holds the interruption at the end.
+		held bool
+	}{
+		{"tick then interruption", []wire.Frame{tick(1), interrupted}, []EventKind{EventTick, EventInterrupted}, true},
+		{"the same interruption again", []wire.Frame{interrupted, interrupted}, []EventKind{EventInterrupted}, true},
+		{"a resuming state comes after the interruption", []wire.Frame{interrupted, resume},
+			[]EventKind{EventInterrupted, EventState}, false},
+		{"a resuming tick comes after the interruption", []wire.Frame{tick(1), interrupted, tick(2)},
+			[]EventKind{EventTick, EventInterrupted, EventTick}, false},
+		{"interrupted again after resuming", []wire.Frame{interrupted, resume, interrupted},
+			[]EventKind{EventInterrupted, EventState, EventInterrupted}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := NewFollow(ErrClosed)
+			s.Attached("a", 1, paced(1))
+			for _, f := range tt.frames {
+				s.Apply(f)
+			}
+			var kinds []EventKind
+			for len(s.queue) > 0 {
+				ev, err := s.NextEvent(context.Background())
+				require.NoError(t, err)
+				kinds = append(kinds, ev.Kind)
+				if ev.Kind == EventInterrupted {
+					require.Equal(t, &in, ev.Failure)
+					require.ErrorIs(t, ev.Failure, wire.ErrClockInterrupted, "typed through its code")
+					require.Equal(t, wire.FrameInterrupted, ev.Frame().Kind)
+				}
+			}
+			require.Equal(t, tt.kinds, kinds)
+			c, ok := s.Clock("a")
+			require.True(t, ok)
+			require.Equal(t, tt.held, c.Interruption != nil)
+		})
+	}
 }

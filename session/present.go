@@ -91,6 +91,9 @@ func FormatFrame(f wire.Frame) string {
 	case wire.FrameError:
 		return "error " + name + " generation " + strconv.FormatUint(f.Failure.Generation, 10) +
 			" op " + strconv.Quote(f.Failure.Op) + ": " + f.Failure.Message
+	case wire.FrameInterrupted:
+		return "interrupted " + name + " generation " + strconv.FormatUint(f.Failure.Generation, 10) +
+			": " + f.Failure.Message
 	default:
 		return f.Kind.String() + " " + name
 	}

@@ -65,6 +65,9 @@ type Options struct {
 	// ErrTransactionExpired instead of running. Zero means
 	// DefaultTransactionIdleTimeout; negative means never.
 	TransactionIdleTimeout time.Duration
+	// ReadConsistency is what the session's reads promise (see
+	// ReadConsistency); empty means ReadLocal.
+	ReadConsistency ReadConsistency
 }
 
 // Session is one client's statement context: the active domain, an open
@@ -94,6 +97,7 @@ type Session struct {
 	maxSteps    int
 	maxBytes    int
 	idleTimeout time.Duration
+	readLevel   ReadConsistency
 
 	ctx    context.Context // ends when the session closes
 	cancel context.CancelFunc
@@ -108,7 +112,7 @@ type Session struct {
 	nextID      uint64
 	lastRequest time.Duration // monotonic reading as the last request started or ended
 
-	_ [24]byte
+	_ [8]byte
 }
 
 // New returns a session served by n. The session owns no goroutine until it
@@ -151,6 +155,7 @@ func New(n Engine, opts Options) *Session {
 		maxSteps:    opts.MaxTransactionSteps,
 		maxBytes:    opts.MaxTransactionBytes,
 		idleTimeout: opts.TransactionIdleTimeout,
+		readLevel:   opts.ReadConsistency,
 		lastRequest: opts.TimeSource.Monotonic(),
 		ctx:         ctx,
 		cancel:      cancel,

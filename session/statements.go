@@ -29,9 +29,15 @@ func (s *Session) run(ctx context.Context, p planner.Plan) (r wire.Result, hande
 	case planner.Use:
 		r, err = s.use(p)
 	case planner.ListDomains:
-		r = s.listDomains(p)
+		if err = s.confirmRead(ctx); err == nil {
+			r = s.warnIfStale(s.listDomains(p))
+		}
 	case planner.DescribeDomain:
-		r, err = s.describeDomain(p)
+		if err = s.confirmRead(ctx); err == nil {
+			if r, err = s.describeDomain(p); err == nil {
+				r = s.warnIfStale(r)
+			}
+		}
 	case planner.Begin:
 		r, err = s.begin()
 	case planner.Commit:
@@ -39,7 +45,13 @@ func (s *Session) run(ctx context.Context, p planner.Plan) (r wire.Result, hande
 	case planner.Rollback:
 		r, err = s.rollback()
 	case planner.Attach:
-		return s.attach(ctx)
+		if err = s.confirmRead(ctx); err != nil {
+			return r, false, err
+		}
+		if r, handedOff, err = s.attach(ctx); err == nil {
+			r = s.warnIfStale(r)
+		}
+		return r, handedOff, err
 	case planner.Detach:
 		r, err = s.detach()
 	case planner.Backup:
@@ -49,7 +61,11 @@ func (s *Session) run(ctx context.Context, p planner.Plan) (r wire.Result, hande
 	case planner.DescribeBackup:
 		r, err = s.describeBackup(ctx, p)
 	case planner.ShowClusterStatus:
-		r, err = s.showClusterStatus(ctx)
+		if err = s.confirmRead(ctx); err == nil {
+			if r, err = s.showClusterStatus(ctx); err == nil {
+				r = s.warnIfStale(r)
+			}
+		}
 	case planner.ShowTransactions:
 		r = s.showTransactions()
 	default:

@@ -18,8 +18,9 @@ import (
 // for all of them. Ticks never wait (putTick), so one loop serves them all.
 // State, error and end frames, which may wait for room on their lane, stay
 // with each attachment's task, which runs only while there is such a
-// change: the fan-out starts it (wake) when the installation or the
-// generation's failure changes, and it ends once caught up. While a
+// change: the fan-out starts it (wake) when the installation, the
+// generation's failure or the node's interruption changes, and it ends
+// once caught up. While a
 // task is changing what its client holds (busy) the fan-out leaves its
 // attachment alone; the task reads the newest progress itself when done.
 //
@@ -92,16 +93,18 @@ func leaveFanout(a *attachment) {
 
 // run is the fan-out's loop: on every wake it reads the newest progress,
 // wakes every task when the installation or the failure changed and offers
-// a new tick to every attachment. tick is the newest tick its attachments
+// a new tick to every attachment; a change of the node's interruption
+// wakes every task too. tick is the newest tick its attachments
 // were offered before it started.
 func (f *tickFanout) run(ctx context.Context, tick runtime.Tick) {
 	defer close(f.done)
 	var inst <-chan struct{}
 	var failure *runtime.ClockFailure
+	var interrupted *runtime.Interruption
 	for {
 		o := f.obs.Read()
-		if in, _ := f.obs.Notify(); in != inst || o.Failure != failure {
-			inst, failure = in, o.Failure
+		if in, _ := f.obs.Notify(); in != inst || o.Failure != failure || o.Interrupted != interrupted {
+			inst, failure, interrupted = in, o.Failure, o.Interrupted
 			f.mu.Lock()
 			for _, a := range f.atts {
 				a.wake()
@@ -182,7 +185,7 @@ func (a *attachment) offerTick(o runtime.Observation, rec *tickRecord, err error
 		return false
 	}
 	if o.Tick.ID == 0 || o.Clock != a.last || o.Tick.Generation != a.last.Generation ||
-		o.Tick.ID <= a.lastTick || a.failed == o.Tick.Generation {
+		o.Tick.ID <= a.lastTick || a.failed == o.Tick.Generation || a.interrupted || o.Interrupted != nil {
 		return true
 	}
 	a.lastTick = o.Tick.ID

@@ -244,6 +244,12 @@ func DecodeFrame(b []byte) (Frame, error) {
 		}
 		f.Kind = FrameError
 		f.Failure = ClockFailure{Domain: w.Domain, Generation: w.Generation, Op: w.Op, Code: w.Code, Cause: w.Cause, Message: w.Message}
+	case FrameInterrupted.String():
+		if w.Message == "" {
+			return Frame{}, fmt.Errorf("%w: interrupted frame without a message", ErrProtocol)
+		}
+		f.Kind = FrameInterrupted
+		f.Failure = ClockFailure{Domain: w.Domain, Generation: w.Generation, Op: w.Op, Code: w.Code, Cause: w.Cause, Message: w.Message}
 	default:
 		return Frame{}, fmt.Errorf("%w: unknown frame kind %q", ErrProtocol, w.Kind)
 	}

@@ -37,6 +37,11 @@ var (
 	// ErrCanceled stands for context.Canceled and DeadlineExceeded on the
 	// wire.
 	ErrCanceled = errors.New("request cancelled")
+	// ErrClockInterrupted: the serving node cannot vouch for the clock: it
+	// lost contact with the consensus leader for longer than its authority
+	// lease, or is catching up after regaining it. It travels in an
+	// interrupted frame (FrameInterrupted).
+	ErrClockInterrupted = errors.New("the serving node lost contact with the cluster's leader and cannot vouch for this clock; ticks resume once it is back and caught up, or attach through another node")
 )
 
 func init() {
@@ -50,4 +55,5 @@ func init() {
 	RegisterCode("archive_required", ErrArchiveRequired)
 	RegisterCode("archive_busy", ErrArchiveBusy)
 	RegisterCode("archive_timeout", ErrArchiveTimeout)
+	RegisterCode("clock_interrupted", ErrClockInterrupted)
 }

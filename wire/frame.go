@@ -24,9 +24,17 @@ const (
 	// cause. The attachment stays; no further tick of that generation
 	// follows.
 	FrameError
+	// FrameInterrupted reports that the serving node cannot vouch for the
+	// attached clock any more (code clock_interrupted, ErrClockInterrupted):
+	// it lost contact with the consensus leader for longer than its
+	// authority lease, or is still catching up after regaining it. Failure
+	// names the generation the client last received and says why. The
+	// attachment stays: no tick follows until the node vouches for the
+	// clock again, when the next state or tick frame resumes it.
+	FrameInterrupted
 )
 
-// String returns "state", "tick", "end" or "error".
+// String returns "state", "tick", "end", "error" or "interrupted".
 func (k FrameKind) String() string {
 	switch k {
 	case FrameState:
@@ -37,6 +45,8 @@ func (k FrameKind) String() string {
 		return "end"
 	case FrameError:
 		return "error"
+	case FrameInterrupted:
+		return "interrupted"
 	default:
 		return "frame(" + strconv.Itoa(int(k)) + ")"
 	}
@@ -102,7 +112,8 @@ func (t Tick) AuthorityTime() time.Time { return time.Unix(0, t.AuthorityUTC).UT
 // built. An end frame carries Reason and is the attachment's last frame.
 // An error frame carries Failure, the typed report of the clock's failure
 // at its authority; it follows the state that reported Failure's generation
-// as paced and any tick of that generation delivered before it.
+// as paced and any tick of that generation delivered before it. An
+// interrupted frame carries Failure as well, with code clock_interrupted.
 // Attachment numbers the attachment within its session, as the attach reply
 // (Result.Attachment) did.
 type Frame struct {
@@ -146,7 +157,7 @@ func (f Frame) AppendJSON(b []byte) []byte {
 		b = append(b, `,"reason":"`...)
 		b = append(b, f.Reason.String()...)
 		b = append(b, '"')
-	case FrameError:
+	case FrameError, FrameInterrupted:
 		// The failure's domain is the frame's.
 		b = append(b, `,"generation":`...)
 		b = strconv.AppendUint(b, f.Failure.Generation, 10)

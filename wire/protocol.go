@@ -6,6 +6,12 @@ import "encoding/json"
 // describes. It is part of the path (SessionPath) and of the welcome message.
 const ProtocolVersion = 1
 
+// ReadConsistencyHeader names, on the request that opens a session
+// (SessionPath), the read consistency the session's reads promise:
+// "local" (the default when absent) or "linearizable". It is the client's
+// choice of what it waits for, and grants nothing.
+const ReadConsistencyHeader = "Nspl-Read-Consistency"
+
 // Paths the server answers.
 const (
 	// SessionPath opens one session: a bidirectional NDJSON stream.

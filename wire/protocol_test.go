@@ -32,6 +32,9 @@ var frameCases = []wire.Frame{
 		Cause:   "clock: project: result of \"quoted\"\nleaves signed unix nanoseconds",
 		Message: "produce domain \"prod\" generation 2: domain clock projection leaves the signed Unix-nanosecond range"}},
 	{Domain: "p", Attachment: 1, Kind: wire.FrameError, Failure: wire.ClockFailure{Domain: "p", Generation: math.MaxUint64, Message: "m"}},
+	{Domain: "prod", Attachment: 5, Kind: wire.FrameInterrupted, Failure: wire.ClockFailure{
+		Domain: "prod", Generation: 3, Op: "authority lease", Code: "clock_interrupted",
+		Cause: "no contact with the leader for 1.2s", Message: "node n3 cannot vouch for the clock"}},
 }
 
 func TestFrameRoundTrip(t *testing.T) {
@@ -56,6 +59,7 @@ func TestDecodeFrameRefusals(t *testing.T) {
 		`{"domain":"p","attachment":1,"kind":"state","clock":{"generation":1,"state":"odd"}}`,
 		`{"domain":"p","attachment":-1,"kind":"end","reason":"DomainRemoved"}`,
 		`{"domain":"p","attachment":1,"kind":"end","reason":"DomainRemoved","extra":1}`,
+		`{"domain":"p","attachment":1,"kind":"interrupted","generation":1,"message":""}`,
 		`{"domain":"p","attachment":1,"kind":"end","reason":"DomainRemoved"} {}`,
 		`{"domain":"p","attachment":1,"kind":"end","reason":"DomainRemoved"}]`,
 		`{"domain":"p","attachment":1,"kind":"end","reason":"DomainRemoved"}}`,

@@ -331,3 +331,12 @@ func TestShellFrameLineOfAClockFailure(t *testing.T) {
 	ev := session.ClockEvent{Domain: "prod", Attachment: 1, Kind: session.EventError, Failure: &failure}
 	require.Equal(t, `[clock prod] error: produce domain "prod" generation 3: domain clock projection leaves the signed Unix-nanosecond range`, shellEventLine(ev))
 }
+
+func TestFrameLinesOfAnInterruption(t *testing.T) {
+	in := wire.ClockFailure{Domain: "prod", Generation: 3, Op: "authority lease", Code: "clock_interrupted",
+		Message: "the serving node lost contact with the cluster's leader: no contact for 1s"}
+	ev := session.ClockEvent{Domain: "prod", Attachment: 1, Kind: session.EventInterrupted, Failure: &in}
+	require.Equal(t, "[clock prod] interrupted: the serving node lost contact with the cluster's leader: no contact for 1s", shellEventLine(ev))
+	require.Equal(t, "interrupted prod generation 3: the serving node lost contact with the cluster's leader: no contact for 1s", clockEventLine(ev, formatPlain))
+	require.Contains(t, clockEventLine(ev, formatJSON), `"kind":"interrupted","generation":3`)
+}

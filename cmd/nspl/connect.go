@@ -16,6 +16,7 @@ import (
 	"github.com/nspl-dev/nspl/client"
 	"github.com/nspl-dev/nspl/pki"
 	"github.com/nspl-dev/nspl/runtime/timesource"
+	"github.com/nspl-dev/nspl/session"
 )
 
 // remoteOptions are the flags that point the shell, the script runner and
@@ -27,6 +28,7 @@ type remoteOptions struct {
 	cert      string
 	key       string
 	overwrite bool   // BACKUP may replace a file that is not an archive
+	read      string // --read-consistency: local or linearizable
 	profile   string // --profile: the config file's profile to fill the rest from
 
 	connectFrom string // where connect came from, for errors: --connect, NSPL_CONNECT or a profile
@@ -43,6 +45,7 @@ func addRemoteFlags(fs *flag.FlagSet, o *remoteOptions) {
 	fs.StringVar(&o.key, "key", o.key, "the client certificate's private key `FILE`")
 	fs.StringVar(&o.profile, "profile", o.profile, "take the connection settings flags do not give from profile `NAME` of the config file")
 	fs.BoolVar(&o.overwrite, "overwrite", o.overwrite, "with --connect, let BACKUP replace an existing file that is not an nspl archive")
+	fs.StringVar(&o.read, "read-consistency", o.read, "with --connect, what reads promise: `LEVEL` local (the node's own state, the default) or linearizable (confirmed through the leader)")
 }
 
 // sessionBackend is what the shell, the script runner and nspl clock run
@@ -146,6 +149,7 @@ func (m *Main) clientConfig(o remoteOptions, verbose bool) (client.Config, error
 		Notify: func(n client.Notice) { m.notice("nspl: " + n.String()) },
 
 		OverwriteArchives: o.overwrite,
+		ReadConsistency:   session.ReadConsistency(o.read),
 	}
 	for i, u := range cfg.URLs {
 		cfg.URLs[i] = strings.TrimSpace(u)

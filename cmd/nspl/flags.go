@@ -217,6 +217,10 @@ Flags:
                         and NSPL_TOKEN_FILE stand in for the flags
   --overwrite           with --connect, let BACKUP replace an existing file that is
                         not an nspl archive (refused by default)
+  --read-consistency LEVEL
+                        with --connect, what reads promise: local (the node's own
+                        state, the default) or linearizable (each read confirmed
+                        through the cluster's leader)
   --suggest TEXT [--cursor BYTE]
                         print the completions of TEXT at byte BYTE (default: its
                         end) as JSON; domain names from --connect or --data-dir

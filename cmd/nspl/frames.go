@@ -13,6 +13,7 @@ import (
 //	[clock prod] generation 1 paced period 100ms skew 10ms origin … rate 60
 //	[clock prod] ended: DomainRemoved
 //	[clock prod] error: produce domain "prod" generation 1: domain clock projection leaves …
+//	[clock prod] interrupted: the serving node lost contact with the cluster's leader …
 //
 // The line is passed through termSafe: its domain name and failure message
 // come from the serving node.
@@ -36,6 +37,11 @@ func rawShellEventLine(ev session.ClockEvent) string {
 			return head + "error: " + ev.Failure.Message
 		}
 		return head + "error"
+	case session.EventInterrupted:
+		if ev.Failure != nil {
+			return head + "interrupted: " + ev.Failure.Message
+		}
+		return head + "interrupted"
 	default:
 		return head + session.FormatFrame(ev.Frame())
 	}

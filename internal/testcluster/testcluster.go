@@ -3,7 +3,9 @@
 // certificate issued by one development CA (internal/testpki), each member
 // closed when the test ends. It finds the confirmed leader and its
 // followers, serves the session protocol on a member for remote clients,
-// and serves a member's metrics listener.
+// and serves a member's metrics listener. With Options.Faults, every
+// member's connections to the others (raft, interconnect, joins, forwarded
+// writes, probes) run through a fault layer the test controls (Net).
 //
 // It is for tests only and must never be imported by production code.
 // Members run on the real clock: certificates, raft and the interconnect
@@ -25,6 +27,7 @@ import (
 	"time"
 
 	"github.com/nspl-dev/nspl/cluster"
+	"github.com/nspl-dev/nspl/internal/faultnet"
 	"github.com/nspl-dev/nspl/internal/testpki"
 	"github.com/nspl-dev/nspl/internal/testserve"
 	"github.com/nspl-dev/nspl/metrics"
@@ -48,6 +51,10 @@ type Options struct {
 	// Logger receives the members' logs. Nil means stderr, quiet unless
 	// LogEnv is set (killed members make raft log heartbeat failures).
 	Logger *slog.Logger
+	// Faults routes every member's connections to the other members
+	// through a faultnet.Network (Net), each member a participant under
+	// its node name.
+	Faults bool
 }
 
 // Cluster is the set of members one test runs. All methods are safe for
@@ -58,6 +65,7 @@ type Cluster struct {
 	root    string
 	durable bool
 	logger  *slog.Logger
+	net     *faultnet.Network // nil unless Options.Faults
 
 	mu      sync.Mutex
 	members []*cluster.Member    // running, in start order
@@ -82,8 +90,25 @@ func New(t testing.TB, opts Options) *Cluster {
 		t: t, ca: testpki.New(t), root: t.TempDir(), durable: opts.Durable, logger: logger,
 		addrs: make(map[string][2]string), mats: make(map[string]*pki.Material),
 	}
+	if opts.Faults {
+		c.net = faultnet.New()
+		t.Cleanup(c.net.Close) // after the members close (cleanups run last first)
+	}
 	t.Cleanup(func() { _ = c.Close() })
 	return c
+}
+
+// Net returns the fault layer the members' connections run through, nil
+// unless Options.Faults.
+func (c *Cluster) Net() *faultnet.Network { return c.net }
+
+// Names returns the names of the running members, in start order.
+func (c *Cluster) Names() []string {
+	var out []string
+	for _, m := range c.Live() {
+		out = append(out, m.Node().Name())
+	}
+	return out
 }
 
 // CA returns the cluster's certificate authority, for client or outsider
@@ -124,6 +149,10 @@ func (c *Cluster) Config(name string, bootstrap bool, join ...string) cluster.Co
 	}
 	if c.durable {
 		cfg.DataDir = filepath.Join(c.root, name)
+	}
+	if c.net != nil {
+		c.net.Register(name, raftLn.Addr().String(), apiLn.Addr().String())
+		cfg.Dial = c.net.Dialer(name)
 	}
 	return cfg
 }
