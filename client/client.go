@@ -16,11 +16,11 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/nspl-dev/nspl/follow"
 	"github.com/nspl-dev/nspl/grammar"
 	"github.com/nspl-dev/nspl/lifecycle"
 	"github.com/nspl-dev/nspl/planner"
 	"github.com/nspl-dev/nspl/runtime/timesource"
-	"github.com/nspl-dev/nspl/session"
 	"github.com/nspl-dev/nspl/wire"
 )
 
@@ -178,8 +178,8 @@ type Config struct {
 	OverwriteArchives bool
 }
 
-// follow is one clock the client follows.
-type follow struct {
+// followedClock is one clock the client follows.
+type followedClock struct {
 	conn       *conn         // the session holding the attachment; nil while interrupted
 	attachment uint64        // its number in that session
 	backoff    time.Duration // the next restoration refusal's wait
@@ -208,13 +208,13 @@ type Client struct {
 	wg     sync.WaitGroup
 	lane   chan struct{} // holding its token runs a request or a restoration
 	nextID atomic.Uint64
-	follow *session.Follow // the followed clocks and their events
-	kick   chan struct{}   // wakes the supervisor
+	follow *follow.Follow // the followed clocks and their events
+	kick   chan struct{}  // wakes the supervisor
 
 	mu       sync.Mutex
 	conn     *conn
 	state    wire.SessionState
-	followed map[string]*follow
+	followed map[string]*followedClock
 }
 
 // Dial opens a session on the first URL that answers and returns the client.
@@ -248,7 +248,7 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 		return nil, fmt.Errorf("%w: mix of http:// and https:// URLs", ErrConfig)
 	}
 	c := &Client{cfg: cfg, transport: cfg.Transport, src: cfg.TimeSource, logger: cfg.Logger,
-		lane: make(chan struct{}, 1), follow: session.NewFollow(ErrClosed), kick: make(chan struct{}, 1), followed: make(map[string]*follow)}
+		lane: make(chan struct{}, 1), follow: follow.NewFollow(ErrClosed), kick: make(chan struct{}, 1), followed: make(map[string]*followedClock)}
 	if c.src == nil {
 		c.src = timesource.System()
 	}
@@ -350,20 +350,20 @@ func (c *Client) Pending() int { return c.follow.Pending() }
 // of its generation. It reports false when the client does not follow the
 // domain. A clock interrupted by a lost transport is still followed and
 // resumes when it is attached again.
-func (c *Client) Clock(domain string) (session.Clock, bool) { return c.follow.Clock(domain) }
+func (c *Client) Clock(domain string) (follow.Clock, bool) { return c.follow.Clock(domain) }
 
 // NextEvent returns the oldest unread clock event, waiting until one arrives,
 // ctx ends or the client closes (ErrClosed), coalesced as a local session's
 // are. A node draining for shutdown ends the attachment with reason
 // wire.NodeShutdown without ending the following: that end is an event, the
 // clock stays followed, and the state of its restoration comes after it.
-func (c *Client) NextEvent(ctx context.Context) (session.ClockEvent, error) {
+func (c *Client) NextEvent(ctx context.Context) (follow.ClockEvent, error) {
 	return c.follow.NextEvent(ctx)
 }
 
 // Events returns an iterator over clock events, as NextEvent returns them,
 // that ends when ctx ends or the client closes.
-func (c *Client) Events(ctx context.Context) iter.Seq[session.ClockEvent] {
+func (c *Client) Events(ctx context.Context) iter.Seq[follow.ClockEvent] {
 	return c.follow.Events(ctx)
 }
 
@@ -411,7 +411,7 @@ func (c *Client) Exec(ctx context.Context, p planner.Plan) (wire.Result, error) 
 		}
 	}
 	if m.Type == wire.TypeError {
-		ge := session.DecodeError(m.Error)
+		ge := follow.DecodeError(m.Error)
 		if errors.Is(ge, ErrClosed) {
 			// The server's session is closed: its error, like a local
 			// one, is no statement's and keeps no position.
@@ -431,12 +431,12 @@ func (c *Client) Exec(ctx context.Context, p planner.Plan) (wire.Result, error) 
 }
 
 // ExecText plans every statement of text here and runs them in order,
-// stopping at the first error, as session.Session.ExecText does.
+// stopping at the first error, as session.Session.ExecText does (planner.RunScript).
 func (c *Client) ExecText(ctx context.Context, text string) ([]wire.Result, error) {
 	if c.ctx.Err() != nil {
 		return nil, ErrClosed // text that would not parse included
 	}
-	return session.ExecText(ctx, text, c.Exec)
+	return planner.RunScript(ctx, text, c.Exec)
 }
 
 // dropPendingRestoration ends the following of the active domain's clock
@@ -665,7 +665,7 @@ func (c *Client) restoreOne(cn *conn, domain string) {
 		c.notify(Notice{Kind: Restored, Domain: domain, Node: cn.node})
 		return
 	}
-	refusal := session.DecodeError(m.Error)
+	refusal := follow.DecodeError(m.Error)
 	if le := lifecycle.AsError(refusal); le != nil && le.Code == lifecycle.CodeDomainNotFound {
 		c.mu.Lock()
 		f := c.followed[domain]
@@ -726,7 +726,7 @@ func (c *Client) attached(cn *conn, r *wire.EncodedResult) {
 	// An attach of a clock followed but not held by cn is a restoration.
 	restored := f != nil && f.conn != cn
 	if f == nil {
-		f = &follow{}
+		f = &followedClock{}
 		c.followed[res.Domain] = f
 	}
 	f.conn, f.attachment, f.retryAt, f.backoff = cn, res.Attachment, 0, InitialBackoff

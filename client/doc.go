@@ -24,7 +24,7 @@
 // second on each new session; one refused as not found ends the attachment
 // with a DomainRemoved end event; an end frame with reason NodeShutdown (a
 // node draining for shutdown) ends that attachment but not the following,
-// which the next session restores (session.Follow.Interrupted); one left unanswered past RequestTimeout
+// which the next session restores (follow.Follow.Interrupted); one left unanswered past RequestTimeout
 // ends that session, and the next attaches again. An open transaction does
 // not survive its session (TransactionLost). Reconnecting tries the URLs in
 // order, one second apart doubling to thirty, while clocks are followed; with
@@ -47,12 +47,12 @@
 //
 // Every wait is bounded or cancellable, every read is capped
 // (wire.ServerMessageLimit) and unread events are coalesced per domain by
-// the one follow of package session (session.Follow), so memory does not
+// the one follow of package session (follow.Follow), so memory does not
 // grow with a slow reader. Beside that follow's attachments the client keeps
 // its own record of which session holds each followed clock and when a
 // refused restoration is retried, because a followed clock outlives its
 // attachment across sessions whose attachment numbers start again, which
-// session.Attachments, keyed by one session's numbers, does not model. Time comes from an injected
+// follow.Attachments, keyed by one session's numbers, does not model. Time comes from an injected
 // timesource.Source. The client persists nothing but the archives BACKUP
 // writes.
 package client
