@@ -47,7 +47,7 @@
 //
 // Every wait is bounded or cancellable, every read is capped
 // (wire.ServerMessageLimit) and unread events are coalesced per domain by
-// the one follow of package session (follow.Follow), so memory does not
+// the one follow of package follow (follow.Follow), so memory does not
 // grow with a slow reader. Beside that follow's attachments the client keeps
 // its own record of which session holds each followed clock and when a
 // refused restoration is retried, because a followed clock outlives its
@@ -55,4 +55,15 @@
 // follow.Attachments, keyed by one session's numbers, does not model. Time comes from an injected
 // timesource.Source. The client persists nothing but the archives BACKUP
 // writes.
+//
+// The client links no raft, catalog, node, runtime (only its leaf time
+// source, runtime/timesource) or session: what it
+// shares with a server is wire's vocabulary and the receiving side in
+// package follow. Its files follow its concepts: errors.go (sentinels and
+// connect hints), notice.go, config.go, dial.go (Dial and the transport),
+// client.go (the Client and its reads), exec.go (statements and their
+// archives, archive.go), lane.go (one request at a time), reconnect.go
+// (opening a session and restoring onto it), replies.go (the bookkeeping
+// of replies and frames as the stream's reader hands them over), conn.go
+// (one session stream) and supervisor.go.
 package client
