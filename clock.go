@@ -2,13 +2,13 @@ package nspl
 
 import (
 	"github.com/nspl-dev/nspl/clock"
-	"github.com/nspl-dev/nspl/session"
+	"github.com/nspl-dev/nspl/follow"
 )
 
 // Tick is an accepted tick: generation, one-based id, logical boundary and
 // the authority's UTC observation (BoundaryTime and AuthorityTime return
 // them as time.Time).
-type Tick = session.Tick
+type Tick = follow.Tick
 
 // Clock is a followed domain clock as the session last received it. Its
 // methods answer in Go's types for the caller's UTC:
@@ -22,12 +22,12 @@ type Tick = session.Tick
 //
 // Its fields are the observed clock (Observed.State is one of the
 // ClockState constants), the newest tick of its generation and the serving
-// node's reading. See session.Clock for the full contract.
-type Clock = session.Clock
+// node's reading. See follow.Clock for the full contract.
+type Clock = follow.Clock
 
 // Window is a paced clock's admission window (Clock.Window): its Admits,
 // Newest, Oldest, Bounds, Skew and Period.
-type Window = session.Window
+type Window = follow.Window
 
 // ClockState says whether a followed clock is readable, and how.
 type ClockState = clock.ObservedState

@@ -1,28 +1,28 @@
 package nspl
 
-import "github.com/nspl-dev/nspl/session"
+import "github.com/nspl-dev/nspl/follow"
 
-// EventKind says what a clock event reports (see session.EventKind).
-type EventKind = session.EventKind
+// EventKind says what a clock event reports (see follow.EventKind).
+type EventKind = follow.EventKind
 
 // Event kinds.
 const (
 	// EventState: the followed clock changed.
-	EventState = session.EventState
+	EventState = follow.EventState
 	// EventTick: a newer tick of the followed clock's generation.
-	EventTick = session.EventTick
+	EventTick = follow.EventTick
 	// EventEnd: the attachment ended; the session no longer follows the
 	// domain.
-	EventEnd = session.EventEnd
+	EventEnd = follow.EventEnd
 	// EventError: the followed clock's generation failed at its authority;
 	// ClockEvent.Failure is the typed report.
-	EventError = session.EventError
+	EventError = follow.EventError
 	// EventInterrupted: the serving node cannot vouch for the followed
 	// clock (it lost the cluster's leader); ClockEvent.Failure says why,
 	// and the next state or tick event resumes it.
-	EventInterrupted = session.EventInterrupted
+	EventInterrupted = follow.EventInterrupted
 )
 
 // ClockEvent is one coalesced observation of a followed clock (see
-// session.ClockEvent). Its Domain is the stored, lower-case name.
-type ClockEvent = session.ClockEvent
+// follow.ClockEvent). Its Domain is the stored, lower-case name.
+type ClockEvent = follow.ClockEvent

@@ -16,8 +16,8 @@ import (
 )
 
 // TestLeafPackagesImportNothingOfOurs holds the bottom of the layering:
-// clock and grammar import no package of this module, and lifecycle and
-// wire import only clock. It reads the import clauses of every non-test Go file in the
+// clock and grammar import no package of this module, lifecycle and
+// wire import only clock, and follow only clock, grammar, lifecycle and wire. It reads the import clauses of every non-test Go file in the
 // package's directory, whatever its build constraints, so a file built only
 // on another platform cannot slip an import past it.
 func TestLeafPackagesImportNothingOfOurs(t *testing.T) {
@@ -30,6 +30,10 @@ func TestLeafPackagesImportNothingOfOurs(t *testing.T) {
 		{"grammar", nil},
 		{"lifecycle", []string{module + "/clock"}},
 		{"wire", []string{module + "/clock"}},
+		// follow is the receiving side the remote client shares: below
+		// session, it may name the typed lifecycle errors a failure
+		// carries but nothing that serves a session.
+		{"follow", []string{module + "/clock", module + "/grammar", module + "/lifecycle", module + "/wire"}},
 	} {
 		t.Run(tc.dir, func(t *testing.T) {
 			may := "nothing"
@@ -137,16 +141,23 @@ func TestOnlyTheTopImportsNode(t *testing.T) {
 // TestRemoteClientLinksNoRaftNode holds the seam between a remote client and
 // a node: the client package's dependency closure, as the go command
 // resolves it for this platform, contains neither raft nor bbolt, nor any
-// package of this module that opens a node.
+// package of this module that opens a node, nor the server side of a
+// session (session, and runtime, whose clocks a session serves). The
+// client decodes a server's stream with package follow. runtime's leaf
+// time source, runtime/timesource, which imports nothing of ours, is the
+// client's timer too, so runtime is banned alone, not with its subtree.
 func TestRemoteClientLinksNoRaftNode(t *testing.T) {
 	module := modulePath(t)
 	deps := linked(t, "./client")
 	require.Contains(t, deps, module+"/client", "go list listed no client package")
+	require.Contains(t, deps, module+"/follow", "the client no longer links follow; was it renamed?")
 	for _, dep := range deps {
-		for _, banned := range []string{"github.com/hashicorp/raft", "go.etcd.io/bbolt", module + "/catalog", module + "/node", module + "/server"} {
+		for _, banned := range []string{"github.com/hashicorp/raft", "go.etcd.io/bbolt", module + "/catalog", module + "/node", module + "/server", module + "/session"} {
 			require.Falsef(t, dep == banned || strings.HasPrefix(dep, banned+"/"),
-				"the client links %s; a remote client must not link a raft node", dep)
+				"the client links %s; a remote client must not link a raft node or a server-side session", dep)
 		}
+		require.NotEqualf(t, module+"/runtime", dep,
+			"the client links %s; a remote client must not link the node-local clocks", dep)
 	}
 }
 

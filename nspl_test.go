@@ -11,6 +11,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/nspl-dev/nspl/clock"
+	"github.com/nspl-dev/nspl/follow"
 	"github.com/nspl-dev/nspl/runtime/timesource"
 	"github.com/nspl-dev/nspl/session"
 )
@@ -131,5 +132,5 @@ func TestShowTransactionsOnEngineClock(t *testing.T) {
 	fake.Advance(3 * time.Minute)
 	rs, err = sess.ExecText(ctx, "SHOW TRANSACTIONS;")
 	require.NoError(t, err)
-	require.Equal(t, "3m", session.FormatValue(rs[0].Set.Rows[0][rs[0].Set.Column("age")]))
+	require.Equal(t, "3m", follow.FormatValue(rs[0].Set.Rows[0][rs[0].Set.Column("age")]))
 }

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/nspl-dev/nspl/follow"
 	"github.com/nspl-dev/nspl/planner"
 	"github.com/nspl-dev/nspl/session"
 	"github.com/nspl-dev/nspl/wire"
@@ -20,7 +21,7 @@ type Result = wire.Result
 type Session struct {
 	eng    *Engine
 	s      *session.Session
-	follow *session.Follow
+	follow *follow.Follow
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -35,7 +36,7 @@ type Session struct {
 
 func newSession(e *Engine, s *session.Session) *Session {
 	ctx, cancel := context.WithCancel(context.Background())
-	sess := &Session{eng: e, s: s, follow: session.NewFollow(ErrClosed), ctx: ctx, cancel: cancel, pumped: make(chan struct{})}
+	sess := &Session{eng: e, s: s, follow: follow.NewFollow(ErrClosed), ctx: ctx, cancel: cancel, pumped: make(chan struct{})}
 	go sess.pump()
 	return sess
 }
@@ -75,7 +76,7 @@ func (s *Session) ExecText(ctx context.Context, text string) ([]Result, error) {
 	if s.closed.Load() {
 		return nil, ErrClosed
 	}
-	return session.ExecText(ctx, text, s.exec)
+	return planner.RunScript(ctx, text, s.exec)
 }
 
 func (s *Session) exec(ctx context.Context, p planner.Plan) (Result, error) {

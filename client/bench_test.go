@@ -4,8 +4,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nspl-dev/nspl/follow"
 	"github.com/nspl-dev/nspl/planner"
-	"github.com/nspl-dev/nspl/session"
 )
 
 // BenchmarkRemoteStatement is one statement's round trip over the session
@@ -31,7 +31,7 @@ func BenchmarkRemoteTick(b *testing.B) {
 	e := newEnv(b, "")
 	c := e.dial(Config{})
 	exec(b, c, "CREATE PACED DOMAIN prod WITH PERIOD 1s SKEW 0s; USE prod; START AT NOW; ATTACH DOMAIN CLOCK;")
-	e.event(c, "prod", session.EventTick)
+	e.event(c, "prod", follow.EventTick)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := range b.N {

@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nspl-dev/nspl/clock"
+	"github.com/nspl-dev/nspl/follow"
 	"github.com/nspl-dev/nspl/grammar"
 	"github.com/nspl-dev/nspl/lifecycle"
 	"github.com/nspl-dev/nspl/server"
@@ -255,22 +256,22 @@ func TestAttachDeliveryOrder(t *testing.T) {
 	require.Equal(t, uint64(1), res.Clock.Generation)
 	require.Equal(t, []string{"prod"}, c.Followed())
 
-	ev := e.event(c, "prod", session.EventTick)
+	ev := e.event(c, "prod", follow.EventTick)
 	require.Equal(t, res.Attachment, ev.Attachment)
 	require.Equal(t, *res.Clock, ev.Clock.Observed, "the tick is of the clock the reply carried")
-	require.Equal(t, session.Tick{Generation: 1, ID: 1, Boundary: t0, AuthorityUTC: t0}, ev.Clock.Tick)
+	require.Equal(t, follow.Tick{Generation: 1, ID: 1, Boundary: t0, AuthorityUTC: t0}, ev.Clock.Tick)
 	for id := uint64(2); id <= 4; id++ {
 		require.Equal(t, uint64(1), e.advanceTick(c, "prod", time.Second, id).Clock.Tick.Generation)
 	}
 
 	exec(t, c, "STOP;")
-	ev = e.event(c, "prod", session.EventState)
+	ev = e.event(c, "prod", follow.EventState)
 	require.Equal(t, clock.Observed{Generation: 1, State: clock.Stopped}, ev.Clock.Observed)
 	exec(t, c, "START AT NOW;")
-	ev = e.event(c, "prod", session.EventState)
+	ev = e.event(c, "prod", follow.EventState)
 	require.Equal(t, clock.Paced, ev.Clock.Observed.State)
 	require.Equal(t, uint64(2), ev.Clock.Observed.Generation)
-	ev = e.event(c, "prod", session.EventTick)
+	ev = e.event(c, "prod", follow.EventTick)
 	require.Equal(t, uint64(2), ev.Clock.Tick.Generation)
 	require.Equal(t, uint64(1), ev.Clock.Tick.ID, "ids restart with the generation")
 
@@ -281,18 +282,18 @@ func TestAttachDeliveryOrder(t *testing.T) {
 	e.accept(time.Second)
 	e.waitAccepted("prod", 2, 2)
 	exec(t, c, "STOP; USE other; ATTACH DOMAIN CLOCK; START;")
-	ev = e.event(c, "other", session.EventState)
+	ev = e.event(c, "other", follow.EventState)
 	require.Equal(t, clock.Unpaced, ev.Clock.Observed.State)
 	require.Zero(t, c.Pending())
 
 	// A dropped domain ends the attachment with DomainRemoved, last: the
 	// other domain's next event follows it.
 	exec(t, c, "USE prod; ATTACH DOMAIN CLOCK; DROP DOMAIN prod;")
-	ev = e.event(c, "prod", session.EventEnd)
+	ev = e.event(c, "prod", follow.EventEnd)
 	require.Equal(t, wire.DomainRemoved, ev.Reason)
 	require.Equal(t, []string{"other"}, c.Followed())
 	exec(t, c, "USE other; STOP;")
-	ev = e.event(c, "other", session.EventState)
+	ev = e.event(c, "other", follow.EventState)
 	require.Equal(t, clock.Stopped, ev.Clock.Observed.State)
 	require.Zero(t, c.Pending())
 }

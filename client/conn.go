@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/nspl-dev/nspl/backup"
+	"github.com/nspl-dev/nspl/follow"
 	"github.com/nspl-dev/nspl/runtime/timesource"
-	"github.com/nspl-dev/nspl/session"
 	"github.com/nspl-dev/nspl/wire"
 )
 
@@ -240,7 +240,7 @@ func (cn *conn) dispatch(m wire.ServerMessage) error {
 			// A session error: the server closes the stream after it,
 			// and its code says why (wire.ErrSessionIdle, ErrProtocol,
 			// ...).
-			return session.DecodeError(m.Error)
+			return follow.DecodeError(m.Error)
 		}
 	case wire.TypeArchive:
 		return cn.archivePiece(m)

@@ -24,7 +24,7 @@
 // second on each new session; one refused as not found ends the attachment
 // with a DomainRemoved end event; an end frame with reason NodeShutdown (a
 // node draining for shutdown) ends that attachment but not the following,
-// which the next session restores (session.Follow.Interrupted); one left unanswered past RequestTimeout
+// which the next session restores (follow.Follow.Interrupted); one left unanswered past RequestTimeout
 // ends that session, and the next attaches again. An open transaction does
 // not survive its session (TransactionLost). Reconnecting tries the URLs in
 // order, one second apart doubling to thirty, while clocks are followed; with
@@ -47,12 +47,23 @@
 //
 // Every wait is bounded or cancellable, every read is capped
 // (wire.ServerMessageLimit) and unread events are coalesced per domain by
-// the one follow of package session (session.Follow), so memory does not
+// the one follow of package follow (follow.Follow), so memory does not
 // grow with a slow reader. Beside that follow's attachments the client keeps
 // its own record of which session holds each followed clock and when a
 // refused restoration is retried, because a followed clock outlives its
 // attachment across sessions whose attachment numbers start again, which
-// session.Attachments, keyed by one session's numbers, does not model. Time comes from an injected
+// follow.Attachments, keyed by one session's numbers, does not model. Time comes from an injected
 // timesource.Source. The client persists nothing but the archives BACKUP
 // writes.
+//
+// The client links no raft, catalog, node, runtime (only its leaf time
+// source, runtime/timesource) or session: what it
+// shares with a server is wire's vocabulary and the receiving side in
+// package follow. Its files follow its concepts: errors.go (sentinels and
+// connect hints), notice.go, config.go, dial.go (Dial and the transport),
+// client.go (the Client and its reads), exec.go (statements and their
+// archives, archive.go), lane.go (one request at a time), reconnect.go
+// (opening a session and restoring onto it), replies.go (the bookkeeping
+// of replies and frames as the stream's reader hands them over), conn.go
+// (one session stream) and supervisor.go.
 package client

@@ -6,8 +6,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/nspl-dev/nspl/follow"
 	"github.com/nspl-dev/nspl/runtime"
-	"github.com/nspl-dev/nspl/session"
 	"github.com/nspl-dev/nspl/wire"
 )
 
@@ -21,12 +21,12 @@ func TestRemoteClockFailure(t *testing.T) {
 	require.NoError(t, e.fake.BlockUntilDue(ctxT(t), time.Second), "the producer waits for its second tick")
 	e.fake.Advance(2 * time.Second)
 
-	var ev session.ClockEvent
-	for ev.Kind != session.EventError {
+	var ev follow.ClockEvent
+	for ev.Kind != follow.EventError {
 		var err error
 		ev, err = c.NextEvent(ctxT(t))
 		require.NoError(t, err)
-		require.NotEqual(t, session.EventEnd, ev.Kind)
+		require.NotEqual(t, follow.EventEnd, ev.Kind)
 	}
 	f := ev.Frame()
 	require.Equal(t, wire.FrameError, f.Kind)

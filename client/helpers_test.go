@@ -12,13 +12,13 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/nspl-dev/nspl/follow"
 	"github.com/nspl-dev/nspl/internal/testpki"
 	"github.com/nspl-dev/nspl/internal/testserve"
 	"github.com/nspl-dev/nspl/node"
 	"github.com/nspl-dev/nspl/pki"
 	"github.com/nspl-dev/nspl/runtime/timesource"
 	"github.com/nspl-dev/nspl/server"
-	"github.com/nspl-dev/nspl/session"
 	"github.com/nspl-dev/nspl/wire"
 )
 
@@ -130,7 +130,7 @@ func nextFrame(t testing.TB, c *Client) wire.Frame {
 // event returns the next clock event, which must be of kind and about
 // domain: an event of anything else fails the test instead of passing
 // unread.
-func (e *env) event(c *Client, domain string, kind session.EventKind) session.ClockEvent {
+func (e *env) event(c *Client, domain string, kind follow.EventKind) follow.ClockEvent {
 	e.t.Helper()
 	ev, err := c.NextEvent(e.ctx)
 	require.NoError(e.t, err, "waiting for a %v event of %q", kind, domain)
@@ -142,10 +142,10 @@ func (e *env) event(c *Client, domain string, kind session.EventKind) session.Cl
 // advanceTick waits until the node's producer has armed its timer for the
 // tick due period from now, moves the node's fake clock by period and
 // returns the next clock event, which must be tick id of domain.
-func (e *env) advanceTick(c *Client, domain string, period time.Duration, id uint64) session.ClockEvent {
+func (e *env) advanceTick(c *Client, domain string, period time.Duration, id uint64) follow.ClockEvent {
 	e.t.Helper()
 	e.accept(period)
-	ev := e.event(c, domain, session.EventTick)
+	ev := e.event(c, domain, follow.EventTick)
 	require.Equal(e.t, id, ev.Clock.Tick.ID, "tick %+v instead of tick %d", ev.Clock.Tick, id)
 	return ev
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nspl-dev/nspl/clock"
+	"github.com/nspl-dev/nspl/follow"
 	"github.com/nspl-dev/nspl/internal/testserve"
 	"github.com/nspl-dev/nspl/pki"
 	"github.com/nspl-dev/nspl/runtime/timesource"
@@ -49,7 +50,7 @@ func TestReconnectRestoresFollowedClocks(t *testing.T) {
 	ns := make(notices, 64)
 	c := e.dial(Config{TimeSource: timesource.NewFake(0), Notify: ns.notify})
 	exec(t, c, "CREATE PACED DOMAIN prod WITH PERIOD 1s SKEW 0s; CREATE DOMAIN other; USE prod; START AT NOW; ATTACH DOMAIN CLOCK; USE other;")
-	first := e.event(c, "prod", session.EventTick).Frame()
+	first := e.event(c, "prod", follow.EventTick).Frame()
 	require.Equal(t, uint64(1), first.Tick.ID, "the first event is the generation's first tick")
 
 	e.srv.CloseSessions()

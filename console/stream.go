@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"sync"
 
+	"github.com/nspl-dev/nspl/follow"
 	"github.com/nspl-dev/nspl/planner"
 	"github.com/nspl-dev/nspl/session"
 	"github.com/nspl-dev/nspl/wire"
@@ -388,8 +389,8 @@ type repl struct {
 	sess   *session.Session
 	es     *eventStream
 	cancel context.CancelFunc
-	live   session.Attachments // guarded by es.mu
-	runMu  sync.Mutex          // one submission at a time
+	live   follow.Attachments // guarded by es.mu
+	runMu  sync.Mutex         // one submission at a time
 }
 
 // serveRepl opens a statement box's session and streams it; the page runs

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/nspl-dev/nspl/clock"
+	"github.com/nspl-dev/nspl/follow"
 	"github.com/nspl-dev/nspl/grammar"
 	"github.com/nspl-dev/nspl/planner"
 	"github.com/nspl-dev/nspl/session"
@@ -15,7 +16,7 @@ import (
 )
 
 // table is a result set as the page shows it: every value already rendered
-// as the shell prints it (session.FormatValue), null as nil, so that no
+// as the shell prints it (follow.FormatValue), null as nil, so that no
 // nanosecond count passes through a JavaScript number.
 type table struct {
 	Columns []string    `json:"columns"`
@@ -37,7 +38,7 @@ func newTable(set *wire.ResultSet) *table {
 			if v.IsNull() {
 				continue
 			}
-			s := session.FormatValue(v)
+			s := follow.FormatValue(v)
 			t.Rows[r][i] = &s
 		}
 	}
@@ -179,7 +180,7 @@ type frameView struct {
 
 // newFrameView renders f.
 func newFrameView(f wire.Frame) frameView {
-	v := frameView{Domain: f.Domain, Attachment: f.Attachment, Kind: f.Kind.String(), Text: session.FormatFrame(f)}
+	v := frameView{Domain: f.Domain, Attachment: f.Attachment, Kind: f.Kind.String(), Text: follow.FormatFrame(f)}
 	switch f.Kind {
 	case wire.FrameState:
 		o := newObserved(f.Clock)
@@ -221,7 +222,7 @@ type failure struct {
 
 // newFailure positions err in text.
 func newFailure(text string, err error) *failure {
-	w := session.EncodeError(err)
+	w := follow.EncodeError(err)
 	f := &failure{Message: w.Message, Code: w.Code, Line: w.Line, Column: w.Column}
 	f.Source, f.Caret = sourceAndCaret(text, w.Line, w.Column)
 	return f

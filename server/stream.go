@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/nspl-dev/nspl/follow"
 	"github.com/nspl-dev/nspl/grammar"
 	"github.com/nspl-dev/nspl/planner"
 	"github.com/nspl-dev/nspl/runtime/timesource"
@@ -35,7 +36,7 @@ type stream struct {
 	// live holds each attached domain's attachment whose frames may still
 	// be written; a frame of any other attachment (one a detach reply
 	// released) is dropped.
-	live session.Attachments
+	live follow.Attachments
 
 	curMu     sync.Mutex
 	curID     uint64
@@ -320,7 +321,7 @@ func (st *stream) failLocked(err error) {
 		st.srv.closes.count(err)
 		st.srv.logger.Info("closing a session", "err", err)
 	}
-	st.writeLocked(wire.ServerMessage{Type: wire.TypeError, Error: session.EncodeError(err), State: st.state()})
+	st.writeLocked(wire.ServerMessage{Type: wire.TypeError, Error: follow.EncodeError(err), State: st.state()})
 	if st.writeErr == nil {
 		st.writeErr = errSessionFailed
 	}
@@ -351,7 +352,7 @@ func (st *stream) run(ctx context.Context, m wire.ClientMessage, up *upload) boo
 	if err != nil {
 		st.writeMu.Lock()
 		defer st.writeMu.Unlock()
-		return st.writeLocked(wire.ServerMessage{Type: wire.TypeError, ID: m.ID, Error: session.EncodeError(err), State: st.state()})
+		return st.writeLocked(wire.ServerMessage{Type: wire.TypeError, ID: m.ID, Error: follow.EncodeError(err), State: st.state()})
 	}
 
 	reqCtx, cancel := context.WithCancel(ctx)
@@ -377,7 +378,7 @@ func (st *stream) run(ctx context.Context, m wire.ClientMessage, up *upload) boo
 	}
 	defer st.writeMu.Unlock()
 	if err != nil {
-		return st.writeLocked(wire.ServerMessage{Type: wire.TypeError, ID: m.ID, Error: session.EncodeError(err), State: st.state()})
+		return st.writeLocked(wire.ServerMessage{Type: wire.TypeError, ID: m.ID, Error: follow.EncodeError(err), State: st.state()})
 	}
 	switch plan.(type) {
 	case planner.Attach:

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 
 	"github.com/nspl-dev/nspl/clock"
+	"github.com/nspl-dev/nspl/follow"
 	"github.com/nspl-dev/nspl/runtime"
 	"github.com/nspl-dev/nspl/wire"
 )
@@ -263,7 +264,7 @@ func (s *Session) attach(ctx context.Context) (wire.Result, bool, error) {
 	c := first.Clock
 	return wire.Result{
 		Domain:     domain,
-		Message:    fmt.Sprintf("attached to the clock of domain '%s': %s", domain, FormatObserved(c)),
+		Message:    fmt.Sprintf("attached to the clock of domain '%s': %s", domain, follow.FormatObserved(c)),
 		Clock:      &c,
 		Attachment: id,
 	}, false, nil

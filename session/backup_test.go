@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nspl-dev/nspl/backup"
+	"github.com/nspl-dev/nspl/follow"
 	"github.com/nspl-dev/nspl/grammar"
 	"github.com/nspl-dev/nspl/lifecycle"
 	"github.com/nspl-dev/nspl/node"
@@ -44,16 +45,16 @@ func TestBackupStatements(t *testing.T) {
 	get := func(col string) wire.Value { return row[set.Column(col)] }
 	require.Equal(t, "prod", get("name").Text())
 	require.Equal(t, "PACED", get("pace").Text())
-	require.Equal(t, "1s", FormatValue(get("period")))
-	require.Equal(t, "100ms", FormatValue(get("skew")))
+	require.Equal(t, "1s", follow.FormatValue(get("period")))
+	require.Equal(t, "100ms", follow.FormatValue(get("skew")))
 	require.Equal(t, "running", get("status").Text())
 	require.Equal(t, uint64(1), get("generation").Uint())
 	require.Equal(t, "at", get("start_mode").Text())
-	require.Equal(t, "2026-01-01T00:00:00Z", FormatValue(get("mapping_logical_start")))
-	require.Equal(t, "60", FormatValue(get("mapping_time_rate")))
+	require.Equal(t, "2026-01-01T00:00:00Z", follow.FormatValue(get("mapping_logical_start")))
+	require.Equal(t, "60", follow.FormatValue(get("mapping_time_rate")))
 	require.Equal(t, uint64(1), get("frontier_tick").Uint())
-	require.Equal(t, "2026-01-01T00:00:00Z", FormatValue(get("frontier_boundary")))
-	require.Equal(t, "2026-01-01T00:00:00Z", FormatValue(get("logical_now")))
+	require.Equal(t, "2026-01-01T00:00:00Z", follow.FormatValue(get("frontier_boundary")))
+	require.Equal(t, "2026-01-01T00:00:00Z", follow.FormatValue(get("logical_now")))
 	row = set.Rows[1]
 	require.Equal(t, "web", get("name").Text())
 	require.True(t, get("period").IsNull())

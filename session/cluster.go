@@ -4,6 +4,7 @@ import (
 	"context"
 	"sort"
 
+	"github.com/nspl-dev/nspl/follow"
 	"github.com/nspl-dev/nspl/lifecycle"
 	"github.com/nspl-dev/nspl/wire"
 )
@@ -56,7 +57,7 @@ func clusterMessage(st wire.ClusterStatus) string {
 	return formatCount(n) + " " + word + ", " + formatCount(avail) + " available"
 }
 
-func formatCount(n int) string { return FormatValue(wire.Uint(uint64(n))) }
+func formatCount(n int) string { return follow.FormatValue(wire.Uint(uint64(n))) }
 
 // ClusterStatusSet renders st as SHOW CLUSTER STATUS's result set, with the
 // columns kind ("node" or "domain"), name, incarnation, voter, leader,

@@ -12,17 +12,12 @@
 //
 // A session runs on an Engine (engine.go), the few operations of a serving
 // node its statements use; *node.Node implements it, and this package does
-// not import node. Results, result sets and frames are wire's types; this
-// package renders them for operators (present.go) and turns a statement's
-// failure into its wire form and back (wireerror.go). What a reader of
-// frames elsewhere needs is written here once: ExecText's loop over planned
-// statement text, Attachments (attachments.go), the attach bookkeeping that
-// admits only frames of held attachments, and Follow (follow.go), the one
-// coalescing follow of attached clocks, the followed clock and the unread
-// events per domain, that the embedded API and the remote client build from
-// the frames they receive; the shell, the script runner and nspl clock read
-// its events on either, and a program that prints frames rebuilds each from
-// its event (ClockEvent.Frame).
+// not import node. Results, result sets and frames are wire's types; what a
+// reader of them needs (the followed clock and its arithmetic, the
+// coalescing follow, the attach bookkeeping of a receiver, operator
+// rendering and a failure's wire form) is package follow's, shared with the
+// remote client, which links no session. Statement text runs through
+// planner.RunScript, the one loop over planned statements.
 //
 // Requests run one at a time (Exec, ExecText). Every failure is a
 // *grammar.Error at the statement's position whose Kind is the typed cause:

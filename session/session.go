@@ -210,28 +210,7 @@ func (s *Session) ExecText(ctx context.Context, text string) ([]wire.Result, err
 	if s.ctx.Err() != nil {
 		return nil, ErrClosed // text that would not parse included
 	}
-	return ExecText(ctx, text, s.Exec)
-}
-
-// ExecText plans every statement of text and runs each through exec in
-// order, as Session.ExecText does: it stops at the first error and returns
-// the results before it, and a syntax error is returned after the
-// statements before it have run. The remote client and the embedded API run
-// statement text through it.
-func ExecText(ctx context.Context, text string, exec func(context.Context, planner.Plan) (wire.Result, error)) ([]wire.Result, error) {
-	plans, planErr := planner.PlanScript(text)
-	results := make([]wire.Result, 0, len(plans))
-	for _, p := range plans {
-		r, err := exec(ctx, p)
-		if err != nil {
-			return results, err
-		}
-		results = append(results, r)
-	}
-	if planErr != nil {
-		return results, planErr
-	}
-	return results, nil
+	return planner.RunScript(ctx, text, s.Exec)
 }
 
 // Exec runs one planned statement on the session's request lane and returns

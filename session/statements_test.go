@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/nspl-dev/nspl/follow"
 	"github.com/nspl-dev/nspl/grammar"
 	"github.com/nspl-dev/nspl/lifecycle"
 	"github.com/nspl-dev/nspl/wire"
@@ -50,13 +51,13 @@ func TestListAndDescribe(t *testing.T) {
 		{wire.Text("web"), wire.Text("UNPACED"), wire.Text("stopped"), wire.Uint(0)},
 	}, set.Rows)
 	require.JSONEq(t, `[{"name":"prod","pace":"PACED","status":"running","generation":1},
-		{"name":"web","pace":"UNPACED","status":"stopped","generation":0}]`, string(AppendSetJSON(nil, set)))
+		{"name":"web","pace":"UNPACED","status":"stopped","generation":0}]`, string(follow.AppendSetJSON(nil, set)))
 
 	set = e.exec("DESCRIBE DOMAIN;")[0].Set
 	require.Len(t, set.Rows, 1)
 	row := map[string]string{}
 	for i, c := range set.Columns {
-		row[c.Name] = FormatValue(set.Rows[0][i])
+		row[c.Name] = follow.FormatValue(set.Rows[0][i])
 		if !set.Rows[0][i].IsNull() {
 			require.Equal(t, c.Type, set.Rows[0][i].Kind(), c.Name)
 		}
@@ -424,7 +425,7 @@ func TestListDomainsLike(t *testing.T) {
 		res := e.exec(tc.text)[0]
 		var names []string
 		for _, row := range res.Set.Rows {
-			names = append(names, FormatValue(row[0]))
+			names = append(names, follow.FormatValue(row[0]))
 		}
 		require.Equal(t, tc.want, names, tc.text)
 		require.Equal(t, tc.msg, res.Message, tc.text)

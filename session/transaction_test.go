@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/nspl-dev/nspl/follow"
 	"github.com/nspl-dev/nspl/wire"
 )
 
@@ -24,7 +25,7 @@ func TestShowTransactions(t *testing.T) {
 	require.Equal(t, "0 transactions", r.Message)
 	require.Equal(t, []string{"domain", "steps", "bytes", "age"}, columnNames(r.Set))
 	require.Empty(t, r.Set.Rows)
-	require.Equal(t, "[]", string(AppendSetJSON(nil, r.Set)))
+	require.Equal(t, "[]", string(follow.AppendSetJSON(nil, r.Set)))
 
 	e.exec("BEGIN;")
 	e.fake.Advance(1500 * time.Millisecond)
@@ -41,7 +42,7 @@ func TestShowTransactions(t *testing.T) {
 	r = e.exec("SHOW TRANSACTIONS;")[0]
 	want := len("START AT NOW TIME RATE 1;") + len("STOP;")
 	require.Equal(t, [][]wire.Value{{wire.Text("prod"), wire.Uint(2), wire.Uint(uint64(want)), wire.Duration(uint64(2500 * time.Millisecond))}}, r.Set.Rows)
-	require.JSONEq(t, `[{"domain":"prod","steps":2,"bytes":30,"age":"2s500ms"}]`, string(AppendSetJSON(nil, r.Set)))
+	require.JSONEq(t, `[{"domain":"prod","steps":2,"bytes":30,"age":"2s500ms"}]`, string(follow.AppendSetJSON(nil, r.Set)))
 
 	// SHOW TRANSACTIONS is not transaction content: it queues nothing.
 	d, n, ok := e.sess.InTransaction()
@@ -94,7 +95,7 @@ func TestTransactionLimits(t *testing.T) {
 				require.Equal(t, n, le.StepBytes)
 				require.Contains(t, err.Error(), tc.msg)
 				require.True(t, strings.HasPrefix(err.Error(), "1:1: "), err.Error())
-				require.Equal(t, "transaction_full", EncodeError(err).Code)
+				require.Equal(t, "transaction_full", follow.EncodeError(err).Code)
 			}
 			d, pending, ok := e.sess.InTransaction()
 			require.True(t, ok, "the transaction stays open")
@@ -155,7 +156,7 @@ func TestTransactionIdleExpiry(t *testing.T) {
 	require.True(t, errors.As(err, &xe))
 	require.Equal(t, TransactionExpiredError{Domain: "prod", Steps: 1, Timeout: time.Minute}, *xe)
 	require.Equal(t, "1:1: the transaction on domain 'prod' had no statement for longer than 1m and was reverted (1 step discarded); this statement did not run: BEGIN a new transaction and queue the steps again", err.Error())
-	require.Equal(t, "transaction_expired", EncodeError(err).Code)
+	require.Equal(t, "transaction_expired", follow.EncodeError(err).Code)
 	_, _, ok := e.sess.InTransaction()
 	require.False(t, ok)
 	d, err := e.node.Domain("prod")

@@ -20,5 +20,5 @@
 //
 // Wire never formats for operators (session renders values and frames as
 // NSPL text) and never carries a statement's positioned error as a
-// *grammar.Error: session.EncodeError and DecodeError translate that.
+// *grammar.Error: follow.EncodeError and DecodeError translate that.
 package wire

@@ -12,8 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nspl-dev/nspl/clock"
+	"github.com/nspl-dev/nspl/follow"
 	"github.com/nspl-dev/nspl/runtime"
-	"github.com/nspl-dev/nspl/session"
 	"github.com/nspl-dev/nspl/wire"
 )
 
@@ -39,7 +39,7 @@ var frameCases = []wire.Frame{
 
 func TestFrameRoundTrip(t *testing.T) {
 	for _, f := range frameCases {
-		t.Run(session.FormatFrame(f), func(t *testing.T) {
+		t.Run(follow.FormatFrame(f), func(t *testing.T) {
 			got, err := wire.DecodeFrame(f.AppendJSON(nil))
 			require.NoError(t, err)
 			require.Equal(t, f, got)

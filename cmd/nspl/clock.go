@@ -10,10 +10,10 @@ import (
 	"time"
 
 	"github.com/nspl-dev/nspl/clock"
+	"github.com/nspl-dev/nspl/follow"
 	"github.com/nspl-dev/nspl/grammar"
 	"github.com/nspl-dev/nspl/planner"
 	"github.com/nspl-dev/nspl/runtime/timesource"
-	"github.com/nspl-dev/nspl/session"
 	"github.com/nspl-dev/nspl/wire"
 )
 
@@ -23,7 +23,7 @@ const detachTimeout = 5 * time.Second
 // clockSession is what nspl clock needs from a session.
 type clockSession interface {
 	statementExecutor
-	NextEvent(ctx context.Context) (session.ClockEvent, error)
+	NextEvent(ctx context.Context) (follow.ClockEvent, error)
 	ActiveDomain() string
 }
 
@@ -87,8 +87,8 @@ func (m *Main) followClock(ctx context.Context, sess clockSession, src timesourc
 	running := false
 	if res.Clock != nil {
 		running = res.Clock.State != clock.Stopped
-		first := session.ClockEvent{Domain: domain, Attachment: res.Attachment, Kind: session.EventState,
-			Clock: session.Clock{Domain: domain, Observed: *res.Clock}}
+		first := follow.ClockEvent{Domain: domain, Attachment: res.Attachment, Kind: follow.EventState,
+			Clock: follow.Clock{Domain: domain, Observed: *res.Clock}}
 		if err := writeLine(m.Stdout, clockEventLine(first, opts.format)); err != nil {
 			return err
 		}
@@ -119,12 +119,12 @@ func (m *Main) followClock(ctx context.Context, sess clockSession, src timesourc
 			return err
 		}
 		switch ev.Kind {
-		case session.EventEnd:
+		case follow.EventEnd:
 			return nil
-		case session.EventError:
+		case follow.EventError:
 			detach(sess)
 			return clockFailure(m.Stderr, ev.Failure)
-		case session.EventState:
+		case follow.EventState:
 			if ev.Clock.Observed.State == clock.Stopped {
 				if running {
 					detach(sess)
@@ -133,7 +133,7 @@ func (m *Main) followClock(ctx context.Context, sess clockSession, src timesourc
 			} else {
 				running = true
 			}
-		case session.EventTick:
+		case follow.EventTick:
 			ticks++
 			if opts.untilTick > 0 && ticks >= opts.untilTick {
 				detach(sess)

@@ -16,10 +16,10 @@ import (
 
 	"github.com/nspl-dev/nspl"
 	"github.com/nspl-dev/nspl/clock"
+	"github.com/nspl-dev/nspl/follow"
 	"github.com/nspl-dev/nspl/planner"
 	"github.com/nspl-dev/nspl/runtime"
 	"github.com/nspl-dev/nspl/runtime/timesource"
-	"github.com/nspl-dev/nspl/session"
 	"github.com/nspl-dev/nspl/wire"
 )
 
@@ -237,12 +237,12 @@ func TestFollowClockRefusals(t *testing.T) {
 
 // scriptedClock is a clockSession whose frames are a fixed script, as a
 // remote session delivers them around a lost connection, folded into a
-// session.Follow as the remote client folds them: each frame is applied
+// follow.Follow as the remote client folds them: each frame is applied
 // when the reader has read the events before it.
 type scriptedClock struct {
 	frames []wire.Frame
 	execs  []string
-	follow *session.Follow
+	follow *follow.Follow
 }
 
 func (s *scriptedClock) ExecText(_ context.Context, text string) ([]wire.Result, error) {
@@ -255,7 +255,7 @@ func (s *scriptedClock) ExecText(_ context.Context, text string) ([]wire.Result,
 	return []wire.Result{{Domain: "prod"}}, nil
 }
 
-func (s *scriptedClock) NextEvent(ctx context.Context) (session.ClockEvent, error) {
+func (s *scriptedClock) NextEvent(ctx context.Context) (follow.ClockEvent, error) {
 	for s.follow.Pending() == 0 && len(s.frames) > 0 {
 		s.follow.Apply(s.frames[0])
 		s.frames = s.frames[1:]
@@ -275,7 +275,7 @@ func TestFollowClockCountsATickRepeatedAfterAReconnectOnce(t *testing.T) {
 	state := func(c clock.Observed) wire.Frame {
 		return wire.Frame{Domain: "prod", Attachment: 1, Kind: wire.FrameState, Clock: c}
 	}
-	sess := &scriptedClock{follow: session.NewFollow(ErrInterrupted), frames: []wire.Frame{
+	sess := &scriptedClock{follow: follow.NewFollow(ErrInterrupted), frames: []wire.Frame{
 		state(paced), // consumed as the attach reply's clock
 		tick(1, 7),
 		state(paced), // the clock attached again on a new session
@@ -302,7 +302,7 @@ func TestFollowClockExitsWithTheClockFailure(t *testing.T) {
 	failure := wire.ClockFailure{Domain: "prod", Generation: 3, Op: "project", Code: "clock_overflow",
 		Cause:   "clock: project: result leaves signed unix nanoseconds",
 		Message: `produce domain "prod" generation 3: domain clock projection leaves the signed Unix-nanosecond range`}
-	sess := &scriptedClock{follow: session.NewFollow(ErrInterrupted), frames: []wire.Frame{
+	sess := &scriptedClock{follow: follow.NewFollow(ErrInterrupted), frames: []wire.Frame{
 		{Domain: "prod", Attachment: 1, Kind: wire.FrameState, Clock: paced},
 		{Domain: "prod", Attachment: 1, Kind: wire.FrameTick, Tick: runtime.Tick{Generation: 3, ID: 1}},
 		{Domain: "prod", Attachment: 1, Kind: wire.FrameError, Failure: failure},
@@ -321,21 +321,21 @@ func TestFollowClockExitsWithTheClockFailure(t *testing.T) {
 	// The script's first state is the attach reply's clock and its first
 	// frame too.
 	require.Len(t, lines, 4, "the attach reply, the state, the tick and the error frame; nothing after it")
-	require.Equal(t, session.FormatFrame(wire.Frame{Domain: "prod", Attachment: 1, Kind: wire.FrameError, Failure: failure}), lines[3])
+	require.Equal(t, follow.FormatFrame(wire.Frame{Domain: "prod", Attachment: 1, Kind: wire.FrameError, Failure: failure}), lines[3])
 	require.Equal(t, []string{"ATTACH DOMAIN CLOCK;", "DETACH DOMAIN CLOCK;"}, sess.execs)
 }
 
 func TestShellFrameLineOfAClockFailure(t *testing.T) {
 	failure := wire.ClockFailure{Domain: "prod", Generation: 3, Op: "project",
 		Message: "produce domain \"prod\" generation 3: domain clock projection leaves the signed Unix-nanosecond range"}
-	ev := session.ClockEvent{Domain: "prod", Attachment: 1, Kind: session.EventError, Failure: &failure}
+	ev := follow.ClockEvent{Domain: "prod", Attachment: 1, Kind: follow.EventError, Failure: &failure}
 	require.Equal(t, `[clock prod] error: produce domain "prod" generation 3: domain clock projection leaves the signed Unix-nanosecond range`, shellEventLine(ev))
 }
 
 func TestFrameLinesOfAnInterruption(t *testing.T) {
 	in := wire.ClockFailure{Domain: "prod", Generation: 3, Op: "authority lease", Code: "clock_interrupted",
 		Message: "the serving node lost contact with the cluster's leader: no contact for 1s"}
-	ev := session.ClockEvent{Domain: "prod", Attachment: 1, Kind: session.EventInterrupted, Failure: &in}
+	ev := follow.ClockEvent{Domain: "prod", Attachment: 1, Kind: follow.EventInterrupted, Failure: &in}
 	require.Equal(t, "[clock prod] interrupted: the serving node lost contact with the cluster's leader: no contact for 1s", shellEventLine(ev))
 	require.Equal(t, "interrupted prod generation 3: the serving node lost contact with the cluster's leader: no contact for 1s", clockEventLine(ev, formatPlain))
 	require.Contains(t, clockEventLine(ev, formatJSON), `"kind":"interrupted","generation":3`)

@@ -3,8 +3,8 @@ package main
 import (
 	"strconv"
 
+	"github.com/nspl-dev/nspl/follow"
 	"github.com/nspl-dev/nspl/grammar"
-	"github.com/nspl-dev/nspl/session"
 )
 
 // shellEventLine renders a clock event for the shell, one line, for example
@@ -17,33 +17,33 @@ import (
 //
 // The line is passed through termSafe: its domain name and failure message
 // come from the serving node.
-func shellEventLine(ev session.ClockEvent) string {
+func shellEventLine(ev follow.ClockEvent) string {
 	return termSafe(rawShellEventLine(ev))
 }
 
-func rawShellEventLine(ev session.ClockEvent) string {
+func rawShellEventLine(ev follow.ClockEvent) string {
 	head := "[clock " + grammar.FormatName(ev.Domain) + "] "
 	switch ev.Kind {
-	case session.EventTick:
+	case follow.EventTick:
 		return head + "tick " + strconv.FormatUint(ev.Clock.Tick.ID, 10) + " at " +
 			grammar.FormatTimestamp(ev.Clock.Tick.Boundary) +
 			" (generation " + strconv.FormatUint(ev.Clock.Tick.Generation, 10) + ")"
-	case session.EventState:
-		return head + session.FormatObserved(ev.Clock.Observed)
-	case session.EventEnd:
+	case follow.EventState:
+		return head + follow.FormatObserved(ev.Clock.Observed)
+	case follow.EventEnd:
 		return head + "ended: " + ev.Reason.String()
-	case session.EventError:
+	case follow.EventError:
 		if ev.Failure != nil {
 			return head + "error: " + ev.Failure.Message
 		}
 		return head + "error"
-	case session.EventInterrupted:
+	case follow.EventInterrupted:
 		if ev.Failure != nil {
 			return head + "interrupted: " + ev.Failure.Message
 		}
 		return head + "interrupted"
 	default:
-		return head + session.FormatFrame(ev.Frame())
+		return head + follow.FormatFrame(ev.Frame())
 	}
 }
 
@@ -51,10 +51,10 @@ func rawShellEventLine(ev session.ClockEvent) string {
 // the frame it reports ("tick prod generation 1 id 42 boundary …
 // authority_utc … reading …") or, with --format json, that frame's wire JSON
 // object.
-func clockEventLine(ev session.ClockEvent, format outputFormat) string {
+func clockEventLine(ev follow.ClockEvent, format outputFormat) string {
 	f := ev.Frame()
 	if format == formatJSON {
 		return string(f.AppendJSON(nil))
 	}
-	return termSafe(session.FormatFrame(f))
+	return termSafe(follow.FormatFrame(f))
 }

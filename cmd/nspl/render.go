@@ -10,8 +10,8 @@ import (
 	"github.com/olekukonko/tablewriter/renderer"
 	"github.com/olekukonko/tablewriter/tw"
 
+	"github.com/nspl-dev/nspl/follow"
 	"github.com/nspl-dev/nspl/lifecycle"
-	"github.com/nspl-dev/nspl/session"
 	"github.com/nspl-dev/nspl/wire"
 )
 
@@ -67,7 +67,7 @@ func renderReply(w io.Writer, format outputFormat, quiet bool, res wire.Result) 
 		buf = wire.AppendString(buf, res.Message)
 		if res.Set != nil {
 			buf = append(buf, `,"rows":`...)
-			buf = session.AppendSetJSON(buf, res.Set)
+			buf = follow.AppendSetJSON(buf, res.Set)
 		}
 		if len(res.Warnings) > 0 {
 			buf = append(buf, `,"warnings":[`...)
@@ -145,7 +145,7 @@ func writeTable(w io.Writer, set *wire.ResultSet) error {
 	for r, row := range set.Rows {
 		rows[r] = make([]string, len(row))
 		for i, v := range row {
-			rows[r][i] = termSafe(session.FormatValue(v))
+			rows[r][i] = termSafe(follow.FormatValue(v))
 		}
 	}
 	if len(rows) == 1 && len(header) > verticalColumns {
@@ -280,7 +280,7 @@ func writePlainSet(b *strings.Builder, set *wire.ResultSet) {
 			if i > 0 {
 				b.WriteByte('\t')
 			}
-			b.WriteString(termSafe(clean.Replace(session.FormatValue(v))))
+			b.WriteString(termSafe(clean.Replace(follow.FormatValue(v))))
 		}
 		b.WriteByte('\n')
 	}
@@ -303,7 +303,7 @@ func writeCSVSet(b *strings.Builder, set *wire.ResultSet) error {
 		for i, v := range row {
 			record[i] = ""
 			if v.Kind() != wire.KindNull {
-				record[i] = termSafeLines(session.FormatValue(v))
+				record[i] = termSafeLines(follow.FormatValue(v))
 			}
 		}
 		if err := cw.Write(record); err != nil {
@@ -324,7 +324,7 @@ func writeCSVSet(b *strings.Builder, set *wire.ResultSet) error {
 // canceled, …; "error" when it has none), and the position is d's: in the
 // script, as the diagnostic on stderr prints it.
 func writeJSONError(w io.Writer, d diagnostic, err error) error {
-	code := session.EncodeError(err).Code
+	code := follow.EncodeError(err).Code
 	if le := lifecycle.AsError(err); le != nil && le.Code != "" {
 		code = string(le.Code)
 	}

@@ -8,14 +8,14 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/nspl-dev/nspl/follow"
 	"github.com/nspl-dev/nspl/grammar"
-	"github.com/nspl-dev/nspl/session"
 )
 
 // shellSession is what the shell needs from a session.
 type shellSession interface {
 	statementExecutor
-	NextEvent(ctx context.Context) (session.ClockEvent, error)
+	NextEvent(ctx context.Context) (follow.ClockEvent, error)
 	ActiveDomain() string
 	InTransaction() (domain string, pending int, ok bool)
 }

@@ -13,10 +13,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nspl-dev/nspl/backup"
+	"github.com/nspl-dev/nspl/follow"
 	"github.com/nspl-dev/nspl/lifecycle"
 	"github.com/nspl-dev/nspl/node"
 	"github.com/nspl-dev/nspl/server"
-	"github.com/nspl-dev/nspl/session"
 	"github.com/nspl-dev/nspl/wire"
 )
 
@@ -125,7 +125,7 @@ func TestArchiveTextIsEscaped(t *testing.T) {
 func TestShellTextIsEscaped(t *testing.T) {
 	const want = `n1\x1b]0;pwned\a\x1b[2J\nnspl: forged line`
 	require.Equal(t, "nspl[`"+want+"`]> ", promptFor(hostileText, false))
-	ev := session.ClockEvent{Kind: session.EventError, Domain: hostileText, Failure: &wire.ClockFailure{Message: hostileText}}
+	ev := follow.ClockEvent{Kind: follow.EventError, Domain: hostileText, Failure: &wire.ClockFailure{Message: hostileText}}
 	require.Equal(t, "[clock `"+want+"`] error: "+want, shellEventLine(ev))
 	line := clockEventLine(ev, formatTable)
 	require.NotContains(t, line, "\x1b")

@@ -1,4 +1,4 @@
-package session
+package follow_test
 
 import (
 	"context"
@@ -7,8 +7,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/nspl-dev/nspl/follow"
 	"github.com/nspl-dev/nspl/grammar"
 	"github.com/nspl-dev/nspl/lifecycle"
+	"github.com/nspl-dev/nspl/session"
 	"github.com/nspl-dev/nspl/wire"
 )
 
@@ -21,22 +23,22 @@ func TestErrorRoundTrip(t *testing.T) {
 		is   error
 		code string
 	}{
-		{"session sentinel", &grammar.Error{Pos: pos, Msg: "no active domain", Kind: ErrNoActiveDomain}, ErrNoActiveDomain, "no_active_domain"},
-		{"wrapped sentinel", &grammar.Error{Pos: pos, Msg: "m", Kind: &TransactionError{Err: ErrInTransaction, Statement: "USE"}}, ErrInTransaction, "in_transaction"},
-		{"transaction full", &grammar.Error{Pos: pos, Msg: "m", Kind: &TransactionLimitError{Domain: "p", Steps: 1, MaxSteps: 1}}, ErrTransactionFull, "transaction_full"},
-		{"transaction expired", &grammar.Error{Pos: pos, Msg: "m", Kind: &TransactionExpiredError{Domain: "p"}}, ErrTransactionExpired, "transaction_expired"},
+		{"session sentinel", &grammar.Error{Pos: pos, Msg: "no active domain", Kind: session.ErrNoActiveDomain}, session.ErrNoActiveDomain, "no_active_domain"},
+		{"wrapped sentinel", &grammar.Error{Pos: pos, Msg: "m", Kind: &session.TransactionError{Err: session.ErrInTransaction, Statement: "USE"}}, session.ErrInTransaction, "in_transaction"},
+		{"transaction full", &grammar.Error{Pos: pos, Msg: "m", Kind: &session.TransactionLimitError{Domain: "p", Steps: 1, MaxSteps: 1}}, session.ErrTransactionFull, "transaction_full"},
+		{"transaction expired", &grammar.Error{Pos: pos, Msg: "m", Kind: &session.TransactionExpiredError{Domain: "p"}}, session.ErrTransactionExpired, "transaction_expired"},
 		{"grammar kind", &grammar.Error{Pos: pos, Msg: "expected x", Kind: grammar.ErrSyntax}, grammar.ErrSyntax, "syntax"},
 		{"lifecycle", &grammar.Error{Pos: pos, Msg: le.Message, Kind: le}, nil, "lifecycle"},
 		{"cancelled", &grammar.Error{Pos: pos, Msg: "context canceled", Kind: context.Canceled}, wire.ErrCanceled, "canceled"},
 		{"unknown cause", &grammar.Error{Pos: pos, Msg: "boom", Kind: errors.New("boom")}, nil, "error"},
 		{"unpositioned", errors.New("plain"), nil, "error"},
-		{"closed", ErrClosed, wire.ErrClosed, "session_closed"},
+		{"closed", session.ErrClosed, wire.ErrClosed, "session_closed"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			w := EncodeError(tt.err)
+			w := follow.EncodeError(tt.err)
 			require.Equal(t, tt.code, w.Code)
-			got := DecodeError(w)
+			got := follow.DecodeError(w)
 			var want *grammar.Error
 			if errors.As(tt.err, &want) {
 				require.Equal(t, want.Pos, got.Pos)
@@ -58,7 +60,7 @@ func TestErrorRoundTrip(t *testing.T) {
 // decode is a protocol failure, never a zero *lifecycle.Error.
 func TestDecodeErrorRefusesBadLifecycle(t *testing.T) {
 	for _, raw := range []string{`5`, `"x"`, `{"code":1}`} {
-		got := DecodeError(&wire.Error{Line: 1, Column: 1, Code: "lifecycle", Message: "m", Lifecycle: []byte(raw)})
+		got := follow.DecodeError(&wire.Error{Line: 1, Column: 1, Code: "lifecycle", Message: "m", Lifecycle: []byte(raw)})
 		require.ErrorIs(t, got, wire.ErrProtocol, raw)
 		require.Nil(t, lifecycle.AsError(got), raw)
 	}

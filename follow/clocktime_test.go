@@ -1,4 +1,4 @@
-package session
+package follow
 
 import (
 	"testing"
@@ -144,7 +144,7 @@ func TestClockAdmission(t *testing.T) {
 // A followed clock is found by its name as NSPL takes it: any case, bare
 // or backtick-quoted.
 func TestFollowClockNameIsCaseInsensitive(t *testing.T) {
-	f := NewFollow(ErrClosed)
+	f := NewFollow(wire.ErrClosed)
 	f.Attached("prod", 1, paced(1))
 	f.Apply(wire.Frame{Domain: "prod", Attachment: 1, Kind: wire.FrameTick, Tick: Tick{Generation: 1, ID: 1, Boundary: t0}})
 	for _, name := range []string{"prod", "Prod", "PROD", "`pRoD`"} {

@@ -1,4 +1,4 @@
-package session
+package follow
 
 import (
 	"context"
@@ -7,13 +7,12 @@ import (
 
 	"github.com/nspl-dev/nspl/clock"
 	"github.com/nspl-dev/nspl/grammar"
-	"github.com/nspl-dev/nspl/runtime"
 	"github.com/nspl-dev/nspl/wire"
 )
 
 // Tick is an accepted tick: generation, one-based id, logical boundary and
 // the authority's UTC observation.
-type Tick = runtime.Tick
+type Tick = wire.Tick
 
 // Clock is a followed domain clock as the session last received it: the
 // observed clock of the attach reply or the newest state frame, and the

@@ -1,4 +1,4 @@
-package session
+package follow
 
 import (
 	"context"
@@ -21,7 +21,7 @@ func paced(gen uint64) clock.Observed {
 // tick; an end replaces everything. Frames of a released attachment are
 // ignored.
 func TestFollowCoalescesPerDomain(t *testing.T) {
-	s := NewFollow(ErrClosed)
+	s := NewFollow(wire.ErrClosed)
 	s.Attached("a", 1, paced(1))
 	s.Attached("b", 7, clock.Observed{State: clock.Stopped})
 	s.Attached("c", 3, paced(1))
@@ -84,7 +84,7 @@ func TestFollowCoalescesPerDomain(t *testing.T) {
 // A clock attached again after an interruption keeps its newest tick, so the
 // same tick delivered anew by the new attachment is no event; a newer one is.
 func TestFollowReattachedKeepsNewestTick(t *testing.T) {
-	f := NewFollow(ErrClosed)
+	f := NewFollow(wire.ErrClosed)
 	f.Attached("a", 1, paced(1))
 	tick := func(att, id uint64) wire.Frame {
 		return wire.Frame{Domain: "a", Attachment: att, Kind: wire.FrameTick, Tick: Tick{Generation: 1, ID: id}}
@@ -111,7 +111,7 @@ func TestFollowReattachedKeepsNewestTick(t *testing.T) {
 
 	f.Close()
 	_, err = f.NextEvent(context.Background())
-	require.ErrorIs(t, err, ErrClosed)
+	require.ErrorIs(t, err, wire.ErrClosed)
 }
 
 func TestTickAdvances(t *testing.T) {
@@ -136,7 +136,7 @@ func TestTickAdvances(t *testing.T) {
 // An interruption's end is an event but keeps the clock followed, and the
 // state of the clock attached again comes after that end, not before it.
 func TestFollowInterruptedEndComesBeforeTheRestoredState(t *testing.T) {
-	f := NewFollow(ErrClosed)
+	f := NewFollow(wire.ErrClosed)
 	f.Attached("a", 1, paced(1))
 	f.Apply(wire.Frame{Domain: "a", Attachment: 1, Kind: wire.FrameTick, Tick: Tick{Generation: 1, ID: 3}})
 	f.Interrupted(wire.Frame{Domain: "a", Attachment: 1, Kind: wire.FrameEnd, Reason: wire.NodeShutdown})
@@ -172,7 +172,7 @@ func TestClockEventFrame(t *testing.T) {
 			Domain: "a", Generation: 2, Op: "authority lease", Code: "clock_interrupted", Cause: "c", Message: "m"}},
 	} {
 		t.Run(fr.Kind.String(), func(t *testing.T) {
-			f := NewFollow(ErrClosed)
+			f := NewFollow(wire.ErrClosed)
 			f.Attached("a", 3, paced(2))
 			f.Apply(fr)
 			ev, err := f.NextEvent(context.Background())
@@ -186,7 +186,7 @@ func TestClockEventFrame(t *testing.T) {
 // not found) ends the following, replacing the unread interruption as an
 // end replaces every unread event before it.
 func TestFollowInterruptedThenRemoved(t *testing.T) {
-	f := NewFollow(ErrClosed)
+	f := NewFollow(wire.ErrClosed)
 	f.Attached("a", 1, paced(1))
 	f.Interrupted(wire.Frame{Domain: "a", Attachment: 1, Kind: wire.FrameEnd, Reason: wire.NodeShutdown})
 	f.Apply(wire.Frame{Domain: "a", Attachment: 1, Kind: wire.FrameEnd, Reason: wire.DomainRemoved})
@@ -242,7 +242,7 @@ func TestFollowClockFailure(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := NewFollow(ErrClosed)
+			s := NewFollow(wire.ErrClosed)
 			s.Attached("a", 1, paced(1))
 			for _, f := range tt.frames {
 				s.Apply(f)
@@ -273,7 +273,7 @@ func TestFollowClockFailure(t *testing.T) {
 
 	// Reattached after a lost transport, the failure delivered anew is no
 	// second event.
-	s := NewFollow(ErrClosed)
+	s := NewFollow(wire.ErrClosed)
 	s.Attached("a", 1, paced(1))
 	s.Apply(errFrame(1, failure))
 	ev, err := s.NextEvent(context.Background())
@@ -313,7 +313,7 @@ func TestFollowInterruption(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := NewFollow(ErrClosed)
+			s := NewFollow(wire.ErrClosed)
 			s.Attached("a", 1, paced(1))
 			for _, f := range tt.frames {
 				s.Apply(f)

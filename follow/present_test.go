@@ -1,0 +1,57 @@
+package follow
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/nspl-dev/nspl/clock"
+	"github.com/nspl-dev/nspl/wire"
+)
+
+func TestFrameJSON(t *testing.T) {
+	for _, tc := range []struct {
+		f    wire.Frame
+		want string
+	}{
+		{wire.Frame{Domain: "prod", Attachment: 3, Kind: wire.FrameState, Clock: clock.Observed{Generation: 2, State: clock.Uninstalled}},
+			`{"domain":"prod","attachment":3,"kind":"state","clock":{"generation":2,"state":"uninstalled"}}`},
+		{wire.Frame{Domain: "prod", Attachment: 3, Kind: wire.FrameState, Clock: clock.Observed{Generation: 2, State: clock.Paced,
+			Period: 1e9, Skew: 5, LogicalStart: -1, WallStartedAt: 7, Rate: 5e-324}},
+			`{"domain":"prod","attachment":3,"kind":"state","clock":{"generation":2,"state":"paced","period_ns":1000000000,` +
+				`"skew_ns":5,"logical_start_ns":-1,"wall_started_at_ns":7,"time_rate":5e-324}}`},
+		{wire.Frame{Domain: "p-1", Attachment: 1, Kind: wire.FrameTick, Tick: Tick{Generation: 1, ID: 18446744073709551615,
+			Boundary: -9223372036854775808, AuthorityUTC: 9223372036854775807}, Reading: 0},
+			`{"domain":"p-1","attachment":1,"kind":"tick","generation":1,"tick":18446744073709551615,` +
+				`"boundary_ns":-9223372036854775808,"authority_utc_ns":9223372036854775807,"reading_ns":0}`},
+		{wire.Frame{Domain: "x", Kind: wire.FrameEnd, Reason: wire.DomainRemoved}, `{"domain":"x","attachment":0,"kind":"end","reason":"DomainRemoved"}`},
+	} {
+		got := string(tc.f.AppendJSON(nil))
+		require.Equal(t, tc.want, got)
+		require.True(t, json.Valid([]byte(got)))
+	}
+	require.Equal(t, "tick prod generation 1 id 2 boundary 2026-01-01T00:00:01Z authority_utc 2026-01-01T00:00:01Z reading 2026-01-01T00:00:02Z",
+		FormatFrame(wire.Frame{Domain: "prod", Kind: wire.FrameTick, Tick: Tick{Generation: 1, ID: 2, Boundary: t0 + 1e9, AuthorityUTC: t0 + 1e9},
+			Reading: t0 + 2e9}))
+	require.Equal(t, "end prod DomainRemoved", FormatFrame(wire.Frame{Domain: "prod", Kind: wire.FrameEnd, Reason: wire.DomainRemoved}))
+}
+
+func TestValueText(t *testing.T) {
+	for _, tc := range []struct {
+		v          wire.Value
+		text, json string
+	}{
+		{wire.Null(), "NULL", "null"},
+		{wire.Text("a\"b\x01é"), "a\"b\x01é", `"a\"b\u0001é"`},
+		{wire.Uint(18446744073709551615), "18446744073709551615", "18446744073709551615"},
+		{wire.Duration(1500 * 1e6), "1s500ms", `"1s500ms"`},
+		{wire.Timestamp(t0), "2026-01-01T00:00:00Z", `"2026-01-01T00:00:00Z"`},
+		{wire.Rate(60), "60", "60"},
+		{wire.Rate(1.7976931348623157e308), "1.7976931348623157e+308", "1.7976931348623157e+308"},
+	} {
+		require.Equal(t, tc.text, FormatValue(tc.v))
+		require.Equal(t, tc.json, string(AppendValueJSON(nil, tc.v)))
+		require.True(t, json.Valid(AppendValueJSON(nil, tc.v)))
+	}
+}
