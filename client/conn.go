@@ -35,12 +35,16 @@ type call struct {
 	// archive gathers a BACKUP's pieces; only the reader touches it, and
 	// hands it over in the reply's Data.
 	archive []byte
+	// rows takes a streamed statement's row chunks (rows.go); nil for a
+	// call that did not ask for them.
+	rows RowSink
 }
 
 // conn is one session protocol stream: one server session.
 type conn struct {
 	c      *Client
 	node   string // the serving node, from the welcome
+	rows   bool   // the server streams rows on request, from the welcome
 	cancel context.CancelFunc
 	pw     *io.PipeWriter
 	body   io.ReadCloser
@@ -118,7 +122,7 @@ func (c *Client) dial(ctx context.Context, url string) (*conn, error) {
 		_ = pw.Close()
 		return nil, &ConnectError{URL: url, Err: err}
 	}
-	cn := &conn{c: c, node: welcome.Node, cancel: cancel, pw: pw, body: resp.Body, calls: make(map[uint64]*call), lost: make(chan struct{})}
+	cn := &conn{c: c, node: welcome.Node, rows: welcome.Rows, cancel: cancel, pw: pw, body: resp.Body, calls: make(map[uint64]*call), lost: make(chan struct{})}
 	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()
@@ -187,13 +191,13 @@ func (cn *conn) sendArchive(id uint64, b []byte) error {
 }
 
 // register adds a call before its request is sent.
-func (cn *conn) register(id uint64, kind callKind) (*call, error) {
+func (cn *conn) register(id uint64, kind callKind, rows RowSink) (*call, error) {
 	cn.mu.Lock()
 	defer cn.mu.Unlock()
 	if cn.lostErr != nil {
 		return nil, cn.lostErr
 	}
-	cl := &call{kind: kind, done: make(chan wire.ServerMessage, 1)}
+	cl := &call{kind: kind, done: make(chan wire.ServerMessage, 1), rows: rows}
 	cn.calls[id] = cl
 	return cl, nil
 }
@@ -244,6 +248,8 @@ func (cn *conn) dispatch(m wire.ServerMessage) error {
 		}
 	case wire.TypeArchive:
 		return cn.archivePiece(m)
+	case wire.TypeRows:
+		return cn.rowsChunk(m)
 	case wire.TypeReply, wire.TypeNames:
 	default:
 		return fmt.Errorf("%w: unknown message type %q", wire.ErrProtocol, m.Type)

@@ -53,10 +53,11 @@ func (c *Client) request(ctx context.Context, m wire.ClientMessage, kind callKin
 // session instead.
 func (c *Client) roundTrip(ctx context.Context, cn *conn, m wire.ClientMessage, kind callKind, timeout time.Duration, upload []byte) (wire.ServerMessage, error) {
 	m.ID = c.nextID.Add(1)
-	cl, err := cn.register(m.ID, kind)
+	cl, err := cn.register(m.ID, kind, rowSinkFrom(ctx))
 	if err != nil {
 		return wire.ServerMessage{}, err
 	}
+	m.Rows = cl.rows != nil && cn.rows
 	if err := cn.sendArchive(m.ID, upload); err != nil {
 		cn.forget(m.ID)
 		cn.close(err)

@@ -16,6 +16,10 @@ type Outcome = lifecycle.Outcome
 // DOMAINS shows.
 func (n *Node) Domains() []lifecycle.Domain { return n.catalog.State().Domains() }
 
+// RangeDomains calls fn with every domain of the committed catalog in name
+// order until fn returns false, one copy at a time.
+func (n *Node) RangeDomains(fn func(lifecycle.Domain) bool) { n.catalog.State().RangeSorted(fn) }
+
 // Domain returns the named domain's record: what DESCRIBE DOMAIN shows,
 // including its generation, start point, mapping and current authority.
 // A missing domain is a *lifecycle.Error matching lifecycle.ErrDomainNotFound.

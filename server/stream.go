@@ -128,7 +128,7 @@ func (s *Server) serveSession(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/x-ndjson")
 	w.WriteHeader(http.StatusOK)
 	st.writeMu.Lock()
-	st.writeLocked(wire.ServerMessage{Type: wire.TypeWelcome, Version: wire.ProtocolVersion, Node: s.cfg.Node.Name(), IdleTimeout: int64(s.cfg.Limits.SessionIdleTimeout)})
+	st.writeLocked(wire.ServerMessage{Type: wire.TypeWelcome, Version: wire.ProtocolVersion, Node: s.cfg.Node.Name(), IdleTimeout: int64(s.cfg.Limits.SessionIdleTimeout), Rows: true})
 	st.writeMu.Unlock()
 
 	reqs := make(chan request, requestQueue)
@@ -371,7 +371,14 @@ func (st *stream) run(ctx context.Context, m wire.ClientMessage, up *upload) boo
 		st.writeMu.Lock()
 	}
 	st.transfer = x
-	res, err := st.sess.Exec(reqCtx, plan)
+	var res wire.Result
+	if m.Rows {
+		res, err = st.sess.ExecRows(reqCtx, plan, func(chunk *wire.ResultSet) error {
+			return st.writeRows(m.ID, chunk)
+		})
+	} else {
+		res, err = st.sess.Exec(reqCtx, plan)
+	}
 	st.transfer = nil
 	if !attach {
 		st.writeMu.Lock()
@@ -395,6 +402,23 @@ func (st *stream) run(ctx context.Context, m wire.ClientMessage, up *upload) boo
 	}
 	return st.writeLocked(reply)
 }
+
+// writeRows forwards one chunk of a streamed result set as it is produced,
+// taking the writer for the one message, so frames written meanwhile keep
+// flowing and nothing collects the rows. A stream that cannot be written
+// ends the statement.
+func (st *stream) writeRows(id uint64, chunk *wire.ResultSet) error {
+	st.writeMu.Lock()
+	defer st.writeMu.Unlock()
+	if !st.writeLocked(wire.ServerMessage{Type: wire.TypeRows, ID: id, Set: wire.EncodeSet(chunk)}) {
+		return errRowsUnwritten
+	}
+	return nil
+}
+
+// errRowsUnwritten ends a streamed statement whose rows the stream could
+// not take.
+var errRowsUnwritten = errors.New("the session stream did not take the statement's rows")
 
 // pump writes the session's frames until the session or the stream ends.
 func (st *stream) pump(ctx context.Context) {

@@ -86,7 +86,7 @@ func TestCancelledAttachAnnouncesNothing(t *testing.T) {
 
 	// Run on the request lane, as Exec runs it once it holds the lane.
 	<-e.sess.turn
-	_, _, err = e.sess.run(ctx, planner.Attach{})
+	_, _, err = e.sess.run(ctx, planner.Attach{}, nil)
 	e.sess.turn <- struct{}{}
 	require.ErrorIs(t, err, context.Canceled)
 	require.Empty(t, e.sess.Attached())

@@ -30,6 +30,9 @@ type Engine interface {
 
 	// Domains returns every domain, sorted by name.
 	Domains() []lifecycle.Domain
+	// RangeDomains calls fn with every domain in name order until fn
+	// returns false, copying one domain at a time.
+	RangeDomains(fn func(lifecycle.Domain) bool)
 	// Domain returns one domain; a missing one is a *lifecycle.Error
 	// matching lifecycle.ErrDomainNotFound.
 	Domain(name string) (lifecycle.Domain, error)

@@ -224,6 +224,28 @@ func (s *Session) ExecText(ctx context.Context, text string) ([]wire.Result, err
 // or the end of the session, so later requests run after it; its reply is
 // not returned, and nothing is attached.
 func (s *Session) Exec(ctx context.Context, p planner.Plan) (wire.Result, error) {
+	return s.exec(ctx, p, nil)
+}
+
+// RowSink receives one chunk of a streamed result set: columns and at most
+// ListChunkRows rows. The chunk is the sink's to keep. An error it returns
+// ends the statement with that error.
+type RowSink func(chunk *wire.ResultSet) error
+
+// ExecRows is Exec for a consumer that takes a result's rows as they are
+// produced: a LIST DOMAINS hands its rows to emit in chunks of at most
+// ListChunkRows, in order, before it returns, and its result's set has the
+// columns and no rows, so the rows the statement holds at once are bounded
+// whatever the number of domains. Every other statement is Exec and never
+// calls emit. emit runs on the caller's goroutine, inside the request.
+func (s *Session) ExecRows(ctx context.Context, p planner.Plan, emit RowSink) (wire.Result, error) {
+	if emit == nil {
+		return wire.Result{}, errors.New("session: nil row sink")
+	}
+	return s.exec(ctx, p, emit)
+}
+
+func (s *Session) exec(ctx context.Context, p planner.Plan, emit RowSink) (wire.Result, error) {
 	if p == nil {
 		return wire.Result{}, errors.New("session: nil plan")
 	}
@@ -242,7 +264,7 @@ func (s *Session) Exec(ctx context.Context, p planner.Plan) (wire.Result, error)
 	stop := context.AfterFunc(s.ctx, cancel)
 	r, handedOff, err := wire.Result{}, false, s.touch()
 	if err == nil {
-		r, handedOff, err = s.run(ctx, p)
+		r, handedOff, err = s.run(ctx, p, emit)
 		s.ranUntil() // a long request is not idle time
 	}
 	stop()

@@ -14,7 +14,7 @@ import (
 
 // run dispatches one plan. handedOff reports that the request lane's token
 // now belongs to an attach still waiting for the node's installation.
-func (s *Session) run(ctx context.Context, p planner.Plan) (r wire.Result, handedOff bool, err error) {
+func (s *Session) run(ctx context.Context, p planner.Plan, emit RowSink) (r wire.Result, handedOff bool, err error) {
 	switch p := p.(type) {
 	case planner.CreateDomain:
 		r, err = s.createDomain(ctx, p)
@@ -30,7 +30,9 @@ func (s *Session) run(ctx context.Context, p planner.Plan) (r wire.Result, hande
 		r, err = s.use(p)
 	case planner.ListDomains:
 		if err = s.confirmRead(ctx); err == nil {
-			r = s.warnIfStale(s.listDomains(p))
+			if r, err = s.listDomains(ctx, p, emit); err == nil {
+				r = s.warnIfStale(r)
+			}
 		}
 	case planner.DescribeDomain:
 		if err = s.confirmRead(ctx); err == nil {
@@ -303,24 +305,58 @@ var listColumns = []wire.Column{
 	{Name: "generation", Type: wire.KindUint},
 }
 
-// listDomains lists every domain, or those whose name matches p.Like.
-func (s *Session) listDomains(p planner.ListDomains) wire.Result {
-	domains := s.node.Domains()
+// ListChunkRows is the most rows one chunk of a streamed LIST DOMAINS
+// carries (ExecRows): the rows a statement holds at once, whatever the
+// number of domains.
+const ListChunkRows = 256
+
+// listDomains lists every domain, or those whose name matches p.Like. With
+// emit set it hands the rows to emit in chunks of at most ListChunkRows, in
+// name order, and the result's set has the columns and no rows; without it
+// the result's set holds every row. An error emit returns ends the listing
+// and is the statement's.
+func (s *Session) listDomains(ctx context.Context, p planner.ListDomains, emit RowSink) (wire.Result, error) {
 	set := &wire.ResultSet{Columns: listColumns}
-	if p.Like == "" {
-		set.Rows = make([][]wire.Value, 0, len(domains))
-	}
-	for _, d := range domains {
-		if p.Like != "" && !grammar.MatchLike(p.Like, d.Name) {
-			continue
+	var chunk [][]wire.Value
+	n := 0
+	var err error
+	flush := func() bool {
+		if len(chunk) == 0 {
+			return true
 		}
-		set.Rows = append(set.Rows, []wire.Value{wire.Text(d.Name), wire.Text(d.Pace.String()), wire.Text(d.Status.String()), wire.Uint(d.Generation)})
+		if err = ctx.Err(); err == nil {
+			err = emit(&wire.ResultSet{Columns: listColumns, Rows: chunk})
+		}
+		chunk = make([][]wire.Value, 0, ListChunkRows)
+		return err == nil
 	}
-	msg := plural(len(set.Rows), "domain")
+	s.node.RangeDomains(func(d lifecycle.Domain) bool {
+		if p.Like != "" && !grammar.MatchLike(p.Like, d.Name) {
+			return true
+		}
+		n++
+		row := []wire.Value{wire.Text(d.Name), wire.Text(d.Pace.String()), wire.Text(d.Status.String()), wire.Uint(d.Generation)}
+		if emit == nil {
+			set.Rows = append(set.Rows, row)
+			return true
+		}
+		chunk = append(chunk, row)
+		return len(chunk) < ListChunkRows || flush()
+	})
+	if err == nil && emit != nil {
+		flush()
+	}
+	if err != nil {
+		return wire.Result{}, err
+	}
+	if set.Rows == nil {
+		set.Rows = [][]wire.Value{}
+	}
+	msg := plural(n, "domain")
 	if p.Like != "" {
 		msg += " like " + grammar.FormatLikePattern(p.Like)
 	}
-	return wire.Result{Message: msg, Set: set}
+	return wire.Result{Message: msg, Set: set}, nil
 }
 
 // domainColumns are the columns every per-domain record result shares

@@ -64,7 +64,25 @@ const (
 	TypeError   = "error"   // a statement's positioned error
 	TypeFrame   = "frame"   // a clock frame (state, tick, error or end)
 	TypeNames   = "names"   // the reply to TypeDomains
+	// TypeRows is one chunk of a streamed result set (Set, at most
+	// RowsChunkLimit rows), sent before the reply with the same ID to a
+	// client that asked for rows (ClientMessage.Rows).
+	TypeRows = "rows"
 )
+
+// RowsChunkLimit is the most rows one TypeRows message carries. A client
+// refuses a longer chunk.
+const RowsChunkLimit = 256
+
+// Streamed rows, and what each side may assume of the other. Within
+// ProtocolVersion 1, a server that streams rows says so in its welcome
+// (ServerMessage.Rows). A client asks for a statement's rows as they are
+// produced by setting ClientMessage.Rows on its exec, and only when the
+// welcome said so: a server before streaming refuses a message with an
+// unknown field. A client that does not ask gets the whole result set in
+// the reply, as before; a server never sends rows messages to it. When it
+// streams, the server sends the rows in TypeRows messages before the reply,
+// whose set then has the columns and no rows.
 
 // ClientMessage is one line a client sends.
 type ClientMessage struct {
@@ -78,6 +96,9 @@ type ClientMessage struct {
 	Archive *Archive `json:"archive,omitempty"`
 	// Data is an archive message's piece, at most ArchivePieceBytes.
 	Data []byte `json:"data,omitempty"`
+	// Rows, on an exec, asks for the statement's rows as TypeRows
+	// messages before the reply; set only after a welcome with Rows.
+	Rows bool `json:"rows,omitempty"`
 }
 
 // Archive describes an archive that travels with a request or reply.
@@ -99,6 +120,9 @@ type ServerMessage struct {
 	// IdleTimeout, in the welcome, is how long (nanoseconds) the server
 	// waits for a client message before it closes the session.
 	IdleTimeout int64 `json:"idle_timeout_ns,omitempty"`
+	// Rows, in the welcome, says the server streams result rows to an
+	// exec that asks (ClientMessage.Rows).
+	Rows bool `json:"rows,omitempty"`
 	// ID is the request a reply, error or names message answers.
 	ID     uint64          `json:"id,omitempty"`
 	Result *EncodedResult  `json:"result,omitempty"`
@@ -106,6 +130,9 @@ type ServerMessage struct {
 	State  *SessionState   `json:"state,omitempty"`
 	Frame  json.RawMessage `json:"frame,omitempty"`
 	Names  []string        `json:"names,omitempty"`
+	// Set is a TypeRows message's chunk: the columns and at most
+	// RowsChunkLimit rows.
+	Set *EncodedSet `json:"set,omitempty"`
 	// Archive is set on the reply of a BACKUP: the archive's name and
 	// length. Data is an archive message's piece.
 	Archive *Archive `json:"archive,omitempty"`
