@@ -2,6 +2,7 @@ package nspl
 
 import (
 	"context"
+	"errors"
 	"iter"
 	"sync"
 	"sync/atomic"
@@ -77,6 +78,30 @@ func (s *Session) ExecText(ctx context.Context, text string) ([]Result, error) {
 		return nil, ErrClosed
 	}
 	return planner.RunScript(ctx, text, s.exec)
+}
+
+// RowSink receives one chunk of a result set streamed as it is produced:
+// the columns and at most wire.RowsChunkLimit rows, in order.
+type RowSink = wire.RowSink
+
+// ExecTextRows is ExecText for a caller that takes result rows as they are
+// produced: the rows of a LIST DOMAINS in text are handed to sink in chunks,
+// in order, before its result, whose set then has the columns and no rows,
+// so the statement never holds the whole table. Other statements run as in
+// ExecText.
+func (s *Session) ExecTextRows(ctx context.Context, text string, sink RowSink) ([]Result, error) {
+	if sink == nil {
+		return nil, errors.New("nspl: nil row sink")
+	}
+	if s.closed.Load() {
+		return nil, ErrClosed
+	}
+	return planner.RunScript(ctx, text, func(ctx context.Context, p planner.Plan) (Result, error) {
+		if _, ok := p.(planner.ListDomains); ok {
+			return s.s.ExecRows(ctx, p, sink)
+		}
+		return s.exec(ctx, p)
+	})
 }
 
 func (s *Session) exec(ctx context.Context, p planner.Plan) (Result, error) {

@@ -9,13 +9,13 @@ import (
 	"github.com/nspl-dev/nspl/wire"
 )
 
-// RowSink receives one chunk of a streamed result set: the columns and at
-// most wire.RowsChunkLimit rows, in order. It runs on the connection's
-// reader, so while it runs nothing else of the session is read: a slow sink
-// slows the server's sending through the stream's flow control instead of
-// filling memory. It must not call the Client. An error it returns ends the
-// stream (ErrConnectionLost wrapping it), as the rows cannot be skipped.
-type RowSink func(chunk *wire.ResultSet) error
+// RowSink receives one chunk of a streamed result set (wire.RowSink). A
+// client's sink runs on the connection's reader, so while it runs nothing
+// else of the session is read: a slow sink slows the server's sending
+// through the stream's flow control instead of filling memory. It must not
+// call the Client. An error it returns ends the stream (ErrConnectionLost
+// wrapping it), as the rows cannot be skipped.
+type RowSink = wire.RowSink
 
 type rowSinkKey struct{}
 
@@ -59,6 +59,17 @@ func (c *Client) ExecRows(ctx context.Context, p planner.Plan, sink RowSink) (wi
 		rows = rows[n:]
 	}
 	return r, nil
+}
+
+// ExecTextRows is ExecText with every statement run by ExecRows: the rows
+// of a LIST DOMAINS in text go to sink as they arrive.
+func (c *Client) ExecTextRows(ctx context.Context, text string, sink RowSink) ([]wire.Result, error) {
+	if c.ctx.Err() != nil {
+		return nil, ErrClosed
+	}
+	return planner.RunScript(ctx, text, func(ctx context.Context, p planner.Plan) (wire.Result, error) {
+		return c.ExecRows(ctx, p, sink)
+	})
 }
 
 // rowsChunk hands one streamed chunk to its call's sink. A chunk for a call

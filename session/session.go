@@ -227,10 +227,8 @@ func (s *Session) Exec(ctx context.Context, p planner.Plan) (wire.Result, error)
 	return s.exec(ctx, p, nil)
 }
 
-// RowSink receives one chunk of a streamed result set: columns and at most
-// ListChunkRows rows. The chunk is the sink's to keep. An error it returns
-// ends the statement with that error.
-type RowSink func(chunk *wire.ResultSet) error
+// RowSink receives one chunk of a streamed result set (wire.RowSink).
+type RowSink = wire.RowSink
 
 // ExecRows is Exec for a consumer that takes a result's rows as they are
 // produced: a LIST DOMAINS hands its rows to emit in chunks of at most

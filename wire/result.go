@@ -40,6 +40,11 @@ type ResultSet struct {
 	Rows    [][]Value
 }
 
+// RowSink receives one chunk of a result set streamed as it is produced:
+// the columns and at most RowsChunkLimit rows, in order. The chunk is the
+// sink's to keep. An error it returns ends the statement.
+type RowSink func(chunk *ResultSet) error
+
 // Column is one column of a result set.
 type Column struct {
 	// Name is the column name in lower snake case, as JSON keys use it.

@@ -111,9 +111,27 @@ func (r *runner) runStatement(ctx context.Context, file, text string, st grammar
 	if r.timing {
 		started = r.clock.Monotonic()
 	}
-	results, err := r.exec.ExecText(ctx, st.Text)
+	var results []wire.Result
+	var err error
+	var rows *rowPrinter
+	if rs, ok := r.exec.(rowStreamer); ok {
+		if canonical, ok := streamedList(st.Text); ok {
+			rows = &rowPrinter{w: r.stdout, format: r.format, quiet: r.quiet, statement: canonical}
+		}
+		if rows != nil {
+			results, err = rs.ExecTextRows(ctx, st.Text, rows.chunk)
+		}
+	}
+	if rows == nil {
+		results, err = r.exec.ExecText(ctx, st.Text)
+	}
 	if r.timing {
 		defer r.printElapsed(r.clock.Monotonic() - started)
+	}
+	if err != nil && rows != nil {
+		if werr := rows.abort(); werr != nil {
+			return false, ioError(werr)
+		}
 	}
 	if err != nil {
 		if ctx.Err() != nil {
@@ -131,7 +149,12 @@ func (r *runner) runStatement(ctx context.Context, file, text string, st grammar
 		return false, nil
 	}
 	for _, res := range results {
-		if err := renderReply(r.stdout, r.format, r.quiet, res); err != nil {
+		if rows != nil {
+			err = rows.finish(res)
+		} else {
+			err = renderReply(r.stdout, r.format, r.quiet, res)
+		}
+		if err != nil {
 			return false, ioError(err)
 		}
 	}
