@@ -59,6 +59,8 @@ type sessionBackend interface {
 var (
 	_ sessionBackend = (*nspl.Session)(nil)
 	_ sessionBackend = (*client.Client)(nil)
+	_ rowStreamer    = (*nspl.Session)(nil)
+	_ rowStreamer    = (*client.Client)(nil)
 )
 
 // openSession opens what statements run against: a remote client with

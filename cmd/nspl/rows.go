@@ -98,9 +98,7 @@ func (p *rowPrinter) chunk(c *wire.ResultSet) error {
 		if len(p.page.Rows) < tablePageRows {
 			return nil
 		}
-		if err := p.flushPage(); err != nil {
-			return err
-		}
+		return p.flushPage()
 	}
 	_, err := io.WriteString(p.w, b.String())
 	return err
