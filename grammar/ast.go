@@ -193,8 +193,12 @@ type DescribeBackup struct {
 	Path Path
 }
 
-// ShowClusterStatus is SHOW CLUSTER STATUS.
-type ShowClusterStatus struct{ Node }
+// ShowClusterStatus is SHOW CLUSTER STATUS [LIKE '<pattern>']; Like, nil
+// without the clause, selects the domain rows by name.
+type ShowClusterStatus struct {
+	Node
+	Like *Pattern
+}
 
 // ShowTransactions is SHOW TRANSACTIONS.
 type ShowTransactions struct{ Node }

@@ -120,7 +120,23 @@ func buildShow(n Node, p *pShow) (Statement, *Error) {
 	if p.Transactions {
 		return &ShowTransactions{Node: n}, nil
 	}
-	return &ShowClusterStatus{Node: n}, nil
+	if p.Like.Tokens == nil {
+		return &ShowClusterStatus{Node: n}, nil
+	}
+	parts := &showParts{st: ShowClusterStatus{Node: n}}
+	ln := nodeOf(p.Like.Tokens)
+	v, err := ParseLikePattern(unquote(p.Like.Text))
+	if err != nil {
+		return nil, literalAt(ln, err)
+	}
+	parts.like = Pattern{Node: ln, Value: v}
+	parts.st.Like = &parts.like
+	return &parts.st, nil
+}
+
+type showParts struct {
+	st   ShowClusterStatus
+	like Pattern
 }
 
 func buildAttach(n Node, _ *pAttach) (Statement, *Error) { return &AttachClock{Node: n}, nil }

@@ -60,6 +60,7 @@ type (
 
 type pShow struct {
 	ClusterStatus struct{} `parser:"( 'CLUSTER' 'STATUS'"`
+	Like          pToken   `parser:"( 'LIKE' @@ )?"`
 	Transactions  bool     `parser:"| @'TRANSACTIONS' )"`
 }
 

@@ -143,8 +143,12 @@ type Commit struct{ Located }
 type Rollback struct{ Located }
 
 // ShowClusterStatus shows the cluster's nodes and, per paced domain, its
-// clock authority.
-type ShowClusterStatus struct{ Located }
+// clock authority; with Like set only the domains whose name matches it (a
+// stored pattern, grammar.ParseLikePattern).
+type ShowClusterStatus struct {
+	Located
+	Like string
+}
 
 // ShowTransactions shows the session's open transaction: its domain, its
 // queued steps and bytes, and how long it has been open and idle.
@@ -166,8 +170,13 @@ func (Rollback) plan()          {}
 func (ShowClusterStatus) plan() {}
 func (ShowTransactions) plan()  {}
 
-// String returns "SHOW CLUSTER STATUS;".
-func (ShowClusterStatus) String() string { return "SHOW CLUSTER STATUS;" }
+// String returns "SHOW CLUSTER STATUS;" or "SHOW CLUSTER STATUS LIKE '…';".
+func (p ShowClusterStatus) String() string {
+	if p.Like == "" {
+		return "SHOW CLUSTER STATUS;"
+	}
+	return "SHOW CLUSTER STATUS LIKE " + grammar.FormatLikePattern(p.Like) + ";"
+}
 
 // String returns "SHOW TRANSACTIONS;".
 func (ShowTransactions) String() string { return "SHOW TRANSACTIONS;" }

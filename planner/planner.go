@@ -85,7 +85,11 @@ func PlanStatement(stmt grammar.Statement) (Plan, error) {
 	case *grammar.Rollback:
 		return Rollback{Located: at}, nil
 	case *grammar.ShowClusterStatus:
-		return ShowClusterStatus{Located: at}, nil
+		p := ShowClusterStatus{Located: at}
+		if s.Like != nil {
+			p.Like = s.Like.Value
+		}
+		return p, nil
 	case *grammar.ShowTransactions:
 		return ShowTransactions{Located: at}, nil
 	case *grammar.Backup:

@@ -2,7 +2,11 @@ package session
 
 import (
 	"context"
+	"fmt"
 	"sort"
+
+	"github.com/nspl-dev/nspl/grammar"
+	"github.com/nspl-dev/nspl/planner"
 
 	"github.com/nspl-dev/nspl/follow"
 	"github.com/nspl-dev/nspl/lifecycle"
@@ -12,9 +16,17 @@ import (
 // ClusterStatusSource returns the status SHOW CLUSTER STATUS shows.
 type ClusterStatusSource func(ctx context.Context) (wire.ClusterStatus, error)
 
+// MaxClusterStatusDomains is the most domain rows SHOW CLUSTER STATUS
+// shows: the first by name of the paced domains it selects. The rest are
+// counted in a warning that says how many of them have a clock failure and
+// how to narrow the list (SHOW CLUSTER STATUS LIKE), so the statement stays
+// readable, and its reply bounded, at any number of domains.
+const MaxClusterStatusDomains = 1000
+
 // showClusterStatus is SHOW CLUSTER STATUS: one row per node, then one row
-// per paced domain.
-func (s *Session) showClusterStatus(ctx context.Context) (wire.Result, error) {
+// per paced domain whose name matches p.Like, at most
+// MaxClusterStatusDomains of them.
+func (s *Session) showClusterStatus(ctx context.Context, p planner.ShowClusterStatus) (wire.Result, error) {
 	var st wire.ClusterStatus
 	if s.cluster != nil {
 		var err error
@@ -24,7 +36,35 @@ func (s *Session) showClusterStatus(ctx context.Context) (wire.Result, error) {
 	} else {
 		st = s.embeddedClusterStatus()
 	}
-	return wire.Result{Set: ClusterStatusSet(st), Message: clusterMessage(st)}, nil
+	msg := clusterMessage(st)
+	selected := st.Domains[:0:0]
+	for _, d := range st.Domains {
+		if p.Like == "" || grammar.MatchLike(p.Like, d.Name) {
+			selected = append(selected, d)
+		}
+	}
+	if p.Like != "" {
+		word := " paced domains like "
+		if len(selected) == 1 {
+			word = " paced domain like "
+		}
+		msg += ", " + formatCount(len(selected)) + word + grammar.FormatLikePattern(p.Like)
+	}
+	var warnings []string
+	if len(selected) > MaxClusterStatusDomains {
+		sort.Slice(selected, func(i, j int) bool { return selected[i].Name < selected[j].Name })
+		failing := 0
+		for _, d := range selected[MaxClusterStatusDomains:] {
+			if d.ClockFailure != "" {
+				failing++
+			}
+		}
+		warnings = append(warnings, fmt.Sprintf("showing the first %s of %s paced domains by name (%s of those left out have a clock failure); narrow the list with SHOW CLUSTER STATUS LIKE '<pattern>'",
+			formatCount(MaxClusterStatusDomains), formatCount(len(selected)), formatCount(failing)))
+		selected = selected[:MaxClusterStatusDomains]
+	}
+	st.Domains = selected
+	return wire.Result{Set: ClusterStatusSet(st), Message: msg, Warnings: warnings}, nil
 }
 
 // embeddedClusterStatus is the status of an embedded node: itself alone.

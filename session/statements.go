@@ -64,7 +64,7 @@ func (s *Session) run(ctx context.Context, p planner.Plan, emit RowSink) (r wire
 		r, err = s.describeBackup(ctx, p)
 	case planner.ShowClusterStatus:
 		if err = s.confirmRead(ctx); err == nil {
-			if r, err = s.showClusterStatus(ctx); err == nil {
+			if r, err = s.showClusterStatus(ctx, p); err == nil {
 				r = s.warnIfStale(r)
 			}
 		}
