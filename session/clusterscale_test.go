@@ -13,10 +13,10 @@ import (
 
 // scaleStatus is a cluster status of one node and n running paced domains
 // d000000…, every thousandth of them (d000000, d001000, …) with a clock
-// failure.
+// failure, listed in reverse name order, as a source need not sort them.
 func scaleStatus(n int) wire.ClusterStatus {
 	st := wire.ClusterStatus{Nodes: []wire.ClusterNode{{Name: "n1", Incarnation: 1, Voter: true, Leader: true, Available: true}}}
-	for i := range n {
+	for i := n - 1; i >= 0; i-- {
 		var failure *wire.ClockFailure
 		if i%1000 == 0 {
 			failure = &wire.ClockFailure{Domain: fmt.Sprintf("d%06d", i), Generation: 1, Message: "the report"}
