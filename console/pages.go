@@ -55,7 +55,7 @@ func (c *Console) pageFor(r *http.Request, nav, domain string) page {
 	sess := session.New(c.cfg.Engine, c.cfg.Session)
 	defer sess.Close()
 	return page{Node: c.cfg.Node, Identity: p.identity, CSRF: c.csrf(p), Logout: p.cookie, Nav: nav, Domain: domain,
-		Views: c.readViews(r.Context(), sess, domain, nil)}
+		Views: c.readViews(r.Context(), sess, domain, "", nil)}
 }
 
 // serveMain is the domains page: the domain list, the selected domain

@@ -13,6 +13,7 @@ import (
 	"sync"
 
 	"github.com/nspl-dev/nspl/follow"
+	"github.com/nspl-dev/nspl/grammar"
 	"github.com/nspl-dev/nspl/planner"
 	"github.com/nspl-dev/nspl/session"
 	"github.com/nspl-dev/nspl/wire"
@@ -179,6 +180,23 @@ func domainParam(w http.ResponseWriter, r *http.Request, required bool) (string,
 	return domain, true
 }
 
+// likeParam reads the watch's filter, ?like=PATTERN, a LIKE pattern of the
+// domain names the domain list and the cluster status show ("" when
+// absent: every domain). A pattern LIST DOMAINS LIKE would refuse is
+// refused with its message.
+func likeParam(w http.ResponseWriter, r *http.Request) (string, bool) {
+	text := r.URL.Query().Get("like")
+	if text == "" {
+		return "", true
+	}
+	like, err := grammar.ParseLikePattern(text)
+	if err != nil {
+		http.Error(w, "filter the domains as ?like=PATTERN: "+err.Error(), http.StatusBadRequest)
+		return "", false
+	}
+	return like, true
+}
+
 // open is begin followed by the hello of a stream without a key.
 func (c *Console) open(w http.ResponseWriter, r *http.Request) (*liveSession, bool) {
 	ls, ok := c.begin(w, r)
@@ -261,21 +279,21 @@ type views struct {
 // domain change only with an installation: when prev was read at the same
 // installation, they are taken from it and only the cluster status is
 // read again.
-func (c *Console) readViews(ctx context.Context, sess *session.Session, domain string, prev *views) views {
+func (c *Console) readViews(ctx context.Context, sess *session.Session, domain, like string, prev *views) views {
 	count, rev, _ := c.cfg.Engine.Installed()
 	v := views{Domain: domain, Revision: strconv.FormatUint(rev, 10), installCount: count}
 	if prev != nil && prev.installCount == count && prev.Domain == domain {
 		v.Domains, v.More, v.ListErr, v.Describe, v.DescribeErr = prev.Domains, prev.More, prev.ListErr, prev.Describe, prev.DescribeErr
 	} else {
 		var err error
-		if v.Domains, v.More, err = domainList(ctx, sess); err != nil {
+		if v.Domains, v.More, err = domainList(ctx, sess, like); err != nil {
 			v.ListErr = errorText(err)
 		}
 		if domain != "" {
 			v.Describe, v.DescribeErr = describe(ctx, sess, domain)
 		}
 	}
-	v.Cluster, v.ClusterErr = clusterStatus(ctx, sess)
+	v.Cluster, v.ClusterErr = clusterStatus(ctx, sess, like)
 	return v
 }
 
@@ -283,6 +301,10 @@ func (c *Console) readViews(ctx context.Context, sess *session.Session, domain s
 // every RefreshInterval, each time something in them changed.
 func (c *Console) serveWatch(w http.ResponseWriter, r *http.Request) {
 	domain, ok := domainParam(w, r, false)
+	if !ok {
+		return
+	}
+	like, ok := likeParam(w, r)
 	if !ok {
 		return
 	}
@@ -298,7 +320,7 @@ func (c *Console) serveWatch(w http.ResponseWriter, r *http.Request) {
 	var prev *views
 	for {
 		_, _, changed := c.cfg.Engine.Installed()
-		v := c.readViews(ctx, sess, domain, prev)
+		v := c.readViews(ctx, sess, domain, like, prev)
 		if ctx.Err() != nil {
 			return
 		}

@@ -66,20 +66,29 @@ const maxListedDomains = 500
 // DESCRIBE DOMAIN row.
 var listColumns = []string{"name", "pace", "status", "generation", "placement", "authority"}
 
-// domainList reads the domain list: every domain's DESCRIBE DOMAIN fields
-// of listColumns, at most maxListedDomains of them (more says how many were
-// left out).
-func domainList(ctx context.Context, sess *session.Session) (t *table, more int, err error) {
-	res, err := sess.Exec(ctx, planner.ListDomains{})
+// domainList reads the domain list: the DESCRIBE DOMAIN fields of
+// listColumns of every domain whose name matches like (a stored LIKE
+// pattern; "" for every domain), at most maxListedDomains of them (more
+// says how many were left out). The list streams (ExecRows): it keeps the
+// first maxListedDomains names and only counts the rest, so a page costs
+// the same memory at any number of domains.
+func domainList(ctx context.Context, sess *session.Session, like string) (t *table, more int, err error) {
+	var names []string
+	_, err = sess.ExecRows(ctx, planner.ListDomains{Like: like}, func(chunk *wire.ResultSet) error {
+		for _, row := range chunk.Rows {
+			if len(names) < maxListedDomains {
+				names = append(names, row[0].Text())
+			} else {
+				more++
+			}
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, 0, err
 	}
-	t = &table{Columns: listColumns, Rows: make([][]*string, 0, min(len(res.Set.Rows), maxListedDomains))}
-	for i, row := range res.Set.Rows {
-		if i == maxListedDomains {
-			return t, len(res.Set.Rows) - i, nil
-		}
-		name := row[0].Text()
+	t = &table{Columns: listColumns, Rows: make([][]*string, 0, len(names))}
+	for _, name := range names {
 		d, err := sess.Exec(ctx, planner.DescribeDomain{Name: name})
 		if err != nil {
 			// Dropped between the list and its description.
@@ -94,7 +103,7 @@ func domainList(ctx context.Context, sess *session.Session) (t *table, more int,
 		}
 		t.Rows = append(t.Rows, out)
 	}
-	return t, 0, nil
+	return t, more, nil
 }
 
 // describe reads DESCRIBE DOMAIN name, nil with the error's message when
@@ -107,9 +116,10 @@ func describe(ctx context.Context, sess *session.Session, name string) (*table, 
 	return newTable(res.Set), ""
 }
 
-// clusterStatus reads SHOW CLUSTER STATUS.
-func clusterStatus(ctx context.Context, sess *session.Session) (*table, string) {
-	res, err := sess.Exec(ctx, planner.ShowClusterStatus{})
+// clusterStatus reads SHOW CLUSTER STATUS, its domain rows those whose
+// name matches like ("" for all).
+func clusterStatus(ctx context.Context, sess *session.Session, like string) (*table, string) {
+	res, err := sess.Exec(ctx, planner.ShowClusterStatus{Like: like})
 	if err != nil {
 		return nil, errorText(err)
 	}

@@ -225,15 +225,30 @@
 
   let selected = body.dataset.domain || "";
 
+  // The domain filter (?like=PATTERN on the watch): a LIKE pattern of the
+  // names the domain list and the cluster status show.
+  function watchURL(params) {
+    const filter = $("domain-filter");
+    const like = filter ? filter.value.trim() : "";
+    if (like) params.push("like=" + encodeURIComponent(like));
+    return base + "api/watch" + (params.length ? "?" + params.join("&") : "");
+  }
+
   // ---- the cluster page
   if (body.dataset.page === "cluster") {
-    new Stream(base + "api/watch", {
-      views(v) {
-        $("cluster-rev").textContent = "revision " + v.revision;
-        if (v.cluster_error) show("cluster", "error " + v.cluster_error, () => el("p", "error", v.cluster_error));
-        else if (v.cluster) show("cluster", JSON.stringify(v.cluster), () => renderTable(v.cluster, false));
-      },
-    });
+    let clusterWatch = null;
+    const openClusterWatch = () => {
+      if (clusterWatch) clusterWatch.close();
+      clusterWatch = new Stream(watchURL([]), {
+        views(v) {
+          $("cluster-rev").textContent = "revision " + v.revision;
+          if (v.cluster_error) show("cluster", "error " + v.cluster_error, () => el("p", "error", v.cluster_error));
+          else if (v.cluster) show("cluster", JSON.stringify(v.cluster), () => renderTable(v.cluster, false));
+        },
+      });
+    };
+    if ($("domain-filter")) $("domain-filter").addEventListener("change", openClusterWatch);
+    openClusterWatch();
     return;
   }
 
@@ -241,7 +256,7 @@
   let watch = null;
   function openWatch() {
     if (watch) watch.close();
-    watch = new Stream(base + "api/watch" + (selected ? "?domain=" + encodeURIComponent(selected) : ""), {
+    watch = new Stream(watchURL(selected ? ["domain=" + encodeURIComponent(selected)] : []), {
       views(v) {
         if (v.list_error) show("domains", "error " + v.list_error, () => el("p", "error", v.list_error));
         else if (v.domains && v.domains.rows && v.domains.rows.length) show("domains", JSON.stringify(v.domains), () => renderTable(v.domains, true));
@@ -483,6 +498,7 @@
     openWatch();
     if (name) attachClock(); else detachClock(false);
   }
+  if ($("domain-filter")) $("domain-filter").addEventListener("change", () => openWatch());
   $("domains").addEventListener("click", (ev) => {
     const a = ev.target.closest("a[data-domain]");
     if (!a || ev.ctrlKey || ev.metaKey || ev.shiftKey) return;
