@@ -55,6 +55,7 @@
 // Client messages:
 //
 //	{"type":"exec","id":N,"text":"USE prod;"}   run exactly one statement
+//	{"type":"exec","id":N,"text":"LIST DOMAINS;","rows":true}  its rows as they are produced
 //	{"type":"cancel","id":N}                     cancel request N if it runs
 //	{"type":"domains","id":N}                    list domain names
 //	{"type":"ping"}                              keep the session open
@@ -78,7 +79,8 @@
 //
 // Server messages:
 //
-//	{"type":"welcome","version":1,"node":"n1","idle_timeout_ns":600000000000}
+//	{"type":"welcome","version":1,"node":"n1","idle_timeout_ns":600000000000,"rows":true}
+//	{"type":"rows","id":N,"set":{"columns":[...],"rows":[...]}}
 //	{"type":"reply","id":N,"result":{...},"state":{...}}
 //	{"type":"error","id":N,"error":{...},"state":{...}}
 //	{"type":"frame","frame":{...}}
@@ -86,7 +88,15 @@
 //	{"type":"archive","id":N,"data":"<base64>"}
 //
 // The welcome is the first message. Every exec is answered by exactly one
-// reply or error. A result carries statement (canonical text), message,
+// reply or error. Streamed rows (wire.TypeRows) are the one addition to
+// version 1, and each side learns of the other's: the welcome says
+// "rows":true, and only then may a client set "rows":true on an exec (a
+// server before them refuses the unknown field). Such an exec of LIST
+// DOMAINS gets its rows in rows messages of at most wire.RowsChunkLimit
+// rows, each written as the session produces it and never gathered, then
+// its reply, whose set has the columns and no rows; any other statement is
+// answered as usual. An exec without "rows" gets the whole set in its reply,
+// as a client before streaming expects. A result carries statement (canonical text), message,
 // domain, attachment, clock (the observed clock of an attach reply, as
 // wire.AppendObserved writes it) and set, a typed result set:
 // columns [{"name","type"}] with type null, text, uint, duration, timestamp or

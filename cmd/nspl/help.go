@@ -25,8 +25,8 @@ const helpText = `Statements (end each with ;):
       DESCRIBE DOMAIN prod;
   DROP DOMAIN [IF EXISTS] <name>;
       DROP DOMAIN IF EXISTS scratch;
-  SHOW CLUSTER STATUS;                            nodes and each paced domain's authority
-      SHOW CLUSTER STATUS;
+  SHOW CLUSTER STATUS [LIKE '<pattern>'];         nodes and each matching paced domain's authority
+      SHOW CLUSTER STATUS LIKE 'web-%';
   BEGIN; ... COMMIT; | REVERT; (also ROLLBACK;)    a transaction on the active domain
       BEGIN; STOP; START AT NOW; COMMIT;
   SHOW TRANSACTIONS;                              this session's open transaction
