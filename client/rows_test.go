@@ -27,8 +27,18 @@ func TestExecRowsStreamsListDomains(t *testing.T) {
 	exec(t, c, b.String())
 
 	var sizes []int
-	rows := 0
+	rows, whileWaiting := 0, 0
 	r, err := c.ExecRows(e.ctx, planner.ListDomains{}, func(chunk *wire.ResultSet) error {
+		// A streamed chunk arrives while its call still waits for the
+		// reply; one cut from a whole reply arrives after it.
+		c.mu.Lock()
+		cn := c.conn
+		c.mu.Unlock()
+		cn.mu.Lock()
+		if len(cn.calls) == 1 {
+			whileWaiting++
+		}
+		cn.mu.Unlock()
 		sizes = append(sizes, len(chunk.Rows))
 		for _, row := range chunk.Rows {
 			require.Equal(t, fmt.Sprintf("d%03d", rows), row[0].Text())
@@ -38,6 +48,7 @@ func TestExecRowsStreamsListDomains(t *testing.T) {
 	})
 	require.NoError(t, err)
 	require.Equal(t, []int{wire.RowsChunkLimit, wire.RowsChunkLimit, domains - 2*wire.RowsChunkLimit}, sizes)
+	require.Equal(t, len(sizes), whileWaiting, "every chunk streamed")
 	require.Equal(t, "600 domains", r.Message)
 	require.Len(t, r.Set.Columns, 4)
 	require.Empty(t, r.Set.Rows)
