@@ -4,6 +4,7 @@ package node
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"os"
@@ -18,6 +19,8 @@ import (
 	"github.com/nspl-dev/nspl/lifecycle"
 	"github.com/nspl-dev/nspl/planner"
 	"github.com/nspl-dev/nspl/runtime/timesource"
+	"github.com/nspl-dev/nspl/session"
+	"github.com/nspl-dev/nspl/wire"
 )
 
 // The scale table (make bench-scale). Each BenchmarkScale/N=<n> holds two
@@ -184,6 +187,39 @@ func BenchmarkScale(b *testing.B) {
 				require.Len(b, ds, size)
 			}
 			b.ReportMetric(float64(median(list).Nanoseconds()), "list_ns")
+
+			// LIST DOMAINS through a session as the server sends it: streamed,
+			// each chunk encoded to its rows message as it is produced, against
+			// the whole table built and encoded as one reply.
+			sess := session.New(big, session.Options{Logger: scaleLogger()})
+			var streamed, whole []time.Duration
+			largest, largestWhole := 0, 0
+			for range 5 {
+				t0 := time.Now()
+				rows := 0
+				_, err := sess.ExecRows(context.Background(), planner.ListDomains{}, func(c *wire.ResultSet) error {
+					msg, err := json.Marshal(wire.ServerMessage{Type: wire.TypeRows, ID: 1, Set: wire.EncodeSet(c)})
+					largest = max(largest, len(msg))
+					rows += len(c.Rows)
+					return err
+				})
+				streamed = append(streamed, time.Since(t0))
+				require.NoError(b, err)
+				require.Equal(b, size, rows)
+
+				t0 = time.Now()
+				res, err := sess.Exec(context.Background(), planner.ListDomains{})
+				require.NoError(b, err)
+				msg, err := json.Marshal(wire.ServerMessage{Type: wire.TypeReply, ID: 1, Result: wire.EncodeResult(res)})
+				whole = append(whole, time.Since(t0))
+				require.NoError(b, err)
+				largestWhole = len(msg)
+			}
+			require.NoError(b, sess.Close())
+			b.ReportMetric(float64(median(streamed).Nanoseconds()), "list_stream_ns")
+			b.ReportMetric(float64(median(whole).Nanoseconds()), "list_whole_ns")
+			b.ReportMetric(float64(largest), "list_stream_largest_B")
+			b.ReportMetric(float64(largestWhole), "list_whole_B")
 
 			var snap []time.Duration
 			var bytes int
