@@ -81,7 +81,8 @@ fuzz:
 ## bench-scale: the scale table of an embedded node at 100, 1,000, 10,000
 ## and 100,000 domains, half running paced: each lifecycle statement's
 ## median time and its ratio to a 100-domain anchor measured in the same
-## run (order alternated), LIST DOMAINS, the snapshot's size and encoding
+## run (order alternated), LIST DOMAINS (the node's copy, and through a
+## session streamed and whole with the largest message of each), the snapshot's size and encoding
 ## time, memory per stopped and per running domain, and restart to first
 ## answer. SCALE_COUNT runs of SCALE_CYCLES statement cycles each. Not part
 ## of test.
