@@ -1,6 +1,6 @@
 package backup
 
-import "github.com/nspl-dev/nspl/lifecycle"
+import "github.com/nspl-dev/nspl/record"
 
 // CaptureScope says what a backup captures: every domain of the catalog
 // (Cluster) or the one named Domain.
@@ -24,7 +24,7 @@ type RestorePlan struct {
 	// the current revision, which the restore would advance by one.
 	Revision uint64
 	// Unconfirmed names the live nodes that had not installed Revision
-	// when the restore's completion boundary ended (lifecycle.Outcome's
+	// when the restore's completion boundary ended (record.Outcome's
 	// Unconfirmed).
 	Unconfirmed []string
 }
@@ -35,5 +35,5 @@ type RestoredDomain struct {
 	Source string
 	// Domain is the domain's record after the restore (for a dry run, the
 	// record it would have).
-	Domain lifecycle.Domain
+	Domain record.Domain
 }

@@ -276,7 +276,7 @@ func (c Command) validate() *Error {
 }
 
 func (r ResolvedStart) validate(domain string) *Error {
-	if err := r.Point.validate(domain); err != nil {
+	if err := validatePoint(r.Point, domain); err != nil {
 		return err
 	}
 	if r.Authority != nil {
