@@ -169,6 +169,25 @@ func TestRemoteClientLinksNoRaftNode(t *testing.T) {
 	}
 }
 
+// TestNodeLinksNoPlanner holds the seam between a session and the node it
+// runs on: node's dependency closure, as the go command resolves it for
+// this platform, contains no planner. A node speaks lifecycle requests (a
+// CREATE's lifecycle.CreateDomain, a START's lifecycle.StartRequest, a
+// transaction's lifecycle.StepRequest steps, a RESTORE's
+// backup.RestoreRequest); the session turns a plan into its request
+// (planner.Start.Request, planner.Step), so a statement is planned above
+// the node and never again inside it.
+func TestNodeLinksNoPlanner(t *testing.T) {
+	module := modulePath(t)
+	deps := linked(t, "./node")
+	require.Contains(t, deps, module+"/node", "go list listed no node package")
+	require.Contains(t, deps, module+"/lifecycle", "node no longer links lifecycle; was it renamed?")
+	for _, dep := range deps {
+		require.Falsef(t, dep == module+"/planner" || strings.HasPrefix(dep, module+"/planner/"),
+			"node links %s; a node takes lifecycle requests, and the session converts plans into them", dep)
+	}
+}
+
 // TestClusterLinksNoSession holds the seam between a cluster member and the
 // sessions served on it: cluster's dependency closure, as the go command
 // resolves it for this platform, contains neither session nor server. What

@@ -9,6 +9,19 @@ type CaptureScope struct {
 	Domain  string
 }
 
+// RestoreRequest is a RESTORE as the node runs it, once the caller has read
+// and verified the archive: every domain of the archive (Cluster), or the
+// one named Domain restored under the name Target. Resume keeps each
+// domain's archived status and clock; DryRun plans the restore and changes
+// nothing. It names no file: the archive reaches the node as a value.
+type RestoreRequest struct {
+	Cluster bool
+	Domain  string
+	Target  string
+	Resume  bool
+	DryRun  bool
+}
+
 // RestorePlan is what a restore did, or for a dry run would do.
 type RestorePlan struct {
 	// Path is the archive's name, as the restore was given it.
@@ -24,7 +37,7 @@ type RestorePlan struct {
 	// the current revision, which the restore would advance by one.
 	Revision uint64
 	// Unconfirmed names the live nodes that had not installed Revision
-	// when the restore's completion boundary ended (record.Outcome's
+	// when the restore's completion boundary ended (lifecycle.Outcome's
 	// Unconfirmed).
 	Unconfirmed []string
 }

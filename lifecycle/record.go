@@ -15,6 +15,8 @@ type (
 	StartMode      = record.StartMode
 	StartPoint     = record.StartPoint
 	StartRequest   = record.StartRequest
+	StepOp         = record.StepOp
+	StepRequest    = record.StepRequest
 	Domain         = record.Domain
 	Error          = record.Error
 	Code           = record.Code
@@ -36,6 +38,10 @@ const (
 	StartResume = record.StartResume
 	StartNow    = record.StartNow
 	StartAt     = record.StartAt
+
+	StepStart          = record.StepStart
+	StepStop           = record.StepStop
+	StepAlterPlacement = record.StepAlterPlacement
 )
 
 // Codes of the lifecycle errors, as record defines them.

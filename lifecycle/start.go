@@ -69,14 +69,6 @@ func resolveStart(d Domain, req StartRequest, sampledUTC int64, readable *int64,
 	return out, nil
 }
 
-// StepRequest is one queued lifecycle step of a transaction before
-// resolution: Start for StepStart, Placement for StepAlterPlacement.
-type StepRequest struct {
-	Op        StepOp
-	Start     StartRequest
-	Placement Placement
-}
-
 // ResolveTransaction freezes a transaction's steps when its commit is
 // admitted, with one sampled UTC instant for all of them. Every step happens
 // at that instant, so a plain START inside the transaction resumes from the

@@ -40,8 +40,8 @@ func placement(p grammar.Placement) (record.Placement, error) {
 }
 
 // Request returns the START as the lifecycle resolves it: the one place
-// the plan's StartMode becomes the replicated vocabulary's. A plain START carries no rate:
-// the lifecycle's resume rule decides it.
+// the plan's StartMode becomes the replicated vocabulary's. A plain START
+// carries no rate: the lifecycle's resume rule decides it.
 func (p Start) Request() record.StartRequest {
 	switch p.Mode {
 	case StartAtNow:
@@ -50,5 +50,24 @@ func (p Start) Request() record.StartRequest {
 		return record.StartRequest{Mode: record.StartAt, At: p.At, Rate: p.Rate}
 	default:
 		return record.StartRequest{Mode: record.StartResume}
+	}
+}
+
+// Step returns the transaction step a queued plan is, as the lifecycle
+// resolves it: START with its request, STOP, and ALTER DOMAIN SET PLACEMENT
+// with its placement. Any other plan cannot be a step; it gives a request
+// whose Op is the plan's canonical text, which is no step's op, so that
+// the node refuses the transaction naming the statement
+// (node.ErrNotTransactional) rather than this function deciding alone.
+func Step(p Plan) record.StepRequest {
+	switch p := p.(type) {
+	case Start:
+		return record.StepRequest{Op: record.StepStart, Start: p.Request()}
+	case Stop:
+		return record.StepRequest{Op: record.StepStop}
+	case AlterPlacement:
+		return record.StepRequest{Op: record.StepAlterPlacement, Placement: p.Placement}
+	default:
+		return record.StepRequest{Op: record.StepOp(p.String())}
 	}
 }

@@ -9,3 +9,21 @@ type StartRequest struct {
 	At   int64
 	Rate float64
 }
+
+// StepOp is the kind of one transaction step.
+type StepOp string
+
+// The lifecycle steps a transaction can carry.
+const (
+	StepStart          StepOp = "start"
+	StepStop           StepOp = "stop"
+	StepAlterPlacement StepOp = "alter_placement"
+)
+
+// StepRequest is one queued lifecycle step of a transaction before
+// resolution: Start for StepStart, Placement for StepAlterPlacement.
+type StepRequest struct {
+	Op        StepOp
+	Start     StartRequest
+	Placement Placement
+}
