@@ -5,6 +5,9 @@ import (
 	"math"
 )
 
+// validatePoint checks a start point of the named domain: a known mode and
+// a positive finite TIME RATE. It is a function, not a method, because
+// StartPoint is record's type.
 func validatePoint(p StartPoint, domain string) *Error {
 	if p.Mode > StartAt {
 		return errInvalid(domain, "domain '%s': start mode %d is out of range", domain, uint8(p.Mode))
