@@ -16,10 +16,12 @@ import (
 )
 
 // TestLeafPackagesImportNothingOfOurs holds the bottom of the layering:
-// clock and grammar import no package of this module, lifecycle and
-// wire import only clock, and follow only clock, grammar, lifecycle and wire. It reads the import clauses of every non-test Go file in the
-// package's directory, whatever its build constraints, so a file built only
-// on another platform cannot slip an import past it.
+// clock and grammar import no package of this module, record and wire
+// import only clock, lifecycle only clock and record, and follow only
+// clock, grammar, record and wire. It reads the import clauses of every
+// non-test Go file in the package's directory, whatever its build
+// constraints, so a file built only on another platform cannot slip an
+// import past it.
 func TestLeafPackagesImportNothingOfOurs(t *testing.T) {
 	module := modulePath(t)
 	for _, tc := range []struct {
@@ -28,12 +30,15 @@ func TestLeafPackagesImportNothingOfOurs(t *testing.T) {
 	}{
 		{"clock", nil},
 		{"grammar", nil},
-		{"lifecycle", []string{module + "/clock"}},
+		// record is lifecycle's plain values without its transitions, the
+		// part of the replicated vocabulary the client side names.
+		{"record", []string{module + "/clock"}},
+		{"lifecycle", []string{module + "/clock", module + "/record"}},
 		{"wire", []string{module + "/clock"}},
 		// follow is the receiving side the remote client shares: below
 		// session, it may name the typed lifecycle errors a failure
-		// carries but nothing that serves a session.
-		{"follow", []string{module + "/clock", module + "/grammar", module + "/lifecycle", module + "/wire"}},
+		// carries (record) but nothing that applies or serves state.
+		{"follow", []string{module + "/clock", module + "/grammar", module + "/record", module + "/wire"}},
 	} {
 		t.Run(tc.dir, func(t *testing.T) {
 			may := "nothing"
@@ -141,23 +146,45 @@ func TestOnlyTheTopImportsNode(t *testing.T) {
 // TestRemoteClientLinksNoRaftNode holds the seam between a remote client and
 // a node: the client package's dependency closure, as the go command
 // resolves it for this platform, contains neither raft nor bbolt, nor any
-// package of this module that opens a node, nor the server side of a
-// session (session, and runtime, whose clocks a session serves). The
-// client decodes a server's stream with package follow. runtime's leaf
-// time source, runtime/timesource, which imports nothing of ours, is the
-// client's timer too, so runtime is banned alone, not with its subtree.
+// package of this module that opens a node or applies replicated state
+// (node, catalog, lifecycle), nor the server side of a session (session,
+// server, and runtime, whose clocks a session serves). The client decodes
+// a server's stream with package follow and names the replicated values
+// through package record. runtime's leaf time source, runtime/timesource,
+// which imports nothing of ours, is the client's timer too, so runtime is
+// banned alone, not with its subtree.
 func TestRemoteClientLinksNoRaftNode(t *testing.T) {
 	module := modulePath(t)
 	deps := linked(t, "./client")
 	require.Contains(t, deps, module+"/client", "go list listed no client package")
 	require.Contains(t, deps, module+"/follow", "the client no longer links follow; was it renamed?")
+	require.Contains(t, deps, module+"/record", "the client no longer links record; was it renamed?")
 	for _, dep := range deps {
-		for _, banned := range []string{"github.com/hashicorp/raft", "go.etcd.io/bbolt", module + "/catalog", module + "/node", module + "/server", module + "/session"} {
+		for _, banned := range []string{"github.com/hashicorp/raft", "go.etcd.io/bbolt", module + "/catalog", module + "/lifecycle", module + "/node", module + "/server", module + "/session"} {
 			require.Falsef(t, dep == banned || strings.HasPrefix(dep, banned+"/"),
-				"the client links %s; a remote client must not link a raft node or a server-side session", dep)
+				"the client links %s; a remote client must not link a raft node, the lifecycle transitions or a server-side session", dep)
 		}
 		require.NotEqualf(t, module+"/runtime", dep,
 			"the client links %s; a remote client must not link the node-local clocks", dep)
+	}
+}
+
+// TestNodeLinksNoPlanner holds the seam between a session and the node it
+// runs on: node's dependency closure, as the go command resolves it for
+// this platform, contains no planner. A node speaks lifecycle requests (a
+// CREATE's lifecycle.CreateDomain, a START's lifecycle.StartRequest, a
+// transaction's lifecycle.StepRequest steps, a RESTORE's
+// backup.RestoreRequest); the session turns a plan into its request
+// (planner.Start.Request, planner.Step), so a statement is planned above
+// the node and never again inside it.
+func TestNodeLinksNoPlanner(t *testing.T) {
+	module := modulePath(t)
+	deps := linked(t, "./node")
+	require.Contains(t, deps, module+"/node", "go list listed no node package")
+	require.Contains(t, deps, module+"/lifecycle", "node no longer links lifecycle; was it renamed?")
+	for _, dep := range deps {
+		require.Falsef(t, dep == module+"/planner" || strings.HasPrefix(dep, module+"/planner/"),
+			"node links %s; a node takes lifecycle requests, and the session converts plans into them", dep)
 	}
 }
 

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/nspl-dev/nspl/lifecycle"
+	"github.com/nspl-dev/nspl/record"
 )
 
 // Format is the value of the manifest's "format" field.
@@ -59,7 +59,7 @@ type Domain struct {
 	// Record is the domain's committed record at capture. Its Mapping is
 	// set exactly when it is paced and running. Its Authority and Revision
 	// describe the source catalog; a restore never reuses them.
-	Record lifecycle.Domain
+	Record record.Domain
 	// Frontier is the newest tick of the running generation the capturing
 	// node had accepted; nil when none (stopped, unpaced, or no tick yet).
 	Frontier *Frontier

@@ -1,12 +1,25 @@
 package backup
 
-import "github.com/nspl-dev/nspl/lifecycle"
+import "github.com/nspl-dev/nspl/record"
 
 // CaptureScope says what a backup captures: every domain of the catalog
 // (Cluster) or the one named Domain.
 type CaptureScope struct {
 	Cluster bool
 	Domain  string
+}
+
+// RestoreRequest is a RESTORE as the node runs it, once the caller has read
+// and verified the archive: every domain of the archive (Cluster), or the
+// one named Domain restored under the name Target. Resume keeps each
+// domain's archived status and clock; DryRun plans the restore and changes
+// nothing. It names no file: the archive reaches the node as a value.
+type RestoreRequest struct {
+	Cluster bool
+	Domain  string
+	Target  string
+	Resume  bool
+	DryRun  bool
 }
 
 // RestorePlan is what a restore did, or for a dry run would do.
@@ -35,5 +48,5 @@ type RestoredDomain struct {
 	Source string
 	// Domain is the domain's record after the restore (for a dry run, the
 	// record it would have).
-	Domain lifecycle.Domain
+	Domain record.Domain
 }

@@ -8,7 +8,7 @@ import (
 
 	"github.com/nspl-dev/nspl/clock"
 	"github.com/nspl-dev/nspl/grammar"
-	"github.com/nspl-dev/nspl/lifecycle"
+	"github.com/nspl-dev/nspl/record"
 )
 
 // Entry names inside the tar stream.
@@ -42,19 +42,19 @@ type sectionV1 struct {
 
 // domainV1 is the frozen version-1 domain section.
 type domainV1 struct {
-	Name       string                   `json:"name"`
-	Pace       lifecycle.Pace           `json:"pace"`
-	Period     uint64                   `json:"period_ns"`
-	Skew       uint64                   `json:"skew_ns"`
-	Placement  lifecycle.Placement      `json:"placement"`
-	Status     lifecycle.Status         `json:"status"`
-	Generation uint64                   `json:"generation"`
-	StartPoint *lifecycle.StartPoint    `json:"start_point"`
-	Mapping    *mappingV1               `json:"mapping"`
-	Authority  lifecycle.AuthorityFence `json:"authority"`
-	Revision   uint64                   `json:"revision"`
-	Frontier   *Frontier                `json:"frontier"`
-	LogicalNow *int64                   `json:"logical_now"`
+	Name       string                `json:"name"`
+	Pace       record.Pace           `json:"pace"`
+	Period     uint64                `json:"period_ns"`
+	Skew       uint64                `json:"skew_ns"`
+	Placement  record.Placement      `json:"placement"`
+	Status     record.Status         `json:"status"`
+	Generation uint64                `json:"generation"`
+	StartPoint *record.StartPoint    `json:"start_point"`
+	Mapping    *mappingV1            `json:"mapping"`
+	Authority  record.AuthorityFence `json:"authority"`
+	Revision   uint64                `json:"revision"`
+	Frontier   *Frontier             `json:"frontier"`
+	LogicalNow *int64                `json:"logical_now"`
 }
 
 type mappingV1 struct {
@@ -87,7 +87,7 @@ func toRecord(d Domain) domainV1 {
 }
 
 func fromRecord(w domainV1) Domain {
-	r := lifecycle.Domain{
+	r := record.Domain{
 		Name: w.Name, Pace: w.Pace, Period: w.Period, Skew: w.Skew, Placement: w.Placement,
 		Status: w.Status, Generation: w.Generation, Authority: w.Authority, Revision: w.Revision,
 	}
@@ -110,19 +110,19 @@ func checkRecord(w domainV1) (check, detail string, err error) {
 	if stored, perr := grammar.ParseName(w.Name); perr != nil || stored != w.Name {
 		return bad("name", "domain name %q is not a stored domain name", w.Name)
 	}
-	if w.Pace > lifecycle.Paced || w.Placement > lifecycle.SuggestSeparation || w.Status > lifecycle.Running {
+	if w.Pace > record.Paced || w.Placement > record.SuggestSeparation || w.Status > record.Running {
 		return bad("enum", "domain '%s': pace, placement or status out of range", w.Name)
 	}
 	switch {
-	case w.Pace == lifecycle.Paced && w.Period == 0:
+	case w.Pace == record.Paced && w.Period == 0:
 		return bad("period", "domain '%s' is paced with PERIOD 0", w.Name)
-	case w.Pace == lifecycle.Unpaced && (w.Period != 0 || w.Skew != 0):
+	case w.Pace == record.Unpaced && (w.Period != 0 || w.Skew != 0):
 		return bad("period", "domain '%s' is unpaced with a PERIOD or SKEW", w.Name)
-	case w.Pace == lifecycle.Unpaced && (w.Authority != lifecycle.AuthorityFence{}):
+	case w.Pace == record.Unpaced && (w.Authority != record.AuthorityFence{}):
 		return bad("authority", "domain '%s' is unpaced with an authority fence", w.Name)
 	case w.Authority.Assigned() != (w.Authority.Incarnation != 0):
 		return bad("authority", "domain '%s': authority fence names only one of node and incarnation", w.Name)
-	case w.Status == lifecycle.Running && w.Generation == 0:
+	case w.Status == record.Running && w.Generation == 0:
 		return bad("generation", "domain '%s' is running without a generation", w.Name)
 	case (w.Generation > 0) != (w.StartPoint != nil):
 		return bad("start_point", "domain '%s': generation %d but start point present=%t", w.Name, w.Generation, w.StartPoint != nil)
@@ -130,7 +130,7 @@ func checkRecord(w domainV1) (check, detail string, err error) {
 	if sp := w.StartPoint; sp != nil && !(sp.Rate > 0 && !math.IsInf(sp.Rate, 1)) {
 		return bad("start_point", "domain '%s': TIME RATE %v is not a positive finite number", w.Name, sp.Rate)
 	}
-	pacedRunning := w.Pace == lifecycle.Paced && w.Status == lifecycle.Running
+	pacedRunning := w.Pace == record.Paced && w.Status == record.Running
 	switch {
 	case pacedRunning && w.Mapping == nil:
 		return "mapping", fmt.Sprintf("domain '%s' is paced and running at generation %d but its record has no mapping", w.Name, w.Generation), ErrMissingMapping
@@ -139,10 +139,10 @@ func checkRecord(w domainV1) (check, detail string, err error) {
 	case w.Mapping != nil && (clock.Mapping{WallStartedAt: w.Mapping.WallStartedAt, LogicalStart: w.Mapping.LogicalStart, Rate: w.Mapping.Rate}) != w.StartPoint.Mapping():
 		return bad("mapping", "domain '%s': mapping differs from its start point", w.Name)
 	}
-	if f := w.Frontier; f != nil && (w.Status != lifecycle.Running || f.Generation != w.Generation || f.TickID == 0) {
+	if f := w.Frontier; f != nil && (w.Status != record.Running || f.Generation != w.Generation || f.TickID == 0) {
 		return bad("frontier", "domain '%s': frontier of generation %d tick %d does not belong to the running generation %d", w.Name, f.Generation, f.TickID, w.Generation)
 	}
-	if w.LogicalNow != nil && w.Status != lifecycle.Running {
+	if w.LogicalNow != nil && w.Status != record.Running {
 		return bad("logical_now", "domain '%s' is stopped but has a clock reading", w.Name)
 	}
 	return "", "", nil

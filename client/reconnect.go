@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/nspl-dev/nspl/follow"
-	"github.com/nspl-dev/nspl/lifecycle"
 	"github.com/nspl-dev/nspl/planner"
+	"github.com/nspl-dev/nspl/record"
 	"github.com/nspl-dev/nspl/wire"
 )
 
@@ -104,7 +104,7 @@ func (c *Client) restoreOne(cn *conn, domain string) {
 		return
 	}
 	refusal := follow.DecodeError(m.Error)
-	if le := lifecycle.AsError(refusal); le != nil && le.Code == lifecycle.CodeDomainNotFound {
+	if le := record.AsError(refusal); le != nil && le.Code == record.CodeDomainNotFound {
 		c.mu.Lock()
 		f := c.followed[domain]
 		delete(c.followed, domain)

@@ -12,7 +12,6 @@ import (
 	"github.com/nspl-dev/nspl/cluster"
 	"github.com/nspl-dev/nspl/internal/testcluster"
 	"github.com/nspl-dev/nspl/lifecycle"
-	"github.com/nspl-dev/nspl/planner"
 )
 
 // percentile returns the nearest-rank percentile p (0–100) of ds.
@@ -81,9 +80,9 @@ func BenchmarkCommitLatency3Node(b *testing.B) {
 		return func(i int) error {
 			var err error
 			if i%2 == 0 {
-				_, err = n.CreateDomain(ctx, planner.CreateDomain{Name: name, Pace: lifecycle.Unpaced})
+				_, err = n.CreateDomain(ctx, lifecycle.CreateDomain{Name: name, Pace: lifecycle.Unpaced})
 			} else {
-				_, err = n.DropDomain(ctx, planner.DropDomain{Name: name})
+				_, err = n.DropDomain(ctx, lifecycle.DropDomain{Name: name})
 			}
 			return err
 		}

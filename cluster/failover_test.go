@@ -10,7 +10,6 @@ import (
 
 	"github.com/nspl-dev/nspl/internal/testcluster"
 	"github.com/nspl-dev/nspl/lifecycle"
-	"github.com/nspl-dev/nspl/planner"
 )
 
 // takeoverBound bounds the wait for a replacement authority so that a
@@ -125,7 +124,7 @@ func TestAuthorityFailover(t *testing.T) {
 				require.NotEqual(t, res.victim, leader.Node().Name())
 				ctx, cancel := context.WithTimeout(context.Background(), takeoverBound)
 				defer cancel()
-				_, err := leader.Node().CreateDomain(ctx, planner.CreateDomain{Name: "after_failover"})
+				_, err := leader.Node().CreateDomain(ctx, lifecycle.CreateDomain{Name: "after_failover"})
 				require.NoError(t, err)
 				// The leader's loop may still be acting on its new
 				// term: wait until it has reconciled against the write,

@@ -69,7 +69,7 @@ func TestReceiversRefuseProgressOutsideTheCommittedFence(t *testing.T) {
 	// deliver into the new one.
 	_, err := receiver.Node().Stop(ctx, "fenced")
 	require.NoError(t, err)
-	out, err := receiver.Node().Start(ctx, "fenced", planner.Start{Mode: planner.StartAtNow, Rate: 1})
+	out, err := receiver.Node().Start(ctx, "fenced", planner.Start{Mode: planner.StartAtNow, Rate: 1}.Request())
 	require.NoError(t, err)
 	require.Greater(t, out.Domain.Generation, d.Generation)
 	reply, err := peerClient(t, h, authority.Node().Name()).Progress(ctx, receiver.APIAddr(), far(func(*runtime.ProgressReport) {}))

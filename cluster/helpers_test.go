@@ -30,9 +30,9 @@ func startPaced(t testing.TB, m *cluster.Member, domain string, period time.Dura
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	n := m.Node()
-	_, err := n.CreateDomain(ctx, planner.CreateDomain{Name: domain, Pace: lifecycle.Paced, Period: uint64(period), Skew: uint64(period)})
+	_, err := n.CreateDomain(ctx, lifecycle.CreateDomain{Name: domain, Pace: lifecycle.Paced, Period: uint64(period), Skew: uint64(period)})
 	require.NoError(t, err)
-	out, err := n.Start(ctx, domain, planner.Start{Mode: planner.StartAtNow, Rate: 1})
+	out, err := n.Start(ctx, domain, planner.Start{Mode: planner.StartAtNow, Rate: 1}.Request())
 	require.NoError(t, err)
 	require.True(t, out.Domain.Authority.Assigned())
 	return out.Domain

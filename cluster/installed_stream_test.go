@@ -11,7 +11,6 @@ import (
 	"github.com/nspl-dev/nspl/cluster"
 	"github.com/nspl-dev/nspl/internal/testcluster"
 	"github.com/nspl-dev/nspl/lifecycle"
-	"github.com/nspl-dev/nspl/planner"
 )
 
 // served is how many requests of route m's peer handler has served.
@@ -67,10 +66,10 @@ func createDrop(t *testing.T, h *testcluster.Cluster, m *cluster.Member, domain 
 	var unconfirmed []string
 	var err error
 	if i%2 == 0 {
-		res, e := m.Node().CreateDomain(ctx, planner.CreateDomain{Name: domain, Pace: lifecycle.Unpaced})
+		res, e := m.Node().CreateDomain(ctx, lifecycle.CreateDomain{Name: domain, Pace: lifecycle.Unpaced})
 		unconfirmed, err = res.Unconfirmed, e
 	} else {
-		res, e := m.Node().DropDomain(ctx, planner.DropDomain{Name: domain})
+		res, e := m.Node().DropDomain(ctx, lifecycle.DropDomain{Name: domain})
 		unconfirmed, err = res.Unconfirmed, e
 	}
 	require.NoError(t, err, "statement %d", i)

@@ -121,7 +121,7 @@ func TestStatementsOnAFollowerReplyAsOnTheLeader(t *testing.T) {
 	follower := h.Follower(leader)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	create := planner.CreateDomain{Name: "fwd", Pace: lifecycle.Paced, Period: uint64(time.Second)}
+	create := lifecycle.CreateDomain{Name: "fwd", Pace: lifecycle.Paced, Period: uint64(time.Second)}
 	out, err := follower.Node().CreateDomain(ctx, create)
 	require.NoError(t, err)
 	require.True(t, out.Changed)
@@ -134,7 +134,7 @@ func TestStatementsOnAFollowerReplyAsOnTheLeader(t *testing.T) {
 	require.ErrorIs(t, errL, lifecycle.ErrDomainExists)
 	require.Equal(t, errL.Error(), errF.Error())
 
-	_, err = follower.Node().Start(ctx, "fwd", planner.Start{Mode: planner.StartAtNow, Rate: 2})
+	_, err = follower.Node().Start(ctx, "fwd", planner.Start{Mode: planner.StartAtNow, Rate: 2}.Request())
 	require.NoError(t, err)
 	_, err = follower.Node().Stop(ctx, "fwd")
 	require.NoError(t, err)

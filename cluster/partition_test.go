@@ -15,7 +15,6 @@ import (
 	"github.com/nspl-dev/nspl/internal/testcluster"
 	"github.com/nspl-dev/nspl/lifecycle"
 	"github.com/nspl-dev/nspl/node"
-	"github.com/nspl-dev/nspl/planner"
 	"github.com/nspl-dev/nspl/runtime"
 	"github.com/nspl-dev/nspl/session"
 	"github.com/nspl-dev/nspl/wire"
@@ -405,7 +404,7 @@ func TestForwardedWriteBoundedFromItsFirstAttempt(t *testing.T) {
 	// so its first forwarded attempt is sent and hangs for its answer.
 	h.Net().Cut(leader.Node().Name(), follower.Node().Name())
 	start := time.Now()
-	_, err := follower.Node().CreateDomain(context.Background(), planner.CreateDomain{Name: "cut_write"})
+	_, err := follower.Node().CreateDomain(context.Background(), lifecycle.CreateDomain{Name: "cut_write"})
 	elapsed := time.Since(start)
 	require.Error(t, err)
 	var wd *node.WriteDeadlineError

@@ -10,8 +10,9 @@
 // side, shared)"), so that the remote client, which decodes a server's
 // stream into these values, links neither the server-side session nor
 // what a session runs on: follow imports only wire, clock and grammar of
-// this module, besides lifecycle for the typed lifecycle errors a decoded
-// failure carries. The embedded API builds the same Follow from a local
+// this module, besides record for the typed lifecycle errors a decoded
+// failure carries (record holds lifecycle's plain values without its
+// transitions). The embedded API builds the same Follow from a local
 // session's frames, the shell, the script runner and nspl clock read its
 // events from either, and a program that prints frames rebuilds each from
 // its event (ClockEvent.Frame).

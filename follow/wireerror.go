@@ -8,20 +8,20 @@ import (
 	"fmt"
 
 	"github.com/nspl-dev/nspl/grammar"
-	"github.com/nspl-dev/nspl/lifecycle"
+	"github.com/nspl-dev/nspl/record"
 	"github.com/nspl-dev/nspl/wire"
 )
 
 // EncodeError turns a statement's failure into its wire form. It lives
 // here, not in wire, because a statement's failure is a *grammar.Error
-// around a cause that may be a *lifecycle.Error carried whole.
+// around a cause that may be a *record.Error carried whole.
 func EncodeError(err error) *wire.Error {
 	w := &wire.Error{Line: 1, Column: 1, Code: "error", Message: err.Error()}
 	var ge *grammar.Error
 	if errors.As(err, &ge) {
 		w.Line, w.Column, w.Offset, w.Message = ge.Pos.Line, ge.Pos.Column, ge.Pos.Offset, ge.Msg
 	}
-	if le := lifecycle.AsError(err); le != nil {
+	if le := record.AsError(err); le != nil {
 		w.Code = "lifecycle"
 		w.Lifecycle, _ = json.Marshal(le) // a struct of strings and an int always marshals
 		return w
@@ -43,7 +43,7 @@ func EncodeError(err error) *wire.Error {
 func DecodeError(w *wire.Error) *grammar.Error {
 	var kind error
 	if raw := bytes.TrimSpace(w.Lifecycle); len(raw) > 0 && !bytes.Equal(raw, []byte("null")) {
-		le := &lifecycle.Error{}
+		le := &record.Error{}
 		if err := json.Unmarshal(raw, le); err != nil {
 			kind = fmt.Errorf("%w: lifecycle error does not decode: %v", wire.ErrProtocol, err)
 		} else {

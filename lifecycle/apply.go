@@ -107,11 +107,11 @@ func (s *State) onDomain(name string, fn func(*Domain) (bool, *Error)) (bool, *E
 		if err != nil || !changed {
 			return false, err
 		}
-		if cur.keepsAuthority() {
+		if keepsAuthority(cur) {
 			s.pacedRunning--
 		}
 		*cur = *s.scratch
-		if cur.keepsAuthority() {
+		if keepsAuthority(cur) {
 			s.pacedRunning++
 		}
 		return true, nil

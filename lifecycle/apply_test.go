@@ -219,7 +219,7 @@ func TestApplyTransitions(t *testing.T) {
 			}
 			require.Equal(t, s.Revision(), r.Revision)
 			for _, d := range s.Domains() {
-				require.NoError(t, d.validate())
+				require.NoError(t, validateDomain(d))
 			}
 			if tc.check != nil {
 				tc.check(t, before, s)
@@ -269,13 +269,13 @@ func TestGenerationsAndRevisions(t *testing.T) {
 		cmd  Command
 		want want
 	}{
-		{startCmd("prod", point(StartNow, utc0, utc0, 1), &nodeA), want{5, Running, 1, AuthorityFence{"node-a", 11, 1}, true}},
+		{startCmd("prod", point(StartNow, utc0, utc0, 1), &nodeA), want{5, Running, 1, AuthorityFence{Node: "node-a", Incarnation: 11, Revision: 1}, true}},
 		{stopCmd("prod"), want{6, Stopped, 1, AuthorityFence{Revision: 2}, false}},
-		{startCmd("prod", point(StartResume, utc0, utc0+sec, 1), &nodeB), want{7, Running, 2, AuthorityFence{"node-b", 22, 3}, true}},
-		{reassignCmd("prod", 2, AuthorityFence{"node-b", 22, 3}, &nodeA), want{8, Running, 2, AuthorityFence{"node-a", 11, 4}, true}},
-		{reassignCmd("prod", 2, AuthorityFence{"node-a", 11, 4}, nil), want{9, Running, 2, AuthorityFence{Revision: 5}, true}},
+		{startCmd("prod", point(StartResume, utc0, utc0+sec, 1), &nodeB), want{7, Running, 2, AuthorityFence{Node: "node-b", Incarnation: 22, Revision: 3}, true}},
+		{reassignCmd("prod", 2, AuthorityFence{Node: "node-b", Incarnation: 22, Revision: 3}, &nodeA), want{8, Running, 2, AuthorityFence{Node: "node-a", Incarnation: 11, Revision: 4}, true}},
+		{reassignCmd("prod", 2, AuthorityFence{Node: "node-a", Incarnation: 11, Revision: 4}, nil), want{9, Running, 2, AuthorityFence{Revision: 5}, true}},
 		{stopCmd("prod"), want{10, Stopped, 2, AuthorityFence{Revision: 6}, false}},
-		{startCmd("prod", point(StartAt, 0, utc0+2*sec, 1e9), &nodeA), want{11, Running, 3, AuthorityFence{"node-a", 11, 7}, true}},
+		{startCmd("prod", point(StartAt, 0, utc0+2*sec, 1e9), &nodeA), want{11, Running, 3, AuthorityFence{Node: "node-a", Incarnation: 11, Revision: 7}, true}},
 	}
 	for i, st := range steps {
 		r := s.Apply(st.cmd)
@@ -313,15 +313,15 @@ func TestReassignCompareAndSet(t *testing.T) {
 		fence   AuthorityFence
 		changed bool
 	}{
-		{"move", reassignCmd("live", 1, cur, &nodeB), nil, AuthorityFence{"node-b", 22, 2}, true},
+		{"move", reassignCmd("live", 1, cur, &nodeB), nil, AuthorityFence{Node: "node-b", Incarnation: 22, Revision: 2}, true},
 		{"revoke", reassignCmd("live", 1, cur, nil), nil, AuthorityFence{Revision: 2}, true},
 		{"same identity is a no-op", reassignCmd("live", 1, cur, &nodeA), nil, cur, false},
 		{"stale generation below", reassignCmd("live", 0, cur, &nodeB), ErrAuthorityConflict, cur, false},
 		{"stale generation above", reassignCmd("live", 2, cur, &nodeB), ErrAuthorityConflict, cur, false},
-		{"stale fence revision below", reassignCmd("live", 1, AuthorityFence{"node-a", 11, 0}, &nodeB), ErrAuthorityConflict, cur, false},
-		{"stale fence revision above", reassignCmd("live", 1, AuthorityFence{"node-a", 11, 2}, &nodeB), ErrAuthorityConflict, cur, false},
-		{"stale fence node", reassignCmd("live", 1, AuthorityFence{"node-b", 11, 1}, &nodeB), ErrAuthorityConflict, cur, false},
-		{"stale fence incarnation", reassignCmd("live", 1, AuthorityFence{"node-a", 12, 1}, &nodeB), ErrAuthorityConflict, cur, false},
+		{"stale fence revision below", reassignCmd("live", 1, AuthorityFence{Node: "node-a", Incarnation: 11, Revision: 0}, &nodeB), ErrAuthorityConflict, cur, false},
+		{"stale fence revision above", reassignCmd("live", 1, AuthorityFence{Node: "node-a", Incarnation: 11, Revision: 2}, &nodeB), ErrAuthorityConflict, cur, false},
+		{"stale fence node", reassignCmd("live", 1, AuthorityFence{Node: "node-b", Incarnation: 11, Revision: 1}, &nodeB), ErrAuthorityConflict, cur, false},
+		{"stale fence incarnation", reassignCmd("live", 1, AuthorityFence{Node: "node-a", Incarnation: 12, Revision: 1}, &nodeB), ErrAuthorityConflict, cur, false},
 		{"stale fence unassigned", reassignCmd("live", 1, AuthorityFence{Revision: 1}, &nodeB), ErrAuthorityConflict, cur, false},
 		{"unpaced", reassignCmd("web", 1, AuthorityFence{}, &nodeB), ErrAuthorityConflict, AuthorityFence{}, false},
 		{"stopped", reassignCmd("idle", 0, AuthorityFence{}, &nodeB), ErrAuthorityConflict, AuthorityFence{}, false},
@@ -352,7 +352,7 @@ func TestReassignCompareAndSet(t *testing.T) {
 	require.ErrorIs(t, s.Apply(first).Err(), ErrAuthorityConflict)
 
 	// Revoke of an unassigned fence is a quiet no-op.
-	mustApply(t, s, reassignCmd("live", 1, AuthorityFence{"node-b", 22, 2}, nil))
+	mustApply(t, s, reassignCmd("live", 1, AuthorityFence{Node: "node-b", Incarnation: 22, Revision: 2}, nil))
 	r := s.Apply(reassignCmd("live", 1, AuthorityFence{Revision: 3}, nil))
 	require.NoError(t, r.Err())
 	require.False(t, r.Changed)
@@ -380,18 +380,18 @@ func TestTransactionAllOrNothing(t *testing.T) {
 				require.Equal(t, Running, d.Status)
 				require.Equal(t, uint64(1), d.Generation)
 				require.Equal(t, RequireColocation, d.Placement)
-				require.Equal(t, AuthorityFence{"node-a", 11, 1}, d.Authority)
+				require.Equal(t, AuthorityFence{Node: "node-a", Incarnation: 11, Revision: 1}, d.Authority)
 			}},
 		{name: "stop start on running", cmd: tx("live", Step{Op: StepStop}, start(p2, &nodeB)), changed: true,
 			check: func(t *testing.T, d Domain) {
 				require.Equal(t, uint64(2), d.Generation)
 				require.Equal(t, p2, d.LastStart)
-				require.Equal(t, AuthorityFence{"node-b", 22, 3}, d.Authority, "stop and start each advance the fence")
+				require.Equal(t, AuthorityFence{Node: "node-b", Incarnation: 22, Revision: 3}, d.Authority, "stop and start each advance the fence")
 			}},
 		{name: "start stop start", cmd: tx("prod", start(p1, &nodeA), Step{Op: StepStop}, start(p2, &nodeB)), changed: true,
 			check: func(t *testing.T, d Domain) {
 				require.Equal(t, uint64(2), d.Generation)
-				require.Equal(t, AuthorityFence{"node-b", 22, 3}, d.Authority)
+				require.Equal(t, AuthorityFence{Node: "node-b", Incarnation: 22, Revision: 3}, d.Authority)
 			}},
 		{name: "empty transaction", cmd: tx("prod")},
 		{name: "alter to current value only", cmd: tx("prod", Step{Op: StepAlterPlacement, Placement: ptr(Neutral)})},
@@ -425,7 +425,7 @@ func TestTransactionAllOrNothing(t *testing.T) {
 			require.Equal(t, before.Revision()+1, s.Revision(), "a transaction is one revision")
 			d, _ := s.Domain(tc.cmd.Transaction.Domain)
 			require.Equal(t, s.Revision(), d.Revision)
-			require.NoError(t, d.validate())
+			require.NoError(t, validateDomain(d))
 			tc.check(t, d)
 		})
 	}

@@ -32,11 +32,11 @@ func TestCandidates(t *testing.T) {
 		{"no voters", []NodeIncarnation{{"a", 1, 1}}, nil, []Identity{}},
 		{"no available", nil, []string{"a"}, []Identity{}},
 		{"intersection sorted", []NodeIncarnation{{"c", 3, 3}, {"a", 1, 1}, {"b", 2, 2}, {"x", 9, 9}}, []string{"c", "a", "z"},
-			[]Identity{{"a", 1}, {"c", 3}}},
-		{"newest registration wins", []NodeIncarnation{{"a", 50, 4}, {"a", 7, 9}, {"a", 99, 2}}, []string{"a"}, []Identity{{"a", 7}}},
-		{"tie broken by incarnation", []NodeIncarnation{{"a", 5, 3}, {"a", 8, 3}, {"a", 6, 3}}, []string{"a"}, []Identity{{"a", 8}}},
-		{"exact duplicates", []NodeIncarnation{{"a", 5, 3}, {"a", 5, 3}}, []string{"a", "a"}, []Identity{{"a", 5}}},
-		{"invalid observations ignored", []NodeIncarnation{{"", 5, 3}, {"a", 0, 9}, {"a", 4, 1}}, []string{"", "a"}, []Identity{{"a", 4}}},
+			[]Identity{{Node: "a", Incarnation: 1}, {Node: "c", Incarnation: 3}}},
+		{"newest registration wins", []NodeIncarnation{{"a", 50, 4}, {"a", 7, 9}, {"a", 99, 2}}, []string{"a"}, []Identity{{Node: "a", Incarnation: 7}}},
+		{"tie broken by incarnation", []NodeIncarnation{{"a", 5, 3}, {"a", 8, 3}, {"a", 6, 3}}, []string{"a"}, []Identity{{Node: "a", Incarnation: 8}}},
+		{"exact duplicates", []NodeIncarnation{{"a", 5, 3}, {"a", 5, 3}}, []string{"a", "a"}, []Identity{{Node: "a", Incarnation: 5}}},
+		{"invalid observations ignored", []NodeIncarnation{{"", 5, 3}, {"a", 0, 9}, {"a", 4, 1}}, []string{"", "a"}, []Identity{{Node: "a", Incarnation: 4}}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -52,7 +52,7 @@ func TestSelectAuthority(t *testing.T) {
 	one := []NodeIncarnation{{"a", 1, 1}}
 	id, ok := SelectAuthority("prod", one, []string{"a"})
 	require.True(t, ok)
-	require.Equal(t, Identity{"a", 1}, id)
+	require.Equal(t, Identity{Node: "a", Incarnation: 1}, id)
 
 	// The documented rule, computed independently: sorted names, hash mod n.
 	avail := []NodeIncarnation{{"n3", 3, 1}, {"n1", 1, 1}, {"n2", 2, 1}}
@@ -60,7 +60,7 @@ func TestSelectAuthority(t *testing.T) {
 	for _, d := range []string{"", "prod", "archive", "x"} {
 		h := fnv.New64a()
 		h.Write([]byte(d))
-		want := []Identity{{"n1", 1}, {"n2", 2}, {"n3", 3}}[h.Sum64()%3]
+		want := []Identity{{Node: "n1", Incarnation: 1}, {Node: "n2", Incarnation: 2}, {Node: "n3", Incarnation: 3}}[h.Sum64()%3]
 		got, ok := SelectAuthority(d, avail, voters)
 		require.True(t, ok)
 		require.Equal(t, want, got, d)
@@ -193,7 +193,7 @@ func TestReconcile(t *testing.T) {
 		require.Len(t, cmds, 1)
 		r := cmds[0].ReassignAuthority
 		want, _ := SelectAuthority("p1", avail, voters)
-		require.Equal(t, ReassignAuthority{Domain: "p1", ExpectedGeneration: 1, ExpectedFence: AuthorityFence{"node-a", 11, 1}, Authority: &want}, *r)
+		require.Equal(t, ReassignAuthority{Domain: "p1", ExpectedGeneration: 1, ExpectedFence: AuthorityFence{Node: "node-a", Incarnation: 11, Revision: 1}, Authority: &want}, *r)
 		c := s.Clone()
 		res := c.Apply(cmds[0])
 		require.NoError(t, res.Err())
@@ -220,7 +220,7 @@ func TestReconcile(t *testing.T) {
 		require.Equal(t, "p1", cmds[0].ReassignAuthority.Domain)
 		require.NoError(t, c.Apply(cmds[0]).Err())
 		d, _ := c.Domain("p1")
-		require.NotEqual(t, Identity{"node-a", 11}, d.Authority.Identity())
+		require.NotEqual(t, Identity{Node: "node-a", Incarnation: 11}, d.Authority.Identity())
 	})
 
 	t.Run("unregistered observation is not eligible", func(t *testing.T) {
@@ -258,7 +258,7 @@ func TestReconcile(t *testing.T) {
 			require.NoError(t, c.Apply(cmd).Err())
 		}
 		d, _ = c.Domain("p1")
-		require.Equal(t, AuthorityFence{"node-a", 11, 3}, d.Authority)
+		require.Equal(t, AuthorityFence{Node: "node-a", Incarnation: 11, Revision: 3}, d.Authority)
 	})
 
 	t.Run("each domain is judged alone, in name order", func(t *testing.T) {
@@ -268,7 +268,7 @@ func TestReconcile(t *testing.T) {
 		c := s.Clone()
 		mustApply(t, c, createPaced("a-stopped"), createUnpaced("a-unpaced"),
 			startCmd("a-unpaced", point(StartNow, utc0, utc0, 1), nil),
-			reassignCmd("p1", 1, AuthorityFence{"node-a", 11, 1}, nil))
+			reassignCmd("p1", 1, AuthorityFence{Node: "node-a", Incarnation: 11, Revision: 1}, nil))
 		var names []string
 		for _, cmd := range Reconcile(c, nil, voters) {
 			names = append(names, cmd.ReassignAuthority.Domain)

@@ -71,7 +71,7 @@ func TestDomainsChangedAppends(t *testing.T) {
 		{Command{Op: OpTransaction, Transaction: &Transaction{Domain: "a"}}, []string{"x", "a"}},
 		{reassignCmd("a", 1, AuthorityFence{}, nil), []string{"x", "a"}},
 		{Command{Op: OpRestore, Restore: &Restore{Domains: []RestoredDomain{{Name: "a"}, {Name: "b"}}}}, []string{"x", "a", "b"}},
-		{register(Identity{"n0", 1}), []string{"x"}},
+		{register(Identity{Node: "n0", Incarnation: 1}), []string{"x"}},
 		{Command{Op: OpDeregisterNode, DeregisterNode: &DeregisterNode{Name: "n0", Incarnation: 1}}, []string{"x"}},
 	}
 	for _, tt := range tests {

@@ -95,16 +95,6 @@ type Stop struct {
 	Domain string `json:"domain"`
 }
 
-// StepOp is the kind of one transaction step.
-type StepOp string
-
-// The lifecycle steps a transaction can carry.
-const (
-	StepStart          StepOp = "start"
-	StepStop           StepOp = "stop"
-	StepAlterPlacement StepOp = "alter_placement"
-)
-
 // Step is one frozen lifecycle step of a transaction: Start is set exactly
 // for StepStart, Placement exactly for StepAlterPlacement.
 type Step struct {
@@ -276,7 +266,7 @@ func (c Command) validate() *Error {
 }
 
 func (r ResolvedStart) validate(domain string) *Error {
-	if err := r.Point.validate(domain); err != nil {
+	if err := validatePoint(r.Point, domain); err != nil {
 		return err
 	}
 	if r.Authority != nil {

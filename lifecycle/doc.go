@@ -20,5 +20,8 @@
 // result. The package must never read the wall clock, generate randomness,
 // perform I/O or depend on raft: nondeterminism is resolved by the caller
 // before a command is proposed. Of this module it imports only package
-// clock.
+// clock and package record, which holds the plain values of this
+// vocabulary (Domain, Pace, Placement, StartRequest, Error, …) so that the
+// client side can name them without linking the transitions; this package
+// aliases each of them (record.go), so both names denote one type.
 package lifecycle

@@ -13,7 +13,7 @@ import (
 // current fence (they usually succeed), half a random one.
 func randomCommand(rng *rand.Rand, s *State) Command {
 	domains := []string{"d0", "d1", "d2", "d3"}
-	nodes := []Identity{{"n0", 1}, {"n0", 2}, {"n1", 1}, {"n2", 7}}
+	nodes := []Identity{{Node: "n0", Incarnation: 1}, {Node: "n0", Incarnation: 2}, {Node: "n1", Incarnation: 1}, {Node: "n2", Incarnation: 7}}
 	dom := domains[rng.IntN(len(domains))]
 	id := nodes[rng.IntN(len(nodes))]
 	pt := point(StartMode(rng.IntN(3)), rng.Int64(), rng.Int64(), float64(rng.IntN(100)+1)/4)
@@ -102,7 +102,7 @@ func TestRandomSequences(t *testing.T) {
 					requireSameState(t, before, leader, "step %d: %s refused or no-op changed state", i, cmd.Op)
 				}
 				for _, d := range leader.Domains() {
-					require.NoError(t, d.validate())
+					require.NoError(t, validateDomain(d))
 					require.LessOrEqual(t, d.Revision, leader.Revision())
 					m := high[d.Name]
 					require.GreaterOrEqual(t, d.Generation, m.gen)

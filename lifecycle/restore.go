@@ -60,7 +60,7 @@ func (r Restore) validate() *Error {
 			return errInvalid(d.Name, "domain '%s': pace or placement out of range", d.Name)
 		}
 		if d.Generation > 0 {
-			if err := d.LastStart.validate(d.Name); err != nil {
+			if err := validatePoint(d.LastStart, d.Name); err != nil {
 				return err
 			}
 		} else if d.LastStart != (StartPoint{}) {

@@ -90,7 +90,7 @@ func RestoreSnapshot(b []byte) (*State, error) {
 		if w.Mapping != nil {
 			d.Mapping = &clock.Mapping{WallStartedAt: w.Mapping.WallStartedAt, LogicalStart: w.Mapping.LogicalStart, Rate: w.Mapping.Rate}
 		}
-		if err := d.validate(); err != nil {
+		if err := validateDomain(d); err != nil {
 			return nil, errSnapshot("%v", err)
 		}
 		if _, dup := seen[d.Name]; dup {
@@ -104,7 +104,7 @@ func RestoreSnapshot(b []byte) (*State, error) {
 	}
 	s.setRecords(records)
 	for _, d := range records {
-		if d.keepsAuthority() {
+		if keepsAuthority(d) {
 			s.pacedRunning++
 		}
 	}

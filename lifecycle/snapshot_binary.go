@@ -130,7 +130,7 @@ func restoreBinarySnapshot(b []byte) (*State, error) {
 		if d.err != nil {
 			return nil, d.err
 		}
-		if err := r.validate(); err != nil {
+		if err := validateDomain(*r); err != nil {
 			return nil, errSnapshot("%v", err)
 		}
 		if r.Revision > revision {
@@ -161,7 +161,7 @@ func restoreBinarySnapshot(b []byte) (*State, error) {
 		return nil, errSnapshot("domain '%s' appears twice", name)
 	}
 	for _, r := range records {
-		if r.keepsAuthority() {
+		if keepsAuthority(r) {
 			s.pacedRunning++
 		}
 	}

@@ -143,7 +143,7 @@ func FuzzRestoreBinarySnapshot(f *testing.F) {
 			return
 		}
 		for _, d := range s.Domains() {
-			require.NoError(t, d.validate())
+			require.NoError(t, validateDomain(d))
 		}
 		again, err := s.MarshalSnapshotBinary()
 		require.NoError(t, err)

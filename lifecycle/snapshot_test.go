@@ -20,7 +20,7 @@ func richState(t testing.TB) *State {
 		Command{Op: OpCreateDomain, CreateDomain: &CreateDomain{Name: "edge", Pace: Paced, Period: math.MaxUint64, Skew: math.MaxUint64, Placement: SuggestSeparation}},
 		startCmd("edge", point(StartNow, utc0, utc0, math.MaxFloat64), &nodeA),
 		stopCmd("edge"),
-		reassignCmd("live", 1, AuthorityFence{"node-a", 11, 1}, nil),
+		reassignCmd("live", 1, AuthorityFence{Node: "node-a", Incarnation: 11, Revision: 1}, nil),
 		register(Identity{Node: "node-a", Incarnation: 1234}),
 		stopCmd("web"),
 	)
@@ -208,7 +208,7 @@ func FuzzRestoreSnapshot(f *testing.F) {
 			return
 		}
 		for _, d := range s.Domains() {
-			require.NoError(t, d.validate())
+			require.NoError(t, validateDomain(d))
 		}
 		enc, err := s.MarshalSnapshot()
 		require.NoError(t, err)

@@ -2,16 +2,6 @@ package lifecycle
 
 import "fmt"
 
-// StartRequest is a START as the operator wrote it, before resolution.
-// At is the origin of StartAt (signed Unix nanoseconds) and is ignored
-// otherwise. Rate is TIME RATE; 0 means the clause was omitted (rate 1) and
-// is the only value a plain START (StartResume) accepts.
-type StartRequest struct {
-	Mode StartMode
-	At   int64
-	Rate float64
-}
-
 // ResolveStart turns a START of domain d into the resolved values a Start
 // command carries. The command handler calls it before proposing, with the
 // UTC instant it sampled once (sampledUTC) and, when the domain has one, its
@@ -65,7 +55,7 @@ func resolveStart(d Domain, req StartRequest, sampledUTC int64, readable *int64,
 			}
 		}
 	}
-	if err := point.validate(d.Name); err != nil {
+	if err := validatePoint(point, d.Name); err != nil {
 		return ResolvedStart{}, err
 	}
 	out := ResolvedStart{Point: point}
@@ -77,14 +67,6 @@ func resolveStart(d Domain, req StartRequest, sampledUTC int64, readable *int64,
 		out.Authority = &id
 	}
 	return out, nil
-}
-
-// StepRequest is one queued lifecycle step of a transaction before
-// resolution: Start for StepStart, Placement for StepAlterPlacement.
-type StepRequest struct {
-	Op        StepOp
-	Start     StartRequest
-	Placement Placement
 }
 
 // ResolveTransaction freezes a transaction's steps when its commit is

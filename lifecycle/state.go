@@ -69,7 +69,7 @@ func (s *State) Domain(name string) (Domain, bool) {
 	if !ok {
 		return Domain{}, false
 	}
-	return d.clone(), true
+	return cloneDomain(*d), true
 }
 
 // Domains returns copies of every domain, sorted by name.
@@ -77,7 +77,7 @@ func (s *State) Domains() []Domain {
 	recs := s.sortedRecords()
 	out := make([]Domain, len(recs))
 	for i, d := range recs {
-		out[i] = d.clone()
+		out[i] = cloneDomain(*d)
 	}
 	return out
 }
@@ -92,7 +92,7 @@ func (s *State) Len() int { return s.count }
 func (s *State) Range(fn func(Domain) bool) {
 	stop := false
 	s.eachRecord(func(d *Domain) {
-		if !stop && !fn(d.clone()) {
+		if !stop && !fn(cloneDomain(*d)) {
 			stop = true
 		}
 	})

@@ -131,10 +131,10 @@ func (s *State) putRecord(d *Domain) {
 	branch, owned := s.writablePath(b, l)
 	leaf := branch[l].records()
 	i, found := slices.BinarySearchFunc(leaf, d.Name, compareRecordName)
-	if found && leaf[i].keepsAuthority() {
+	if found && keepsAuthority(leaf[i]) {
 		s.pacedRunning--
 	}
-	if d.keepsAuthority() {
+	if keepsAuthority(d) {
 		s.pacedRunning++
 	}
 	switch {
@@ -162,10 +162,10 @@ func (s *State) putRecord(d *Domain) {
 // hold more than flatMax domains turns it into a trie.
 func (s *State) putFlat(d *Domain) {
 	i, found := slices.BinarySearchFunc(s.flat, d.Name, compareRecordName)
-	if found && s.flat[i].keepsAuthority() {
+	if found && keepsAuthority(s.flat[i]) {
 		s.pacedRunning--
 	}
-	if d.keepsAuthority() {
+	if keepsAuthority(d) {
 		s.pacedRunning++
 	}
 	switch {
@@ -221,7 +221,7 @@ func (s *State) removeRecord(name string) {
 	branch, owned := s.writablePath(b, l)
 	leaf := branch[l].records()
 	i, _ := slices.BinarySearchFunc(leaf, name, compareRecordName)
-	if leaf[i].keepsAuthority() {
+	if keepsAuthority(leaf[i]) {
 		s.pacedRunning--
 	}
 	switch {
@@ -248,7 +248,7 @@ func (s *State) removeRecord(name string) {
 // removeFlat is removeRecord on a flat table that holds name.
 func (s *State) removeFlat(name string) {
 	i, _ := slices.BinarySearchFunc(s.flat, name, compareRecordName)
-	if s.flat[i].keepsAuthority() {
+	if keepsAuthority(s.flat[i]) {
 		s.pacedRunning--
 	}
 	switch {
@@ -265,7 +265,7 @@ func (s *State) removeFlat(name string) {
 
 // keepsAuthority reports whether d is a running paced domain: one whose
 // clock an authority keeps (State.RunsPacedDomain counts them).
-func (d *Domain) keepsAuthority() bool { return d.Pace == Paced && d.Running() }
+func keepsAuthority(d *Domain) bool { return d.Pace == Paced && d.Running() }
 
 // setRecords replaces the table of s, which s must not share, with the
 // canonical table of records, which must have distinct names, in one pass

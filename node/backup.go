@@ -7,7 +7,6 @@ import (
 
 	"github.com/nspl-dev/nspl/backup"
 	"github.com/nspl-dev/nspl/lifecycle"
-	"github.com/nspl-dev/nspl/planner"
 )
 
 // BackupScope says what a backup captures, as backup defines it.
@@ -63,8 +62,8 @@ type (
 // one catalog command, all or nothing. It never opens a file: the caller
 // read a and verified it whole (backup.Decode refuses a damaged archive, or
 // a paced running domain without its mapping, before anything here runs);
-// p.Path is not used. Restore selects the domains (every one for
-// RESTORE CLUSTER, the named one otherwise, under p.As when given), and
+// req names no path. Restore selects the domains (every one for
+// RESTORE CLUSTER, the named one otherwise, under req.Target), and
 // resolves the command:
 //
 //   - default: each domain is created stopped with its archived pace,
@@ -80,16 +79,16 @@ type (
 // via Config.Forward on a follower). A target name that exists refuses the whole restore (a cluster restore
 // restores every domain or none); the command is first applied to a copy
 // of the catalog, so a refusal is reported without proposing. With
-// p.DryRun Restore returns that plan and changes nothing.
-func (n *Node) Restore(ctx context.Context, p planner.Restore, name string, a backup.Archive) (RestorePlan, error) {
+// req.DryRun Restore returns that plan and changes nothing.
+func (n *Node) Restore(ctx context.Context, req backup.RestoreRequest, name string, a backup.Archive) (RestorePlan, error) {
 	path := name
-	plan := RestorePlan{Path: path, Archive: a, Resume: p.Resume, DryRun: p.DryRun}
+	plan := RestorePlan{Path: path, Archive: a, Resume: req.Resume, DryRun: req.DryRun}
 	type pick struct {
 		source backup.Domain
 		target string
 	}
 	var picks []pick
-	if p.Cluster {
+	if req.Cluster {
 		for _, d := range a.Domains {
 			picks = append(picks, pick{d, d.Record.Name})
 		}
@@ -97,12 +96,12 @@ func (n *Node) Restore(ctx context.Context, p planner.Restore, name string, a ba
 			return RestorePlan{}, fmt.Errorf("%w: backup '%s' holds no domain; nothing was restored", ErrNotInArchive, path)
 		}
 	} else {
-		d, ok := a.Find(p.Domain)
+		d, ok := a.Find(req.Domain)
 		if !ok {
 			return RestorePlan{}, fmt.Errorf("%w: domain '%s' is not in backup '%s', which holds %s; run DESCRIBE BACKUP '%s' to list it",
-				ErrNotInArchive, p.Domain, path, quoteNames(a.Names()), path)
+				ErrNotInArchive, req.Domain, path, quoteNames(a.Names()), path)
 		}
-		picks = append(picks, pick{d, p.Target()})
+		picks = append(picks, pick{d, req.Target})
 	}
 
 	s := n.catalog.State()
@@ -115,10 +114,10 @@ func (n *Node) Restore(ctx context.Context, p planner.Restore, name string, a ba
 		r := pk.source.Record
 		rd := lifecycle.RestoredDomain{
 			Name: pk.target, Pace: r.Pace, Period: r.Period, Skew: r.Skew, Placement: r.Placement,
-			Generation: r.Generation, LastStart: r.LastStart, Running: r.Running(), Resume: p.Resume,
+			Generation: r.Generation, LastStart: r.LastStart, Running: r.Running(), Resume: req.Resume,
 			AuthorityRevision: r.Authority.Revision,
 		}
-		if p.Resume && r.Running() && r.Pace == lifecycle.Paced {
+		if req.Resume && r.Running() && r.Pace == lifecycle.Paced {
 			id, ok := lifecycle.SelectAuthority(pk.target, available, voters)
 			if !ok {
 				return RestorePlan{}, &lifecycle.Error{Code: lifecycle.CodeNoLiveVoter, Domain: pk.target, Message: fmt.Sprintf(
@@ -137,7 +136,7 @@ func (n *Node) Restore(ctx context.Context, p planner.Restore, name string, a ba
 		return RestorePlan{}, res.Err()
 	}
 	after := trial
-	if p.DryRun {
+	if req.DryRun {
 		plan.Revision = s.Revision()
 	} else {
 		res, err := n.commit(ctx, command)

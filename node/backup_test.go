@@ -35,22 +35,22 @@ func sourceCatalog(t *testing.T, fake *timesource.Fake) *Node {
 	n := openNode(t, fake, "")
 	p := paced("prod", time.Second, 100*time.Millisecond)
 	p.Placement = lifecycle.PreferColocation
-	for _, c := range []planner.CreateDomain{p, paced("batch", 250*time.Millisecond, 0),
+	for _, c := range []lifecycle.CreateDomain{p, paced("batch", 250*time.Millisecond, 0),
 		{Name: "web", Pace: lifecycle.Unpaced, Placement: lifecycle.SuggestSeparation}, {Name: "idle", Pace: lifecycle.Unpaced}} {
 		_, err := n.CreateDomain(ctx, c)
 		require.NoError(t, err)
 	}
-	_, err := n.Start(ctx, "prod", planner.Start{Mode: planner.StartAtNow, Rate: 1})
+	_, err := n.Start(ctx, "prod", planner.Start{Mode: planner.StartAtNow, Rate: 1}.Request())
 	require.NoError(t, err)
 	_, err = n.Stop(ctx, "prod")
 	require.NoError(t, err)
-	_, err = n.Start(ctx, "prod", planner.Start{Mode: planner.StartAtTime, At: t0 - int64(time.Hour), Rate: 60})
+	_, err = n.Start(ctx, "prod", planner.Start{Mode: planner.StartAtTime, At: t0 - int64(time.Hour), Rate: 60}.Request())
 	require.NoError(t, err)
-	_, err = n.Start(ctx, "batch", planner.Start{Mode: planner.StartAtNow, Rate: 2})
+	_, err = n.Start(ctx, "batch", planner.Start{Mode: planner.StartAtNow, Rate: 2}.Request())
 	require.NoError(t, err)
 	_, err = n.Stop(ctx, "batch")
 	require.NoError(t, err)
-	_, err = n.Start(ctx, "web", planner.Start{Mode: planner.StartAtNow, Rate: 1})
+	_, err = n.Start(ctx, "web", planner.Start{Mode: planner.StartAtNow, Rate: 1}.Request())
 	require.NoError(t, err)
 	waitTick(t, n, "prod", 1)
 	return n
@@ -82,7 +82,9 @@ func restoreFrom(ctx context.Context, n *Node, p planner.Restore) (RestorePlan, 
 	if err != nil {
 		return RestorePlan{}, err
 	}
-	return n.Restore(ctx, p, path, a)
+	return n.Restore(ctx, backup.RestoreRequest{
+		Cluster: p.Cluster, Domain: p.Domain, Target: p.Target(), Resume: p.Resume, DryRun: p.DryRun,
+	}, path, a)
 }
 
 func TestBackupCapturesCatalog(t *testing.T) {
@@ -249,7 +251,7 @@ func TestRestoreDefaultIsStopped(t *testing.T) {
 	_, err = b.registry.Bind("prod")
 	require.Error(t, err, "a stopped clock cannot be read")
 
-	out, err := b.Start(ctx, "prod", planner.Start{Mode: planner.StartAtNow, Rate: 1})
+	out, err := b.Start(ctx, "prod", planner.Start{Mode: planner.StartAtNow, Rate: 1}.Request())
 	require.NoError(t, err)
 	require.Equal(t, uint64(3), out.Domain.Generation, "START makes generation + 1")
 	require.Equal(t, fake.Now(), out.Domain.Mapping.WallStartedAt)
@@ -359,7 +361,7 @@ func TestRestoreRefusesDamagedArchives(t *testing.T) {
 	n := openNode(t, fake, "")
 	defer func() { require.NoError(t, n.Close()) }()
 	ctx := context.Background()
-	_, err := n.CreateDomain(ctx, planner.CreateDomain{Name: "keep", Pace: lifecycle.Unpaced})
+	_, err := n.CreateDomain(ctx, lifecycle.CreateDomain{Name: "keep", Pace: lifecycle.Unpaced})
 	require.NoError(t, err)
 
 	dir := t.TempDir()

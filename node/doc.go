@@ -36,7 +36,12 @@
 //     report refused as implausible is counted and logged at most once per
 //     ten seconds per domain (refusals.go).
 //   - Commands. CreateDomain, AlterPlacement, DropDomain, Start, Stop and
-//     CommitTransaction read the domain, sample UTC once from the time source,
+//     CommitTransaction take lifecycle requests, never plans: the statement
+//     was planned once, above the node, and the session hands over what it
+//     asks for (a lifecycle.CreateDomain, a lifecycle.StartRequest, the
+//     lifecycle.StepRequest steps of a transaction, a backup.RestoreRequest),
+//     so node links no planner. They read the domain, sample UTC once from
+//     the time source,
 //     resolve (lifecycle.ResolveStart, ResolveTransaction), propose one
 //     catalog command and return after the local node installed the
 //     committed revision. Lifecycle refusals come back as *lifecycle.Error
@@ -46,7 +51,7 @@
 //     domain's authority. Capture reads a consistent catalog state for a
 //     backup. Neither opens a file: where archives live is the session's
 //     business.
-//   - Preflight. PreflightTransaction resolves a transaction's queued plans
+//   - Preflight. PreflightTransaction resolves a transaction's queued steps
 //     as CommitTransaction does and applies the command to a copy of the
 //     catalog state with lifecycle's transitions, proposing nothing, so a
 //     session refuses a step that cannot follow the ones before it with the

@@ -16,9 +16,9 @@ var (
 	ErrClosed = wire.ErrClosed
 	// ErrConfig: the Config is invalid.
 	ErrConfig = errors.New("invalid node configuration")
-	// ErrNotTransactional: a plan that cannot be a transaction step was
-	// handed to CommitTransaction; only START, STOP and ALTER DOMAIN SET
-	// PLACEMENT can be queued.
+	// ErrNotTransactional: a step that is none of START, STOP and ALTER
+	// DOMAIN SET PLACEMENT was handed to CommitTransaction or
+	// PreflightTransaction; only those can be queued.
 	ErrNotTransactional = errors.New("statement cannot be part of a transaction; only START, STOP and ALTER DOMAIN SET PLACEMENT can be queued")
 	// ErrNotInArchive: a restore named a domain the backup does not hold,
 	// or the backup holds no domain at all.

@@ -64,7 +64,7 @@ func TestClockFailureWarnings(t *testing.T) {
 		require.NoError(t, err)
 		// One second of logical time at rate 1e-11 is 10^20 physical
 		// nanoseconds: the producer emits tick 1 and cannot wait for 2.
-		_, err = n.Start(ctx, "p", planner.Start{Mode: planner.StartAtNow, Rate: 1e-11})
+		_, err = n.Start(ctx, "p", planner.Start{Mode: planner.StartAtNow, Rate: 1e-11}.Request())
 		require.NoError(t, err)
 		fl := waitFailure(t, n, "p")
 		require.Equal(t, uint64(1), n.registry.Progress("p").ID, "tick 1 is accepted with the failure")
@@ -98,7 +98,7 @@ func TestClockFailureWarnings(t *testing.T) {
 		ctx := context.Background()
 		_, err := n.CreateDomain(ctx, paced("p", time.Second, 0))
 		require.NoError(t, err)
-		_, err = n.Start(ctx, "p", planner.Start{Mode: planner.StartAtNow, Rate: 1})
+		_, err = n.Start(ctx, "p", planner.Start{Mode: planner.StartAtNow, Rate: 1}.Request())
 		require.NoError(t, err)
 		waitTick(t, n, "p", 1)
 		f, ok := runtime.FenceOf(n.registry.Current("p"))

@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/nspl-dev/nspl/lifecycle"
-	"github.com/nspl-dev/nspl/planner"
 )
 
 // Outcome is the result of one control-plane command that committed, as
@@ -38,11 +37,9 @@ func errNotFound(name string) error {
 		Message: fmt.Sprintf("domain '%s' does not exist; run LIST DOMAINS to see the catalog or CREATE DOMAIN %s first", name, name)}
 }
 
-// CreateDomain creates the domain p describes, stopped.
-func (n *Node) CreateDomain(ctx context.Context, p planner.CreateDomain) (Outcome, error) {
-	return n.propose(ctx, p.Name, lifecycle.Command{Op: lifecycle.OpCreateDomain, CreateDomain: &lifecycle.CreateDomain{
-		Name: p.Name, Pace: p.Pace, Period: p.Period, Skew: p.Skew, Placement: p.Placement, IfNotExists: p.IfNotExists,
-	}})
+// CreateDomain creates the domain c describes, stopped.
+func (n *Node) CreateDomain(ctx context.Context, c lifecycle.CreateDomain) (Outcome, error) {
+	return n.propose(ctx, c.Name, lifecycle.Command{Op: lifecycle.OpCreateDomain, CreateDomain: &c})
 }
 
 // AlterPlacement sets the domain's placement default.
@@ -52,15 +49,14 @@ func (n *Node) AlterPlacement(ctx context.Context, domain string, placement life
 	}})
 }
 
-// DropDomain drops the stopped domain p names. Like Stop it returns after
+// DropDomain drops the stopped domain d names. Like Stop it returns after
 // the domain's producer, if one still runs, has exited (complete).
-func (n *Node) DropDomain(ctx context.Context, p planner.DropDomain) (Outcome, error) {
-	return n.propose(ctx, p.Name, lifecycle.Command{Op: lifecycle.OpDropDomain, DropDomain: &lifecycle.DropDomain{
-		Name: p.Name, IfExists: p.IfExists,
-	}})
+func (n *Node) DropDomain(ctx context.Context, d lifecycle.DropDomain) (Outcome, error) {
+	return n.propose(ctx, d.Name, lifecycle.Command{Op: lifecycle.OpDropDomain, DropDomain: &d})
 }
 
-// Start establishes the domain's next generation. It reads the domain,
+// Start establishes the domain's next generation from req, the START as
+// written (planner.Start.Request gives it for a plan). It reads the domain,
 // samples UTC once from the time source for the physical anchor, resolves
 // the start (AT NOW becomes that instant, AT a timestamp keeps it, a plain
 // START resumes from the readable domain time or the sampled UTC at rate 1),
@@ -68,7 +64,7 @@ func (n *Node) DropDomain(ctx context.Context, p planner.DropDomain) (Outcome, e
 // proposes one Start command. It returns once this node has installed the
 // committed generation, so this node's producer, when it is the authority,
 // has been asked to start.
-func (n *Node) Start(ctx context.Context, domain string, p planner.Start) (Outcome, error) {
+func (n *Node) Start(ctx context.Context, domain string, req lifecycle.StartRequest) (Outcome, error) {
 	s := n.catalog.State()
 	d, ok := s.Domain(domain)
 	if !ok {
@@ -79,7 +75,7 @@ func (n *Node) Start(ctx context.Context, domain string, p planner.Start) (Outco
 	if err != nil {
 		return Outcome{}, err
 	}
-	resolved, err := lifecycle.ResolveStart(d, p.Request(), utc, n.readable(d, utc), available, voters)
+	resolved, err := lifecycle.ResolveStart(d, req, utc, n.readable(d, utc), available, voters)
 	if err != nil {
 		return Outcome{}, err
 	}
@@ -96,14 +92,14 @@ func (n *Node) Stop(ctx context.Context, domain string) (Outcome, error) {
 	return n.propose(ctx, domain, lifecycle.Command{Op: lifecycle.OpStop, Stop: &lifecycle.Stop{Domain: domain}})
 }
 
-// CommitTransaction commits a transaction's queued steps (planner.Start,
-// planner.Stop and planner.AlterPlacement plans, in order) against domain as
-// one catalog command: resolved together at one sampled UTC instant, applied
-// all-or-nothing. Any other plan is ErrNotTransactional; a refused step is
-// a *lifecycle.Error whose Step names it. An empty transaction commits
-// nothing.
-func (n *Node) CommitTransaction(ctx context.Context, domain string, plans []planner.Plan) (Outcome, error) {
-	s, tx, err := n.resolveTransaction(domain, plans)
+// CommitTransaction commits a transaction's queued steps (START, STOP and
+// ALTER DOMAIN SET PLACEMENT requests, in order; planner.Step gives one for
+// a queued plan) against domain as one catalog command: resolved together
+// at one sampled UTC instant, applied all-or-nothing. A step of any other
+// Op is ErrNotTransactional; a refused step is a *lifecycle.Error whose
+// Step names it. An empty transaction commits nothing.
+func (n *Node) CommitTransaction(ctx context.Context, domain string, steps []lifecycle.StepRequest) (Outcome, error) {
+	s, tx, err := n.resolveTransaction(domain, steps)
 	if err != nil {
 		return Outcome{}, err
 	}

@@ -27,7 +27,7 @@ func TestNoProducerForAnotherIncarnation(t *testing.T) {
 
 	_, err = n.CreateDomain(ctx, paced("prod", time.Second, 0))
 	require.NoError(t, err)
-	_, err = n.Start(ctx, "prod", planner.Start{Mode: planner.StartAtNow, Rate: 1})
+	_, err = n.Start(ctx, "prod", planner.Start{Mode: planner.StartAtNow, Rate: 1}.Request())
 	require.NoError(t, err)
 	waitTick(t, n, "prod", 1)
 	self := n.Identity()

@@ -53,7 +53,7 @@ func TestCommitInstallsOnlyWhatChanged(t *testing.T) {
 		_, err := n.CreateDomain(ctx, paced(name, time.Hour, 0))
 		require.NoError(t, err)
 		if i%2 == 0 {
-			_, err = n.Start(ctx, name, planner.Start{Mode: planner.StartAtNow, Rate: 1})
+			_, err = n.Start(ctx, name, planner.Start{Mode: planner.StartAtNow, Rate: 1}.Request())
 			require.NoError(t, err)
 		}
 	}
@@ -70,15 +70,15 @@ func TestCommitInstallsOnlyWhatChanged(t *testing.T) {
 	}{
 		{"create", func() error { _, err := n.CreateDomain(ctx, paced("new", time.Hour, 0)); return err }, 1},
 		{"start", func() error {
-			_, err := n.Start(ctx, "new", planner.Start{Mode: planner.StartAtNow, Rate: 1})
+			_, err := n.Start(ctx, "new", planner.Start{Mode: planner.StartAtNow, Rate: 1}.Request())
 			return err
 		}, 1},
 		{"alter placement", func() error { _, err := n.AlterPlacement(ctx, "new", lifecycle.SuggestSeparation); return err }, 2},
 		{"stop", func() error { _, err := n.Stop(ctx, "new"); return err }, 3},
-		{"drop", func() error { _, err := n.DropDomain(ctx, planner.DropDomain{Name: "new"}); return err }, 1},
+		{"drop", func() error { _, err := n.DropDomain(ctx, lifecycle.DropDomain{Name: "new"}); return err }, 1},
 		{"stop another", func() error { _, err := n.Stop(ctx, "d010"); return err }, 3},
 		{"start another", func() error {
-			_, err := n.Start(ctx, "d011", planner.Start{Mode: planner.StartAtNow, Rate: 1})
+			_, err := n.Start(ctx, "d011", planner.Start{Mode: planner.StartAtNow, Rate: 1}.Request())
 			return err
 		}, 1},
 	}
@@ -174,9 +174,9 @@ func TestOlderRevisionNeverInstalledEitherPath(t *testing.T) {
 			_, err = n.CreateDomain(ctx, paced("gone", time.Second, 0))
 			require.NoError(t, err)
 			created := n.catalog.State()
-			_, err = n.Start(ctx, "prod", planner.Start{Mode: planner.StartAtNow, Rate: 1})
+			_, err = n.Start(ctx, "prod", planner.Start{Mode: planner.StartAtNow, Rate: 1}.Request())
 			require.NoError(t, err)
-			_, err = n.DropDomain(ctx, planner.DropDomain{Name: "gone"})
+			_, err = n.DropDomain(ctx, lifecycle.DropDomain{Name: "gone"})
 			require.NoError(t, err)
 			prod := n.registry.Current("prod")
 			installs := n.installs.Load()

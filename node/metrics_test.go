@@ -43,7 +43,7 @@ func TestDomainGauges(t *testing.T) {
 	_, ok := gauge(t, n, "nspl_domain_authority", "prod")
 	require.False(t, ok, "a stopped domain has no authority gauge")
 
-	_, err = n.Start(ctx, "prod", planner.Start{Mode: planner.StartAtTime, At: 0, Rate: 1})
+	_, err = n.Start(ctx, "prod", planner.Start{Mode: planner.StartAtTime, At: 0, Rate: 1}.Request())
 	require.NoError(t, err)
 	waitTick(t, n, "prod", 1)
 	parked(t, fake, time.Second)

@@ -36,8 +36,18 @@ func openNode(t *testing.T, fake *timesource.Fake, dir string) *Node {
 	return n
 }
 
-func paced(name string, period, skew time.Duration) planner.CreateDomain {
-	return planner.CreateDomain{Name: name, Pace: lifecycle.Paced, Period: uint64(period), Skew: uint64(skew)}
+// steps returns the lifecycle requests of queued plans, as a session hands
+// them to CommitTransaction and PreflightTransaction.
+func steps(plans ...planner.Plan) []lifecycle.StepRequest {
+	out := make([]lifecycle.StepRequest, len(plans))
+	for i, p := range plans {
+		out[i] = planner.Step(p)
+	}
+	return out
+}
+
+func paced(name string, period, skew time.Duration) lifecycle.CreateDomain {
+	return lifecycle.CreateDomain{Name: name, Pace: lifecycle.Paced, Period: uint64(period), Skew: uint64(skew)}
 }
 
 // waitTick waits, on the observer's notifications and never on a sleep,
@@ -86,7 +96,7 @@ func TestLifecycleThroughHandler(t *testing.T) {
 	require.ErrorIs(t, err, lifecycle.ErrDomainExists)
 	require.EqualError(t, err, "domain 'prod' already exists; use CREATE DOMAIN IF NOT EXISTS or choose another name")
 
-	out, err = n.Start(ctx, "prod", planner.Start{Mode: planner.StartAtTime, At: 1000, Rate: 60})
+	out, err = n.Start(ctx, "prod", planner.Start{Mode: planner.StartAtTime, At: 1000, Rate: 60}.Request())
 	require.NoError(t, err)
 	require.Equal(t, uint64(1), out.Domain.Generation)
 	in := n.registry.Current("prod")
@@ -103,17 +113,17 @@ func TestLifecycleThroughHandler(t *testing.T) {
 	require.Equal(t, runtime.StateStopped, n.registry.Current("prod").State())
 	require.Equal(t, runtime.Tick{}, n.registry.Progress("prod"))
 
-	out, err = n.Start(ctx, "prod", planner.Start{Mode: planner.StartAtNow, Rate: 1})
+	out, err = n.Start(ctx, "prod", planner.Start{Mode: planner.StartAtNow, Rate: 1}.Request())
 	require.NoError(t, err)
 	require.Equal(t, uint64(2), out.Domain.Generation)
 	obs = waitTick(t, n, "prod", 1)
 	require.Equal(t, uint64(2), obs.Tick.Generation)
 
-	_, err = n.DropDomain(ctx, planner.DropDomain{Name: "prod"})
+	_, err = n.DropDomain(ctx, lifecycle.DropDomain{Name: "prod"})
 	require.ErrorIs(t, err, lifecycle.ErrDomainRunning)
 	_, err = n.Stop(ctx, "prod")
 	require.NoError(t, err)
-	_, err = n.DropDomain(ctx, planner.DropDomain{Name: "prod"})
+	_, err = n.DropDomain(ctx, lifecycle.DropDomain{Name: "prod"})
 	require.NoError(t, err)
 	require.Equal(t, runtime.StateMissing, n.registry.Current("prod").State())
 	_, err = n.Domain("prod")
@@ -147,7 +157,7 @@ func TestReopenKeepsMappingAndResumesTicks(t *testing.T) {
 	n := openNode(t, fake, dir)
 	_, err := n.CreateDomain(ctx, paced("prod", time.Second, 0))
 	require.NoError(t, err)
-	_, err = n.Start(ctx, "prod", planner.Start{Mode: planner.StartAtNow, Rate: 1})
+	_, err = n.Start(ctx, "prod", planner.Start{Mode: planner.StartAtNow, Rate: 1}.Request())
 	require.NoError(t, err)
 	before, err := n.Domain("prod")
 	require.NoError(t, err)
@@ -241,7 +251,7 @@ func TestProducerRetiredBeforeSuccessor(t *testing.T) {
 
 	_, err = n.CreateDomain(ctx, paced("prod", time.Second, 0))
 	require.NoError(t, err)
-	_, err = n.Start(ctx, "prod", planner.Start{Mode: planner.StartAtNow, Rate: 1})
+	_, err = n.Start(ctx, "prod", planner.Start{Mode: planner.StartAtNow, Rate: 1}.Request())
 	require.NoError(t, err)
 	waitTick(t, n, "prod", 1)
 	parked(t, fake, time.Second)
@@ -255,7 +265,7 @@ func TestProducerRetiredBeforeSuccessor(t *testing.T) {
 	fake.Advance(time.Second)
 
 	// A new generation gets a new producer.
-	_, err = n.Start(ctx, "prod", planner.Start{Mode: planner.StartAtNow, Rate: 1})
+	_, err = n.Start(ctx, "prod", planner.Start{Mode: planner.StartAtNow, Rate: 1}.Request())
 	require.NoError(t, err)
 	require.Equal(t, uint64(2), waitTick(t, n, "prod", 1).Tick.Generation)
 
@@ -278,9 +288,9 @@ func TestProducerRetiredBeforeSuccessor(t *testing.T) {
 
 	// STOP; START in one commit: the domain stays paced under this
 	// incarnation, and only the fence's generation and mapping change.
-	out, err := n.CommitTransaction(ctx, "prod", []planner.Plan{
+	out, err := n.CommitTransaction(ctx, "prod", steps(
 		planner.Stop{}, planner.Start{Mode: planner.StartAtNow, Rate: 1},
-	})
+	))
 	require.NoError(t, err)
 	require.Equal(t, uint64(3), out.Domain.Generation)
 	require.Equal(t, uint64(3), waitTick(t, n, "prod", 1).Tick.Generation)
@@ -309,12 +319,12 @@ func TestTransactionsThroughHandler(t *testing.T) {
 	defer func() { require.NoError(t, n.Close()) }()
 	ctx := context.Background()
 
-	_, err := n.CommitTransaction(ctx, "prod", []planner.Plan{planner.Stop{}})
+	_, err := n.CommitTransaction(ctx, "prod", steps(planner.Stop{}))
 	require.ErrorIs(t, err, lifecycle.ErrDomainNotFound)
 
 	_, err = n.CreateDomain(ctx, paced("prod", time.Second, 0))
 	require.NoError(t, err)
-	_, err = n.Start(ctx, "prod", planner.Start{Mode: planner.StartAtTime, At: 0, Rate: 2})
+	_, err = n.Start(ctx, "prod", planner.Start{Mode: planner.StartAtTime, At: 0, Rate: 2}.Request())
 	require.NoError(t, err)
 	fake.Advance(10 * time.Second)
 
@@ -322,10 +332,10 @@ func TestTransactionsThroughHandler(t *testing.T) {
 	// boundary with the previous rate, as one revision.
 	before, err := n.Domain("prod")
 	require.NoError(t, err)
-	out, err := n.CommitTransaction(ctx, "prod", []planner.Plan{
+	out, err := n.CommitTransaction(ctx, "prod", steps(
 		planner.Stop{}, planner.Start{Mode: planner.StartResume, Rate: planner.DefaultRate},
 		planner.AlterPlacement{Placement: lifecycle.PreferColocation},
-	})
+	))
 	require.NoError(t, err)
 	require.True(t, out.Changed)
 	require.Equal(t, before.Revision+1, out.Revision)
@@ -337,12 +347,12 @@ func TestTransactionsThroughHandler(t *testing.T) {
 	require.Equal(t, uint64(2), n.registry.Current("prod").Generation())
 
 	// A refused step refuses the whole transaction.
-	_, err = n.CommitTransaction(ctx, "prod", []planner.Plan{planner.Stop{}, planner.Stop{}})
+	_, err = n.CommitTransaction(ctx, "prod", steps(planner.Stop{}, planner.Stop{}))
 	require.ErrorIs(t, err, lifecycle.ErrAlreadyStopped)
 	require.Equal(t, 2, lifecycle.AsError(err).Step)
 	require.Equal(t, runtime.StatePaced, n.registry.Current("prod").State())
 
-	_, err = n.CommitTransaction(ctx, "prod", []planner.Plan{planner.Stop{}, planner.Use{Name: "x"}})
+	_, err = n.CommitTransaction(ctx, "prod", steps(planner.Stop{}, planner.Use{Name: "x"}))
 	require.ErrorIs(t, err, ErrNotTransactional)
 	require.Contains(t, err.Error(), "step 2")
 
@@ -361,7 +371,7 @@ func TestHandlerRefusals(t *testing.T) {
 
 	_, err = n.CreateDomain(ctx, paced("prod", time.Second, 0))
 	require.NoError(t, err)
-	_, err = n.CreateDomain(ctx, planner.CreateDomain{Name: "flat"})
+	_, err = n.CreateDomain(ctx, lifecycle.CreateDomain{Name: "flat"})
 	require.NoError(t, err)
 
 	cases := []struct {
@@ -371,26 +381,26 @@ func TestHandlerRefusals(t *testing.T) {
 		msg  string
 	}{
 		{name: "start without live voter", run: func() error {
-			_, err := n.Start(ctx, "prod", planner.Start{Mode: planner.StartAtNow, Rate: 1})
+			_, err := n.Start(ctx, "prod", planner.Start{Mode: planner.StartAtNow, Rate: 1}.Request())
 			return err
 		}, want: lifecycle.ErrNoLiveVoter, msg: "no live voter is available to own the clock for domain 'prod'"},
-		{name: "start missing", run: func() error { _, err := n.Start(ctx, "nope", planner.Start{}); return err },
+		{name: "start missing", run: func() error { _, err := n.Start(ctx, "nope", planner.Start{}.Request()); return err },
 			want: lifecycle.ErrDomainNotFound, msg: "domain 'nope' does not exist"},
 		{name: "stop stopped", run: func() error { _, err := n.Stop(ctx, "prod"); return err },
 			want: lifecycle.ErrAlreadyStopped, msg: "domain 'prod' is already stopped"},
 		{name: "stop missing", run: func() error { _, err := n.Stop(ctx, "nope"); return err },
 			want: lifecycle.ErrDomainNotFound, msg: "domain 'nope' does not exist"},
-		{name: "drop missing", run: func() error { _, err := n.DropDomain(ctx, planner.DropDomain{Name: "nope"}); return err },
+		{name: "drop missing", run: func() error { _, err := n.DropDomain(ctx, lifecycle.DropDomain{Name: "nope"}); return err },
 			want: lifecycle.ErrDomainNotFound, msg: "domain 'nope' does not exist"},
 		{name: "alter missing", run: func() error {
 			_, err := n.AlterPlacement(ctx, "nope", lifecycle.RequireColocation)
 			return err
 		}, want: lifecycle.ErrDomainNotFound, msg: "domain 'nope' does not exist"},
 		{name: "start running", run: func() error {
-			if _, err := n.Start(ctx, "flat", planner.Start{Mode: planner.StartAtNow, Rate: 1}); err != nil {
+			if _, err := n.Start(ctx, "flat", planner.Start{Mode: planner.StartAtNow, Rate: 1}.Request()); err != nil {
 				return err
 			}
-			_, err := n.Start(ctx, "flat", planner.Start{Mode: planner.StartAtNow, Rate: 1})
+			_, err := n.Start(ctx, "flat", planner.Start{Mode: planner.StartAtNow, Rate: 1}.Request())
 			return err
 		}, want: lifecycle.ErrAlreadyRunning, msg: "domain 'flat' is already running"},
 	}
@@ -404,10 +414,10 @@ func TestHandlerRefusals(t *testing.T) {
 		})
 	}
 	// IF EXISTS / IF NOT EXISTS are quiet no-ops.
-	out, err := n.DropDomain(ctx, planner.DropDomain{Name: "nope", IfExists: true})
+	out, err := n.DropDomain(ctx, lifecycle.DropDomain{Name: "nope", IfExists: true})
 	require.NoError(t, err)
 	require.False(t, out.Changed)
-	out, err = n.CreateDomain(ctx, planner.CreateDomain{Name: "prod", IfNotExists: true})
+	out, err = n.CreateDomain(ctx, lifecycle.CreateDomain{Name: "prod", IfNotExists: true})
 	require.NoError(t, err)
 	require.False(t, out.Changed)
 	require.Equal(t, lifecycle.Paced, out.Domain.Pace, "the existing definition is kept")
@@ -473,9 +483,9 @@ func TestOlderRevisionNeverInstalled(t *testing.T) {
 			_, err = n.CreateDomain(ctx, paced("gone", time.Second, 0))
 			require.NoError(t, err)
 			created := n.catalog.State()
-			_, err = n.Start(ctx, "prod", planner.Start{Mode: planner.StartAtNow, Rate: 1})
+			_, err = n.Start(ctx, "prod", planner.Start{Mode: planner.StartAtNow, Rate: 1}.Request())
 			require.NoError(t, err)
-			_, err = n.DropDomain(ctx, planner.DropDomain{Name: "gone"})
+			_, err = n.DropDomain(ctx, lifecycle.DropDomain{Name: "gone"})
 			require.NoError(t, err)
 			prod := n.registry.Current("prod")
 			require.Equal(t, runtime.StatePaced, prod.State())

@@ -47,20 +47,20 @@ func TestPreflightMatchesCommit(t *testing.T) {
 			_, err := n.CreateDomain(ctx, paced("prod", time.Second, 0))
 			require.NoError(t, err)
 			if tc.running {
-				_, err = n.Start(ctx, "prod", startAt)
+				_, err = n.Start(ctx, "prod", startAt.Request())
 				require.NoError(t, err)
 			}
 			before, err := n.Domain("prod")
 			require.NoError(t, err)
 			rev := n.catalog.Revision()
 
-			preErr := n.PreflightTransaction("prod", tc.plans)
+			preErr := n.PreflightTransaction("prod", steps(tc.plans...))
 			require.Equal(t, rev, n.catalog.Revision(), "a preflight commits nothing")
 			after, err := n.Domain("prod")
 			require.NoError(t, err)
 			require.Equal(t, before, after)
 
-			_, commitErr := n.CommitTransaction(ctx, "prod", tc.plans)
+			_, commitErr := n.CommitTransaction(ctx, "prod", steps(tc.plans...))
 			if tc.is == nil {
 				require.NoError(t, preErr)
 				require.NoError(t, commitErr)
@@ -80,9 +80,9 @@ func TestPreflightMatchesCommit(t *testing.T) {
 	t.Run("missing domain", func(t *testing.T) {
 		n := openNode(t, timesource.NewFake(t0), "")
 		defer func() { require.NoError(t, n.Close()) }()
-		err := n.PreflightTransaction("nope", []planner.Plan{planner.Stop{}})
+		err := n.PreflightTransaction("nope", steps(planner.Stop{}))
 		require.ErrorIs(t, err, lifecycle.ErrDomainNotFound)
-		_, commitErr := n.CommitTransaction(context.Background(), "nope", []planner.Plan{planner.Stop{}})
+		_, commitErr := n.CommitTransaction(context.Background(), "nope", steps(planner.Stop{}))
 		require.Equal(t, commitErr.Error(), err.Error())
 	})
 }

@@ -81,7 +81,7 @@ func TestNodeRefusesAndCountsImplausibleProgress(t *testing.T) {
 	require.NoError(t, n.WaitInstalled(ctx))
 	_, err = n.CreateDomain(ctx, paced("p", time.Second, 0))
 	require.NoError(t, err)
-	_, err = n.Start(ctx, "p", planner.Start{Mode: planner.StartAtNow, Rate: 1})
+	_, err = n.Start(ctx, "p", planner.Start{Mode: planner.StartAtNow, Rate: 1}.Request())
 	require.NoError(t, err)
 	waitTick(t, n, "p", 1)
 	f, ok := runtime.FenceOf(n.registry.Current("p"))

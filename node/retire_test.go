@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/nspl-dev/nspl/lifecycle"
 	"github.com/nspl-dev/nspl/planner"
 	"github.com/nspl-dev/nspl/runtime"
 	"github.com/nspl-dev/nspl/runtime/timesource"
@@ -122,7 +123,7 @@ func TestStopReturnsAfterTheProducerExited(t *testing.T) {
 
 			_, err = n.CreateDomain(ctx, paced("prod", time.Second, 0))
 			require.NoError(t, err)
-			_, err = n.Start(ctx, "prod", planner.Start{Mode: planner.StartAtNow, Rate: 1})
+			_, err = n.Start(ctx, "prod", planner.Start{Mode: planner.StartAtNow, Rate: 1}.Request())
 			require.NoError(t, err)
 			waitTick(t, n, "prod", 1)
 			run := running(t, n, "prod")
@@ -159,7 +160,7 @@ func TestStopReturnsAfterTheProducerExited(t *testing.T) {
 				o, err := n.Observe("prod")
 				require.NoError(t, err)
 				dropped := make(chan error, 1)
-				go func() { _, err := n.DropDomain(ctx, planner.DropDomain{Name: "prod"}); dropped <- err }()
+				go func() { _, err := n.DropDomain(ctx, lifecycle.DropDomain{Name: "prod"}); dropped <- err }()
 				wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 				defer cancel()
 				for !o.Read().Missing {
@@ -192,7 +193,7 @@ func TestStopReturnsAfterTheProducerExited(t *testing.T) {
 				return
 			}
 			fake.Advance(3 * time.Second)
-			_, err = n.Start(ctx, "prod", planner.Start{Mode: planner.StartAtNow, Rate: 1})
+			_, err = n.Start(ctx, "prod", planner.Start{Mode: planner.StartAtNow, Rate: 1}.Request())
 			require.NoError(t, err)
 			require.Equal(t, uint64(2), waitTick(t, n, "prod", 1).Tick.Generation)
 			for _, rep := range h.all()[seen:] {
@@ -217,7 +218,7 @@ func TestSuccessorStartsAfterItsPredecessorExited(t *testing.T) {
 
 	_, err = n.CreateDomain(ctx, paced("prod", time.Second, 0))
 	require.NoError(t, err)
-	_, err = n.Start(ctx, "prod", planner.Start{Mode: planner.StartAtNow, Rate: 1})
+	_, err = n.Start(ctx, "prod", planner.Start{Mode: planner.StartAtNow, Rate: 1}.Request())
 	require.NoError(t, err)
 	waitTick(t, n, "prod", 1)
 	run := running(t, n, "prod")
@@ -228,9 +229,9 @@ func TestSuccessorStartsAfterItsPredecessorExited(t *testing.T) {
 
 	committed := make(chan error, 1)
 	go func() {
-		_, err := n.CommitTransaction(ctx, "prod", []planner.Plan{
+		_, err := n.CommitTransaction(ctx, "prod", steps(
 			planner.Stop{}, planner.Start{Mode: planner.StartAtNow, Rate: 1},
-		})
+		))
 		committed <- err
 	}()
 	// The pass that cancelled the producer has decided about its

@@ -106,16 +106,16 @@ func statementCycle(tb testing.TB, n *Node, name string, took map[string][]time.
 		}
 	}
 	step("create", func() error {
-		_, err := n.CreateDomain(ctx, planner.CreateDomain{Name: name, Pace: lifecycle.Paced, Period: uint64(time.Hour)})
+		_, err := n.CreateDomain(ctx, lifecycle.CreateDomain{Name: name, Pace: lifecycle.Paced, Period: uint64(time.Hour)})
 		return err
 	})
 	step("start", func() error {
-		_, err := n.Start(ctx, name, planner.Start{Mode: planner.StartAtNow, Rate: 1})
+		_, err := n.Start(ctx, name, planner.Start{Mode: planner.StartAtNow, Rate: 1}.Request())
 		return err
 	})
 	step("describe", func() error { _, err := n.Domain(name); return err })
 	step("stop", func() error { _, err := n.Stop(ctx, name); return err })
-	step("drop", func() error { _, err := n.DropDomain(ctx, planner.DropDomain{Name: name}); return err })
+	step("drop", func() error { _, err := n.DropDomain(ctx, lifecycle.DropDomain{Name: name}); return err })
 }
 
 func median(d []time.Duration) time.Duration {

@@ -34,7 +34,7 @@ func BenchmarkPacedSoak(b *testing.B) {
 	n, err := Open(ctx, Config{Logger: quietLogger(), RaftLogLevel: slog.LevelError, TimeSource: timesource.System()})
 	require.NoError(b, err)
 	defer n.Close()
-	_, err = n.CreateDomain(ctx, planner.CreateDomain{Name: "fast", Pace: lifecycle.Paced, Period: uint64(time.Millisecond)})
+	_, err = n.CreateDomain(ctx, lifecycle.CreateDomain{Name: "fast", Pace: lifecycle.Paced, Period: uint64(time.Millisecond)})
 	require.NoError(b, err)
 
 	o, err := n.Observe("fast")
@@ -47,7 +47,7 @@ func BenchmarkPacedSoak(b *testing.B) {
 	cpu0 := cpuTime()
 	wall0 := time.Now()
 
-	_, err = n.Start(ctx, "fast", planner.Start{Mode: planner.StartAtNow, Rate: 1000})
+	_, err = n.Start(ctx, "fast", planner.Start{Mode: planner.StartAtNow, Rate: 1000}.Request())
 	require.NoError(b, err)
 	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()

@@ -42,7 +42,7 @@ func TestSpecRestoreThenStartAtFrontier(t *testing.T) {
 	require.Equal(t, lifecycle.Stopped, d.Status)
 	require.Nil(t, d.Mapping)
 
-	out, err := b.Start(ctx, "prod", planner.Start{Mode: planner.StartAtTime, At: frontier, Rate: 5})
+	out, err := b.Start(ctx, "prod", planner.Start{Mode: planner.StartAtTime, At: frontier, Rate: 5}.Request())
 	require.NoError(t, err)
 	require.Equal(t, archived.Record.Generation+1, out.Domain.Generation)
 	require.Equal(t, clock.Mapping{WallStartedAt: fake.Now(), LogicalStart: frontier, Rate: 5}, *out.Domain.Mapping)
@@ -77,7 +77,7 @@ func TestSpecAdvertisedRevisionFollowsInstallation(t *testing.T) {
 		run  func() (lifecycle.Outcome, error)
 	}{
 		{"start", func() (lifecycle.Outcome, error) {
-			return n.Start(ctx, "prod", planner.Start{Mode: planner.StartAtNow, Rate: 1})
+			return n.Start(ctx, "prod", planner.Start{Mode: planner.StartAtNow, Rate: 1}.Request())
 		}},
 		{"revoke the authority", func() (lifecycle.Outcome, error) {
 			d, err := n.Domain("prod")

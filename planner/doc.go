@@ -11,7 +11,8 @@
 // part of a plan's meaning.
 //
 // The grammar's keyword enums (grammar.Pace, grammar.Placement) become
-// lifecycle's here, in vocab.go, and nowhere else; so does a START plan's
-// StartMode (Start.Request), which node resolves. The package never touches
+// the replicated vocabulary's (package record) here, in vocab.go, and
+// nowhere else; so does a START plan's StartMode (Start.Request, the
+// request node resolves). The package never touches
 // state, the clock or I/O.
 package planner

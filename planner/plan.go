@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/nspl-dev/nspl/grammar"
-	"github.com/nspl-dev/nspl/lifecycle"
+	"github.com/nspl-dev/nspl/record"
 )
 
 // Sentinel errors of checks that need no state. They reach callers inside a
@@ -74,17 +74,17 @@ const DefaultRate = 1.0
 type CreateDomain struct {
 	Located
 	Name        string
-	Pace        lifecycle.Pace
+	Pace        record.Pace
 	Period      uint64
 	Skew        uint64
-	Placement   lifecycle.Placement
+	Placement   record.Placement
 	IfNotExists bool
 }
 
 // AlterPlacement changes the active domain's placement default.
 type AlterPlacement struct {
 	Located
-	Placement lifecycle.Placement
+	Placement record.Placement
 }
 
 // Start starts the active domain. At is the start instant in Unix
@@ -192,7 +192,7 @@ func (p CreateDomain) String() string {
 	b.WriteString(p.Pace.String())
 	b.WriteString(" DOMAIN ")
 	b.WriteString(grammar.FormatName(p.Name))
-	if p.Pace == lifecycle.Paced {
+	if p.Pace == record.Paced {
 		b.WriteString(" WITH PERIOD ")
 		b.WriteString(grammar.FormatDuration(p.Period))
 		b.WriteString(" SKEW ")

@@ -90,3 +90,31 @@ func TestPlanConvertsGrammarVocabulary(t *testing.T) {
 		require.ErrorIs(t, err, ErrUnknownStatement)
 	}
 }
+
+// TestStep holds the one conversion of a queued plan into the lifecycle
+// step a node resolves: each of the three step plans gives its op with its
+// request or placement, and any other plan gives an op that is its
+// canonical text, which names no step, so the node refuses it.
+func TestStep(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		plan Plan
+		want lifecycle.StepRequest
+	}{
+		{"plain START", Start{Mode: StartResume, Rate: DefaultRate},
+			lifecycle.StepRequest{Op: lifecycle.StepStart, Start: lifecycle.StartRequest{Mode: lifecycle.StartResume}}},
+		{"START AT NOW", Start{Mode: StartAtNow, Rate: 3},
+			lifecycle.StepRequest{Op: lifecycle.StepStart, Start: lifecycle.StartRequest{Mode: lifecycle.StartNow, Rate: 3}}},
+		{"START AT", Start{Mode: StartAtTime, At: -5, Rate: 0.5},
+			lifecycle.StepRequest{Op: lifecycle.StepStart, Start: lifecycle.StartRequest{Mode: lifecycle.StartAt, At: -5, Rate: 0.5}}},
+		{"STOP", Stop{}, lifecycle.StepRequest{Op: lifecycle.StepStop}},
+		{"ALTER PLACEMENT", AlterPlacement{Placement: lifecycle.SuggestSeparation},
+			lifecycle.StepRequest{Op: lifecycle.StepAlterPlacement, Placement: lifecycle.SuggestSeparation}},
+		{"DROP is no step", DropDomain{Name: "prod"}, lifecycle.StepRequest{Op: "DROP DOMAIN prod;"}},
+		{"USE is no step", Use{Name: "x"}, lifecycle.StepRequest{Op: "USE x;"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			require.Equal(t, tc.want, Step(tc.plan))
+		})
+	}
+}

@@ -88,7 +88,9 @@ func (s *Session) restore(ctx context.Context, p planner.Restore) (wire.Result, 
 	if err != nil {
 		return wire.Result{}, err
 	}
-	plan, err := s.node.Restore(ctx, p, name, a)
+	plan, err := s.node.Restore(ctx, backup.RestoreRequest{
+		Cluster: p.Cluster, Domain: p.Domain, Target: p.Target(), Resume: p.Resume, DryRun: p.DryRun,
+	}, name, a)
 	if err != nil {
 		return wire.Result{}, err
 	}

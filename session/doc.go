@@ -12,11 +12,13 @@
 //
 // A session runs on an Engine (engine.go), the few operations of a serving
 // node its statements use; *node.Node implements it, and this package does
-// not import node. Results, result sets and frames are wire's types; what a
-// reader of them needs (the followed clock and its arithmetic, the
-// coalescing follow, the attach bookkeeping of a receiver, operator
-// rendering and a failure's wire form) is package follow's, shared with the
-// remote client, which links no session. Statement text runs through
+// not import node. The Engine's writes take lifecycle requests, which the
+// session builds from its plans (planner.Start.Request, planner.Step), so a
+// node never sees a plan. Results, result sets and frames are wire's
+// types; what a reader of them needs (the followed clock and its
+// arithmetic, the coalescing follow, the attach bookkeeping of a receiver,
+// operator rendering and a failure's wire form) is package follow's,
+// shared with the remote client, which links no session. Statement text runs through
 // planner.RunScript, the one loop over planned statements.
 //
 // Requests run one at a time (Exec, ExecText). Every failure is a

@@ -5,7 +5,6 @@ import (
 
 	"github.com/nspl-dev/nspl/backup"
 	"github.com/nspl-dev/nspl/lifecycle"
-	"github.com/nspl-dev/nspl/planner"
 	"github.com/nspl-dev/nspl/runtime"
 )
 
@@ -39,22 +38,25 @@ type Engine interface {
 	// Observe returns an observer of the domain's installed clock.
 	Observe(domain string) (*runtime.Observer, error)
 
-	CreateDomain(ctx context.Context, p planner.CreateDomain) (lifecycle.Outcome, error)
-	DropDomain(ctx context.Context, p planner.DropDomain) (lifecycle.Outcome, error)
+	// The writes take lifecycle requests, not plans: the session turns a
+	// plan into its request (planner.Start.Request, planner.Step), so the
+	// engine needs no planner.
+	CreateDomain(ctx context.Context, c lifecycle.CreateDomain) (lifecycle.Outcome, error)
+	DropDomain(ctx context.Context, d lifecycle.DropDomain) (lifecycle.Outcome, error)
 	AlterPlacement(ctx context.Context, domain string, placement lifecycle.Placement) (lifecycle.Outcome, error)
-	Start(ctx context.Context, domain string, p planner.Start) (lifecycle.Outcome, error)
+	Start(ctx context.Context, domain string, req lifecycle.StartRequest) (lifecycle.Outcome, error)
 	Stop(ctx context.Context, domain string) (lifecycle.Outcome, error)
-	// CommitTransaction commits plans on domain as one command.
-	CommitTransaction(ctx context.Context, domain string, plans []planner.Plan) (lifecycle.Outcome, error)
-	// PreflightTransaction reports whether plans, committed now on domain
+	// CommitTransaction commits steps on domain as one command.
+	CommitTransaction(ctx context.Context, domain string, steps []lifecycle.StepRequest) (lifecycle.Outcome, error)
+	// PreflightTransaction reports whether steps, committed now on domain
 	// as one command, would apply to the node's state, and returns the
 	// error CommitTransaction would. It proposes nothing and waits for no
 	// commit or installation.
-	PreflightTransaction(domain string, plans []planner.Plan) error
+	PreflightTransaction(domain string, steps []lifecycle.StepRequest) error
 
 	// Capture reads one consistent state as an archive.
 	Capture(scope backup.CaptureScope) (backup.Archive, error)
 	// Restore restores domains from the verified archive a, named name in
 	// messages, all or nothing.
-	Restore(ctx context.Context, p planner.Restore, name string, a backup.Archive) (backup.RestorePlan, error)
+	Restore(ctx context.Context, req backup.RestoreRequest, name string, a backup.Archive) (backup.RestorePlan, error)
 }

@@ -123,7 +123,7 @@ func (s *Session) queue(p planner.Plan) (wire.Result, bool, error) {
 	if tx == nil {
 		return wire.Result{}, false, nil
 	}
-	if err := s.node.PreflightTransaction(tx.domain, steps); err != nil {
+	if err := s.node.PreflightTransaction(tx.domain, stepRequests(steps)); err != nil {
 		return wire.Result{}, true, err
 	}
 	s.mu.Lock()
@@ -145,7 +145,9 @@ func (s *Session) createDomain(ctx context.Context, p planner.CreateDomain) (wir
 	if err := s.refuseInTransaction("CREATE DOMAIN"); err != nil {
 		return wire.Result{}, err
 	}
-	res, err := s.node.CreateDomain(ctx, p)
+	res, err := s.node.CreateDomain(ctx, lifecycle.CreateDomain{
+		Name: p.Name, Pace: p.Pace, Period: p.Period, Skew: p.Skew, Placement: p.Placement, IfNotExists: p.IfNotExists,
+	})
 	if err != nil {
 		return wire.Result{}, err
 	}
@@ -160,7 +162,7 @@ func (s *Session) dropDomain(ctx context.Context, p planner.DropDomain) (wire.Re
 	if err := s.refuseInTransaction("DROP DOMAIN"); err != nil {
 		return wire.Result{}, err
 	}
-	res, err := s.node.DropDomain(ctx, p)
+	res, err := s.node.DropDomain(ctx, lifecycle.DropDomain{Name: p.Name, IfExists: p.IfExists})
 	if err != nil {
 		return wire.Result{}, err
 	}
@@ -205,7 +207,7 @@ func (s *Session) start(ctx context.Context, p planner.Start) (wire.Result, erro
 	if err != nil {
 		return wire.Result{}, err
 	}
-	res, err := s.node.Start(ctx, domain, p)
+	res, err := s.node.Start(ctx, domain, p.Request())
 	if err != nil {
 		return wire.Result{}, err
 	}
@@ -270,7 +272,7 @@ func (s *Session) commit(ctx context.Context) (wire.Result, error) {
 	if len(tx.steps) == 0 {
 		return wire.Result{Domain: tx.domain, Message: fmt.Sprintf("committed empty transaction on domain '%s'", tx.domain)}, nil
 	}
-	res, err := s.node.CommitTransaction(ctx, tx.domain, tx.steps)
+	res, err := s.node.CommitTransaction(ctx, tx.domain, stepRequests(tx.steps))
 	if err != nil {
 		return wire.Result{}, err
 	}

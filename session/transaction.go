@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/nspl-dev/nspl/grammar"
+	"github.com/nspl-dev/nspl/lifecycle"
 	"github.com/nspl-dev/nspl/planner"
 	"github.com/nspl-dev/nspl/wire"
 )
@@ -163,3 +164,13 @@ func (e *TransactionExpiredError) Error() string {
 
 // Unwrap returns ErrTransactionExpired.
 func (e *TransactionExpiredError) Unwrap() error { return ErrTransactionExpired }
+
+// stepRequests returns the lifecycle requests of a transaction's queued
+// plans, in order, as the node resolves them.
+func stepRequests(plans []planner.Plan) []lifecycle.StepRequest {
+	out := make([]lifecycle.StepRequest, len(plans))
+	for i, p := range plans {
+		out[i] = planner.Step(p)
+	}
+	return out
+}
