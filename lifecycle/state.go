@@ -104,7 +104,7 @@ func (s *State) Range(fn func(Domain) bool) {
 // listing of a large catalog does not copy the catalog.
 func (s *State) RangeSorted(fn func(Domain) bool) {
 	for _, d := range s.sortedRecords() {
-		if !fn(d.clone()) {
+		if !fn(cloneDomain(*d)) {
 			return
 		}
 	}
