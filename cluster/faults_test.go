@@ -44,6 +44,10 @@ type histClient struct {
 	// linearizable: the planted bug of a linearizable read answered from
 	// local state.
 	plantLocalRead bool
+	// plantEarlyAck records every write as acknowledged the moment it is
+	// sent, whatever becomes of it: the planted bug of a write
+	// acknowledged before it commits.
+	plantEarlyAck bool
 }
 
 // newHistClient opens a session on m whose reads are at level.
@@ -104,6 +108,11 @@ func (c *histClient) do(ctx context.Context, in history.Input) history.Outcome {
 		}
 	}
 	done := c.rec.Invoke(c.id, in)
+	if c.plantEarlyAck {
+		done(history.Output{Outcome: history.OK})
+		_, _ = c.s.ExecText(ctx, stmt)
+		return history.OK
+	}
 	_, err := c.s.ExecText(ctx, stmt)
 	out := history.Output{Outcome: history.OK}
 	if err != nil {
@@ -415,4 +424,69 @@ func TestFaultsShort(t *testing.T) {
 	require.False(t, res.report.Undecided, "the checker could not decide the history")
 	require.Zero(t, res.report.Anomalies(), "local-level violations: %q", res.report.Local)
 	require.Greater(t, res.report.Ops, 20)
+}
+
+// The checker catches the two planted bugs, each on a member cut off from
+// the other two after a domain it holds was created: a read recorded as
+// linearizable that answers from the member's local state, and a write
+// acknowledged the moment it is sent. Each history fails and is written as
+// a visualisation.
+func TestFaultsCheckerCatchesPlantedBugs(t *testing.T) {
+	cases := []struct {
+		name string
+		// cut runs on the isolated member after the majority's writes.
+		cut func(ctx context.Context, c *histClient)
+		// after runs on the majority once cut has run.
+		after                         func(ctx context.Context, c *histClient)
+		plantLocalRead, plantEarlyAck bool
+	}{
+		{"linearizable read from local state", func(ctx context.Context, c *histClient) {
+			require.Equal(t, history.OK, c.do(ctx, history.Input{Kind: history.Read, Domain: "p"}))
+		}, func(context.Context, *histClient) {}, true, false},
+		{"write acknowledged before it commits", func(ctx context.Context, c *histClient) {
+			short, cancel := context.WithTimeout(ctx, time.Second)
+			defer cancel()
+			c.do(short, history.Input{Kind: history.Stop, Domain: "p"})
+		}, func(ctx context.Context, c *histClient) {
+			require.Equal(t, history.OK, c.do(ctx, history.Input{Kind: history.Read, Domain: "p"}))
+		}, false, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			h := testcluster.New(t, testcluster.Options{Faults: true})
+			h.StartThree()
+			allLive(h)
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			leader := h.Leader()
+			victim := h.Follower(leader)
+			rec := history.NewRecorder()
+			majority := newHistClient(0, leader, history.Linearizable, rec, false)
+			defer majority.close()
+			planted := newHistClient(1, victim, history.Linearizable, rec, tc.plantLocalRead)
+			planted.plantEarlyAck = tc.plantEarlyAck
+			defer planted.close()
+
+			require.Equal(t, history.OK, majority.do(ctx, history.Input{Kind: history.Create, Domain: "p"}))
+			h.Eventually(30*time.Second, "the domain installed on the member to cut", func() bool {
+				_, err := victim.Node().Domain("p")
+				return err == nil
+			})
+			h.Net().Isolate(victim.Node().Name(), h.Names()...)
+			require.Equal(t, history.OK, majority.do(ctx, history.Input{Kind: history.Start, Domain: "p"}))
+			tc.cut(ctx, planted)
+			tc.after(ctx, majority)
+			h.Net().Heal()
+
+			dir := t.TempDir()
+			rep, err := history.Check(rec.Ops(), faultChecker, dir, "planted")
+			require.NoError(t, err)
+			require.False(t, rep.Undecided)
+			require.False(t, rep.Linearizable, "the planted bug went unnoticed: %+v", rec.Ops())
+			b, err := os.ReadFile(rep.Visualization)
+			require.NoError(t, err)
+			require.Contains(t, string(b), "<html")
+			t.Logf("visualisation: %s", rep.Visualization)
+		})
+	}
 }
