@@ -40,6 +40,7 @@ func TestCheck(t *testing.T) {
 		{"a read concurrent with the write may miss it", []Op{w(0, Create, OK, 0, 1), w(0, Start, OK, 2, 5), read(1, Linearizable, stopped0, 1, 3, 4)}, true, 0},
 		{"a refusal the state does not give", []Op{w(0, Create, OK, 0, 1), fail(1, Start, RefusedAlreadyRunning, 2, 3)}, false, 0},
 		{"the refusals the state gives", []Op{w(0, Create, OK, 0, 1), fail(1, Create, RefusedExists, 2, 3), fail(1, Stop, RefusedAlreadyStopped, 4, 5)}, true, 0},
+		{"a stop refused for the wrong reason", []Op{w(0, Create, OK, 0, 1), fail(1, Stop, RefusedAlreadyRunning, 2, 3)}, false, 0},
 		{"a drop refused as absent while the domain exists", []Op{w(0, Create, OK, 0, 1), fail(1, Drop, RefusedNotFound, 2, 3)}, false, 0},
 		{"a start refused as absent before the create", []Op{fail(1, Start, RefusedNotFound, 0, 1), w(0, Create, OK, 2, 3)}, true, 0},
 		{"drop of a stopped domain then create", []Op{w(0, Create, OK, 0, 1), w(0, Drop, OK, 2, 3), w(0, Create, OK, 4, 5), read(0, Linearizable, stopped0, 3, 6, 7)}, true, 0},
