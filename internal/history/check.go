@@ -88,7 +88,8 @@ func Check(ops []Op, timeout time.Duration, dir, name string) (Report, error) {
 //     an older revision than its earlier reads of it;
 //   - read your writes: after a client's own acknowledged write of a
 //     domain, its next read of the domain sees a newer revision than any
-//     it read before the write.
+//     it read before the write (an ALTER to the placement that revision
+//     held changes nothing and is not counted).
 //
 // Revisions are only known for a domain that exists; a read of an absent
 // domain is checked by none of the per-client rules. It returns one line
@@ -123,11 +124,15 @@ func CheckLocal(ops []Op) []string {
 		cops := byClient[c]
 		sort.SliceStable(cops, func(i, j int) bool { return cops[i].Call < cops[j].Call })
 		last := make(map[string]uint64) // newest revision read
+		saw := make(map[string]Domain)  // what it held
 		wrote := make(map[string]bool)  // an OK write since that read
 		for _, op := range cops {
 			d := op.Input.Domain
 			if op.Input.Kind != Read {
-				if op.Output.Outcome == OK {
+				// An ALTER to the placement the domain already had
+				// changes nothing and commits no new revision.
+				noop := op.Input.Kind == Alter && saw[d].Exists && saw[d].Placement == op.Input.Placement
+				if op.Output.Outcome == OK && !noop {
 					wrote[d] = true
 				}
 				continue
@@ -142,7 +147,9 @@ func CheckLocal(ops []Op) []string {
 			case wrote[d] && prev > 0 && rev <= prev:
 				out = append(out, fmt.Sprintf("client %d read domain %s at revision %d after its own acknowledged write following revision %d (its write is missing)", c, d, rev, prev))
 			}
-			last[d] = max(prev, rev)
+			if rev >= prev {
+				last[d], saw[d] = rev, op.Output.Saw
+			}
 			wrote[d] = false
 		}
 	}

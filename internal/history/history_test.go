@@ -12,6 +12,12 @@ func w(client int, k Kind, out Outcome, call, ret int64) Op {
 	return Op{Client: client, Input: Input{Kind: k, Domain: "d", Placement: "PREFER COLOCATION"}, Output: Output{Outcome: out}, Call: call, Return: ret}
 }
 
+func alter(client int, placement string, call, ret int64) Op {
+	op := w(client, Alter, OK, call, ret)
+	op.Input.Placement = placement
+	return op
+}
+
 func fail(client int, k Kind, why Refusal, call, ret int64) Op {
 	op := w(client, k, Failed, call, ret)
 	op.Output.Refusal = why
@@ -54,6 +60,8 @@ func TestCheck(t *testing.T) {
 		{"local reads that repeat a revision", []Op{w(0, Create, OK, 0, 1), read(1, Local, stopped0, 1, 4, 5), read(1, Local, stopped0, 1, 6, 7)}, true, 0},
 		{"a local read missing its client's write", []Op{w(0, Create, OK, 0, 1), read(0, Local, stopped0, 1, 2, 3), w(0, Start, OK, 4, 5), read(0, Local, stopped0, 1, 6, 7)}, true, 1},
 		{"a local read with its client's write", []Op{w(0, Create, OK, 0, 1), read(0, Local, stopped0, 1, 2, 3), w(0, Start, OK, 4, 5), read(0, Local, running1, 2, 6, 7)}, true, 0},
+		{"an alter that changes nothing commits nothing", []Op{w(0, Create, OK, 0, 1), read(0, Local, stopped0, 1, 2, 3), alter(0, "NEUTRAL", 4, 5), read(0, Local, stopped0, 1, 6, 7)}, true, 0},
+		{"an alter that changes the placement must show", []Op{w(0, Create, OK, 0, 1), read(0, Local, stopped0, 1, 2, 3), alter(0, "PREFER COLOCATION", 4, 5), read(0, Local, stopped0, 1, 6, 7)}, true, 1},
 		{"another client's write need not show", []Op{w(0, Create, OK, 0, 1), read(0, Local, stopped0, 1, 2, 3), w(1, Start, OK, 4, 5), read(0, Local, stopped0, 1, 6, 7)}, true, 0},
 		{"two states at one revision", []Op{w(0, Create, OK, 0, 1), w(0, Start, OK, 2, 3), w(0, Stop, OK, 4, 5), read(1, Local, running1, 2, 6, 7), read(2, Local, stopped1, 2, 8, 9)}, true, 1},
 	}
