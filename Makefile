@@ -154,4 +154,6 @@ screenshots:
 RUNS ?= 10
 SEED ?= 1
 faults:
-	FAULTS_RUNS=$(RUNS) FAULTS_SEED=$(SEED) $(GO) test -race -count=1 -timeout 0 -tags nspl_faults -run '^TestFaults$$' -v ./cluster/ | grep -v '^=== '
+	@out=$$(mktemp); trap 'rm -f "$$out"' EXIT; \
+	FAULTS_RUNS=$(RUNS) FAULTS_SEED=$(SEED) $(GO) test -race -count=1 -timeout 0 -tags nspl_faults -run '^TestFaults$$' -v ./cluster/ >"$$out" 2>&1; \
+	rc=$$?; grep -v '^=== ' "$$out"; exit $$rc
