@@ -41,7 +41,7 @@ func TestFaults(t *testing.T) {
 		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
 			res := runFaults(t, faultRunOptions{seed: seed, episodes: 4,
 				kinds: []string{faultIsolate, faultIsolateLeader, faultOneWay, faultDelay, faultKill},
-				hold:  [2]time.Duration{time.Second, 3 * time.Second}, quiet: time.Second}, dir)
+				hold:  [2]time.Duration{time.Second, 3 * time.Second}, quiet: time.Second, remote: true}, dir)
 			results = append(results, res)
 			require.False(t, res.report.Undecided, "seed %d: the checker could not decide the history", seed)
 			require.Zero(t, res.report.Anomalies(), "seed %d: local-level violations: %q", seed, res.report.Local)

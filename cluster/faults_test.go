@@ -2,6 +2,7 @@ package cluster_test
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -16,11 +17,13 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/nspl-dev/nspl/client"
 	"github.com/nspl-dev/nspl/cluster"
 	"github.com/nspl-dev/nspl/internal/history"
 	"github.com/nspl-dev/nspl/internal/testcluster"
 	"github.com/nspl-dev/nspl/lifecycle"
 	"github.com/nspl-dev/nspl/session"
+	"github.com/nspl-dev/nspl/wire"
 )
 
 // faultOpTimeout bounds one client operation; an operation that runs out
@@ -37,7 +40,7 @@ const faultChecker = 60 * time.Second
 type histClient struct {
 	id    int
 	m     *cluster.Member
-	s     *session.Session
+	s     statementRunner
 	level history.Level
 	rec   *history.Recorder
 	// plantLocalRead reads at the local level while recording the read as
@@ -50,14 +53,34 @@ type histClient struct {
 	plantEarlyAck bool
 }
 
-// newHistClient opens a session on m whose reads are at level.
-func newHistClient(id int, m *cluster.Member, level history.Level, rec *history.Recorder, plantLocalRead bool) *histClient {
+// statementRunner is a session as a client holds it: a member's session
+// in process, or the Go client over the remote protocol.
+type statementRunner interface {
+	ExecText(ctx context.Context, text string) ([]wire.Result, error)
+	Close() error
+}
+
+// newHistClient opens a session on m whose reads are at level: over the
+// remote protocol to url when it is not empty, else in process.
+func newHistClient(t *testing.T, id int, m *cluster.Member, url string, tlsConf *tls.Config, level history.Level, rec *history.Recorder, plantLocalRead bool) *histClient {
 	rc := session.ReadLinearizable
 	if level == history.Local || plantLocalRead {
 		rc = session.ReadLocal
 	}
-	return &histClient{id: id, m: m, level: level, rec: rec, plantLocalRead: plantLocalRead,
-		s: session.New(m.Node(), session.Options{ReadConsistency: rc})}
+	c := &histClient{id: id, m: m, level: level, rec: rec, plantLocalRead: plantLocalRead}
+	if url == "" {
+		c.s = session.New(m.Node(), session.Options{ReadConsistency: rc})
+		return c
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), faultOpTimeout)
+	defer cancel()
+	cl, err := client.Dial(ctx, client.Config{URLs: []string{url}, TLS: tlsConf, ReadConsistency: rc})
+	if err != nil {
+		t.Logf("client %d: dial %s: %v", id, url, err)
+		return nil
+	}
+	c.s = cl
+	return c
 }
 
 func (c *histClient) close() { _ = c.s.Close() }
@@ -198,6 +221,9 @@ type faultRunOptions struct {
 	kinds    []string // drawn from
 	hold     [2]time.Duration
 	quiet    time.Duration
+	// remote runs the clients over the remote protocol (the Go client
+	// to each member's session listener) instead of in process.
+	remote bool
 }
 
 // faultRunResult is one run's row of the table.
@@ -224,6 +250,29 @@ func runFaults(t *testing.T, opts faultRunOptions, dir string) faultRunResult {
 	r := rand.New(rand.NewPCG(opts.seed, 26))
 	domains := []string{"h0", "h1", "h2"}
 	rec := history.NewRecorder()
+
+	// urls are the session listeners of the running incarnations,
+	// served from the test's goroutine.
+	var urls sync.Map // *cluster.Member → string
+	serve := func(m *cluster.Member) {
+		if opts.remote {
+			urls.Store(m, h.ServeSessions(m))
+		}
+	}
+	for _, m := range h.Live() {
+		serve(m)
+	}
+	tlsConf := h.ClientTLS("history")
+	urlOf := func(m *cluster.Member) (string, bool) {
+		if !opts.remote {
+			return "", true
+		}
+		u, ok := urls.Load(m)
+		if !ok {
+			return "", false
+		}
+		return u.(string), true
+	}
 
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
@@ -255,7 +304,8 @@ func runFaults(t *testing.T, opts faultRunOptions, dir string) faultRunResult {
 			}()
 			for ctx.Err() == nil {
 				m := h.Member(name)
-				if m == nil { // killed: wait for its restart
+				url, served := urlOf(m)
+				if m == nil || !served { // killed: wait for its restart
 					time.Sleep(20 * time.Millisecond)
 					continue
 				}
@@ -263,7 +313,10 @@ func runFaults(t *testing.T, opts faultRunOptions, dir string) faultRunResult {
 					if c != nil {
 						c.close()
 					}
-					c = newHistClient(newID(), m, level, rec, false)
+					if c = newHistClient(t, newID(), m, url, tlsConf, level, rec, false); c == nil {
+						time.Sleep(20 * time.Millisecond)
+						continue
+					}
 				}
 				c.do(ctx, randomOp(cr, domains))
 				time.Sleep(time.Duration(cr.IntN(10)) * time.Millisecond)
@@ -302,7 +355,7 @@ func runFaults(t *testing.T, opts faultRunOptions, dir string) faultRunResult {
 			for _, m := range h.Live() {
 				join = m.APIAddr()
 			}
-			h.Start(victim, false, join)
+			serve(h.Start(victim, false, join))
 		}
 		time.Sleep(opts.quiet)
 		eps = append(eps, episode{kind: kind, from: from, till: rec.Now()})
@@ -314,7 +367,9 @@ func runFaults(t *testing.T, opts faultRunOptions, dir string) faultRunResult {
 	// each domain at the linearizable level once the cluster is whole.
 	allLive(h)
 	for _, m := range h.Live() {
-		c := newHistClient(newID(), m, history.Linearizable, rec, false)
+		url, _ := urlOf(m)
+		c := newHistClient(t, newID(), m, url, tlsConf, history.Linearizable, rec, false)
+		require.NotNil(t, c, "a client of %s for the final reads", m.Node().Name())
 		for _, d := range domains {
 			h.Eventually(30*time.Second, "a confirmed final read of "+d+" on "+m.Node().Name(), func() bool {
 				return c.do(context.Background(), history.Input{Kind: history.Read, Domain: d}) == history.OK
@@ -419,7 +474,7 @@ func TestFaultsShort(t *testing.T) {
 		t.Skip("a three-member cluster under a nemesis")
 	}
 	res := runFaults(t, faultRunOptions{seed: 1, episodes: 1, kinds: []string{faultIsolate},
-		hold: [2]time.Duration{1500 * time.Millisecond, 1500 * time.Millisecond}, quiet: time.Second}, t.TempDir())
+		hold: [2]time.Duration{1500 * time.Millisecond, 1500 * time.Millisecond}, quiet: time.Second, remote: true}, t.TempDir())
 	t.Logf("\n%s", faultTable([]faultRunResult{res}))
 	require.False(t, res.report.Undecided, "the checker could not decide the history")
 	require.Zero(t, res.report.Anomalies(), "local-level violations: %q", res.report.Local)
@@ -461,9 +516,9 @@ func TestFaultsCheckerCatchesPlantedBugs(t *testing.T) {
 			leader := h.Leader()
 			victim := h.Follower(leader)
 			rec := history.NewRecorder()
-			majority := newHistClient(0, leader, history.Linearizable, rec, false)
+			majority := newHistClient(t, 0, leader, "", nil, history.Linearizable, rec, false)
 			defer majority.close()
-			planted := newHistClient(1, victim, history.Linearizable, rec, tc.plantLocalRead)
+			planted := newHistClient(t, 1, victim, "", nil, history.Linearizable, rec, tc.plantLocalRead)
 			planted.plantEarlyAck = tc.plantEarlyAck
 			defer planted.close()
 
