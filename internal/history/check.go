@@ -52,7 +52,7 @@ func Check(ops []Op, timeout time.Duration, dir, name string) (Report, error) {
 		if op.Output.Outcome == Unknown {
 			rep.Unknowns++
 		}
-		if op.Input.Kind == Read && (op.Output.Outcome != OK || op.Input.Level != Linearizable) {
+		if (op.Input.Kind == Read || op.Input.Kind == List) && (op.Output.Outcome != OK || op.Input.Level != Linearizable) {
 			continue
 		}
 		ret := op.Return
@@ -91,8 +91,9 @@ func Check(ops []Op, timeout time.Duration, dir, name string) (Report, error) {
 //     it read before the write (an ALTER to the placement that revision
 //     held changes nothing and is not counted).
 //
-// Revisions are only known for a domain that exists; a read of an absent
-// domain is checked by none of the per-client rules. It returns one line
+// Revisions are only known for a domain that exists and a Read names them;
+// a read of an absent domain and a List are checked by none of these
+// rules. It returns one line
 // per violation.
 func CheckLocal(ops []Op) []string {
 	var out []string
@@ -128,6 +129,9 @@ func CheckLocal(ops []Op) []string {
 		wrote := make(map[string]bool)  // an OK write since that read
 		for _, op := range cops {
 			d := op.Input.Domain
+			if op.Input.Kind == List {
+				continue
+			}
 			if op.Input.Kind != Read {
 				// An ALTER to the placement the domain already had
 				// changes nothing and commits no new revision.

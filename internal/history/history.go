@@ -28,6 +28,10 @@ const (
 	Alter
 	Drop
 	Read
+	// List is a read that sees whether the domain exists, its status and
+	// its generation, but neither its placement nor its revision (LIST
+	// DOMAINS).
+	List
 )
 
 func (k Kind) String() string {
@@ -44,12 +48,14 @@ func (k Kind) String() string {
 		return "DROP"
 	case Read:
 		return "READ"
+	case List:
+		return "LIST"
 	default:
 		return fmt.Sprintf("Kind(%d)", uint8(k))
 	}
 }
 
-// Level is the read consistency a Read operation was issued at.
+// Level is the read consistency a Read or List operation was issued at.
 type Level uint8
 
 // Read levels.
@@ -64,7 +70,7 @@ type Input struct {
 	Kind      Kind
 	Domain    string
 	Placement string
-	Level     Level // of a Read
+	Level     Level // of a Read or List
 }
 
 // Outcome is how an operation completed, as its client learnt it.

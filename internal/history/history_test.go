@@ -18,6 +18,12 @@ func alter(client int, placement string, call, ret int64) Op {
 	return op
 }
 
+func list(client int, lvl Level, saw Domain, call, ret int64) Op {
+	op := read(client, lvl, saw, 0, call, ret)
+	op.Input.Kind = List
+	return op
+}
+
 func fail(client int, k Kind, why Refusal, call, ret int64) Op {
 	op := w(client, k, Failed, call, ret)
 	op.Output.Refusal = why
@@ -55,6 +61,10 @@ func TestCheck(t *testing.T) {
 		{"an unknown write that took effect", []Op{w(0, Create, OK, 0, 1), w(0, Start, Unknown, 2, 3), read(1, Linearizable, running1, 2, 10, 11)}, true, 0},
 		{"an unknown write that never did", []Op{w(0, Create, OK, 0, 1), w(0, Start, Unknown, 2, 3), read(1, Linearizable, stopped0, 1, 10, 11)}, true, 0},
 		{"an unknown write seen then unseen", []Op{w(0, Create, OK, 0, 1), w(0, Start, Unknown, 2, 3), read(1, Linearizable, running1, 2, 10, 11), read(1, Linearizable, stopped0, 1, 12, 13)}, false, 1},
+		{"a list sees status and generation", []Op{w(0, Create, OK, 0, 1), w(0, Alter, OK, 2, 3), list(1, Linearizable, stopped0, 4, 5)}, true, 0},
+		{"a list after a completed start misses it", []Op{w(0, Create, OK, 0, 1), w(0, Start, OK, 2, 3), list(1, Linearizable, stopped0, 4, 5)}, false, 0},
+		{"a list of an absent domain after its create", []Op{w(0, Create, OK, 0, 1), list(1, Linearizable, Domain{}, 4, 5)}, false, 0},
+		{"a stale local list is allowed", []Op{w(0, Create, OK, 0, 1), w(0, Start, OK, 2, 3), list(1, Local, stopped0, 4, 5)}, true, 0},
 		{"a stale local read is allowed", []Op{w(0, Create, OK, 0, 1), w(0, Start, OK, 2, 3), read(1, Local, stopped0, 1, 4, 5)}, true, 0},
 		{"local reads that go back", []Op{w(0, Create, OK, 0, 1), w(0, Start, OK, 2, 3), read(1, Local, running1, 2, 4, 5), read(1, Local, stopped0, 1, 6, 7)}, true, 1},
 		{"local reads that repeat a revision", []Op{w(0, Create, OK, 0, 1), read(1, Local, stopped0, 1, 4, 5), read(1, Local, stopped0, 1, 6, 7)}, true, 0},
@@ -107,13 +117,13 @@ func FuzzCheck(f *testing.F) {
 		var ops, legal []Op
 		var d Domain
 		for i, x := range b {
-			k := Kind(x%6) + 1
+			k := Kind(x%7) + 1
 			out := Outcome(x/6%3) + 1
 			op := Op{Client: int(x) % 3, Input: Input{Kind: k, Domain: "d", Placement: "NEUTRAL", Level: Level(x / 18 % 2)},
 				Output: Output{Outcome: out, Refusal: RefusedNotFound, Saw: d, Revision: uint64(i)}, Call: int64(2 * i), Return: int64(2*i + 1)}
 			ops = append(ops, op)
 			next, why := apply(d, op.Input)
-			if why == "" && k != Read {
+			if why == "" && k != Read && k != List {
 				op.Output = Output{Outcome: OK}
 				op.Client = 0
 				legal = append(legal, op)

@@ -17,7 +17,7 @@ func apply(d Domain, in Input) (Domain, Refusal) {
 			return d, RefusedExists
 		}
 		return Domain{Exists: true, Placement: "NEUTRAL"}, ""
-	case Read:
+	case Read, List:
 		return d, ""
 	}
 	if !d.Exists {
@@ -55,7 +55,7 @@ func step(state, input, output interface{}) (bool, interface{}) {
 	next, refusal := apply(d, in)
 	switch out.Outcome {
 	case OK:
-		if refusal != "" || (in.Kind == Read && out.Saw != d) {
+		if refusal != "" || (in.Kind == Read && out.Saw != d) || (in.Kind == List && !listed(out.Saw, d)) {
 			return false, d
 		}
 		return true, next
@@ -65,6 +65,11 @@ func step(state, input, output interface{}) (bool, interface{}) {
 		return true, next
 	}
 	return false, d
+}
+
+// listed reports whether a List that saw saw is what d lists as.
+func listed(saw, d Domain) bool {
+	return saw.Exists == d.Exists && saw.Running == d.Running && saw.Gen == d.Gen
 }
 
 // Model is the catalog as Porcupine checks it: each domain a register of
@@ -103,6 +108,8 @@ var Model = porcupine.Model{
 		switch {
 		case out.Outcome == Failed:
 			return s + " → fail: " + string(out.Refusal)
+		case out.Outcome == OK && in.Kind == List:
+			return fmt.Sprintf("%s → %s", s, out.Saw)
 		case out.Outcome == OK && in.Kind == Read:
 			return fmt.Sprintf("%s → %s (rev %d)", s, out.Saw, out.Revision)
 		}
