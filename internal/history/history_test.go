@@ -64,6 +64,7 @@ func TestCheck(t *testing.T) {
 		{"a list sees status and generation", []Op{w(0, Create, OK, 0, 1), w(0, Alter, OK, 2, 3), list(1, Linearizable, stopped0, 4, 5)}, true, 0},
 		{"a list after a completed start misses it", []Op{w(0, Create, OK, 0, 1), w(0, Start, OK, 2, 3), list(1, Linearizable, stopped0, 4, 5)}, false, 0},
 		{"a list of an absent domain after its create", []Op{w(0, Create, OK, 0, 1), list(1, Linearizable, Domain{}, 4, 5)}, false, 0},
+		{"a list of the previous generation", []Op{w(0, Create, OK, 0, 1), w(0, Start, OK, 2, 3), w(0, Stop, OK, 4, 5), w(0, Start, OK, 6, 7), list(1, Linearizable, running1, 8, 9)}, false, 0},
 		{"a stale local list is allowed", []Op{w(0, Create, OK, 0, 1), w(0, Start, OK, 2, 3), list(1, Local, stopped0, 4, 5)}, true, 0},
 		{"a stale local read is allowed", []Op{w(0, Create, OK, 0, 1), w(0, Start, OK, 2, 3), read(1, Local, stopped0, 1, 4, 5)}, true, 0},
 		{"local reads that go back", []Op{w(0, Create, OK, 0, 1), w(0, Start, OK, 2, 3), read(1, Local, running1, 2, 4, 5), read(1, Local, stopped0, 1, 6, 7)}, true, 1},
