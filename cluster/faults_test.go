@@ -22,6 +22,7 @@ import (
 	"github.com/nspl-dev/nspl/internal/history"
 	"github.com/nspl-dev/nspl/internal/testcluster"
 	"github.com/nspl-dev/nspl/lifecycle"
+	"github.com/nspl-dev/nspl/runtime/timesource"
 	"github.com/nspl-dev/nspl/session"
 	"github.com/nspl-dev/nspl/wire"
 )
@@ -277,7 +278,7 @@ func runFaults(t *testing.T, opts faultRunOptions, dir string) faultRunResult {
 	names := h.Names()
 	r := rand.New(rand.NewPCG(opts.seed, 26))
 	domains := []string{"h0", "h1", "h2"}
-	rec := history.NewRecorder()
+	rec := history.NewRecorder(timesource.System())
 
 	// urls are the session listeners of the running incarnations,
 	// served from the test's goroutine.
@@ -543,7 +544,7 @@ func TestFaultsCheckerCatchesPlantedBugs(t *testing.T) {
 			defer cancel()
 			leader := h.Leader()
 			victim := h.Follower(leader)
-			rec := history.NewRecorder()
+			rec := history.NewRecorder(timesource.System())
 			majority := newHistClient(t, 0, leader, "", nil, history.Linearizable, rec, false)
 			defer majority.close()
 			planted := newHistClient(t, 1, victim, "", nil, history.Linearizable, rec, tc.plantLocalRead)

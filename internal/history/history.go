@@ -6,15 +6,16 @@
 // promises (see CheckLocal). A history that fails is written as Porcupine's
 // HTML visualisation.
 //
-// It is for tests only and must never be imported by production code: it
-// reads the wall clock to timestamp operations, which only orders them
-// within one process.
+// It is for tests only and must never be imported by production code. It
+// timestamps operations on one time source's monotonic clock, which only
+// orders operations recorded in one process.
 package history
 
 import (
 	"fmt"
 	"sync"
-	"time"
+
+	"github.com/nspl-dev/nspl/runtime/timesource"
 )
 
 // Kind is what an operation does.
@@ -154,15 +155,16 @@ type Op struct {
 // Recorder collects the operations of concurrent clients. It is safe for
 // concurrent use.
 type Recorder struct {
-	origin time.Time
-	mu     sync.Mutex
-	ops    []Op
+	clock timesource.Source
+	mu    sync.Mutex
+	ops   []Op
 }
 
-// NewRecorder returns an empty recorder whose clock starts now.
-func NewRecorder() *Recorder { return &Recorder{origin: time.Now()} }
+// NewRecorder returns an empty recorder timestamping on clock's monotonic
+// readings.
+func NewRecorder(clock timesource.Source) *Recorder { return &Recorder{clock: clock} }
 
-func (r *Recorder) now() int64 { return int64(time.Since(r.origin)) }
+func (r *Recorder) now() int64 { return int64(r.clock.Monotonic()) }
 
 // Invoke records that client issues in now and returns the function that
 // records its completion; call it exactly once.
