@@ -305,6 +305,7 @@ func runFaults(t *testing.T, opts faultRunOptions, dir string) faultRunResult {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
+	t.Cleanup(func() { cancel(); wg.Wait() }) // a run that fails early stops its clients too
 	var nextID struct {
 		sync.Mutex
 		n int
