@@ -3,7 +3,7 @@ PKGS ?= ./...
 FUZZTIME ?= 30s
 STRESS_N ?= 5
 
-.PHONY: build nspl test lint stress vet fmt-check bench bench-ratios bench-scale fuzz run screenshots mutate gremlins
+.PHONY: build nspl test lint stress vet fmt-check bench bench-ratios bench-scale fuzz run screenshots mutate gremlins faults
 
 build:
 	$(GO) build $(PKGS)
@@ -144,3 +144,17 @@ run:
 ## at 1280x800 to docs/screenshots/ (it needs Chromium).
 screenshots:
 	NSPL_REQUIRE_BROWSER=1 NSPL_SCREENSHOT_DIR=$(CURDIR)/docs/screenshots $(GO) test -count=1 -run '^TestConsoleInABrowser$$' ./console/
+
+## faults: RUNS seeded nemesis runs (partitions, isolations of a member or
+## the leader, one-way cuts, delays, member kills and restarts on their data
+## directories) against a three-member cluster, each history checked with
+## Porcupine, then a table of the run set: operations, anomalies, unknown
+## outcomes, undecided checks and the longest unavailability per fault
+## kind. SEED is the first seed. Not part of test; TestFaultsShort runs one
+## short seed there.
+RUNS ?= 10
+SEED ?= 1
+faults:
+	@out=$$(mktemp); trap 'rm -f "$$out"' EXIT; \
+	FAULTS_RUNS=$(RUNS) FAULTS_SEED=$(SEED) $(GO) test -race -count=1 -timeout 0 -tags nspl_faults -run '^TestFaults$$' -v ./cluster/ >"$$out" 2>&1; \
+	rc=$$?; grep -v '^=== ' "$$out"; exit $$rc

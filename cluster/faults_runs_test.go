@@ -1,0 +1,51 @@
+//go:build nspl_faults
+
+package cluster_test
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// envUint reads a positive integer from the environment, def when unset.
+func envUint(t *testing.T, name string, def uint64) uint64 {
+	t.Helper()
+	s := os.Getenv(name)
+	if s == "" {
+		return def
+	}
+	n, err := strconv.ParseUint(s, 10, 64)
+	require.NoError(t, err, "%s=%q: give a whole number", name, s)
+	return n
+}
+
+// TestFaults is make faults: FAULTS_RUNS seeded nemesis runs from
+// FAULTS_SEED on, each on a fresh cluster with four faults drawn from
+// every kind, then the table of the run set. A failing history is written
+// next to its seed in a directory the test names and keeps; a run is
+// replayed by giving its seed as FAULTS_SEED with FAULTS_RUNS=1 (the
+// schedule and the operations are the seed's; the machine's timing is
+// not).
+func TestFaults(t *testing.T) {
+	runs, first := envUint(t, "FAULTS_RUNS", 10), envUint(t, "FAULTS_SEED", 1)
+	dir, err := os.MkdirTemp("", "nspl-faults-")
+	require.NoError(t, err)
+	t.Logf("failing histories are written to %s", dir)
+	var results []faultRunResult
+	for seed := first; seed < first+runs; seed++ {
+		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
+			res := runFaults(t, faultRunOptions{seed: seed, episodes: 4,
+				kinds: []string{faultIsolate, faultIsolateLeader, faultOneWay, faultDelay, faultKill},
+				hold:  [2]time.Duration{time.Second, 3 * time.Second}, quiet: time.Second, remote: true}, dir)
+			results = append(results, res)
+			require.False(t, res.report.Undecided, "seed %d: the checker could not decide the history", seed)
+			require.Zero(t, res.report.Anomalies(), "seed %d: local-level violations: %q", seed, res.report.Local)
+		})
+	}
+	t.Logf("\n%s", faultTable(results))
+}
