@@ -13,8 +13,10 @@
 // of bytes for its delay (plus a random jitter) before passing it on.
 //
 // It is for tests only and must never be imported by production code. Its
-// proxies run on the real clock, as the members whose traffic they carry do.
-// Every proxy goroutine belongs to the Network and ends by Close.
+// proxies arm their delays on the network's time source: the real clock
+// (New), as the members whose traffic they carry run on, or one a test
+// drives (NewWithTime). Every proxy goroutine belongs to the Network and
+// ends by Close.
 package faultnet
 
 import (
@@ -26,6 +28,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/nspl-dev/nspl/runtime/timesource"
 )
 
 // ErrLinkReset is the error of a dial across a link that was reset.
@@ -53,14 +57,20 @@ type Network struct {
 	rules  map[link]rule
 	healed chan struct{} // closed and replaced whenever a rule changes
 	conns  map[*proxied]struct{}
+	src    timesource.Source // arms the delays
 	closed bool
 	wg     sync.WaitGroup
 }
 
-// New returns a network whose links all pass traffic unchanged.
-func New() *Network {
+// New returns a network whose links all pass traffic unchanged, whose
+// delays run on the real clock.
+func New() *Network { return NewWithTime(timesource.System()) }
+
+// NewWithTime is New with the delays armed on src, so a test that drives a
+// timesource.Fake releases delayed bytes by advancing it.
+func NewWithTime(src timesource.Source) *Network {
 	return &Network{owners: make(map[string]string), rules: make(map[link]rule),
-		healed: make(chan struct{}), conns: make(map[*proxied]struct{})}
+		healed: make(chan struct{}), conns: make(map[*proxied]struct{}), src: src}
 }
 
 // Register records that participant name listens at each of addrs, so
@@ -311,9 +321,9 @@ func (n *Network) pass(p *proxied, dir link) bool {
 				d += rand.N(r.jitter)
 			}
 			delayed = true
-			t := time.NewTimer(d)
+			t := n.src.NewTimer(d)
 			select {
-			case <-t.C:
+			case <-t.C():
 			case <-changed:
 				t.Stop()
 			case <-p.gone:

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nspl-dev/nspl/runtime/timesource"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 )
@@ -152,21 +153,37 @@ func TestResetRefusesAndResets(t *testing.T) {
 	require.True(t, roundTrip(t, c2, "x", 10*time.Second))
 }
 
-// TestDelayHoldsAtLeastItsDelay holds the lower bound only: a loaded
-// machine makes every delay longer, never shorter.
-func TestDelayHoldsAtLeastItsDelay(t *testing.T) {
-	n := New()
+// TestDelayHoldsItsDelay holds a delayed link's bytes for exactly the
+// delay on the network's time source: a fake one that the test advances,
+// so the machine's speed decides nothing. Bytes held 1 ns short of the
+// delay are still held; at the delay they pass.
+func TestDelayHoldsItsDelay(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	src := timesource.NewFake(0)
+	n := NewWithTime(src)
 	defer n.Close()
 	addr := echo(t)
 	n.Register("b", addr)
-	c, err := n.Dialer("a")(context.Background(), "tcp", addr)
+	c, err := n.Dialer("a")(ctx, "tcp", addr)
 	require.NoError(t, err)
 	defer c.Close()
 	const d = 50 * time.Millisecond
 	n.Delay("a", "b", d, 0)
-	start := time.Now()
-	require.True(t, roundTrip(t, c, "slow", 10*time.Second))
-	require.GreaterOrEqual(t, time.Since(start), d)
+	_, err = c.Write([]byte("slow"))
+	require.NoError(t, err)
+	require.NoError(t, src.BlockUntil(ctx, 1), "the proxy arms the delay of the chunk it holds")
+	src.Advance(d - time.Nanosecond)
+	require.Equal(t, 1, src.Armed(), "1 ns short of its delay the chunk is still held")
+	require.NoError(t, c.SetReadDeadline(time.Now().Add(absent)))
+	_, err = c.Read(make([]byte, 4))
+	require.Error(t, err, "nothing came back before the delay ran out")
+	src.Advance(time.Nanosecond)
+	require.NoError(t, c.SetReadDeadline(time.Now().Add(10*time.Second)))
+	buf := make([]byte, 4)
+	_, err = io.ReadFull(c, buf)
+	require.NoError(t, err)
+	require.Equal(t, "slow", string(buf))
 }
 
 func TestUnregisteredAddressAndClose(t *testing.T) {
