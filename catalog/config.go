@@ -208,34 +208,42 @@ func (c Config) raftConfig(id string, logger hclog.Logger) *raft.Config {
 	return rc
 }
 
-// Default raft timing of a cluster member, chosen for stability on a busy
-// machine over the fastest takeover.
+// Default raft timing of a cluster member, chosen so that a dead leader's
+// clocks move within a second without elections under load.
 //
 // A follower starts an election once it has heard nothing from the leader
-// for a random time between one and two heartbeat timeouts, and a leader
-// steps down once it has not heard from a quorum for the lease timeout. On
-// a two-core machine saturated by unrelated busy loops (and other builds),
-// processes stall for hundreds of milliseconds at a time: with 200 ms
-// timeouts and a 100 ms lease three nspl serve processes held about 15
-// elections a minute (most
-// leaders stepping down after a 750 ms stall), with 500 ms timeouts and a
-// 500 ms lease one in two minutes, with 1 s none.
+// for a heartbeat timeout (raft checks at random intervals of one to two),
+// and a leader steps down once it has not heard from a quorum for the
+// leader lease timeout, which can be at most the heartbeat timeout. raft's
+// pre-vote is on (the hashicorp/raft v1.7 default, PreVoteDisabled unset):
+// a node that lost its leader asks for votes only after a majority would
+// grant them, so a partitioned or stalled follower that returns does not
+// depose a healthy leader; and a voter that still hears from a leader
+// grants neither a pre-vote nor a vote. The leader lease (raft's check of
+// its quorum) stays at the heartbeat timeout, its largest allowed value: a
+// leader steps down only on a stall that would start an election anyway.
 //
-// The price is takeover time when the leader itself dies: it is detected
-// only after a heartbeat timeout or two. In the in-process three-node
-// harness (BenchmarkAuthorityTakeover, 20 trials of which 6 killed the
-// leader), a replacement clock authority committed at p50 295 ms and p99
-// 1.46 s with these defaults, against p50 296 ms and p99 0.56 s with 200 ms
-// timeouts; the p99 is the leader's death. Killing an authority that is not
-// the leader does not depend on these timers. An operator on a quiet machine
-// who prefers the faster takeover sets nspl serve's --heartbeat-timeout,
-// --election-timeout and --leader-lease-timeout (for example 200ms, 200ms
-// and 100ms) and accepts elections under load; the lease can be at most the
-// heartbeat timeout.
+// The price of short timers is elections when processes stall; their gain
+// is the takeover when the leader dies, which waits for its detection (one
+// to three heartbeat timeouts) and then FenceWait. BenchmarkFailoverUnderLoad
+// (make bench; the in-process 3-node harness with a busy loop per core on a
+// 2-core machine) measured, from one run, with 500 ms timers and a 1 s
+// lease (FenceWait then also waited out the leader lease): 0 elections and
+// 0 lease lapses a minute, a dead leader's clock moved p50 2.57 s, p99
+// 3.13 s after the kill; with these defaults: see the README's
+// "Consistency and faults". Separate nspl serve processes stall apart and
+// more often than members of one process: an earlier measurement with
+// 200 ms timers and a 100 ms leader lease saw about 15 elections a minute
+// with three processes under busy loops and other builds, most of them
+// leaders stepping down after a stall. An operator on such a machine raises
+// nspl serve's --heartbeat-timeout, --election-timeout and
+// --leader-lease-timeout (500ms each holds about one election in two
+// minutes there) and with them --authority-lease, and accepts the slower
+// takeover: about twice the heartbeat timeout plus FenceWait.
 const (
-	DefaultHeartbeatTimeout   = 500 * time.Millisecond
-	DefaultElectionTimeout    = 500 * time.Millisecond
-	DefaultLeaderLeaseTimeout = 500 * time.Millisecond
+	DefaultHeartbeatTimeout   = 200 * time.Millisecond
+	DefaultElectionTimeout    = 200 * time.Millisecond
+	DefaultLeaderLeaseTimeout = 200 * time.Millisecond
 	DefaultCommitTimeout      = 5 * time.Millisecond
 	// DefaultTransportTimeout bounds one raft RPC's dial and I/O.
 	DefaultTransportTimeout = time.Second
@@ -291,9 +299,11 @@ type ClusterConfig struct {
 	CommitTimeout      time.Duration
 	TransportTimeout   time.Duration
 	// AuthorityLease is how long a member keeps producing ticks without
-	// hearing from a leader (see Contact); zero means
-	// DefaultAuthorityLease. The leader moves an authority away from a
-	// node it lost only after FenceWait.
+	// hearing from a leader (see Contact); zero means one and a half
+	// election timeouts (DefaultAuthorityLease with the default timing),
+	// so raising the timers for a busy machine lengthens the lease with
+	// them. The leader moves an authority away from a node it lost only
+	// after FenceWait.
 	AuthorityLease time.Duration
 }
 
@@ -315,7 +325,7 @@ func (c *ClusterConfig) withDefaults() (*ClusterConfig, error) {
 	def(&cc.LeaderLeaseTimeout, DefaultLeaderLeaseTimeout)
 	def(&cc.CommitTimeout, DefaultCommitTimeout)
 	def(&cc.TransportTimeout, DefaultTransportTimeout)
-	def(&cc.AuthorityLease, DefaultAuthorityLease)
+	def(&cc.AuthorityLease, authorityLeaseFor(cc.ElectionTimeout))
 	if cc.AuthorityLease < 0 {
 		return nil, fmt.Errorf("%w: AuthorityLease %s is negative; give a duration such as 1s", ErrConfig, cc.AuthorityLease)
 	}

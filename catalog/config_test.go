@@ -49,6 +49,18 @@ func TestClusterConfigValidation(t *testing.T) {
 	require.Equal(t, DefaultElectionTimeout, got.ElectionTimeout)
 	require.Equal(t, DefaultLeaderLeaseTimeout, got.LeaderLeaseTimeout)
 	require.Equal(t, DefaultTransportTimeout, got.TransportTimeout)
+	require.Equal(t, DefaultAuthorityLease, got.AuthorityLease)
+	// The lease follows the election timeout an operator raised, and a
+	// lease given is kept.
+	slow := base()
+	slow.HeartbeatTimeout, slow.ElectionTimeout, slow.LeaderLeaseTimeout = 500*time.Millisecond, 500*time.Millisecond, 500*time.Millisecond
+	got, err = slow.withDefaults()
+	require.NoError(t, err)
+	require.Equal(t, 750*time.Millisecond, got.AuthorityLease)
+	slow.AuthorityLease = 2 * time.Second
+	got, err = slow.withDefaults()
+	require.NoError(t, err)
+	require.Equal(t, 2*time.Second, got.AuthorityLease)
 	cc.HeartbeatTimeout, cc.ElectionTimeout, cc.LeaderLeaseTimeout = 5*time.Millisecond, 5*time.Millisecond, 5*time.Millisecond
 	_, err = cc.withDefaults()
 	require.NoError(t, err)

@@ -24,10 +24,15 @@
 // Two shapes share this code. The embedded single node is one voter on
 // raft's in-memory transport. A cluster member (Config.Cluster) runs raft
 // over TCP with mutually authenticated TLS (a stream layer that closes every
-// connection it made or accepted when the node closes), with 500 ms
-// heartbeat, election and lease timeouts by default, so the cluster keeps
-// one leader on a saturated machine and a dead leader is replaced within
-// about 0.5–1.5 s (see DefaultHeartbeatTimeout for the trade-off). A member
+// connection it made or accepted when the node closes), with 200 ms
+// heartbeat, election and lease timeouts and raft's pre-vote by default,
+// so a dead leader is replaced within 0.2–0.7 s (see
+// DefaultHeartbeatTimeout for the trade-off with stability). A leader moves
+// a lost node's clock authorities only after FenceWait, the lost node's
+// authority lease and its sampling period counted from when the leader
+// first saw the node ineligible: by then the node, which renews its lease
+// only from a leader's contact, has stopped producing (fence.go states the
+// argument, and why raft's leader lease need not be waited out). A member
 // whose stores are empty either bootstraps a new cluster or, while its raft
 // configuration does not name it, asks an existing member to add it
 // (ClusterConfig.Join, which ends in the leader's AddVoter); a follower

@@ -16,8 +16,33 @@ func reassign(node string, incarnation uint64) lifecycle.Command {
 }
 
 func TestFenceWait(t *testing.T) {
-	require.Equal(t, time.Second+125*time.Millisecond+500*time.Millisecond, FenceWait(time.Second, 500*time.Millisecond))
-	require.Equal(t, time.Second, DefaultAuthorityLease)
+	require.Equal(t, time.Second+125*time.Millisecond, FenceWait(time.Second))
+	// The production defaults: a dead leader's clocks move 337.5 ms after
+	// its successor is elected.
+	require.Equal(t, 300*time.Millisecond, DefaultAuthorityLease)
+	require.Equal(t, 337500*time.Microsecond, FenceWait(DefaultAuthorityLease))
+	require.Equal(t, 200*time.Millisecond, DefaultHeartbeatTimeout)
+	require.Equal(t, DefaultHeartbeatTimeout, DefaultLeaderLeaseTimeout, "the leader lease may be at most the heartbeat timeout, which FenceWait relies on")
+}
+
+// The leader loop retries a pass whose reassignment waits as the wait
+// ends, not up to a retry interval later.
+func TestRetryWait(t *testing.T) {
+	tests := []struct {
+		name       string
+		left, want time.Duration
+	}{
+		{"nothing waits", 0, RetryInterval},
+		{"a wait ends well inside the interval", time.Millisecond, time.Millisecond},
+		{"just inside the interval", RetryInterval - time.Nanosecond, RetryInterval - time.Nanosecond},
+		{"at the interval", RetryInterval, RetryInterval},
+		{"just outside the interval", RetryInterval + time.Nanosecond, RetryInterval},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			require.Equal(t, tt.want, retryWait(tt.left))
+		})
+	}
 }
 
 func TestFencesDue(t *testing.T) {
@@ -45,11 +70,34 @@ func TestFencesDue(t *testing.T) {
 			var f fences
 			due, _ := f.due(1, tt.first, wait, reassign("n3", 7))
 			require.False(t, due)
+			f.soonest = 0
 			due, left := f.due(tt.term, tt.at, wait, tt.cmd)
 			require.Equal(t, tt.due, due)
 			require.Equal(t, tt.left, left)
+			// The loop's next retry comes no later than the wait's end.
+			require.Equal(t, tt.left, f.soonest)
 		})
 	}
+}
+
+// The soonest wait of a pass is the least left of the reassignments that
+// wait in it.
+func TestFencesSoonest(t *testing.T) {
+	const wait = time.Second
+	var f fences
+	due, _ := f.due(1, 0, wait, reassign("n3", 7))
+	require.False(t, due)
+	due, _ = f.due(1, 600*time.Millisecond, wait, reassign("n2", 4))
+	require.False(t, due)
+	require.Equal(t, wait, f.soonest)
+	f.soonest = 0
+	due, left := f.due(1, 700*time.Millisecond, wait, reassign("n2", 4))
+	require.False(t, due)
+	require.Equal(t, 900*time.Millisecond, left)
+	due, left = f.due(1, 700*time.Millisecond, wait, reassign("n3", 7))
+	require.False(t, due)
+	require.Equal(t, 300*time.Millisecond, left)
+	require.Equal(t, 300*time.Millisecond, f.soonest)
 }
 
 func TestFencesForget(t *testing.T) {

@@ -85,10 +85,12 @@ func (n *Node) run(ctx context.Context) {
 			scope = reconcileScope{}
 			continue
 		}
+		wait := retryWait(n.fences.soonest)
+		n.fences.soonest = 0
 		if retry == nil {
-			retry = n.clock.NewTimer(RetryInterval)
+			retry = n.clock.NewTimer(wait)
 		} else {
-			retry.Reset(RetryInterval)
+			retry.Reset(wait)
 		}
 		retryC = retry.C()
 	}
@@ -294,6 +296,7 @@ func (n *Node) reconcile(ctx context.Context, voters *voterCache, scope *reconci
 	ok := true
 	term, now, wait := n.raft.CurrentTerm(), n.clock.Monotonic(), n.fenceWait()
 	pending := make(map[lifecycle.Identity]bool)
+	n.fences.soonest = 0
 	defer func() { n.fences.forget(pending) }()
 	for _, cmd := range cmds {
 		if ra := cmd.ReassignAuthority; ra != nil && ra.ExpectedFence.Node != "" {

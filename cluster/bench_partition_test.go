@@ -27,7 +27,7 @@ import (
 func BenchmarkPartitionHandover(b *testing.B) {
 	const trials = 8
 	const bound = 60 * time.Second
-	fence := catalog.FenceWait(catalog.DefaultAuthorityLease, catalog.DefaultLeaderLeaseTimeout)
+	fence := catalog.FenceWait(catalog.DefaultAuthorityLease)
 	for i := 0; i < b.N; i++ {
 		var stopped, gaps, resumed, caught []time.Duration
 		for trial := 0; trial < trials; trial++ {

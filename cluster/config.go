@@ -69,7 +69,7 @@ type Config struct {
 	Material *pki.Material
 	PKIDir   string
 
-	// Raft timing; zero means catalog's cluster defaults (500 ms
+	// Raft timing; zero means catalog's cluster defaults (200 ms
 	// heartbeat, election and lease timeouts; see
 	// catalog.DefaultHeartbeatTimeout for the trade-off).
 	HeartbeatTimeout   time.Duration
@@ -78,9 +78,10 @@ type Config struct {
 	CommitTimeout      time.Duration
 	// AuthorityLease is how long the member keeps producing ticks, and
 	// vouching for the clocks it serves, without hearing from a leader;
-	// zero means catalog.DefaultAuthorityLease (1 s). A leader moves an
-	// authority away from a member it lost only after
-	// catalog.FenceWait(AuthorityLease, LeaderLeaseTimeout).
+	// zero means one and a half election timeouts
+	// (catalog.DefaultAuthorityLease, 300 ms, with the default timing). A
+	// leader moves an authority away from a member it lost only after
+	// catalog.FenceWait(AuthorityLease).
 	AuthorityLease time.Duration
 
 	// Availability probe; zero means the Default* constants and

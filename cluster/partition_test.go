@@ -233,7 +233,7 @@ func attachOn(t *testing.T, ctx context.Context, m *cluster.Member, domain strin
 // authority's ticks.
 func TestIsolatedAuthorityStops(t *testing.T) {
 	lease := catalog.DefaultAuthorityLease
-	fence := catalog.FenceWait(lease, catalog.DefaultLeaderLeaseTimeout)
+	fence := catalog.FenceWait(lease)
 	// bound keeps a broken promise from hanging the test; the figures the
 	// test logs are measurements, not assertions (the machine is shared).
 	const bound = 60 * time.Second
