@@ -177,7 +177,13 @@ func (n *Node) Interruption() *runtime.Interruption { return n.registry.Interrup
 // leader's was when the call began, for a linearizable read: it commits a
 // barrier through the leader and waits until it has installed the
 // revision the barrier answered with. An embedded node is its own leader
-// and confirms at once. It fails when no leader answers within ctx.
+// and confirms at once. A barrier refused for want of a confirmed leader
+// (an election under way, the leader unknown here) or whose outcome is
+// unknown is tried again, with the backoff of a write, as a write is
+// (retryable): a read through an election waits for the next leader
+// instead of failing. It fails with the last attempt's error when no
+// leader answers within ctx, or within Config.WriteTimeout when ctx has
+// no deadline.
 func (n *Node) ConfirmRead(ctx context.Context) error {
 	if n.lease == nil || n.lease.lease <= 0 {
 		return nil
@@ -187,9 +193,19 @@ func (n *Node) ConfirmRead(ctx context.Context) error {
 		ctx, stop = n.writeDeadline(ctx, n.cfg.WriteTimeout)
 		defer stop()
 	}
-	rev, err := n.catalog.Barrier(ctx)
-	if err != nil {
-		return err
+	backoff := writeBackoffMin
+	for attempt := 1; ; attempt++ {
+		rev, err := n.catalog.Barrier(ctx)
+		if err == nil {
+			return n.WaitInstalledRevision(ctx, rev)
+		}
+		if ctx.Err() != nil || !retryable(err) || n.closed.Load() {
+			return err
+		}
+		n.logger.Debug("read barrier did not commit; retrying", "attempt", attempt, "backoff", backoff, "err", err)
+		if !n.wait(ctx, backoff) {
+			return err
+		}
+		backoff = min(2*backoff, writeBackoffMax)
 	}
-	return n.WaitInstalledRevision(ctx, rev)
 }
