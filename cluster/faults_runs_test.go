@@ -25,6 +25,10 @@ func envUint(t *testing.T, name string, def uint64) uint64 {
 	return n
 }
 
+// allFaultKinds are the kinds make faults draws from.
+var allFaultKinds = []string{faultIsolate, faultIsolateLeader, faultCutFromLeader, faultCutToLeader, faultDelay, faultKill,
+	faultPause, faultClockForward, faultClockBack}
+
 // faultKinds reads FAULTS_KINDS, a comma-separated list of fault kinds,
 // every kind when unset.
 func faultKinds(t *testing.T) []string {

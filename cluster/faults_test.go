@@ -362,10 +362,6 @@ const (
 	faultClockBack    = "clock-back"
 )
 
-// allFaultKinds are the kinds make faults draws from.
-var allFaultKinds = []string{faultIsolate, faultIsolateLeader, faultCutFromLeader, faultCutToLeader, faultDelay, faultKill,
-	faultPause, faultClockForward, faultClockBack}
-
 // episode is one fault the nemesis held, on the recorder's clock.
 type episode struct {
 	kind               string
