@@ -600,7 +600,7 @@ func runFaults(t *testing.T, opts faultRunOptions, dir string) faultRunResult {
 	}
 	t.Logf("seed %d: transactions %d ok, %d refused, %d unknown; %d ticks through %d attachments", opts.seed,
 		txns[history.OK], txns[history.Failed], txns[history.Unknown], ticks, len(logs))
-	res := faultRunResult{seed: opts.seed, report: rep, clock: clockViolations(logs), longest: unavailability(ops, eps),
+	res := faultRunResult{seed: opts.seed, report: rep, clock: history.CheckClock(attachments(logs)), longest: unavailability(ops, eps),
 		resumed: tickResumption(logs, eps, end), kinds: countKinds(ops, eps)}
 	if rep.Visualization != "" || len(res.clock) > 0 {
 		seedFile := filepath.Join(dir, fmt.Sprintf("seed-%d.txt", opts.seed))

@@ -4,7 +4,8 @@
 // Porcupine against a sequential model of the catalog, partitioned per
 // domain; reads at the local level against the weaker model that level
 // promises (see CheckLocal). A history that fails is written as Porcupine's
-// HTML visualisation.
+// HTML visualisation. CheckClock holds the frames clients received from
+// attachments to a domain's clock to what they promise.
 //
 // It is for tests only and must never be imported by production code. It
 // timestamps operations on one time source's monotonic clock, which only
