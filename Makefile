@@ -145,13 +145,16 @@ run:
 screenshots:
 	NSPL_REQUIRE_BROWSER=1 NSPL_SCREENSHOT_DIR=$(CURDIR)/docs/screenshots $(GO) test -count=1 -run '^TestConsoleInABrowser$$' ./console/
 
-## faults: RUNS seeded nemesis runs (partitions, isolations of a member or
-## the leader, one-way cuts, delays, member kills and restarts on their data
-## directories) against a three-member cluster, each history checked with
-## Porcupine, then a table of the run set: operations, anomalies, unknown
-## outcomes, undecided checks and the longest unavailability per fault
-## kind. SEED is the first seed. Not part of test; TestFaultsShort runs one
-## short seed there.
+## faults: RUNS seeded nemesis runs (isolations of a member or the leader,
+## one-way cuts both ways, delays, member kills and restarts on their data
+## directories, pauses, clock steps forward and back) against a three-member
+## cluster, each history checked with Porcupine and the clock watchers'
+## frames against the clock invariants, then a table of the run set:
+## operations, anomalies, clock violations, unknown outcomes, undecided
+## checks, and per fault kind its operations, unknowns, failing runs, the
+## longest unavailability and the longest wait for ticks after a heal. SEED
+## is the first seed; FAULTS_KINDS=a,b narrows the kinds. Not part of test;
+## TestFaultsShort runs one short seed there.
 RUNS ?= 10
 SEED ?= 1
 faults:

@@ -134,8 +134,9 @@ func CheckLocal(ops []Op) []string {
 			}
 			if op.Input.Kind != Read {
 				// An ALTER to the placement the domain already had
-				// changes nothing and commits no new revision.
-				noop := op.Input.Kind == Alter && saw[d].Exists && saw[d].Placement == op.Input.Placement
+				// changes nothing and commits no new revision, nor
+				// does a transaction of such ALTERs alone.
+				noop := saw[d].Exists && unchanging(op.Input, saw[d].Placement)
 				if op.Output.Outcome == OK && !noop {
 					wrote[d] = true
 				}
@@ -158,4 +159,22 @@ func CheckLocal(ops []Op) []string {
 		}
 	}
 	return out
+}
+
+// unchanging reports whether in, an OK write, commits no new revision of
+// a domain whose placement is placement: an ALTER to it, or a transaction
+// whose every step is one.
+func unchanging(in Input, placement string) bool {
+	switch in.Kind {
+	case Alter:
+		return in.Placement == placement
+	case Txn:
+		for _, s := range in.Steps {
+			if s.Kind != Alter || s.Placement != placement {
+				return false
+			}
+		}
+		return true
+	}
+	return false
 }

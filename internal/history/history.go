@@ -4,7 +4,8 @@
 // Porcupine against a sequential model of the catalog, partitioned per
 // domain; reads at the local level against the weaker model that level
 // promises (see CheckLocal). A history that fails is written as Porcupine's
-// HTML visualisation.
+// HTML visualisation. CheckClock holds the frames clients received from
+// attachments to a domain's clock to what they promise.
 //
 // It is for tests only and must never be imported by production code. It
 // timestamps operations on one time source's monotonic clock, which only
@@ -33,6 +34,10 @@ const (
 	// its generation, but neither its placement nor its revision (LIST
 	// DOMAINS).
 	List
+	// Txn is BEGIN, its Steps (START, STOP and ALTER DOMAIN SET
+	// PLACEMENT) and COMMIT on one domain: one operation that applies
+	// every step or none.
+	Txn
 )
 
 func (k Kind) String() string {
@@ -51,6 +56,8 @@ func (k Kind) String() string {
 		return "READ"
 	case List:
 		return "LIST"
+	case Txn:
+		return "TXN"
 	default:
 		return fmt.Sprintf("Kind(%d)", uint8(k))
 	}
@@ -65,13 +72,28 @@ const (
 	Local
 )
 
-// Input is one operation as issued: its kind, the domain it names and,
-// for Alter, the placement it sets.
+// Input is one operation as issued: its kind, the domain it names, for
+// Alter the placement it sets, and for Txn the steps it commits.
 type Input struct {
 	Kind      Kind
 	Domain    string
 	Placement string
-	Level     Level // of a Read or List
+	Level     Level  // of a Read or List
+	Steps     []Step // of a Txn, in order
+}
+
+// Step is one lifecycle step of a Txn: Start, Stop, or Alter with the
+// placement it sets.
+type Step struct {
+	Kind      Kind
+	Placement string
+}
+
+func (s Step) String() string {
+	if s.Kind == Alter {
+		return "ALTER " + s.Placement
+	}
+	return s.Kind.String()
 }
 
 // Outcome is how an operation completed, as its client learnt it.
@@ -132,11 +154,13 @@ func (d Domain) String() string {
 }
 
 // Output is an operation's completion: its outcome, the refusal of a
-// Failed write, and what a Read saw (with the catalog revision of the
-// domain's last change, 0 when absent).
+// Failed write (for a Txn, with the one-based step the refusal names, 0
+// when it names none), and what a Read saw (with the catalog revision of
+// the domain's last change, 0 when absent).
 type Output struct {
 	Outcome  Outcome
 	Refusal  Refusal
+	Step     int
 	Saw      Domain
 	Revision uint64
 }

@@ -30,6 +30,23 @@ func fail(client int, k Kind, why Refusal, call, ret int64) Op {
 	return op
 }
 
+// txn is a transaction of steps with outcome out; a Failed one names
+// refusal why at one-based step at.
+func txn(client int, out Outcome, why Refusal, at int, call, ret int64, steps ...Step) Op {
+	op := w(client, Txn, out, call, ret)
+	op.Input.Placement = ""
+	op.Input.Steps = steps
+	op.Output.Refusal, op.Output.Step = why, at
+	return op
+}
+
+var (
+	stStart = Step{Kind: Start}
+	stStop  = Step{Kind: Stop}
+	stColoc = Step{Kind: Alter, Placement: "PREFER COLOCATION"}
+	stNeut  = Step{Kind: Alter, Placement: "NEUTRAL"}
+)
+
 func read(client int, lvl Level, saw Domain, rev uint64, call, ret int64) Op {
 	return Op{Client: client, Input: Input{Kind: Read, Domain: "d", Level: lvl}, Output: Output{Outcome: OK, Saw: saw, Revision: rev}, Call: call, Return: ret}
 }
@@ -74,6 +91,20 @@ func TestCheck(t *testing.T) {
 		{"an alter that changes nothing commits nothing", []Op{w(0, Create, OK, 0, 1), read(0, Local, stopped0, 1, 2, 3), alter(0, "NEUTRAL", 4, 5), read(0, Local, stopped0, 1, 6, 7)}, true, 0},
 		{"an alter that changes the placement must show", []Op{w(0, Create, OK, 0, 1), read(0, Local, stopped0, 1, 2, 3), alter(0, "PREFER COLOCATION", 4, 5), read(0, Local, stopped0, 1, 6, 7)}, true, 1},
 		{"another client's write need not show", []Op{w(0, Create, OK, 0, 1), read(0, Local, stopped0, 1, 2, 3), w(1, Start, OK, 4, 5), read(0, Local, stopped0, 1, 6, 7)}, true, 0},
+		{"a transaction applies every step", []Op{w(0, Create, OK, 0, 1), txn(0, OK, "", 0, 2, 3, stStart, stColoc), read(1, Linearizable, Domain{Exists: true, Running: true, Gen: 1, Placement: "PREFER COLOCATION"}, 2, 4, 5)}, true, 0},
+		{"a transaction seen half-applied", []Op{w(0, Create, OK, 0, 1), txn(0, OK, "", 0, 2, 3, stStart, stColoc), read(1, Linearizable, running1, 2, 4, 5)}, false, 0},
+		{"a read concurrent with a transaction sees all or none", []Op{w(0, Create, OK, 0, 1), txn(0, OK, "", 0, 2, 7, stStart, stColoc), read(1, Linearizable, stopped0, 1, 3, 4), read(1, Linearizable, running1, 2, 5, 6)}, false, 0},
+		{"a refused transaction applies nothing", []Op{w(0, Create, OK, 0, 1), txn(0, Failed, RefusedAlreadyRunning, 2, 2, 3, stStart, stStart), read(1, Linearizable, stopped0, 1, 4, 5)}, true, 0},
+		{"a refused transaction seen half-applied", []Op{w(0, Create, OK, 0, 1), txn(0, Failed, RefusedAlreadyRunning, 2, 2, 3, stStart, stStart), read(1, Linearizable, running1, 2, 4, 5)}, false, 0},
+		{"a transaction refused at the wrong step", []Op{w(0, Create, OK, 0, 1), txn(0, Failed, RefusedAlreadyStopped, 2, 2, 3, stStart, stStop, stStop)}, false, 0},
+		{"a transaction refused at its step", []Op{w(0, Create, OK, 0, 1), txn(0, Failed, RefusedAlreadyStopped, 3, 2, 3, stStart, stStop, stStop)}, true, 0},
+		{"a transaction on an absent domain", []Op{txn(0, Failed, RefusedNotFound, 0, 0, 1, stStart)}, true, 0},
+		{"a transaction acknowledged on an absent domain", []Op{txn(0, OK, "", 0, 0, 1, stStart)}, false, 0},
+		{"start stop start in one transaction is two generations", []Op{w(0, Create, OK, 0, 1), txn(0, OK, "", 0, 2, 3, stStart, stStop, stStart), list(1, Linearizable, Domain{Exists: true, Running: true, Gen: 2}, 4, 5)}, true, 0},
+		{"an unknown transaction that took effect whole", []Op{w(0, Create, OK, 0, 1), txn(0, Unknown, "", 0, 2, 3, stStart, stColoc), read(1, Linearizable, Domain{Exists: true, Running: true, Gen: 1, Placement: "PREFER COLOCATION"}, 2, 10, 11)}, true, 0},
+		{"an unknown transaction that took effect in part", []Op{w(0, Create, OK, 0, 1), txn(0, Unknown, "", 0, 2, 3, stStart, stColoc), read(1, Linearizable, running1, 2, 10, 11)}, false, 0},
+		{"a transaction of alters to the placement held commits nothing", []Op{w(0, Create, OK, 0, 1), read(0, Local, stopped0, 1, 2, 3), txn(0, OK, "", 0, 4, 5, stNeut, stNeut), read(0, Local, stopped0, 1, 6, 7)}, true, 0},
+		{"a transaction that starts must show", []Op{w(0, Create, OK, 0, 1), read(0, Local, stopped0, 1, 2, 3), txn(0, OK, "", 0, 4, 5, stNeut, stStart), read(0, Local, stopped0, 1, 6, 7)}, true, 1},
 		{"two states at one revision", []Op{w(0, Create, OK, 0, 1), w(0, Start, OK, 2, 3), w(0, Stop, OK, 4, 5), read(1, Local, running1, 2, 6, 7), read(2, Local, stopped1, 2, 8, 9)}, true, 1},
 	}
 	for _, c := range cases {

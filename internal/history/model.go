@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"sort"
+	"strings"
 
 	"github.com/anishathalye/porcupine"
 )
@@ -11,6 +12,35 @@ import (
 // apply is the catalog's sequential rule for one operation on one domain:
 // the state after in, or the refusal that leaves d unchanged.
 func apply(d Domain, in Input) (Domain, Refusal) {
+	next, why, _ := applyStep(d, in)
+	return next, why
+}
+
+// applyStep is apply that also names, for a refused Txn, the one-based
+// step refused (0 when the domain is absent: the commit names no step).
+// A Txn applies its steps in order to one copy of the domain and keeps
+// the copy only when none is refused: all or nothing, as the catalog
+// commits a transaction.
+func applyStep(d Domain, in Input) (Domain, Refusal, int) {
+	if in.Kind == Txn {
+		if !d.Exists {
+			return d, RefusedNotFound, 0
+		}
+		next := d
+		for i, s := range in.Steps {
+			var why Refusal
+			if next, why = applyOne(next, Input{Kind: s.Kind, Domain: in.Domain, Placement: s.Placement}); why != "" {
+				return d, why, i + 1
+			}
+		}
+		return next, "", 0
+	}
+	next, why := applyOne(d, in)
+	return next, why, 0
+}
+
+// applyOne is apply of an operation other than a Txn.
+func applyOne(d Domain, in Input) (Domain, Refusal) {
 	switch in.Kind {
 	case Create:
 		if d.Exists {
@@ -52,7 +82,7 @@ func apply(d Domain, in Input) (Domain, Refusal) {
 // order it last, which is the same as never).
 func step(state, input, output interface{}) (bool, interface{}) {
 	d, in, out := state.(Domain), input.(Input), output.(Output)
-	next, refusal := apply(d, in)
+	next, refusal, at := applyStep(d, in)
 	switch out.Outcome {
 	case OK:
 		if refusal != "" || (in.Kind == Read && out.Saw != d) || (in.Kind == List && !listed(out.Saw, d)) {
@@ -60,7 +90,7 @@ func step(state, input, output interface{}) (bool, interface{}) {
 		}
 		return true, next
 	case Failed:
-		return refusal == out.Refusal && refusal != "", d
+		return refusal == out.Refusal && refusal != "" && (out.Step == 0 || out.Step == at), d
 	case Unknown:
 		return true, next
 	}
@@ -105,7 +135,16 @@ var Model = porcupine.Model{
 		if in.Kind == Alter {
 			s += " " + in.Placement
 		}
+		if in.Kind == Txn {
+			steps := make([]string, len(in.Steps))
+			for i, st := range in.Steps {
+				steps[i] = st.String()
+			}
+			s += " [" + strings.Join(steps, "; ") + "]"
+		}
 		switch {
+		case out.Outcome == Failed && out.Step > 0:
+			return fmt.Sprintf("%s → fail at step %d: %s", s, out.Step, out.Refusal)
 		case out.Outcome == Failed:
 			return s + " → fail: " + string(out.Refusal)
 		case out.Outcome == OK && in.Kind == List:

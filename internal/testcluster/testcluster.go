@@ -7,6 +7,10 @@
 // member's connections to the others (raft, interconnect, joins, forwarded
 // writes, probes) run through a fault layer the test controls (Net).
 //
+// With Options.Clocks, every member's time source is a
+// timesource.Adjustable over the real clock that the test steps or pauses
+// (Clock).
+//
 // It is for tests only and must never be imported by production code.
 // Members run on the real clock: certificates, raft and the interconnect
 // all need it. It waits for the cluster by polling under a bound (a
@@ -32,6 +36,7 @@ import (
 	"github.com/nspl-dev/nspl/internal/testserve"
 	"github.com/nspl-dev/nspl/metrics"
 	"github.com/nspl-dev/nspl/pki"
+	"github.com/nspl-dev/nspl/runtime/timesource"
 	"github.com/nspl-dev/nspl/server"
 	"github.com/nspl-dev/nspl/wire"
 )
@@ -55,6 +60,11 @@ type Options struct {
 	// through a faultnet.Network (Net), each member a participant under
 	// its node name.
 	Faults bool
+	// Clocks gives every member a timesource.Adjustable over the system
+	// clock as its time source (Clock), kept across restarts of the member
+	// as a host keeps its clock, so a test steps its UTC or pauses its
+	// timers.
+	Clocks bool
 }
 
 // Cluster is the set of members one test runs. All methods are safe for
@@ -66,11 +76,13 @@ type Cluster struct {
 	durable bool
 	logger  *slog.Logger
 	net     *faultnet.Network // nil unless Options.Faults
+	clocks  bool
 
 	mu      sync.Mutex
 	members []*cluster.Member    // running, in start order
 	addrs   map[string][2]string // name → raft, api address of its first start
 	mats    map[string]*pki.Material
+	sources map[string]*timesource.Adjustable // with Options.Clocks
 }
 
 // New returns an empty cluster whose running members are closed when the
@@ -89,6 +101,7 @@ func New(t testing.TB, opts Options) *Cluster {
 	c := &Cluster{
 		t: t, ca: testpki.New(t), root: t.TempDir(), durable: opts.Durable, logger: logger,
 		addrs: make(map[string][2]string), mats: make(map[string]*pki.Material),
+		clocks: opts.Clocks, sources: make(map[string]*timesource.Adjustable),
 	}
 	if opts.Faults {
 		c.net = faultnet.New()
@@ -109,6 +122,22 @@ func (c *Cluster) Names() []string {
 		out = append(out, m.Node().Name())
 	}
 	return out
+}
+
+// Clock returns member name's time source, made on first use and kept
+// across its restarts; nil unless Options.Clocks.
+func (c *Cluster) Clock(name string) *timesource.Adjustable {
+	if !c.clocks {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	a, ok := c.sources[name]
+	if !ok {
+		a = timesource.NewAdjustable(timesource.System())
+		c.sources[name] = a
+	}
+	return a
 }
 
 // CA returns the cluster's certificate authority, for client or outsider
@@ -146,6 +175,9 @@ func (c *Cluster) Config(name string, bootstrap bool, join ...string) cluster.Co
 	cfg := cluster.Config{
 		Node: name, RaftListener: raftLn, Listener: apiLn, Join: join, Bootstrap: bootstrap,
 		Material: c.Material(name), Logger: c.logger, RaftLogLevel: slog.LevelError,
+	}
+	if a := c.Clock(name); a != nil {
+		cfg.TimeSource = a
 	}
 	if c.durable {
 		cfg.DataDir = filepath.Join(c.root, name)
@@ -320,16 +352,23 @@ func (c *Cluster) Eventually(timeout time.Duration, what string, cond func() boo
 
 // ServeSessions serves the session protocol for m on a loopback port over
 // mutual TLS until the test ends and returns its URL. Sessions whose
-// statements m does not lead go through the leader.
+// statements m does not lead go through the leader. The server's timers
+// run on m's time source. With Options.Faults the listener is m's in Net,
+// so a client that dials through a participant of its own
+// (faultnet.Network.Dialer) crosses a link the test controls.
 func (c *Cluster) ServeSessions(m *cluster.Member) string {
 	c.t.Helper()
-	srv, err := server.New(server.Config{Node: m.Node(), TLS: m.Material().ServerConfig(pki.ServerOptions{}), Logger: c.logger})
+	srv, err := server.New(server.Config{Node: m.Node(), TLS: m.Material().ServerConfig(pki.ServerOptions{}), Logger: c.logger,
+		TimeSource: m.Node().TimeSource()})
 	if err != nil {
 		c.t.Fatalf("testcluster: session server: %v", err)
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		c.t.Fatalf("testcluster: listen: %v", err)
+	}
+	if c.net != nil {
+		c.net.Register(m.Node().Name(), ln.Addr().String())
 	}
 	testserve.Serve(c.t, ln, srv.Serve, srv.Close)
 	return "https://" + ln.Addr().String()

@@ -2,6 +2,7 @@ package testcluster
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
@@ -38,4 +39,23 @@ func TestThreeMembersLeaderFollowersKill(t *testing.T) {
 	require.NoError(t, c.Close())
 	require.Empty(t, c.Live())
 	require.NoError(t, c.Close(), "a second Close finds nothing to close")
+}
+
+// TestClocksAreTheMembersTimeSources: with Options.Clocks a member runs on
+// its Clock, stepped UTC and all, and a restarted member gets the same
+// clock back; without it there is none.
+func TestClocksAreTheMembersTimeSources(t *testing.T) {
+	require.Nil(t, New(t, Options{}).Clock("n1"))
+
+	c := New(t, Options{Clocks: true, Durable: true})
+	n1 := c.Start("n1", true)
+	clk := c.Clock("n1")
+	require.NotNil(t, clk)
+	require.Same(t, clk, n1.Node().TimeSource())
+	clk.Step(time.Hour)
+	require.Greater(t, n1.Node().TimeSource().Now(), time.Now().Add(50*time.Minute).UnixNano(), "the member reads the stepped UTC")
+
+	c.Kill("n1")
+	require.Same(t, clk, c.Start("n1", false).Node().TimeSource(), "a restart keeps the member's clock")
+	require.NoError(t, c.Close())
 }

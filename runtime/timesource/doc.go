@@ -6,7 +6,9 @@
 // process clock. Tests use Fake, whose Advance fires due timers in deadline
 // order on the calling goroutine and whose BlockUntil lets a test wait, on
 // channels rather than sleeps, until the code under test has armed its
-// timers.
+// timers. A test rig that injects a host's clock faults into a node wraps
+// its source in an Adjustable: UTC stepped while the monotonic clock runs
+// on, and timers paused as a stopped process's are.
 //
 // Do not use a Source to measure domain (logical) time: domain clocks project
 // Source.Paired through their committed mapping in package runtime. A Source
