@@ -7,14 +7,17 @@ import (
 
 	"github.com/nspl-dev/nspl/grammar"
 	"github.com/nspl-dev/nspl/record"
-	"github.com/nspl-dev/nspl/wire"
 )
 
 // Sentinel errors of checks that need no state. They reach callers inside a
 // *grammar.Error, which carries the position.
 var (
-	// ErrNonPositivePeriod reports a paced domain whose PERIOD is zero.
-	ErrNonPositivePeriod = wire.NewSentinel("non_positive_period", "period must be positive")
+	// ErrNonPositivePeriod reports a paced domain whose PERIOD is zero. It
+	// is lifecycle's ErrInvalidPeriod (record.ErrInvalidPeriod), the
+	// refusal the catalog gives the same CREATE, so a zero PERIOD is one
+	// failure whether the planner or the catalog finds it, and travels
+	// under that sentinel's code.
+	ErrNonPositivePeriod = record.ErrInvalidPeriod
 	// ErrUnknownStatement reports a grammar.Statement the planner does not
 	// know, which is a bug in whoever built it.
 	ErrUnknownStatement = errors.New("unknown statement")
@@ -267,7 +270,3 @@ func (Commit) String() string { return "COMMIT;" }
 
 // String returns canonical NSPL; REVERT is the canonical spelling.
 func (Rollback) String() string { return "REVERT;" }
-
-// Sentinels returns the package's coded sentinels, for the module's one
-// code table.
-func Sentinels() []error { return []error{ErrNonPositivePeriod} }
