@@ -10,9 +10,9 @@ import (
 )
 
 // Exec runs one planned statement on the serving node. A failure is a
-// *follow.StatementError at the plan's position, whose Kind unwraps to the same
-// sentinel a local session's would (or is a *lifecycle.Error), except that
-// ErrClosed, the client's or the server session's, is returned
+// *follow.StatementError at the plan's position, whose Kind matches the
+// same sentinel a local session's would (or is a *lifecycle.Error), except
+// that ErrClosed, the client's or the server session's, is returned
 // unpositioned, as a local session returns it.
 //
 // The archive files of BACKUP, RESTORE and DESCRIBE BACKUP are on this

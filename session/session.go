@@ -201,11 +201,11 @@ func (s *Session) Attached() []string {
 
 // ExecText plans and runs every statement of text in order and returns their
 // results. It stops at the first error and returns the results before it;
-// the error is a *follow.StatementError with the failing statement's position (a
-// syntax or literal error where the text is wrong, the statement's start for
-// a refusal), whose Kind is the typed cause, or ErrClosed itself once the
-// session is closed. Statements before a syntax error run; nothing after it
-// does.
+// the error is a *follow.StatementError with the failing statement's
+// position (a syntax or literal error where the text is wrong, the
+// statement's start for a refusal), whose Kind is the typed cause, or
+// ErrClosed itself once the session is closed. Statements before a syntax
+// error run; nothing after it does.
 func (s *Session) ExecText(ctx context.Context, text string) ([]wire.Result, error) {
 	if s.ctx.Err() != nil {
 		return nil, ErrClosed // text that would not parse included
@@ -215,9 +215,9 @@ func (s *Session) ExecText(ctx context.Context, text string) ([]wire.Result, err
 }
 
 // Exec runs one planned statement on the session's request lane and returns
-// its reply. A failure is a *follow.StatementError at the statement's position whose
-// Kind is the typed cause: one of this package's errors, a *lifecycle.Error,
-// a catalog or runtime error, or the context's error. On a closed session,
+// its reply. A failure is a *follow.StatementError at the statement's
+// position whose Kind is the typed cause: one of this package's errors, a
+// *lifecycle.Error, a catalog or runtime error, or the context's error. On a closed session,
 // and for a request that Close ended, it is ErrClosed, unpositioned.
 //
 // An ATTACH DOMAIN CLOCK whose request ends while it waits for the node's
