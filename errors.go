@@ -3,6 +3,7 @@ package nspl
 import (
 	"github.com/nspl-dev/nspl/catalog"
 	"github.com/nspl-dev/nspl/clock"
+	"github.com/nspl-dev/nspl/follow"
 	"github.com/nspl-dev/nspl/grammar"
 	"github.com/nspl-dev/nspl/lifecycle"
 	"github.com/nspl-dev/nspl/runtime"
@@ -12,10 +13,15 @@ import (
 
 // Error is a statement's positioned error: Exec and ExecText return one for
 // the statement that failed, with its line and column in the text, and
-// errors.Is matches it with the sentinel below that classifies it. A closed
-// engine, session or client is no statement's failure: its ErrClosed comes
-// bare, without an Error around it.
-type Error = grammar.Error
+// errors.Is matches it with the sentinel below that classifies it. It is
+// the one statement error of the module (follow.StatementError): an
+// embedded session, a server's session and the remote client return it
+// alike, the client rebuilding it from the server's wire error, and it
+// wraps text that does not parse (a *grammar.Error, whose own position it
+// takes) as well as a refusal or an execution failure. A closed engine,
+// session or client is no statement's failure: its ErrClosed comes bare,
+// without an Error around it.
+type Error = follow.StatementError
 
 // Position is a line and column (both one-based) in statement text.
 type Position = grammar.Position
@@ -27,7 +33,12 @@ type Position = grammar.Position
 // none: the context's error of a statement cancelled before it ran, and a
 // remote client's transport failures (client.ErrConnectionLost,
 // *client.ConnectError). They are the values the packages that raise them
-// use, not copies: errors.Is matches either name.
+// use, not copies: errors.Is matches either name. Each that a server may
+// refuse with carries its wire code (wire.Coded), so a remote client's
+// error, rebuilt from the code the server sent, matches the same sentinel
+// and no other; ErrDataDir, ErrNotReadable and ErrOverflow never cross the
+// wire (a data directory is the embedding process's, and a followed
+// clock's arithmetic runs where it is read).
 var (
 	// ErrClosed: the engine, the session or the remote client is closed,
 	// or the server's session or node closed under a remote statement. It

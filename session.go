@@ -77,7 +77,8 @@ func (s *Session) ExecText(ctx context.Context, text string) ([]Result, error) {
 	if s.closed.Load() {
 		return nil, ErrClosed
 	}
-	return planner.RunScript(ctx, text, s.exec)
+	rs, err := planner.RunScript(ctx, text, s.exec)
+	return rs, follow.ScriptFailure(err)
 }
 
 // RowSink receives one chunk of a result set streamed as it is produced:
@@ -96,12 +97,13 @@ func (s *Session) ExecTextRows(ctx context.Context, text string, sink RowSink) (
 	if s.closed.Load() {
 		return nil, ErrClosed
 	}
-	return planner.RunScript(ctx, text, func(ctx context.Context, p planner.Plan) (Result, error) {
+	rs, err := planner.RunScript(ctx, text, func(ctx context.Context, p planner.Plan) (Result, error) {
 		if _, ok := p.(planner.ListDomains); ok {
 			return s.s.ExecRows(ctx, p, sink)
 		}
 		return s.exec(ctx, p)
 	})
+	return rs, follow.ScriptFailure(err)
 }
 
 func (s *Session) exec(ctx context.Context, p planner.Plan) (Result, error) {

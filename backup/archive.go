@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/nspl-dev/nspl/record"
+	"github.com/nspl-dev/nspl/wire"
 )
 
 // Format is the value of the manifest's "format" field.
@@ -100,24 +101,24 @@ func (a Archive) Names() []string {
 var (
 	// ErrCorrupt: the archive failed a check (structure, length, digest,
 	// decoding or a domain invariant). The *CheckError says which.
-	ErrCorrupt = errors.New("backup archive is corrupt")
+	ErrCorrupt = wire.NewSentinel("archive_corrupt", "backup archive is corrupt")
 	// ErrUnsupportedVersion: the archive's format version is not one this
 	// build reads (a newer build wrote it).
-	ErrUnsupportedVersion = errors.New("backup archive format version is not supported")
+	ErrUnsupportedVersion = wire.NewSentinel("archive_version", "backup archive format version is not supported")
 	// ErrMissingMapping: a paced running domain in the archive has no
 	// mapping, so its clock cannot be restored.
-	ErrMissingMapping = errors.New("paced running domain has no mapping")
+	ErrMissingMapping = wire.NewSentinel("archive_missing_mapping", "paced running domain has no mapping")
 	// ErrTooLarge: the archive or one of its sections is over its cap.
-	ErrTooLarge = errors.New("backup archive is too large")
+	ErrTooLarge = wire.NewSentinel("archive_too_large", "backup archive is too large")
 	// ErrInvalidArchive: an Archive that Encode cannot write (duplicate or
 	// empty names, a domain breaking an invariant).
-	ErrInvalidArchive = errors.New("invalid backup archive")
+	ErrInvalidArchive = wire.NewSentinel("archive_invalid", "invalid backup archive")
 	// ErrPath: the path cannot be used (empty, '~' without a home
 	// directory, a directory, or an I/O failure reading or writing it).
-	ErrPath = errors.New("backup path cannot be used")
+	ErrPath = wire.NewSentinel("archive_path", "backup path cannot be used")
 	// ErrNotArchive: the destination of a write exists and is not an nspl
 	// archive (CheckReplace), so it is not replaced without being told to.
-	ErrNotArchive = errors.New("backup destination is not an nspl archive")
+	ErrNotArchive = wire.NewSentinel("archive_not_archive", "backup destination is not an nspl archive")
 )
 
 // CheckError is a failed archive check. Section is the entry that failed
@@ -158,4 +159,10 @@ func (e *CheckError) Unwrap() error { return e.Err }
 
 func fail(section, check string, err error, format string, args ...any) *CheckError {
 	return &CheckError{Section: section, Check: check, Err: err, Detail: fmt.Sprintf(format, args...)}
+}
+
+// Sentinels returns the package's coded sentinels, for the module's one
+// code table.
+func Sentinels() []error {
+	return []error{ErrMissingMapping, ErrUnsupportedVersion, ErrTooLarge, ErrCorrupt, ErrInvalidArchive, ErrNotArchive, ErrPath}
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	"github.com/hashicorp/raft"
+
+	"github.com/nspl-dev/nspl/wire"
 )
 
 // Sentinel errors of the catalog. Raft's own errors never leave this
@@ -14,23 +16,23 @@ var (
 	// ErrNotLeader: this node is not the consensus leader, so it cannot
 	// commit. The error is a *NotLeaderError naming the known leader, if any;
 	// nothing was proposed, so the write can be sent to the leader as is.
-	ErrNotLeader = errors.New("this catalog node is not the leader; send the write to the leader")
+	ErrNotLeader = wire.NewSentinel("not_leader", "this catalog node is not the leader; send the write to the leader")
 	// ErrLeadershipUnconfirmed: this node was just elected and has not yet
 	// had a quorum acknowledge its leadership (Barrier), so it refuses
 	// writes. Nothing was proposed; retry shortly.
-	ErrLeadershipUnconfirmed = errors.New("catalog leadership is not confirmed yet; retry the write shortly")
+	ErrLeadershipUnconfirmed = wire.NewSentinel("leadership_unconfirmed", "catalog leadership is not confirmed yet; retry the write shortly")
 	// ErrOutcomeUnknown: the command was handed to raft but this node cannot
 	// tell whether it committed (leadership lost, cancelled while waiting).
 	// A retry must be idempotent or compare-and-set guarded.
-	ErrOutcomeUnknown = errors.New("catalog write outcome is unknown; check the catalog state before retrying")
+	ErrOutcomeUnknown = wire.NewSentinel("outcome_unknown", "catalog write outcome is unknown; check the catalog state before retrying")
 	// ErrLeadershipLost: leadership was lost after the command was handed
 	// to raft. It wraps ErrOutcomeUnknown.
 	ErrLeadershipLost = fmt.Errorf("catalog leadership was lost while committing: %w", ErrOutcomeUnknown)
 	// ErrTimeout: raft did not accept the command before the context
 	// deadline; the command was not proposed and may be retried.
-	ErrTimeout = errors.New("catalog write was not accepted in time; retry or raise the deadline")
+	ErrTimeout = wire.NewSentinel("catalog_timeout", "catalog write was not accepted in time; retry or raise the deadline", "timeout")
 	// ErrShutdown: the catalog node is closed or closing.
-	ErrShutdown = errors.New("catalog node is shut down; open it again")
+	ErrShutdown = wire.NewSentinel("catalog_shutdown", "catalog node is shut down; open it again", "shutdown")
 	// ErrHalted: the node met a committed entry it cannot apply and
 	// stopped applying (see FSM); the data directory needs inspection.
 	ErrHalted = errors.New("catalog halted on a committed entry it cannot apply; inspect the data directory")
@@ -90,4 +92,11 @@ func (n *Node) translate(err error, enqueued bool) error {
 	default:
 		return fmt.Errorf("catalog: raft: %v", err)
 	}
+}
+
+// Sentinels returns the package's coded sentinels, for the module's one
+// code table. Older nodes spelled the timeout and shutdown codes without
+// the catalog_ prefix; those spellings still decode (wire.AliasesOf).
+func Sentinels() []error {
+	return []error{ErrNotLeader, ErrLeadershipUnconfirmed, ErrOutcomeUnknown, ErrTimeout, ErrShutdown}
 }

@@ -78,7 +78,7 @@ func TestPositionedErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := c.ExecText(ctxT(t), tt.text)
-			var ge *grammar.Error
+			var ge *follow.StatementError
 			require.ErrorAs(t, err, &ge)
 			require.Equal(t, tt.pos, ge.Pos)
 			if tt.want != nil {

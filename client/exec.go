@@ -5,15 +5,14 @@ import (
 	"errors"
 
 	"github.com/nspl-dev/nspl/follow"
-	"github.com/nspl-dev/nspl/grammar"
 	"github.com/nspl-dev/nspl/planner"
 	"github.com/nspl-dev/nspl/wire"
 )
 
 // Exec runs one planned statement on the serving node. A failure is a
-// *grammar.Error at the plan's position, whose Kind unwraps to the same
-// sentinel a local session's would (or is a *lifecycle.Error), except that
-// ErrClosed, the client's or the server session's, is returned
+// *follow.StatementError at the plan's position, whose Kind matches the
+// same sentinel a local session's would (or is a *lifecycle.Error), except
+// that ErrClosed, the client's or the server session's, is returned
 // unpositioned, as a local session returns it.
 //
 // The archive files of BACKUP, RESTORE and DESCRIBE BACKUP are on this
@@ -35,7 +34,7 @@ func (c *Client) Exec(ctx context.Context, p planner.Plan) (wire.Result, error) 
 	case planner.Backup, planner.Restore, planner.DescribeBackup:
 		var err error
 		if req.Archive, upload, err = c.prepareArchive(p); err != nil {
-			return wire.Result{}, &grammar.Error{Pos: p.Pos(), Msg: err.Error(), Kind: err}
+			return wire.Result{}, &follow.StatementError{Pos: p.Pos(), Msg: err.Error(), Kind: err}
 		}
 		if _, ok := p.(planner.Backup); ok {
 			kind = callBackup
@@ -46,15 +45,15 @@ func (c *Client) Exec(ctx context.Context, p planner.Plan) (wire.Result, error) 
 		if errors.Is(err, ErrClosed) {
 			return wire.Result{}, err
 		}
-		return wire.Result{}, &grammar.Error{Pos: p.Pos(), Msg: err.Error(), Kind: err}
-	}
-	if m.Type == wire.TypeError && kind == callDetach && m.Error.Code == "not_attached" {
-		if r, ok := c.dropPendingRestoration(p); ok {
-			return r, nil
-		}
+		return wire.Result{}, &follow.StatementError{Pos: p.Pos(), Msg: err.Error(), Kind: err}
 	}
 	if m.Type == wire.TypeError {
 		ge := follow.DecodeError(m.Error)
+		if kind == callDetach && errors.Is(ge, follow.ErrNotAttached) {
+			if r, ok := c.dropPendingRestoration(p); ok {
+				return r, nil
+			}
+		}
 		if errors.Is(ge, ErrClosed) {
 			// The server's session is closed: its error, like a local
 			// one, is no statement's and keeps no position.
@@ -67,19 +66,22 @@ func (c *Client) Exec(ctx context.Context, p planner.Plan) (wire.Result, error) 
 	}
 	if kind == callBackup {
 		if err := c.saveArchive(req.Archive.Name, m); err != nil {
-			return wire.Result{}, &grammar.Error{Pos: p.Pos(), Msg: err.Error(), Kind: err}
+			return wire.Result{}, &follow.StatementError{Pos: p.Pos(), Msg: err.Error(), Kind: err}
 		}
 	}
 	return result(m)
 }
 
 // ExecText plans every statement of text here and runs them in order,
-// stopping at the first error, as session.Session.ExecText does (planner.RunScript).
+// stopping at the first error, as session.Session.ExecText does
+// (planner.RunScript): text that does not parse fails as a
+// *follow.StatementError at the offending token.
 func (c *Client) ExecText(ctx context.Context, text string) ([]wire.Result, error) {
 	if c.ctx.Err() != nil {
 		return nil, ErrClosed // text that would not parse included
 	}
-	return planner.RunScript(ctx, text, c.Exec)
+	rs, err := planner.RunScript(ctx, text, c.Exec)
+	return rs, follow.ScriptFailure(err)
 }
 
 // dropPendingRestoration ends the following of the active domain's clock

@@ -29,9 +29,7 @@ const (
 
 // ErrSubmissionCut: a submission stopped at one of its bounds before its
 // last statement. Its outcome's code is submission_cut.
-var ErrSubmissionCut = errors.New("the submission was cut at a bound")
-
-func init() { wire.RegisterCode("submission_cut", ErrSubmissionCut) }
+var ErrSubmissionCut = wire.NewSentinel("submission_cut", "the submission was cut at a bound")
 
 // The limits a cut names.
 const (
@@ -266,3 +264,7 @@ func (ct *cut) statementText(plans []planner.Plan) string {
 	}
 	return plans[ct.Statement-1].String()
 }
+
+// Sentinels returns the package's coded sentinels, for the module's one
+// code table.
+func Sentinels() []error { return []error{ErrSubmissionCut} }

@@ -2,7 +2,6 @@ package console
 
 import (
 	"context"
-	"errors"
 	"math/big"
 	"strconv"
 	"strings"
@@ -129,8 +128,7 @@ func clusterStatus(ctx context.Context, sess *session.Session, like string) (*ta
 // errorText is err's message without a statement position, for errors of
 // statements the console wrote itself.
 func errorText(err error) string {
-	var ge *grammar.Error
-	if errors.As(err, &ge) {
+	if ge := follow.AsStatementError(err); ge != nil {
 		return ge.Msg
 	}
 	return err.Error()

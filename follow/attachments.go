@@ -6,6 +6,25 @@ import (
 	"github.com/nspl-dev/nspl/wire"
 )
 
+// Sentinel errors of attachments, as a session refuses them and a reader
+// of its replies tells them apart. They are declared here, below session,
+// because the remote client acts on them (a DETACH refused as not attached
+// may still end a pending restoration) without linking a server-side
+// session; session.ErrAlreadyAttached and session.ErrNotAttached are these
+// values.
+var (
+	// ErrAlreadyAttached: ATTACH DOMAIN CLOCK for a domain the session
+	// already follows.
+	ErrAlreadyAttached = wire.NewSentinel("already_attached", "session already follows the domain clock")
+	// ErrNotAttached: DETACH DOMAIN CLOCK for a domain the session does not
+	// follow.
+	ErrNotAttached = wire.NewSentinel("not_attached", "session does not follow the domain clock")
+)
+
+// Sentinels returns the package's coded sentinels, for the module's one
+// code table.
+func Sentinels() []error { return []error{ErrAlreadyAttached, ErrNotAttached} }
+
 // Attachments is the attach bookkeeping of a reader of frames: the
 // attachment of each domain it still holds. An attach reply records one
 // (Attached), a detach reply releases it (Released), and a frame of any

@@ -3,8 +3,10 @@
 // it (clocktime.go), the one coalescing follow of attached clocks with the
 // unread events per domain (follow.go), the attach bookkeeping that admits
 // only frames of held attachments (attachments.go), the operator rendering
-// of values, result sets, frames and observed clocks (present.go), and a
-// statement's failure in its wire form and back (wireerror.go).
+// of values, result sets, frames and observed clocks (present.go), the one
+// statement error of the module (statementerror.go: the positioned failure
+// a session and the remote client return alike, which package nspl names
+// Error) and its wire form and back (wireerror.go).
 //
 // It sits below session, as ../shared/DESIGN.md draws it ("follow/ (client
 // side, shared)"), so that the remote client, which decodes a server's

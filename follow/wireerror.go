@@ -12,17 +12,27 @@ import (
 	"github.com/nspl-dev/nspl/wire"
 )
 
-// EncodeError turns a statement's failure into its wire form. It lives
-// here, not in wire, because a statement's failure is a *grammar.Error
-// around a cause that may be a *record.Error carried whole.
+// EncodeError turns a statement's failure into its wire form: its
+// position, the code of its sentinel (wire.CodeOf; a lifecycle refusal's
+// own code, such as domain_not_found), and its message. A lifecycle
+// refusal also travels whole, as the JSON of its *record.Error, so a
+// receiver rebuilds its domain and step. It lives here, not in wire,
+// because a statement's failure is a *StatementError around a cause that
+// may be a *record.Error.
 func EncodeError(err error) *wire.Error {
 	w := &wire.Error{Line: 1, Column: 1, Code: "error", Message: err.Error()}
+	var se *StatementError
 	var ge *grammar.Error
-	if errors.As(err, &ge) {
+	switch {
+	case errors.As(err, &se):
+		w.Line, w.Column, w.Offset, w.Message = se.Pos.Line, se.Pos.Column, se.Pos.Offset, se.Msg
+	case errors.As(err, &ge):
 		w.Line, w.Column, w.Offset, w.Message = ge.Pos.Line, ge.Pos.Column, ge.Pos.Offset, ge.Msg
 	}
 	if le := record.AsError(err); le != nil {
-		w.Code = "lifecycle"
+		if le.Code != "" {
+			w.Code = string(le.Code)
+		}
 		w.Lifecycle, _ = json.Marshal(le) // a struct of strings and an int always marshals
 		return w
 	}
@@ -36,11 +46,15 @@ func EncodeError(err error) *wire.Error {
 	return w
 }
 
-// DecodeError turns a wire error back into the *grammar.Error a local session
-// would have returned: same position, message and, for a known code, a Kind
-// that unwraps to the same sentinel. A lifecycle payload that does not
-// decode leaves a Kind that unwraps to wire.ErrProtocol.
-func DecodeError(w *wire.Error) *grammar.Error {
+// DecodeError turns a wire error back into the *StatementError a local
+// session would have returned: same position, message and a Kind that
+// matches the same sentinel with errors.Is: the *record.Error a lifecycle
+// payload carries, else a *wire.RemoteError of the code. The payload
+// decides, whatever the code, so the form older servers sent (every
+// lifecycle refusal under the one code "lifecycle", the refusal's own code
+// inside the payload) still decodes to the same refusal. A payload that
+// does not decode leaves a Kind that matches wire.ErrProtocol.
+func DecodeError(w *wire.Error) *StatementError {
 	var kind error
 	if raw := bytes.TrimSpace(w.Lifecycle); len(raw) > 0 && !bytes.Equal(raw, []byte("null")) {
 		le := &record.Error{}
@@ -52,5 +66,5 @@ func DecodeError(w *wire.Error) *grammar.Error {
 	} else {
 		kind = &wire.RemoteError{Code: w.Code, Message: w.Message}
 	}
-	return &grammar.Error{Pos: grammar.Position{Offset: w.Offset, Line: w.Line, Column: w.Column}, Msg: w.Message, Kind: kind}
+	return &StatementError{Pos: grammar.Position{Offset: w.Offset, Line: w.Line, Column: w.Column}, Msg: w.Message, Kind: kind}
 }

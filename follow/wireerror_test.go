@@ -28,7 +28,10 @@ func TestErrorRoundTrip(t *testing.T) {
 		{"transaction full", &grammar.Error{Pos: pos, Msg: "m", Kind: &session.TransactionLimitError{Domain: "p", Steps: 1, MaxSteps: 1}}, session.ErrTransactionFull, "transaction_full"},
 		{"transaction expired", &grammar.Error{Pos: pos, Msg: "m", Kind: &session.TransactionExpiredError{Domain: "p"}}, session.ErrTransactionExpired, "transaction_expired"},
 		{"grammar kind", &grammar.Error{Pos: pos, Msg: "expected x", Kind: grammar.ErrSyntax}, grammar.ErrSyntax, "syntax"},
-		{"lifecycle", &grammar.Error{Pos: pos, Msg: le.Message, Kind: le}, nil, "lifecycle"},
+		{"lifecycle", &grammar.Error{Pos: pos, Msg: le.Message, Kind: le}, lifecycle.ErrDomainNotFound, "domain_not_found"},
+		{"statement error", &follow.StatementError{Pos: pos, Msg: "m", Kind: session.ErrNotInTransaction}, session.ErrNotInTransaction, "not_in_transaction"},
+		{"statement error around a syntax error", &follow.StatementError{Pos: pos, Msg: "expected x", Kind: &grammar.Error{Pos: pos, Msg: "expected x", Kind: grammar.ErrSyntax}}, grammar.ErrSyntax, "syntax"},
+		{"attachment", &follow.StatementError{Pos: pos, Msg: "m", Kind: &session.AttachmentError{Err: session.ErrNotAttached, Domain: "p"}}, follow.ErrNotAttached, "not_attached"},
 		{"cancelled", &grammar.Error{Pos: pos, Msg: "context canceled", Kind: context.Canceled}, wire.ErrCanceled, "canceled"},
 		{"unknown cause", &grammar.Error{Pos: pos, Msg: "boom", Kind: errors.New("boom")}, nil, "error"},
 		{"unpositioned", errors.New("plain"), nil, "error"},
@@ -39,8 +42,7 @@ func TestErrorRoundTrip(t *testing.T) {
 			w := follow.EncodeError(tt.err)
 			require.Equal(t, tt.code, w.Code)
 			got := follow.DecodeError(w)
-			var want *grammar.Error
-			if errors.As(tt.err, &want) {
+			if want := follow.AsStatementError(tt.err); want != nil {
 				require.Equal(t, want.Pos, got.Pos)
 				require.Equal(t, want.Msg, got.Msg)
 			} else {
@@ -49,7 +51,7 @@ func TestErrorRoundTrip(t *testing.T) {
 			if tt.is != nil {
 				require.ErrorIs(t, got, tt.is)
 			}
-			if tt.code == "lifecycle" {
+			if tt.name == "lifecycle" {
 				require.Equal(t, le, lifecycle.AsError(got))
 			}
 		})
@@ -64,4 +66,20 @@ func TestDecodeErrorRefusesBadLifecycle(t *testing.T) {
 		require.ErrorIs(t, got, wire.ErrProtocol, raw)
 		require.Nil(t, lifecycle.AsError(got), raw)
 	}
+}
+
+// TestDecodeErrorReadsTheOldLifecycleForm: servers before lifecycle
+// refusals had codes of their own sent every one under the code
+// "lifecycle", the refusal's code inside its payload; that form still
+// decodes to the same refusal, matching its sentinel and no other.
+func TestDecodeErrorReadsTheOldLifecycleForm(t *testing.T) {
+	le := &lifecycle.Error{Code: lifecycle.CodeAlreadyRunning, Domain: "p", Message: "domain 'p' is already running"}
+	w := follow.EncodeError(&follow.StatementError{Pos: grammar.Position{Line: 1, Column: 1}, Msg: le.Message, Kind: le})
+	require.Equal(t, "already_running", w.Code, "a lifecycle refusal travels under its own code")
+	w.Code = "lifecycle"
+	got := follow.DecodeError(w)
+	require.ErrorIs(t, got, lifecycle.ErrAlreadyRunning)
+	require.NotErrorIs(t, got, lifecycle.ErrDomainRunning)
+	require.Equal(t, le, lifecycle.AsError(got))
+	require.Equal(t, "already_running", follow.EncodeError(got).Code, "re-encoded in the current form")
 }

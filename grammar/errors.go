@@ -1,38 +1,58 @@
 package grammar
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 	"unicode/utf8"
 )
 
 // Sentinel errors. Every error the package returns wraps exactly one of
-// them, so callers can classify it with errors.Is.
+// them, so callers can classify it with errors.Is. Each carries the stable
+// code it crosses the wire under (ErrorCode, package wire's Coded), so a
+// remote failure under that code matches it too.
 var (
 	// ErrSyntax reports text that is not a statement of the language:
 	// an unexpected token, an unterminated string or comment, a stray
 	// character.
-	ErrSyntax = errors.New("syntax error")
+	ErrSyntax = newSentinel("syntax", "syntax error")
 	// ErrInvalidDuration reports duration text that is malformed or whose
 	// spans add up past 18446744073709551615ns.
-	ErrInvalidDuration = errors.New("invalid duration")
+	ErrInvalidDuration = newSentinel("invalid_duration", "invalid duration")
 	// ErrInvalidTimestamp reports text that is not RFC 3339 or that lies
 	// outside signed Unix nanoseconds.
-	ErrInvalidTimestamp = errors.New("invalid timestamp")
+	ErrInvalidTimestamp = newSentinel("invalid_timestamp", "invalid timestamp")
 	// ErrInvalidRate reports a TIME RATE that is not a positive finite
 	// float64.
-	ErrInvalidRate = errors.New("invalid time rate")
+	ErrInvalidRate = newSentinel("invalid_rate", "invalid time rate")
 	// ErrInvalidName reports a domain name that is empty, too long, or
 	// holds a character outside ASCII letters, digits, '-', '_' and '~'.
-	ErrInvalidName = errors.New("invalid domain name")
+	ErrInvalidName = newSentinel("invalid_name", "invalid domain name")
 	// ErrInvalidPath reports a backup path literal that is empty or holds
 	// a NUL byte.
-	ErrInvalidPath = errors.New("invalid backup path")
+	ErrInvalidPath = newSentinel("invalid_path", "invalid backup path")
 	// ErrInvalidPattern reports a LIKE pattern that is empty, too long,
 	// holds a character no domain name holds, or ends in a lone '\'.
-	ErrInvalidPattern = errors.New("invalid LIKE pattern")
+	ErrInvalidPattern = newSentinel("invalid_pattern", "invalid LIKE pattern")
 )
+
+// sentinel is a sentinel error of this package with its wire code. It is
+// package wire's coded sentinel written again, because grammar imports
+// nothing of this module: its one method is all wire needs.
+type sentinel struct{ code, msg string }
+
+func newSentinel(code, msg string) error { return &sentinel{code: code, msg: msg} }
+
+// Error returns the sentinel's message.
+func (s *sentinel) Error() string { return s.msg }
+
+// ErrorCode returns the code the sentinel crosses the wire under.
+func (s *sentinel) ErrorCode() string { return s.code }
+
+// Sentinels returns the package's coded sentinels, for the module's one
+// code table.
+func Sentinels() []error {
+	return []error{ErrSyntax, ErrInvalidDuration, ErrInvalidTimestamp, ErrInvalidRate, ErrInvalidName, ErrInvalidPath, ErrInvalidPattern}
+}
 
 // Error is an error at a place in the source text. Its message reads
 // "LINE:COL: message"; Kind is the sentinel it wraps (one of this package's,

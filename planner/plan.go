@@ -12,8 +12,12 @@ import (
 // Sentinel errors of checks that need no state. They reach callers inside a
 // *grammar.Error, which carries the position.
 var (
-	// ErrNonPositivePeriod reports a paced domain whose PERIOD is zero.
-	ErrNonPositivePeriod = errors.New("period must be positive")
+	// ErrNonPositivePeriod reports a paced domain whose PERIOD is zero. It
+	// is lifecycle's ErrInvalidPeriod (record.ErrInvalidPeriod), the
+	// refusal the catalog gives the same CREATE, so a zero PERIOD is one
+	// failure whether the planner or the catalog finds it, and travels
+	// under that sentinel's code.
+	ErrNonPositivePeriod = record.ErrInvalidPeriod
 	// ErrUnknownStatement reports a grammar.Statement the planner does not
 	// know, which is a bug in whoever built it.
 	ErrUnknownStatement = errors.New("unknown statement")

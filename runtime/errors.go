@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/nspl-dev/nspl/wire"
 )
 
 // Errors reported by the node runtime. Callers match them with errors.Is;
@@ -17,9 +19,9 @@ import (
 var (
 	// ErrDomainMissing: the domain is not installed in this node's runtime,
 	// either because the catalog lacks it or because it was removed.
-	ErrDomainMissing = errors.New("domain is not installed on this node; check the name or create the domain")
+	ErrDomainMissing = wire.NewSentinel("domain_missing", "domain is not installed on this node; check the name or create the domain")
 	// ErrDomainStopped: the domain is stopped and has no readable clock.
-	ErrDomainStopped = errors.New("domain is stopped; START it before using its clock")
+	ErrDomainStopped = wire.NewSentinel("domain_stopped", "domain is stopped; START it before using its clock")
 	// ErrClockUninstalled: the domain is running but this node has not
 	// installed its paced mapping and authority.
 	ErrClockUninstalled = errors.New("domain clock is not installed on this node; retry once its mapping and authority are installed")
@@ -30,7 +32,7 @@ var (
 	// generation (or by another time source) than the one waiting for it.
 	ErrForeignDeadline = errors.New("deadline belongs to another domain, generation or time source; create it from the clock that waits for it")
 	// ErrClockUnavailable matches every unavailability outcome listed above.
-	ErrClockUnavailable = errors.New("domain clock is unavailable")
+	ErrClockUnavailable = wire.NewSentinel("clock_unavailable", "domain clock is unavailable")
 	// ErrWaitCancelled: the wait's context ended before the deadline was
 	// reached. The *ClockError also wraps the context's error.
 	ErrWaitCancelled = errors.New("wait for the deadline was cancelled")
@@ -38,15 +40,15 @@ var (
 	// unsigned 64-bit nanoseconds at the installed rate: the remaining wait
 	// of a deadline, or the tick producer's wait for its next boundary or
 	// its spacing of one period (the producer then stops).
-	ErrCannotSchedule = errors.New("logical wait cannot be scheduled as a physical wait at this rate; choose a nearer target or a higher time rate")
+	ErrCannotSchedule = wire.NewSentinel("cannot_schedule", "logical wait cannot be scheduled as a physical wait at this rate; choose a nearer target or a higher time rate")
 	// ErrClockOverflow: projecting the current UTC through the installed
 	// mapping leaves signed Unix nanoseconds.
-	ErrClockOverflow = errors.New("domain clock projection leaves the signed Unix-nanosecond range; START the domain with a representable origin and rate")
+	ErrClockOverflow = wire.NewSentinel("clock_overflow", "domain clock projection leaves the signed Unix-nanosecond range; START the domain with a representable origin and rate")
 	// ErrTickOverflow: the latest due or the next tick of the installed
 	// mapping has no id or boundary in range (unsigned 64-bit ids, signed
 	// Unix nanoseconds), so no further tick of the generation can be
 	// produced.
-	ErrTickOverflow = errors.New("domain clock tick leaves the range of tick ids and signed Unix-nanosecond boundaries; START the domain with an earlier origin or another period")
+	ErrTickOverflow = wire.NewSentinel("tick_overflow", "domain clock tick leaves the range of tick ids and signed Unix-nanosecond boundaries; START the domain with an earlier origin or another period")
 	// ErrInvalidLifecycle: an installation request is inconsistent.
 	ErrInvalidLifecycle = errors.New("invalid lifecycle installation")
 	// ErrOlderRevision: an installation request comes from an older catalog
@@ -127,4 +129,10 @@ func (e *ClockError) Is(target error) bool {
 		return true
 	}
 	return false
+}
+
+// Sentinels returns the package's coded sentinels, for the module's one
+// code table.
+func Sentinels() []error {
+	return []error{ErrDomainMissing, ErrDomainStopped, ErrClockUnavailable, ErrClockOverflow, ErrTickOverflow, ErrCannotSchedule}
 }

@@ -102,10 +102,14 @@
 // columns [{"name","type"}] with type null, text, uint, duration, timestamp or
 // rate, and rows of values — strings, exact integers (durations and
 // timestamps in nanoseconds), shortest round-trip floats, or null. An error
-// carries line, column and offset in the request's text, message, and a
-// stable code (syntax, no_active_domain, in_transaction, not_leader, …, or
-// "lifecycle" with the lifecycle error whole), so a client rebuilds the same
-// *grammar.Error a local session returns; session_closed (wire.ErrClosed, a
+// carries line, column and offset in the request's text, message, and the
+// stable code of its sentinel (syntax, no_active_domain, in_transaction,
+// not_leader, domain_exists, …: the code each sentinel carries, see
+// package wire), with a lifecycle refusal also whole under "lifecycle", so
+// a client rebuilds the same *follow.StatementError a local session
+// returns, matching the same sentinel. Servers before lifecycle refusals
+// had their own codes sent each under the code "lifecycle"; clients still
+// decode that form by its payload. session_closed (wire.ErrClosed, a
 // session or node that closed under the request) comes at line 1, column 1,
 // and the client returns it unpositioned, as a local session does. state is
 // the session after the request: active domain and open transaction, for

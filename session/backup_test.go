@@ -10,7 +10,6 @@ import (
 
 	"github.com/nspl-dev/nspl/backup"
 	"github.com/nspl-dev/nspl/follow"
-	"github.com/nspl-dev/nspl/grammar"
 	"github.com/nspl-dev/nspl/lifecycle"
 	"github.com/nspl-dev/nspl/node"
 	"github.com/nspl-dev/nspl/wire"
@@ -79,7 +78,7 @@ func TestBackupStatements(t *testing.T) {
 	// A cluster restore over existing names is refused whole.
 	err = e.fail("RESTORE CLUSTER FROM '" + path + "';")
 	require.ErrorIs(t, err, lifecycle.ErrDomainExists)
-	var ge *grammar.Error
+	var ge *follow.StatementError
 	require.True(t, errors.As(err, &ge))
 	require.Equal(t, "1:1", ge.Pos.String())
 }

@@ -2,7 +2,6 @@ package session
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/nspl-dev/nspl/wire"
@@ -20,9 +19,7 @@ const (
 
 // ErrReadNotConfirmed: a read at the linearizable level could not be
 // confirmed through the cluster's leader.
-var ErrReadNotConfirmed = errors.New("this read could not be confirmed through the cluster's leader; retry once the cluster has a leader this node reaches, read through another node, or read at the local level (it may be stale)")
-
-func init() { wire.RegisterCode("read_not_confirmed", ErrReadNotConfirmed) }
+var ErrReadNotConfirmed = wire.NewSentinel("read_not_confirmed", "this read could not be confirmed through the cluster's leader; retry once the cluster has a leader this node reaches, read through another node, or read at the local level (it may be stale)")
 
 // ParseReadConsistency returns the level s names ("local" or
 // "linearizable"); empty is ReadLocal (wire.ParseReadConsistency).

@@ -17,12 +17,14 @@
 // node never sees a plan. Results, result sets and frames are wire's
 // types; what a reader of them needs (the followed clock and its
 // arithmetic, the coalescing follow, the attach bookkeeping of a receiver,
-// operator rendering and a failure's wire form) is package follow's,
+// operator rendering, the statement error and its wire form) is package follow's,
 // shared with the remote client, which links no session. Statement text runs through
 // planner.RunScript, the one loop over planned statements.
 //
 // Requests run one at a time (Exec, ExecText). Every failure is a
-// *grammar.Error at the statement's position whose Kind is the typed cause:
+// *follow.StatementError at the statement's position (for text that does
+// not parse, at the offending token, its *grammar.Error wrapped whole),
+// whose Kind is the typed cause:
 // this package's sentinels and *TransactionError / *AttachmentError, a
 // *lifecycle.Error, or a catalog or context error. The one exception is
 // ErrClosed (wire.ErrClosed), returned bare by every call on a closed

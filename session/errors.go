@@ -4,43 +4,47 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/nspl-dev/nspl/follow"
 	"github.com/nspl-dev/nspl/wire"
 )
 
 // Errors a session returns for statements it refuses itself. Catalog and
 // lifecycle refusals keep their own types (*lifecycle.Error and the catalog
 // sentinels); ExecText and Exec wrap every failure but ErrClosed in a
-// *grammar.Error that carries the statement's position, so callers test
-// with errors.Is/As.
+// *follow.StatementError that carries the statement's position, so callers
+// test with errors.Is/As. Each sentinel carries its wire code
+// (wire.NewSentinel), so a remote client matches it the same way.
 var (
 	// ErrNoActiveDomain: a statement that acts on the active domain ran
 	// before USE.
-	ErrNoActiveDomain = errors.New("no active domain; USE <name> first")
+	ErrNoActiveDomain = wire.NewSentinel("no_active_domain", "no active domain; USE <name> first")
 	// ErrNotInTransaction: COMMIT or REVERT without an open transaction.
-	ErrNotInTransaction = errors.New("no transaction is open; BEGIN one first")
+	ErrNotInTransaction = wire.NewSentinel("not_in_transaction", "no transaction is open; BEGIN one first")
 	// ErrInTransaction: a statement that is never transaction content ran
 	// while a transaction is open. The error is a *TransactionError.
-	ErrInTransaction = errors.New("statement is not allowed inside a transaction")
+	ErrInTransaction = wire.NewSentinel("in_transaction", "statement is not allowed inside a transaction")
 	// ErrNestedTransaction: BEGIN while a transaction is open. The error is
 	// a *TransactionError.
-	ErrNestedTransaction = errors.New("a transaction is already open")
+	ErrNestedTransaction = wire.NewSentinel("nested_transaction", "a transaction is already open")
 	// ErrAlreadyAttached: ATTACH DOMAIN CLOCK for a domain the session
-	// already follows. The error is an *AttachmentError.
-	ErrAlreadyAttached = errors.New("session already follows the domain clock")
+	// already follows. The error is an *AttachmentError. It is
+	// follow.ErrAlreadyAttached, which a remote client names too.
+	ErrAlreadyAttached = follow.ErrAlreadyAttached
 	// ErrNotAttached: DETACH DOMAIN CLOCK for a domain the session does not
-	// follow. The error is an *AttachmentError.
-	ErrNotAttached = errors.New("session does not follow the domain clock")
+	// follow. The error is an *AttachmentError. It is follow.ErrNotAttached,
+	// which a remote client names too.
+	ErrNotAttached = follow.ErrNotAttached
 	// ErrFrameTooLarge: an attach reply whose frame does not fit the
 	// session's frame limit; nothing was attached.
-	ErrFrameTooLarge = errors.New("frame exceeds the session's frame limit")
+	ErrFrameTooLarge = wire.NewSentinel("frame_too_large", "frame exceeds the session's frame limit")
 	// ErrTransactionFull: a step that would take the open transaction past
 	// the session's step or byte limit; it was not queued and the
 	// transaction stays open. The error is a *TransactionLimitError.
-	ErrTransactionFull = errors.New("transaction is full; COMMIT or REVERT it")
+	ErrTransactionFull = wire.NewSentinel("transaction_full", "transaction is full; COMMIT or REVERT it")
 	// ErrTransactionExpired: the session's open transaction was idle past
 	// the transaction idle timeout and was reverted; the statement that
 	// found it did not run. The error is a *TransactionExpiredError.
-	ErrTransactionExpired = errors.New("idle transaction was reverted; BEGIN a new one")
+	ErrTransactionExpired = wire.NewSentinel("transaction_expired", "idle transaction was reverted; BEGIN a new one")
 	// ErrClosed: the session has ended. It is wire.ErrClosed, the one
 	// closed error of the module, and is returned unpositioned: a closed
 	// session refuses every statement alike.
@@ -90,3 +94,11 @@ func (e *AttachmentError) Error() string {
 
 // Unwrap returns the sentinel.
 func (e *AttachmentError) Unwrap() error { return e.Err }
+
+// Sentinels returns the package's coded sentinels, for the module's one
+// code table (ErrClosed is wire's and the attachment sentinels follow's,
+// listed there).
+func Sentinels() []error {
+	return []error{ErrNoActiveDomain, ErrNotInTransaction, ErrInTransaction, ErrNestedTransaction, ErrTransactionFull,
+		ErrTransactionExpired, ErrFrameTooLarge, ErrReadNotConfirmed}
+}

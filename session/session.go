@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/nspl-dev/nspl/grammar"
+	"github.com/nspl-dev/nspl/follow"
 	"github.com/nspl-dev/nspl/planner"
 	"github.com/nspl-dev/nspl/runtime/timesource"
 	"github.com/nspl-dev/nspl/wire"
@@ -201,22 +201,23 @@ func (s *Session) Attached() []string {
 
 // ExecText plans and runs every statement of text in order and returns their
 // results. It stops at the first error and returns the results before it;
-// the error is a *grammar.Error with the failing statement's position (a
-// syntax or literal error where the text is wrong, the statement's start for
-// a refusal), whose Kind is the typed cause, or ErrClosed itself once the
-// session is closed. Statements before a syntax error run; nothing after it
-// does.
+// the error is a *follow.StatementError with the failing statement's
+// position (a syntax or literal error where the text is wrong, the
+// statement's start for a refusal), whose Kind is the typed cause, or
+// ErrClosed itself once the session is closed. Statements before a syntax
+// error run; nothing after it does.
 func (s *Session) ExecText(ctx context.Context, text string) ([]wire.Result, error) {
 	if s.ctx.Err() != nil {
 		return nil, ErrClosed // text that would not parse included
 	}
-	return planner.RunScript(ctx, text, s.Exec)
+	rs, err := planner.RunScript(ctx, text, s.Exec)
+	return rs, follow.ScriptFailure(err)
 }
 
 // Exec runs one planned statement on the session's request lane and returns
-// its reply. A failure is a *grammar.Error at the statement's position whose
-// Kind is the typed cause: one of this package's errors, a *lifecycle.Error,
-// a catalog or runtime error, or the context's error. On a closed session,
+// its reply. A failure is a *follow.StatementError at the statement's
+// position whose Kind is the typed cause: one of this package's errors, a
+// *lifecycle.Error, a catalog or runtime error, or the context's error. On a closed session,
 // and for a request that Close ended, it is ErrClosed, unpositioned.
 //
 // An ATTACH DOMAIN CLOCK whose request ends while it waits for the node's
@@ -280,16 +281,10 @@ func (s *Session) exec(ctx context.Context, p planner.Plan, emit RowSink) (wire.
 	return r, nil
 }
 
-// positioned wraps err in a *grammar.Error at the statement's position,
-// unless it already is one or is ErrClosed, which is the session's and no
-// statement's, so a position would only mislead.
-func positioned(p planner.Plan, err error) error {
-	var ge *grammar.Error
-	if errors.As(err, &ge) || errors.Is(err, ErrClosed) {
-		return err
-	}
-	return &grammar.Error{Pos: p.Pos(), Msg: err.Error(), Kind: err}
-}
+// positioned wraps err in a *follow.StatementError at the statement's
+// position, unless it already is one or is ErrClosed, which is the
+// session's and no statement's, so a position would only mislead.
+func positioned(p planner.Plan, err error) error { return follow.Positioned(p.Pos(), err) }
 
 // NextFrame returns the next control-lane frame, waiting until one is queued,
 // ctx ends or the session closes (ErrClosed). Taking a tick frame empties

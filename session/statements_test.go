@@ -377,7 +377,7 @@ func TestExecTextPositions(t *testing.T) {
 	e := newEnv(t, Options{})
 	rs, err := e.sess.ExecText(ctxT(t), "CREATE DOMAIN a;\nCREATE DOMAIN b;\n  CREATE DOMAIN a;\nCREATE DOMAIN c;")
 	require.Len(t, rs, 2)
-	var ge *grammar.Error
+	var ge *follow.StatementError
 	require.ErrorAs(t, err, &ge)
 	require.Equal(t, 3, ge.Pos.Line)
 	require.Equal(t, 3, ge.Pos.Column)

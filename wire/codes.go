@@ -2,78 +2,98 @@ package wire
 
 import (
 	"errors"
-	"fmt"
+	"slices"
 )
 
-// ErrRemote: the other side failed a request for a reason that has no
-// registered code; the message says which.
+// ErrRemote: the other side of a connection reported the failure. Every
+// *RemoteError and *ClockFailure matches it, besides the sentinel its code
+// names, so a caller that only needs to know a failure was the peer's
+// tests for ErrRemote; a code this side names no sentinel for matches
+// ErrRemote alone, and the message says what failed.
 var ErrRemote = errors.New("remote request failed")
 
-// code is one row of the error-code table.
-type code struct {
-	name    string
-	err     error
-	encodes bool // false for an alias accepted on decode only
+// Coded is an error that names the stable code it crosses the wire under.
+// Every sentinel a peer may refuse with implements it: the ones NewSentinel
+// makes, and those of grammar and record, the leaf packages that may not
+// import wire, which implement the one method themselves. The code is the
+// sentinel's identity on the wire: a *RemoteError or *ClockFailure carrying
+// it matches that sentinel with errors.Is, so neither side needs a table
+// to encode or to decode a failure.
+type Coded interface {
+	error
+	// ErrorCode returns the code, never empty for a sentinel.
+	ErrorCode() string
 }
 
-// table is the one error-code table. It is filled during package
-// initialisation only (RegisterCode, RegisterAlias) and read-only after, so
-// lookups take no lock.
-var table []code
-
-// RegisterCode enters code as the wire name of sentinel: a failure that
-// errors.Is sentinel is sent as code, and a received code unwraps to
-// sentinel. The package that owns sentinel calls it from an init function;
-// a code registered twice for different sentinels panics, since the table
-// would otherwise depend on initialisation order.
-func RegisterCode(name string, sentinel error) { register(name, sentinel, true) }
-
-// RegisterAlias enters an older spelling of a registered sentinel's code:
-// it is accepted on decode and never sent.
-func RegisterAlias(name string, sentinel error) { register(name, sentinel, false) }
-
-func register(name string, sentinel error, encodes bool) {
-	if name == "" || sentinel == nil {
-		panic("wire: RegisterCode needs a code and a sentinel")
-	}
-	for _, c := range table {
-		if c.name == name {
-			if c.err != sentinel {
-				panic(fmt.Sprintf("wire: error code %q registered for two sentinels", name))
-			}
-			return
-		}
-	}
-	table = append(table, code{name: name, err: sentinel, encodes: encodes})
+// sentinel is the coded error value NewSentinel makes.
+type sentinel struct {
+	code    string
+	msg     string
+	aliases []string // older spellings of code, accepted on decode only
 }
 
-// CodeOf returns the code of the first registered sentinel err matches, in
-// registration order, or "" when it matches none. Registered sentinels are
-// distinct failures, so an error matches at most one in practice.
+// NewSentinel returns a sentinel error whose message is msg and whose wire
+// code is code. aliases are older spellings of code: a remote failure
+// under one of them matches the sentinel too, and none of them is ever
+// sent. A package declares each sentinel it refuses peers with this way,
+// in its documented var block, and lists them in its Sentinels function
+// for the module's one code table (see the package doc). NewSentinel
+// panics on an empty code, since such a sentinel could not be told from
+// an uncoded failure on the wire.
+func NewSentinel(code, msg string, aliases ...string) error {
+	if code == "" || slices.Contains(aliases, "") {
+		panic("wire: NewSentinel needs a code")
+	}
+	return &sentinel{code: code, msg: msg, aliases: aliases}
+}
+
+// Error returns the sentinel's message.
+func (s *sentinel) Error() string { return s.msg }
+
+// ErrorCode returns the sentinel's wire code.
+func (s *sentinel) ErrorCode() string { return s.code }
+
+// Aliases returns the older spellings of s's code that still decode to it.
+func (s *sentinel) Aliases() []string { return slices.Clone(s.aliases) }
+
+// CodeOf returns the code err crosses the wire under: that of the first
+// Coded error in its chain (in errors.As order, outermost first), or ""
+// when the chain holds none. A *RemoteError relayed on keeps its code.
 func CodeOf(err error) string {
-	for _, c := range table {
-		if c.encodes && errors.Is(err, c.err) {
-			return c.name
-		}
+	var c Coded
+	if errors.As(err, &c) {
+		return c.ErrorCode()
 	}
 	return ""
 }
 
-// Sentinel returns the sentinel registered for code, or nil.
-func Sentinel(name string) error {
-	for _, c := range table {
-		if c.name == name {
-			return c.err
-		}
+// AliasesOf returns the older spellings of a coded sentinel's code that
+// still decode to it (none for most).
+func AliasesOf(err error) []string {
+	if a, ok := err.(interface{ Aliases() []string }); ok {
+		return a.Aliases()
 	}
 	return nil
 }
 
+// codeNames reports whether code names target: target is ErrRemote, or a
+// coded error whose code, or one of whose older spellings, is code.
+func codeNames(code string, target error) bool {
+	if target == ErrRemote {
+		return true
+	}
+	c, ok := target.(Coded)
+	if !ok || code == "" {
+		return false
+	}
+	return c.ErrorCode() == code || slices.Contains(AliasesOf(c), code)
+}
+
 // RemoteError is a failure the other side of a connection reported: its
 // code, its message and, for a not-leader refusal between nodes, the leader
-// the peer knows of. Unwrap returns the sentinel registered for Code, or
-// ErrRemote for a code this side does not know, so callers match a remote
-// failure with errors.Is exactly like a local one.
+// the peer knows of. It matches with errors.Is the sentinel its Code
+// names, whichever package declares it, and ErrRemote, so callers match a
+// remote failure exactly like a local one.
 type RemoteError struct {
 	Code    string `json:"code"`
 	Message string `json:"message"`
@@ -86,10 +106,8 @@ type RemoteError struct {
 // Error returns the remote message.
 func (e *RemoteError) Error() string { return e.Message }
 
-// Unwrap returns the sentinel of Code, or ErrRemote.
-func (e *RemoteError) Unwrap() error {
-	if err := Sentinel(e.Code); err != nil {
-		return err
-	}
-	return ErrRemote
-}
+// ErrorCode returns Code, so a remote failure relayed on keeps its code.
+func (e *RemoteError) ErrorCode() string { return e.Code }
+
+// Is reports whether Code names target (see Coded), or target is ErrRemote.
+func (e *RemoteError) Is(target error) bool { return codeNames(e.Code, target) }

@@ -1,24 +1,36 @@
 // Package wire is the vocabulary nodes, servers and remote clients speak:
 // values, result sets, results, frames, ticks, observed clocks and cluster
 // status; the session protocol's messages, paths, limits and line framing,
-// encoded and decoded; the one error-code table, the one remote error, the
+// encoded and decoded; the coded sentinels and the one remote error, the
 // JSON string escaper, and the protocol's own sentinels. It imports clock
 // and nothing else of this module, so a remote client links it without
 // linking a raft node.
 //
-// The error-code table maps a stable code to the sentinel a receiver
-// unwraps to. Wire cannot import the packages whose sentinels it maps
-// (catalog links raft; grammar and lifecycle may import nothing of ours),
-// and defining every sentinel here would move each package's errors away
-// from the code that returns them. So the owning package registers its
-// codes from an init function (RegisterCode), and the few leaf packages
-// that may not import wire have theirs registered by the one package that
-// sends them: session for grammar and planner, interconnect for lifecycle.
-// Registration happens only during initialisation, so lookups are
-// lock-free; a receiver that has not linked a sentinel's package cannot
-// name that sentinel either, and sees a *RemoteError with its code.
+// Error codes travel with the sentinels, not in a registry. Each sentinel
+// a peer may refuse with is declared with its stable code (NewSentinel, in
+// its own package's var block), so encoding a failure is finding the first
+// Coded error in its chain (CodeOf). A received code decodes to a
+// *RemoteError (or a *ClockFailure) that matches with errors.Is the
+// sentinel carrying that code, whichever package declares it, because the
+// match compares codes (RemoteError.Is): no table is consulted on either
+// side and nothing is registered at import time, so what decodes does not
+// depend on which packages a process happened to link or in which order
+// they initialised. Wire cannot import the packages whose sentinels travel
+// (catalog links raft; grammar and record may import nothing of ours but
+// clock), and defining every sentinel here would move each package's
+// errors away from the code that returns them; grammar and record, which
+// may not import wire, implement the one ErrorCode method themselves. An
+// older spelling of a code is the sentinel's alias, accepted on decode and
+// never sent (catalog's "timeout" for "catalog_timeout").
+//
+// The one code table is built from the Sentinels list each package exports,
+// in one place, the root package's TestOneCodeTable, which holds that no
+// two sentinels of the module share a code and that the codes stay the
+// committed ones: two that shared one would match each other's remote
+// failures, and a renamed one would leave older peers matching nothing.
 //
 // Wire never formats for operators (session renders values and frames as
-// NSPL text) and never carries a statement's positioned error as a
-// *grammar.Error: follow.EncodeError and DecodeError translate that.
+// NSPL text) and never carries a statement's positioned error itself:
+// follow.StatementError is that error, and follow.EncodeError and
+// DecodeError translate it, a lifecycle refusal's *record.Error whole.
 package wire

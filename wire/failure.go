@@ -18,8 +18,8 @@ type ClockFailure struct {
 	// "next tick" (the cadence) or "wait" (the rate conversion of a
 	// logical wait into physical nanoseconds).
 	Op string
-	// Code is the registered code of the failure's sentinel (for example
-	// "clock_overflow"); a receiver unwraps to that sentinel.
+	// Code is the wire code of the failure's sentinel (for example
+	// "clock_overflow"); a receiver matches that sentinel with errors.Is.
 	Code string
 	// Cause is the arithmetic cause beneath the operation.
 	Cause string
@@ -31,12 +31,10 @@ type ClockFailure struct {
 // Error returns the full typed report.
 func (f *ClockFailure) Error() string { return f.Message }
 
-// Unwrap returns the sentinel registered for Code, or ErrRemote for a code
-// this side does not know, so errors.Is matches a failure reported by
-// another node exactly like a local one.
-func (f *ClockFailure) Unwrap() error {
-	if err := Sentinel(f.Code); err != nil {
-		return err
-	}
-	return ErrRemote
-}
+// ErrorCode returns Code, so a failure relayed on keeps its code.
+func (f *ClockFailure) ErrorCode() string { return f.Code }
+
+// Is reports whether Code names target (see Coded), or target is
+// ErrRemote, so errors.Is matches a failure reported by another node
+// exactly like a local one.
+func (f *ClockFailure) Is(target error) bool { return codeNames(f.Code, target) }

@@ -172,10 +172,13 @@ type EncodedColumn struct {
 	Type string `json:"type"`
 }
 
-// Error is a statement's failure: its position in the request's text, a
-// stable code that selects the sentinel a client unwraps to, and the
-// operator-facing message. Lifecycle carries a *lifecycle.Error whole, as
-// its JSON; session encodes and decodes it (wire may not import lifecycle).
+// Error is a statement's failure: its position in the request's text, the
+// stable code of its sentinel, which a client's decoded error matches, and
+// the operator-facing message. Lifecycle carries a lifecycle refusal
+// (*record.Error) whole, as its JSON, beside its own code; package follow
+// encodes and decodes it (wire may not import record). Older servers sent
+// every lifecycle refusal under the code "lifecycle"; the payload decides
+// on decode, so that form still decodes to the same refusal.
 type Error struct {
 	Line      int             `json:"line"`
 	Column    int             `json:"column"`

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -167,8 +166,7 @@ func execPlan(ctx context.Context, sess statementExecutor, p planner.Plan) (wire
 // clockFailure prints a statement failure of nspl clock's own statements.
 func clockFailure(w io.Writer, err error) error {
 	msg := err.Error()
-	var ge *grammar.Error
-	if errors.As(err, &ge) {
+	if ge := follow.AsStatementError(err); ge != nil {
 		msg = ge.Msg
 	}
 	fmt.Fprintf(w, "nspl clock: error: %s\n", termSafe(msg)) // the node's text

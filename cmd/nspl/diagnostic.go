@@ -7,6 +7,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/nspl-dev/nspl/follow"
 	"github.com/nspl-dev/nspl/grammar"
 )
 
@@ -130,8 +131,7 @@ func shiftPosition(stmtStart, pos grammar.Position) grammar.Position {
 // (an execution failure) points at the start of the statement.
 func statementDiagnostic(file, source string, stmtStart grammar.Position, err error) diagnostic {
 	d := diagnostic{File: file, Source: source, Pos: stmtStart, Msg: err.Error()}
-	var ge *grammar.Error
-	if errors.As(err, &ge) {
+	if ge := follow.AsStatementError(err); ge != nil {
 		d.Pos = shiftPosition(stmtStart, ge.Pos)
 		d.Msg = ge.Msg
 		if errors.Is(err, grammar.ErrSyntax) {

@@ -11,7 +11,6 @@ import (
 	"github.com/olekukonko/tablewriter/tw"
 
 	"github.com/nspl-dev/nspl/follow"
-	"github.com/nspl-dev/nspl/lifecycle"
 	"github.com/nspl-dev/nspl/wire"
 )
 
@@ -319,15 +318,12 @@ func writeCSVSet(b *strings.Builder, set *wire.ResultSet) error {
 //
 //	{"error":{"code":"…","message":"…","position":{"line":L,"column":C,"offset":O}}}
 //
-// code is a lifecycle refusal's own code (domain_not_found,
-// already_running, …), else the failure's stable wire code (syntax,
-// canceled, …; "error" when it has none), and the position is d's: in the
-// script, as the diagnostic on stderr prints it.
+// code is the failure's stable wire code, the one a remote client
+// receives (a lifecycle refusal's own, such as domain_not_found or
+// already_running; syntax, canceled, …; "error" when it has none), and the
+// position is d's: in the script, as the diagnostic on stderr prints it.
 func writeJSONError(w io.Writer, d diagnostic, err error) error {
 	code := follow.EncodeError(err).Code
-	if le := lifecycle.AsError(err); le != nil && le.Code != "" {
-		code = string(le.Code)
-	}
 	buf := []byte(`{"error":{"code":`)
 	buf = wire.AppendString(buf, code)
 	buf = append(buf, `,"message":`...)

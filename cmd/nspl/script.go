@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/nspl-dev/nspl/follow"
 	"github.com/nspl-dev/nspl/grammar"
 	"github.com/nspl-dev/nspl/runtime/timesource"
 	"github.com/nspl-dev/nspl/wire"
@@ -174,13 +175,13 @@ func (r *runner) printElapsed(d time.Duration) {
 // syntax error is left alone: it was found before anything ran.
 func cancelledError(err error) error {
 	const cancelled = "statement cancelled"
-	var ge *grammar.Error
-	if !errors.As(err, &ge) {
+	ge := follow.AsStatementError(err)
+	if ge == nil {
 		return fmt.Errorf("%s: %w", cancelled, err)
 	}
 	if errors.Is(err, grammar.ErrSyntax) || strings.HasPrefix(ge.Msg, cancelled) {
 		return err
 	}
-	return &grammar.Error{Pos: ge.Pos, Kind: ge.Kind,
+	return &follow.StatementError{Pos: ge.Pos, Kind: ge.Kind,
 		Msg: fmt.Sprintf("%s: %s (a change it had already sent may still be applied; check before running it again)", cancelled, ge.Msg)}
 }

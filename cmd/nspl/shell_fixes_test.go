@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/nspl-dev/nspl/follow"
 	"github.com/nspl-dev/nspl/grammar"
 	"github.com/nspl-dev/nspl/runtime/timesource"
 	"github.com/nspl-dev/nspl/wire"
@@ -22,7 +23,7 @@ type laterErrorExecutor struct{ started chan struct{} }
 func (b laterErrorExecutor) ExecText(ctx context.Context, _ string) ([]wire.Result, error) {
 	close(b.started)
 	<-ctx.Done()
-	return nil, &grammar.Error{Pos: grammar.Position{Line: 1, Column: 1}, Msg: "apply timed out", Kind: errors.New("apply timed out")}
+	return nil, &follow.StatementError{Pos: grammar.Position{Line: 1, Column: 1}, Msg: "apply timed out", Kind: errors.New("apply timed out")}
 }
 
 func TestShellInterruptSaysTheWriteWasCancelled(t *testing.T) {
@@ -55,15 +56,15 @@ func TestCancelledError(t *testing.T) {
 		wantIs  error
 	}{
 		{"unpositioned", context.Canceled, "statement cancelled: context canceled", grammar.Position{}, context.Canceled},
-		{"positioned", &grammar.Error{Pos: pos, Msg: "not the leader", Kind: kind},
+		{"positioned", &follow.StatementError{Pos: pos, Msg: "not the leader", Kind: kind},
 			"statement cancelled: not the leader (a change it had already sent may still be applied; check before running it again)", pos, kind},
-		{"syntax", &grammar.Error{Pos: pos, Msg: "expected ';'", Kind: grammar.ErrSyntax}, "expected ';'", pos, grammar.ErrSyntax},
+		{"syntax", &follow.StatementError{Pos: pos, Msg: "expected ';'", Kind: &grammar.Error{Pos: pos, Msg: "expected ';'", Kind: grammar.ErrSyntax}}, "expected ';'", pos, grammar.ErrSyntax},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got := cancelledError(tt.err)
 			require.ErrorIs(t, got, tt.wantIs)
-			var ge *grammar.Error
+			var ge *follow.StatementError
 			if !errors.As(got, &ge) {
 				require.Equal(t, tt.wantMsg, got.Error())
 				return
