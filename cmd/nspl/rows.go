@@ -52,9 +52,9 @@ func canonicalStatement(source string) string {
 // with the rows before the message, which is known only at the end:
 // {"statement":…,"rows":[…],"message":…}.
 type rowPrinter struct {
-	w         io.Writer
-	format    outputFormat
-	quiet     bool
+	w      io.Writer
+	format outputFormat
+	quiet  bool
 	// source is the statement's text. The JSON object starts with the
 	// statement's canonical text, which the reply carries only after the
 	// rows; so JSON output, and it alone, parses the statement here once
