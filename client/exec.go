@@ -22,10 +22,22 @@ type statement struct {
 	// archive is the plan of an archive statement, whose file is on this
 	// machine; nil for every other statement.
 	archive planner.Plan
-	// at maps a position in text to the caller's text.
-	at func(grammar.Position) grammar.Position
+	// origin is where text starts in the caller's text; a position the
+	// server reports in text maps through it (at).
+	origin grammar.StatementSource
+	// planned: text is a plan's canonical text, which the caller never
+	// saw, so every position maps to the plan's own.
+	planned bool
 	// rows is a LIST DOMAINS, whose rows a row sink takes.
 	rows bool
+}
+
+// at maps pos, a position in st.text, to the caller's text.
+func (st statement) at(pos grammar.Position) grammar.Position {
+	if st.planned {
+		return st.origin.Start
+	}
+	return st.origin.Locate(pos)
 }
 
 // fromSource is the statement of src, cut from the caller's text. It is
@@ -35,7 +47,7 @@ type statement struct {
 // node never opens a path a client names; a syntax error in one is
 // reported here, at its place in the caller's text.
 func fromSource(src grammar.StatementSource) (statement, error) {
-	st := statement{text: src.Text, kind: callPlain, at: src.Locate}
+	st := statement{text: src.Text, kind: callPlain, origin: src}
 	first, second := src.Keywords()
 	switch {
 	case first == "ATTACH":
@@ -68,7 +80,7 @@ func fromSource(src grammar.StatementSource) (statement, error) {
 // fromPlan is the statement of a plan a Go caller built: the server is
 // sent its canonical text, and a position it reports is the plan's own.
 func fromPlan(p planner.Plan) statement {
-	st := statement{text: p.String(), kind: callPlain, at: func(grammar.Position) grammar.Position { return p.Pos() }}
+	st := statement{text: p.String(), kind: callPlain, origin: grammar.StatementSource{Start: p.Pos()}, planned: true}
 	switch p.(type) {
 	case planner.Attach:
 		st.kind = callAttach
