@@ -13,7 +13,10 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/nspl-dev/nspl"
+	"github.com/nspl-dev/nspl/client"
 	"github.com/nspl-dev/nspl/grammar"
+	"github.com/nspl-dev/nspl/node"
+	"github.com/nspl-dev/nspl/server"
 )
 
 // openEmbedded is an embedded in-memory engine's session for the length of
@@ -81,4 +84,45 @@ func TestShellParsesEachStatementOnce(t *testing.T) {
 	ed.mu.Lock()
 	defer ed.mu.Unlock()
 	require.Equal(t, []string{"CREATE DOMAIN a;", "USE a;", "LIST DOMAINS;", "USE nope;"}, ed.history)
+}
+
+// TestRemoteScriptParsesEachStatementOnce runs a script through the runner
+// on a remote client against a server in this process: the client side
+// parses nothing and the server parses each statement once, so the
+// process's count is one per statement, and the server's error still points
+// into the script.
+func TestRemoteScriptParsesEachStatementOnce(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t) })
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	n, err := node.Open(context.Background(), node.Config{Logger: logger, RaftLogLevel: slog.LevelError})
+	require.NoError(t, err)
+	srv, err := server.New(server.Config{Node: n, Insecure: true, Logger: logger})
+	require.NoError(t, err)
+	ln, err := srv.Listen("127.0.0.1:0")
+	require.NoError(t, err)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		_ = srv.Serve(ln)
+	}()
+	c, err := client.Dial(context.Background(), client.Config{URLs: []string{"http://" + ln.Addr().String()}, Logger: logger})
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		require.NoError(t, c.Close())
+		require.NoError(t, srv.Close())
+		wg.Wait()
+		require.NoError(t, n.Close())
+	})
+
+	var out, errOut strings.Builder
+	r := &runner{exec: c, stdout: &out, stderr: &errOut, format: formatTable, outMu: new(sync.Mutex)}
+	script := "CREATE DOMAIN a; -- one\nUSE a;\nLIST\n  DOMAINS LIKE 'a%';\nDESCRIBE DOMAIN;\n  START AT NOW TIME RATE 0;\nSTOP;\n"
+	before := grammar.Parses()
+	res, err := r.runText(context.Background(), "s.nspl", script, false)
+	require.NoError(t, err)
+	require.Equal(t, 1, res.failed)
+	require.Equal(t, uint64(5), grammar.Parses()-before, "five statements ran, each parsed once, by the server")
+	require.Contains(t, out.String(), "1 domain")
+	require.Contains(t, errOut.String(), "s.nspl:6:26: error: ", "the server's error points into the script")
 }
