@@ -51,21 +51,21 @@ func newSession(e *Engine, s *session.Session) *Session {
 // ErrClosed itself, not an *Error.
 //
 // Statements are the one way to run NSPL built from Go values; ExecText
-// runs NSPL text a person wrote (a script, a shell line).
+// runs NSPL text a person wrote (a script, a shell line). Exec runs the
+// plan each builder holds, without printing it as text to parse it again.
 func (s *Session) Exec(ctx context.Context, stmts ...Statement) ([]Result, error) {
-	n, buildErr := len(stmts), error(nil)
+	if s.closed.Load() {
+		return nil, ErrClosed
+	}
+	results := make([]Result, 0, len(stmts))
 	for i, st := range stmts {
-		if err := st.Err(); err != nil {
-			n, buildErr = i, statementError(i, err)
-			break
+		rs, err := s.execStatement(ctx, i, st)
+		results = append(results, rs...)
+		if err != nil {
+			return results, err
 		}
 	}
-	text, _ := Script(stmts[:n]...)
-	results, err := s.ExecText(ctx, text)
-	if err != nil {
-		return results, err
-	}
-	return results, buildErr
+	return results, nil
 }
 
 // ExecText runs every statement of text in order and returns their

@@ -1,6 +1,8 @@
 package nspl
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"math"
 	"strings"
@@ -13,8 +15,8 @@ import (
 
 // Statement is one NSPL statement built from Go values: a domain name as a
 // string, instants as time.Time, periods and skews as time.Duration, a TIME
-// RATE as a float64. Session.Exec runs statements; Script prints them for
-// Follower.ExecText.
+// RATE as a float64. Session.Exec runs the plans they hold; Script prints
+// them for Follower.ExecText, whose remote side parses the text.
 //
 // A builder never takes statement text, so a caller never quotes or
 // concatenates: String prints the statement through the planner's
@@ -87,6 +89,43 @@ func (s plain) String() string {
 }
 
 func (s plain) Err() error { return s.err }
+
+func (s plain) plan() planner.Plan { return s.p }
+
+// planned is a statement that holds its plan, as every builder of this
+// package does: Exec runs that plan and never prints it to parse it again.
+type planned interface{ plan() planner.Plan }
+
+// execStatement runs stmts[i] for Exec. A statement of this package runs
+// its plan; one implemented elsewhere has no plan but its text, which is
+// parsed and run as ExecText runs text. A failure is positioned on line
+// i+1, as Script lays the statements out.
+func (s *Session) execStatement(ctx context.Context, i int, st Statement) ([]Result, error) {
+	if err := st.Err(); err != nil {
+		return nil, statementError(i, err)
+	}
+	line := grammar.StatementSource{Start: Position{Line: i + 1, Column: 1}}
+	ps, ok := st.(planned)
+	if !ok {
+		results, err := s.ExecText(ctx, st.String())
+		var ge *Error
+		if errors.As(err, &ge) {
+			err = &Error{Pos: line.Locate(ge.Pos), Msg: ge.Msg, Kind: ge.Kind}
+		}
+		return results, err
+	}
+	r, err := s.exec(ctx, ps.plan())
+	var ge *Error
+	if errors.As(err, &ge) {
+		// The session positions a failure at the plan's position, which a
+		// plan built from Go values does not have.
+		err = &Error{Pos: line.Start, Msg: ge.Msg, Kind: ge.Kind}
+	}
+	if err != nil {
+		return nil, err
+	}
+	return []Result{r}, nil
+}
 
 // name converts a domain name as a caller gives it (any case, bare or
 // backtick-quoted) to the stored form.

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nspl-dev/nspl"
+	"github.com/nspl-dev/nspl/grammar"
 	"github.com/nspl-dev/nspl/planner"
 )
 
@@ -157,4 +158,39 @@ func TestReopenedDataDirRefusesStartWithRootSentinel(t *testing.T) {
 	c, ok := sess.Clock("Prod")
 	require.True(t, ok)
 	require.Equal(t, nspl.Paced, c.Observed.State)
+}
+
+// textStatement is a Statement of another package: its text is all it has.
+type textStatement string
+
+func (s textStatement) String() string { return string(s) }
+func (textStatement) Err() error       { return nil }
+
+// Exec runs the plans the builders hold: it prints no statement as text to
+// parse it again, so a run of builders parses nothing, while a Statement of
+// another package, which has only its text, is parsed once and positioned
+// on its own line like the others.
+func TestExecParsesNoBuiltStatement(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	eng, err := nspl.Open(ctx, nspl.Options{})
+	require.NoError(t, err)
+	defer func() { require.NoError(t, eng.Close()) }()
+	sess, err := eng.NewSession()
+	require.NoError(t, err)
+
+	before := grammar.Parses()
+	results, err := sess.Exec(ctx, nspl.Create("dev"), nspl.Use("dev"), nspl.Start().AtNow().Rate(2), nspl.Attach(), nspl.Detach(), nspl.Stop())
+	require.NoError(t, err)
+	require.Len(t, results, 6)
+	require.Equal(t, uint64(0), grammar.Parses()-before, "Exec parsed a statement built from Go values")
+	require.Equal(t, "START AT NOW TIME RATE 2;", results[2].Statement)
+
+	results, err = sess.Exec(ctx, nspl.Describe("dev"), textStatement("DESCRIBE DOMAIN dev;"), textStatement("USE\n  nope;"))
+	require.Equal(t, uint64(2), grammar.Parses()-before)
+	require.Len(t, results, 2)
+	var e *nspl.Error
+	require.ErrorAs(t, err, &e)
+	require.ErrorIs(t, err, nspl.ErrNotFound)
+	require.Equal(t, nspl.Position{Line: 3, Column: 1}, e.Pos)
 }

@@ -25,6 +25,24 @@ func BenchmarkRemoteStatement(b *testing.B) {
 	}
 }
 
+// BenchmarkRemoteScript runs a four-statement script text over the session
+// protocol on loopback TLS: the text cut, each statement sent, parsed and
+// planned on the server, run, replied to and decoded.
+func BenchmarkRemoteScript(b *testing.B) {
+	e := newEnv(b, "")
+	c := e.dial(Config{})
+	exec(b, c, "CREATE PACED DOMAIN prod WITH PERIOD 1s SKEW 0s;")
+	ctx := ctxT(b)
+	script := "USE prod; -- the main clock\nDESCRIBE DOMAIN;\nLIST DOMAINS LIKE 'p%';\nSHOW TRANSACTIONS;\n"
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		if _, err := c.ExecText(ctx, script); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 // BenchmarkRemoteTick is one tick's way from the node's producer to the
 // remote client's NextEvent.
 func BenchmarkRemoteTick(b *testing.B) {

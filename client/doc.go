@@ -11,9 +11,18 @@
 //	res, err := c.ExecText(ctx, "USE prod; ATTACH DOMAIN CLOCK;")
 //	for ev := range c.Events(ctx) { ... }
 //
-// Statements are parsed and planned here, so syntax errors point into the
-// caller's text without a round trip; the server runs the plan's canonical
-// text, and a refusal is re-positioned at the statement's start.
+// A statement is parsed once, by the server: ExecText cuts the caller's
+// text once (grammar.Split) and sends each statement's own source text, as
+// written; the server parses and plans it, and a position it reports (a
+// syntax error, a bad literal, a refusal at the statement's start) is in
+// the text it was sent, which the client maps to the statement's place in
+// the caller's text (grammar.StatementSource.Locate). The client tells the
+// statements it must handle itself by their keywords, without parsing them:
+// ATTACH and DETACH, whose replies change what it follows, and LIST
+// DOMAINS, whose rows a row sink takes. It parses only the archive
+// statements (BACKUP, RESTORE, DESCRIBE BACKUP), for the file they name,
+// which is on this machine. Exec and ExecRows take a plan a Go caller built
+// and send its canonical text.
 //
 // The client follows the spec's session attachment rules for a lost
 // transport: the end of a session interrupts every followed clock (Notify
@@ -61,8 +70,8 @@
 // shares with a server is wire's vocabulary and the receiving side in
 // package follow. Its files follow its concepts: errors.go (sentinels and
 // connect hints), notice.go, config.go, dial.go (Dial and the transport),
-// client.go (the Client and its reads), exec.go (statements and their
-// archives, archive.go), lane.go (one request at a time), reconnect.go
+// client.go (the Client and its reads), exec.go (statements: what is sent,
+// and their archives, archive.go), lane.go (one request at a time), reconnect.go
 // (opening a session and restoring onto it), replies.go (the bookkeeping
 // of replies and frames as the stream's reader hands them over), conn.go
 // (one session stream) and supervisor.go.

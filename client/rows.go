@@ -42,10 +42,17 @@ func (c *Client) ExecRows(ctx context.Context, p planner.Plan, sink RowSink) (wi
 	if sink == nil {
 		return wire.Result{}, errors.New("client: nil row sink")
 	}
-	if _, ok := p.(planner.ListDomains); !ok {
-		return c.Exec(ctx, p)
+	if p == nil {
+		return wire.Result{}, errors.New("client: nil plan")
 	}
-	r, err := c.Exec(withRowSink(ctx, sink), p)
+	return c.execRows(ctx, fromPlan(p), sink)
+}
+
+func (c *Client) execRows(ctx context.Context, st statement, sink RowSink) (wire.Result, error) {
+	if !st.rows {
+		return c.exec(ctx, st)
+	}
+	r, err := c.exec(withRowSink(ctx, sink), st)
 	if err != nil || r.Set == nil || len(r.Set.Rows) == 0 {
 		return r, err
 	}
@@ -61,15 +68,13 @@ func (c *Client) ExecRows(ctx context.Context, p planner.Plan, sink RowSink) (wi
 	return r, nil
 }
 
-// ExecTextRows is ExecText with every statement run by ExecRows: the rows
-// of a LIST DOMAINS in text go to sink as they arrive.
+// ExecTextRows is ExecText with the rows of each LIST DOMAINS in text
+// handed to sink as they arrive, as ExecRows hands them.
 func (c *Client) ExecTextRows(ctx context.Context, text string, sink RowSink) ([]wire.Result, error) {
-	if c.ctx.Err() != nil {
-		return nil, ErrClosed
+	if sink == nil {
+		return nil, errors.New("client: nil row sink")
 	}
-	return planner.RunScript(ctx, text, func(ctx context.Context, p planner.Plan) (wire.Result, error) {
-		return c.ExecRows(ctx, p, sink)
-	})
+	return c.execText(ctx, text, sink)
 }
 
 // rowsChunk hands one streamed chunk to its call's sink. A chunk for a call

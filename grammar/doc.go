@@ -21,7 +21,7 @@
 // Keywords are case-insensitive and reserved: a domain named like a keyword
 // is written in backticks. The grammar is LL(1), so what may come next at
 // any point is found by asking the parser (expect.go); syntax errors and the
-// shell support (Complete, SplitStatements, Suggest, NextKeywords) share
+// shell support (Complete, Split, Suggest, NextKeywords) share
 // that one source of truth. To add a statement, extend keywords.go, the
 // rules in parser.go (and its first keyword in productions), ast.go and
 // build.go.
@@ -37,6 +37,14 @@
 // every statement's structure. A statement that fails there is parsed again
 // on its own with the whole grammar, and that error is the one reported, so
 // errors read the same either way.
+//
+// Split (shell.go) cuts a text once into statements with their source
+// spans, lexing only: the shell, the script runner, history and the remote
+// client consume that one cut, a statement is told by its keywords
+// (StatementSource.Keywords) where a consumer needs to know which it is,
+// and a position a parse of one statement reports is mapped to the whole
+// text by StatementSource.Locate, so each side parses a statement once
+// (Parses counts, for the tests that hold it).
 //
 // The package must never print, log or read the clock: it is pure text to
 // values. It imports no package of this module: the keywords a statement

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/alecthomas/participle/v2"
 	"github.com/alecthomas/participle/v2/lexer"
@@ -155,6 +156,7 @@ var statementParser = sync.OnceValue(buildParser[pStatement])
 // Parse stops at the first error and returns it as a *Error with its
 // position; the statements before it are returned too.
 func Parse(src string) ([]Statement, error) {
+	parses.Add(1)
 	peek, sc := lexScript(src)
 	out := make([]Statement, 0, len(sc.stmts))
 	for _, ext := range sc.stmts {
@@ -184,6 +186,16 @@ func Parse(src string) ([]Statement, error) {
 	}
 	return out, sc.failure
 }
+
+// parses counts the calls of Parse (Parses).
+var parses atomic.Uint64
+
+// Parses returns how many times Parse, and so ParseStatement, has run in
+// this process. It is there so that a consumer's tests can hold it to
+// parsing each statement once (a shell or a client that parsed a statement
+// again to classify or print it would show in the count); it costs one
+// atomic add per parse.
+func Parses() uint64 { return parses.Load() }
 
 // ParseStatement parses text that holds exactly one statement (its ';' is
 // optional).

@@ -131,3 +131,72 @@ func TestSourceLine(t *testing.T) {
 	require.Equal(t, "CREATE", line)
 	require.Equal(t, 7, col)
 }
+
+// TestSplitRest holds what a consumer that sends statements elsewhere to be
+// parsed relies on: the rest the split cannot cut starts at the statement
+// the failure interrupted, and parsing that rest alone fails with the error
+// Parse reports for the whole text, at the same place once located.
+func TestSplitRest(t *testing.T) {
+	for _, src := range []string{
+		"STOP; START AT 'x",
+		"USE a;\n  FOO BAR 'open",
+		"USE a; /* open",
+		"USE a;\nUSE `b",
+	} {
+		t.Run(src, func(t *testing.T) {
+			sc := Split(src)
+			require.Error(t, sc.Err)
+			require.Equal(t, src, sc.Text)
+			require.Len(t, sc.Statements, 1)
+			require.Equal(t, src[sc.Rest.Start.Offset:], sc.Rest.Text)
+			require.False(t, sc.Rest.Terminated)
+
+			_, whole := Parse(src)
+			var want *Error
+			require.ErrorAs(t, whole, &want)
+			_, alone := ParseStatement(sc.Rest.Text)
+			var got *Error
+			require.ErrorAs(t, alone, &got)
+			require.Equal(t, want.Msg, got.Msg)
+			require.Equal(t, want.Pos, sc.Rest.Locate(got.Pos))
+		})
+	}
+	sc := Split("USE a;\nSTOP")
+	require.NoError(t, sc.Err)
+	require.Equal(t, StatementSource{}, sc.Rest)
+}
+
+func TestStatementKeywords(t *testing.T) {
+	for text, want := range map[string][2]string{
+		"LIST DOMAINS LIKE 'a%';":     {"LIST", "DOMAINS"},
+		"describe /* c */ backup 'f'": {"DESCRIBE", "BACKUP"},
+		"attach domain clock;":        {"ATTACH", "DOMAIN"},
+		"STOP;":                       {"STOP", ""},
+		"USE prod;":                   {"USE", ""},
+		"`list` domains;":             {"", ""},
+		"x":                           {"", ""},
+		"'open":                       {"", ""},
+	} {
+		first, second := StatementSource{Text: text}.Keywords()
+		require.Equal(t, want, [2]string{first, second}, "%q", text)
+	}
+}
+
+// TestLocate maps a position a parse of one statement reports to the
+// script the statement was cut from, on its first line and after it.
+func TestLocate(t *testing.T) {
+	src := "USE a;\n  START AT NOW\n  TIME RATE 0;\n"
+	sc := Split(src)
+	require.Len(t, sc.Statements, 2)
+	st := sc.Statements[1]
+	_, err := ParseStatement(st.Text)
+	var e *Error
+	require.ErrorAs(t, err, &e)
+	_, whole := Parse(src)
+	var want *Error
+	require.ErrorAs(t, whole, &want)
+	require.Equal(t, want.Pos, st.Locate(e.Pos))
+	require.Equal(t, Position{Offset: 9, Line: 2, Column: 3}, st.Locate(Position{Line: 1, Column: 1}))
+	require.Equal(t, Position{Offset: 11, Line: 2, Column: 5}, st.Locate(Position{Offset: 2, Line: 1, Column: 3}))
+	require.Equal(t, Position{Offset: 25, Line: 3, Column: 3}, st.Locate(Position{Offset: 16, Line: 2, Column: 3}))
+}

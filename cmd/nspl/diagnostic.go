@@ -112,17 +112,10 @@ func lineWindow(line string, col, width int) (string, int) {
 }
 
 // shiftPosition maps pos, a position inside a statement's own text, to the
-// script that statement was cut from, given where the statement starts.
+// script that statement was cut from, given where the statement starts
+// (grammar.StatementSource.Locate, which the remote client uses too).
 func shiftPosition(stmtStart, pos grammar.Position) grammar.Position {
-	out := grammar.Position{
-		Offset: stmtStart.Offset + pos.Offset,
-		Line:   stmtStart.Line + pos.Line - 1,
-		Column: pos.Column,
-	}
-	if pos.Line <= 1 {
-		out.Column = stmtStart.Column + pos.Column - 1
-	}
-	return out
+	return grammar.StatementSource{Start: stmtStart}.Locate(pos)
 }
 
 // statementDiagnostic builds the diagnostic of err, raised by the statement

@@ -18,6 +18,18 @@
 // shell's completer, and the bash, zsh and fish scripts built on it),
 // help.go and exit.go.
 //
+// A statement's text is cut once (grammar.Split): the shell cuts what was
+// typed into the statements ready to run and the rest that waits, and hands
+// that one split to the history and to the runner, which runs -f and -c
+// scripts the same way. The command parses no statement it runs: each
+// statement's source text goes to the session, which parses it (a remote
+// one sends it to the server, which does), and the runner tells a LIST
+// DOMAINS, whose rows it prints as they stream, by its keywords. A
+// diagnostic's position is the session's, located in the script by the
+// statement's span. The one exception is JSON output of streamed rows,
+// whose object starts with the statement's canonical text before the reply
+// that carries it: it parses that statement once more for it.
+//
 // The command owns only the operator's surface: arguments, terminal and
 // script text in, rendered replies and exit codes out. It never decides a
 // statement's meaning or outcome (package session does, on a node or through

@@ -23,21 +23,26 @@ type rowStreamer interface {
 // FETCH_COUNT does. The other formats print each chunk as it arrives.
 const tablePageRows = 1024
 
-// streamedList reports the canonical text of text's one statement when it
-// is a LIST DOMAINS, the statement whose rows stream.
-func streamedList(text string) (string, bool) {
-	stmt, err := grammar.ParseStatement(text)
+// streamedList reports whether st is a LIST DOMAINS, the statement whose
+// rows stream, telling it by its keywords without parsing it.
+func streamedList(st grammar.StatementSource) bool {
+	first, second := st.Keywords()
+	return first == "LIST" && second == "DOMAINS"
+}
+
+// canonicalStatement returns the canonical text of source's one statement,
+// or source itself when it does not plan (which a statement whose rows
+// streamed always does).
+func canonicalStatement(source string) string {
+	stmt, err := grammar.ParseStatement(source)
 	if err != nil {
-		return "", false
+		return source
 	}
 	p, err := planner.PlanStatement(stmt)
 	if err != nil {
-		return "", false
+		return source
 	}
-	if _, ok := p.(planner.ListDomains); !ok {
-		return "", false
-	}
-	return p.String(), true
+	return p.String()
 }
 
 // rowPrinter prints a streamed result set in its format as chunks arrive,
@@ -47,10 +52,14 @@ func streamedList(text string) (string, bool) {
 // with the rows before the message, which is known only at the end:
 // {"statement":…,"rows":[…],"message":…}.
 type rowPrinter struct {
-	w         io.Writer
-	format    outputFormat
-	quiet     bool
-	statement string // canonical text, for the JSON object's start
+	w      io.Writer
+	format outputFormat
+	quiet  bool
+	// source is the statement's text. The JSON object starts with the
+	// statement's canonical text, which the reply carries only after the
+	// rows; so JSON output, and it alone, parses the statement here once
+	// more for it, when its first rows arrive.
+	source string
 
 	started bool
 	rows    int             // rows printed so far (JSON commas)
@@ -66,7 +75,7 @@ func (p *rowPrinter) chunk(c *wire.ResultSet) error {
 	case formatJSON:
 		if first {
 			buf := []byte(`{"statement":`)
-			buf = wire.AppendString(buf, p.statement)
+			buf = wire.AppendString(buf, canonicalStatement(p.source))
 			buf = append(buf, `,"rows":[`...)
 			b.Write(buf)
 		}

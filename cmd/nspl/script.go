@@ -52,8 +52,15 @@ type statementOutcome struct {
 // keepGoing; a cancelled ctx always stops it. An error is returned only when
 // output cannot be written.
 func (r *runner) runText(ctx context.Context, file, text string, keepGoing bool) (statementOutcome, error) {
+	return r.runScript(ctx, file, grammar.Split(text), keepGoing)
+}
+
+// runScript is runText on a text already split: the shell splits what was
+// typed once, for its history and for the runner, and nothing splits it
+// again.
+func (r *runner) runScript(ctx context.Context, file string, sc grammar.Script, keepGoing bool) (statementOutcome, error) {
 	var out statementOutcome
-	stmts, splitErr := grammar.SplitStatements(text)
+	text, stmts, splitErr := sc.Text, sc.Statements, sc.Err
 	for i, st := range stmts {
 		if err := ctx.Err(); err != nil {
 			out.interrupted = true
@@ -93,8 +100,11 @@ func (r *runner) runText(ctx context.Context, file, text string, keepGoing bool)
 	return out, nil
 }
 
-// runStatement plans and runs one statement cut from text, printing its
-// reply or its diagnostic. It reports whether the statement succeeded.
+// runStatement runs one statement cut from text, printing its reply or its
+// diagnostic. It reports whether the statement succeeded. The runner parses
+// nothing: the session parses the statement's text (a remote session sends
+// it to the server, which parses it), and the runner tells a LIST DOMAINS,
+// whose rows it prints as they stream, by its keywords.
 func (r *runner) runStatement(ctx context.Context, file, text string, st grammar.StatementSource) (bool, error) {
 	r.outMu.Lock()
 	defer r.outMu.Unlock()
@@ -116,10 +126,8 @@ func (r *runner) runStatement(ctx context.Context, file, text string, st grammar
 	var err error
 	var rows *rowPrinter
 	if rs, ok := r.exec.(rowStreamer); ok {
-		if canonical, ok := streamedList(st.Text); ok {
-			rows = &rowPrinter{w: r.stdout, format: r.format, quiet: r.quiet, statement: canonical}
-		}
-		if rows != nil {
+		if streamedList(st) {
+			rows = &rowPrinter{w: r.stdout, format: r.format, quiet: r.quiet, source: st.Text}
 			results, err = rs.ExecTextRows(ctx, st.Text, rows.chunk)
 		}
 	}

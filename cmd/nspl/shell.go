@@ -130,7 +130,7 @@ func (s *shell) loop(ctx context.Context) error {
 		}
 		ready, rest := cutStatements(text)
 		s.setPending(rest)
-		if ready == "" {
+		if len(ready.Statements) == 0 {
 			continue
 		}
 		if err := s.execute(ctx, ready); err != nil {
@@ -139,61 +139,53 @@ func (s *shell) loop(ctx context.Context) error {
 	}
 }
 
-// cutStatements splits entered text into what is ready to run (every
-// statement up to the last ';' outside strings and comments) and what must
-// wait for more lines. Blank text and lone comments are dropped.
-func cutStatements(text string) (ready, rest string) {
-	if grammar.Complete(text) {
-		return text, ""
-	}
-	stmts, err := grammar.SplitStatements(text)
-	if err != nil {
+// cutStatements splits entered text once into what is ready to run (every
+// statement up to the last ';' outside strings and comments, with the text
+// they were cut from) and what must wait for more lines. Blank text and
+// lone comments are dropped.
+func cutStatements(text string) (ready grammar.Script, rest string) {
+	sc := grammar.Split(text)
+	if sc.Err != nil {
 		// An unterminated string, quoted name or block comment: wait.
-		return "", text
+		return grammar.Script{}, text
 	}
-	end := -1
-	for _, st := range stmts {
-		if st.Terminated {
-			end = st.End.Offset
-		}
-	}
-	var tail []grammar.StatementSource
-	for _, st := range stmts {
-		if !st.Terminated {
-			tail = append(tail, st)
-		}
+	n := len(sc.Statements)
+	if n > 0 && !sc.Statements[n-1].Terminated {
+		n-- // only the last statement can lack its ';'
 	}
 	switch {
-	case len(tail) == 0 && end < 0:
-		return "", "" // nothing but white space and comments
-	case end < 0:
-		return "", text
-	case len(tail) == 0:
-		return text[:end], ""
+	case n == 0 && len(sc.Statements) == 0:
+		return grammar.Script{}, "" // nothing but white space and comments
+	case n == 0:
+		return grammar.Script{}, text
+	case n == len(sc.Statements):
+		return sc, "" // the comments after the last ';' belong to it
 	default:
-		return text[:end], text[tail[0].Start.Offset:]
+		tail := sc.Statements[n]
+		sc.Statements = sc.Statements[:n]
+		sc.Text = text[:sc.Statements[n-1].End.Offset]
+		return sc, text[tail.Start.Offset:]
 	}
 }
 
-// execute runs text, which holds one or more complete statements, saving
+// execute runs ready, which holds one or more complete statements, saving
 // each statement to the history first, one entry per statement however many
 // lines it spanned. Ctrl-C cancels it through interrupt.
-func (s *shell) execute(ctx context.Context, text string) error {
-	stmts, _ := grammar.SplitStatements(text)
-	for _, st := range stmts {
+func (s *shell) execute(ctx context.Context, ready grammar.Script) error {
+	for _, st := range ready.Statements {
 		if err := s.editor.SaveHistory(historyEntry(st.Text)); err != nil {
 			fmt.Fprintf(s.stderr, "warning: cannot save history: %v\n", err)
 			break
 		}
 	}
-	return s.runCancellable(ctx, "", text)
+	return s.runCancellable(ctx, "", ready)
 }
 
-// runCancellable runs text as execute does, file naming it in diagnostics
-// ("" for typed statements). Ctrl-C cancels it through interrupt. When a
+// runCancellable runs the statements of sc as execute does, file naming it
+// in diagnostics ("" for typed statements). Ctrl-C cancels it through interrupt. When a
 // failure stops it before its last statement, it says how many it skipped,
 // so a line of several statements never loses the later ones silently.
-func (s *shell) runCancellable(ctx context.Context, file, text string) error {
+func (s *shell) runCancellable(ctx context.Context, file string, sc grammar.Script) error {
 	runCtx, cancel := context.WithCancel(ctx)
 	s.mu.Lock()
 	s.cancel = cancel
@@ -204,7 +196,7 @@ func (s *shell) runCancellable(ctx context.Context, file, text string) error {
 		s.mu.Unlock()
 		cancel()
 	}()
-	out, err := s.run.runText(runCtx, file, text, false)
+	out, err := s.run.runScript(runCtx, file, sc, false)
 	if err != nil {
 		return err
 	}

@@ -33,7 +33,7 @@ func TestShellInterruptSaysTheWriteWasCancelled(t *testing.T) {
 	sh := &shell{editor: ed, stderr: errOut,
 		run: &runner{exec: exec, stdout: ed.out, stderr: errOut, format: formatTable, outMu: new(sync.Mutex)}}
 	done := make(chan error, 1)
-	go func() { done <- sh.execute(context.Background(), "STOP; STOP;") }()
+	go func() { done <- sh.execute(context.Background(), grammar.Split("STOP; STOP;")) }()
 	<-exec.started
 	sh.interrupt()
 	select {

@@ -13,6 +13,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/nspl-dev/nspl"
+	"github.com/nspl-dev/nspl/grammar"
 	"github.com/nspl-dev/nspl/wire"
 )
 
@@ -141,7 +142,7 @@ func TestShellInterruptCancelsTheRunningStatement(t *testing.T) {
 		run: &runner{exec: exec, stdout: ed.out, stderr: errOut, format: formatTable, outMu: new(sync.Mutex)}}
 	sh.interrupt() // idle: nothing to cancel, nothing happens
 	done := make(chan error, 1)
-	go func() { done <- sh.execute(context.Background(), "STOP; STOP;") }()
+	go func() { done <- sh.execute(context.Background(), grammar.Split("STOP; STOP;")) }()
 	<-exec.started
 	sh.interrupt()
 	select {

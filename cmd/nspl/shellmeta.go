@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/nspl-dev/nspl/grammar"
 )
 
 // metaCommand is a shell command that is not a statement: help, exit, or a
@@ -90,7 +92,7 @@ func (s *shell) runMeta(ctx context.Context, out io.Writer, cmd metaCommand) (le
 			msg = fmt.Sprintf(`\i: %v`, err)
 			break
 		}
-		return false, s.runCancellable(ctx, cmd.arg, string(b))
+		return false, s.runCancellable(ctx, cmd.arg, grammar.Split(string(b)))
 	default:
 		msg = fmt.Sprintf("unknown command %s; the shell knows %s, and statements end with ';'", cmd.name, knownMeta)
 	}

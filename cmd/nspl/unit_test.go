@@ -197,7 +197,7 @@ func TestCutStatements(t *testing.T) {
 	}
 	for _, tt := range tests {
 		ready, rest := cutStatements(tt.text)
-		require.Equal(t, tt.ready, ready, "ready of %q", tt.text)
+		require.Equal(t, tt.ready, ready.Text, "ready of %q", tt.text)
 		require.Equal(t, tt.rest, rest, "rest of %q", tt.text)
 	}
 }
@@ -207,7 +207,8 @@ func FuzzCutStatements(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, text string) {
-		ready, rest := cutStatements(text)
+		cut, rest := cutStatements(text)
+		ready := cut.Text
 		require.True(t, strings.HasPrefix(text, ready))
 		require.True(t, strings.HasSuffix(text, rest))
 		require.LessOrEqual(t, len(ready)+len(rest), len(text))
