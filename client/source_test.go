@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/nspl-dev/nspl/follow"
 	"github.com/nspl-dev/nspl/grammar"
 	"github.com/nspl-dev/nspl/internal/testserve"
 	"github.com/nspl-dev/nspl/session"
@@ -107,7 +108,7 @@ func TestExecTextSendsTheSourceText(t *testing.T) {
 	script = "USE a;\nSTOP;\n  START AT NOW\n    TIME FAIL 2;\nSTOP;"
 	results, err = c.ExecText(ctxT(t), script)
 	require.Len(t, results, 2, "the statements before the failure ran")
-	var ge *grammar.Error
+	var ge *follow.StatementError
 	require.ErrorAs(t, err, &ge)
 	require.ErrorIs(t, err, grammar.ErrSyntax)
 	require.Equal(t, grammar.Position{Offset: strings.Index(script, "FAIL"), Line: 4, Column: 10}, ge.Pos)
@@ -154,7 +155,7 @@ func TestServerPositionsPointIntoTheScript(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := c.ExecText(ctxT(t), tt.text)
 			_, _ = c.ExecText(ctxT(t), "REVERT;")
-			var ge *grammar.Error
+			var ge *follow.StatementError
 			require.ErrorAs(t, err, &ge)
 			require.ErrorIs(t, err, tt.want)
 			require.Equal(t, tt.line, ge.Pos.Line, "%v", err)
@@ -174,7 +175,7 @@ func TestArchiveStatementErrorsAreLocal(t *testing.T) {
 	require.NoError(t, err)
 	defer c.Close()
 	_, err = c.ExecText(ctxT(t), "USE a;\n  BACKUP DOMAIN a TO ;")
-	var ge *grammar.Error
+	var ge *follow.StatementError
 	require.ErrorAs(t, err, &ge)
 	require.ErrorIs(t, err, grammar.ErrSyntax)
 	require.Equal(t, grammar.Position{Offset: 28, Line: 2, Column: 22}, ge.Pos)
@@ -194,7 +195,7 @@ func TestOversizedStatementIsRefusedBeforeSending(t *testing.T) {
 	results, err := c.ExecText(ctxT(t), big)
 	require.Len(t, results, 1)
 	require.ErrorIs(t, err, wire.ErrMessageTooLarge)
-	var ge *grammar.Error
+	var ge *follow.StatementError
 	require.ErrorAs(t, err, &ge)
 	require.Equal(t, 2, ge.Pos.Line)
 	require.Equal(t, []string{"USE a;"}, srv.received())
