@@ -110,8 +110,13 @@ func TestMetricsListenerOfThreeNodes(t *testing.T) {
 		require.True(t, ok, "the availability probes are counted on %s", members[i].Node().Name())
 		code, b := scrape(t, url, "/livez")
 		require.Equal(t, http.StatusOK, code, b)
-		code, b = scrape(t, url, "/readyz")
-		require.Equal(t, http.StatusOK, code, b)
+		// A loaded machine can delay a member's heartbeats past its
+		// authority lease, which makes it unready for a moment, as it
+		// should: ready is where it comes back to.
+		h.Eventually(10*time.Second, "/readyz of "+members[i].Node().Name(), func() bool {
+			code, _ := scrape(t, url, "/readyz")
+			return code == http.StatusOK
+		})
 	}
 	require.Equal(t, 1.0, held, "exactly one member's registry holds the authority: registries are per node")
 }
