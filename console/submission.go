@@ -227,6 +227,22 @@ func (rp *repl) answerReply(sub *submission, ev session.Event) error {
 	return err
 }
 
+// submit submits pl, statement id of sub (from 1), and waits for the stream's loop to
+// hand its outcome back. A session or stream that has ended answers it
+// with ErrClosed here, on the answer alone, as its stream takes nothing.
+func (rp *repl) submit(ctx context.Context, sub *submission, id uint64, pl planner.Plan) answered {
+	if err := rp.sess.Submit(ctx, session.Request{ID: id, Plan: pl, Tag: sub}); err == nil {
+		select {
+		case a := <-sub.replies:
+			return a
+		case <-rp.ctx.Done():
+		}
+	}
+	o := outcome{Statement: pl.String(), Error: newFailure(sub.text, session.ErrClosed)}
+	enc, _ := json.Marshal(o)
+	return answered{enc: enc, shown: sub.budget.mayShow(len(enc)), failed: true, state: rp.sess.State()}
+}
+
 // run plans text and submits its statements to rp's session within bd; the
 // stream's loop sends each outcome on rp's stream in its place among the
 // frames, and run writes it to ans as it is answered. It stops at the
@@ -247,15 +263,7 @@ func (c *Console) run(ctx context.Context, rp *repl, text string, bd bounds, ans
 			break
 		}
 		b.ran++
-		if rp.sess.Submit(ctx, session.Request{ID: uint64(i + 1), Plan: pl, Tag: sub}) != nil {
-			return // the session has ended with its stream
-		}
-		var a answered
-		select {
-		case a = <-sub.replies:
-		case <-rp.ctx.Done():
-			return
-		}
+		a := rp.submit(ctx, sub, uint64(i+1), pl)
 		st, ran = a.state, true
 		if !a.shown {
 			ct = newCut(i+1, pl, cutReplyBytes, true, fmt.Sprintf(

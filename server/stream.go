@@ -381,6 +381,9 @@ func (st *stream) write(ctx context.Context) {
 		if err != nil {
 			return
 		}
+		// The message points at a copy of the state, so the event itself
+		// stays on the stack.
+		state := func() *wire.SessionState { s := ev.State; return &s }
 		var m wire.ServerMessage
 		switch ev.Kind {
 		case session.EventFrame:
@@ -389,10 +392,10 @@ func (st *stream) write(ctx context.Context) {
 			m = wire.ServerMessage{Type: wire.TypeRows, ID: ev.ID, Set: wire.EncodeSet(ev.Set)}
 		case session.EventReply:
 			if ev.Err != nil {
-				m = wire.ServerMessage{Type: wire.TypeError, ID: ev.ID, Error: follow.EncodeError(ev.Err), State: &ev.State}
+				m = wire.ServerMessage{Type: wire.TypeError, ID: ev.ID, Error: follow.EncodeError(ev.Err), State: state()}
 				break
 			}
-			m = wire.ServerMessage{Type: wire.TypeReply, ID: ev.ID, Result: wire.EncodeResult(ev.Result), State: &ev.State}
+			m = wire.ServerMessage{Type: wire.TypeReply, ID: ev.ID, Result: wire.EncodeResult(ev.Result), State: state()}
 			if x, _ := ev.Tag.(*transfer); x != nil && !x.read {
 				st.writeMu.Lock()
 				ok := st.writeArchiveLocked(ev.ID, x.data)
@@ -407,10 +410,10 @@ func (st *stream) write(ctx context.Context) {
 			case names:
 				m = wire.ServerMessage{Type: wire.TypeNames, ID: ev.ID, Names: v}
 			case refusal:
-				m = wire.ServerMessage{Type: wire.TypeError, ID: ev.ID, Error: follow.EncodeError(v.err), State: &ev.State}
+				m = wire.ServerMessage{Type: wire.TypeError, ID: ev.ID, Error: follow.EncodeError(v.err), State: state()}
 			case closing:
 				st.writeMu.Lock()
-				st.failLocked(v.err, &ev.State)
+				st.failLocked(v.err, state())
 				st.writeMu.Unlock()
 				continue
 			case endOfStream:

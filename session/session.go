@@ -267,13 +267,15 @@ func positioned(p planner.Plan, err error) error {
 // ctx ends or the session closes (ErrClosed). Taking a tick frame empties
 // its attachment's slot, so the next tick of that attachment queues anew.
 // The places of attach replies in the lane, which every frame of their
-// attachments follows, are passed over: the replies went to Exec.
+// attachments follows, are passed over: the replies went to Exec. So are
+// the events of submitted requests, which a reader of Next takes instead.
 func (s *Session) NextFrame(ctx context.Context) (wire.Frame, error) {
 	return s.lane.next(ctx)
 }
 
 // Pending returns the number of unread control-lane entries: state, error
-// and end frames plus queued tick slots, not the places of attach replies.
+// and end frames, submitted requests' events and queued tick slots, not the
+// places of Exec's attach replies.
 func (s *Session) Pending() int { return s.lane.len() }
 
 // Close ends the session: it cancels requests in flight, stops every
