@@ -92,7 +92,8 @@ type Request struct {
 type call struct {
 	req    Request
 	stream bool         // the reply goes to the stream (Submit), not only to the caller (Exec)
-	reply  *streamEntry // the stream's entry for the reply, once placed (an attach places it early)
+	reply  *streamEntry // the stream's entry for the reply once an attach placed it early: &entry
+	entry  streamEntry  // the reply's entry on the stream, made with the call
 	// released is the domain whose attachment the request released.
 	released string
 }
@@ -149,7 +150,8 @@ func (s *Session) releaseTurn() { s.turn <- struct{}{} }
 // EndAttachments ends every attachment of the session with an end frame of
 // reason, placed on the stream in domain order behind what is queued, and
 // releases them: their unread frames are withdrawn and nothing of them
-// follows. A server draining for shutdown ends its sessions' attachments
+// follows. An attachment that ended on its own keeps its end frame and
+// gets no second one. A server draining for shutdown ends its sessions' attachments
 // with wire.NodeShutdown this way. It takes its turn on the request lane.
 func (s *Session) EndAttachments(ctx context.Context, reason wire.EndReason) error {
 	if err := s.acquire(ctx); err != nil {
@@ -161,6 +163,9 @@ func (s *Session) EndAttachments(ctx context.Context, reason wire.EndReason) err
 	s.mu.Unlock()
 	slices.SortFunc(atts, func(a, b *attachment) int { return strings.Compare(a.domain, b.domain) })
 	for _, a := range atts {
+		if a.ending.Load() {
+			continue // its own end frame is queued or taken: nothing follows it
+		}
 		s.release(a)
 		end := wire.Frame{Domain: a.domain, Attachment: a.id, Kind: wire.FrameEnd, Reason: reason}
 		if err := s.lane.pushFrame(ctx, a, end); err != nil {
@@ -255,7 +260,8 @@ func (s *Session) answer(c *call, ev Event) error {
 		s.lane.fill(c.reply, ev)
 		return nil
 	}
-	if err := s.lane.pushEvent(s.ctx, &streamEntry{ev: ev, ready: true}); err != nil {
+	c.entry = streamEntry{ev: ev, ready: true}
+	if err := s.lane.pushEvent(s.ctx, &c.entry); err != nil {
 		return ErrClosed
 	}
 	return nil
@@ -270,7 +276,8 @@ func (s *Session) placeReply(c *call, a *attachment) error {
 		s.lane.putReply(a)
 		return nil
 	}
-	c.reply = &streamEntry{ev: Event{Kind: EventReply, ID: c.req.ID, Tag: c.req.Tag}}
+	c.entry = streamEntry{ev: Event{Kind: EventReply, ID: c.req.ID, Tag: c.req.Tag}}
+	c.reply = &c.entry
 	if err := s.lane.pushEvent(s.ctx, c.reply); err != nil {
 		c.reply = nil
 		return ErrClosed

@@ -172,15 +172,30 @@ func TestStreamRowsBeforeTheirReply(t *testing.T) {
 }
 
 // EndAttachments ends every attachment with an end frame of its reason, in
-// domain order, behind what was queued, and nothing of them follows.
+// domain order, behind what was queued, and nothing of them follows; an
+// attachment that ended on its own gets no second end.
 func TestStreamEndAttachments(t *testing.T) {
 	e := newEnv(t, Options{})
-	e.exec("CREATE PACED DOMAIN b WITH PERIOD 1s SKEW 0s; CREATE DOMAIN a;")
+	e.exec("CREATE PACED DOMAIN b WITH PERIOD 1s SKEW 0s; CREATE DOMAIN a; CREATE DOMAIN c;")
 	s := New(e.node, Options{Logger: quietLogger(), TimeSource: e.fake})
 	t.Cleanup(func() { require.NoError(t, s.Close()) })
-	submit(t, e.ctx, s, 1, "USE b; ATTACH DOMAIN CLOCK; USE a; ATTACH DOMAIN CLOCK;")
+	submit(t, e.ctx, s, 1, "USE c; ATTACH DOMAIN CLOCK; DROP DOMAIN c;")
+	replies, removed := 0, false
+	for replies < 3 || !removed {
+		ev := nextEvent(t, e.ctx, s)
+		if ev.Kind == EventReply {
+			require.NoError(t, ev.Err)
+			replies++
+			continue
+		}
+		require.Equal(t, wire.FrameEnd, ev.Frame.Kind)
+		require.Equal(t, wire.DomainRemoved, ev.Frame.Reason)
+		removed = true
+	}
+
+	submit(t, e.ctx, s, 4, "USE b; ATTACH DOMAIN CLOCK; USE a; ATTACH DOMAIN CLOCK;")
 	require.NoError(t, s.EndAttachments(e.ctx, wire.NodeShutdown))
-	for id := uint64(1); id <= 4; id++ {
+	for id := uint64(4); id <= 7; id++ {
 		ev := nextEvent(t, e.ctx, s)
 		require.Equal(t, EventReply, ev.Kind)
 		require.Equal(t, id, ev.ID)
@@ -190,9 +205,9 @@ func TestStreamEndAttachments(t *testing.T) {
 		require.Equal(t, EventFrame, ev.Kind)
 		require.Equal(t, wire.FrameEnd, ev.Frame.Kind)
 		require.Equal(t, wire.NodeShutdown, ev.Frame.Reason)
-		require.Equal(t, d, ev.Frame.Domain)
+		require.Equal(t, d, ev.Frame.Domain, "in domain order, none for the ended attachment of c")
 	}
-	require.Empty(t, s.Attached())
+	require.Equal(t, []string{"c"}, s.Attached(), "the ended attachment stays until a later attach or detach")
 	e.exec("USE b; START AT NOW;")
 	e.waitTick("b", 1)
 	require.Zero(t, s.Pending())
