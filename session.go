@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"iter"
-	"sync"
 	"sync/atomic"
 
 	"github.com/nspl-dev/nspl/follow"
@@ -19,6 +18,11 @@ type Result = wire.Result
 // Session runs NSPL statements and follows attached domain clocks. Exec
 // calls run one at a time; Clock, NextEvent and Events may be called from
 // other goroutines at any time.
+//
+// Statements are submitted to the statement session's stream, and one
+// pump reads that stream in order: it applies each frame to the followed
+// clocks, records each attach and release a reply reports before the
+// frames behind it, and hands each reply to the Exec waiting for it.
 type Session struct {
 	eng    *Engine
 	s      *session.Session
@@ -26,11 +30,8 @@ type Session struct {
 
 	ctx    context.Context
 	cancel context.CancelFunc
-	pumped chan struct{} // closed when the frame pump has ended
-
-	// order serialises recording an attach or detach reply with applying
-	// frames, so a frame is applied only after the reply of its attachment.
-	order sync.Mutex
+	pumped chan struct{} // closed when the pump has ended
+	ids    atomic.Uint64 // the last request id submitted
 
 	closed atomic.Bool
 }
@@ -98,49 +99,30 @@ func (s *Session) ExecTextRows(ctx context.Context, text string, sink RowSink) (
 		return nil, ErrClosed
 	}
 	rs, err := planner.RunScript(ctx, text, func(ctx context.Context, p planner.Plan) (Result, error) {
-		if _, ok := p.(planner.ListDomains); ok {
-			return s.s.ExecRows(ctx, p, sink)
-		}
-		return s.exec(ctx, p)
+		return s.submit(ctx, session.Request{Plan: p, Sink: sink})
 	})
 	return rs, follow.ScriptFailure(err)
 }
 
 func (s *Session) exec(ctx context.Context, p planner.Plan) (Result, error) {
-	switch p.(type) {
-	case planner.Attach, planner.Detach:
-	default:
-		return s.s.Exec(ctx, p)
-	}
-	s.order.Lock()
-	defer s.order.Unlock()
-	domain := s.s.ActiveDomain()
-	r, err := s.s.Exec(ctx, p)
-	switch p.(type) {
-	case planner.Attach:
-		if err == nil {
-			// A new attachment replaces an ended one and its unread events.
-			s.follow.Attached(r.Domain, r.Attachment, *r.Clock)
-		}
-	case planner.Detach:
-		// A successful detach, and one refused because the attachment had
-		// ended, both leave the domain unfollowed.
-		if !s.attached(domain) {
-			s.follow.Released(domain)
-		}
-	}
-	return r, err
+	return s.submit(ctx, session.Request{Plan: p})
 }
 
-// attached reports whether the statement session still holds an
-// attachment of domain.
-func (s *Session) attached(domain string) bool {
-	for _, d := range s.s.Attached() {
-		if d == domain {
-			return true
-		}
+// submit runs req on the statement session and waits for its reply,
+// which the pump hands over once it has recorded what the reply changed
+// of the followed clocks.
+func (s *Session) submit(ctx context.Context, req session.Request) (Result, error) {
+	reply := make(chan session.Event, 1)
+	req.ID, req.Tag = s.ids.Add(1), reply
+	if err := s.s.Submit(ctx, req); err != nil {
+		return Result{}, err
 	}
-	return false
+	select {
+	case ev := <-reply:
+		return ev.Result, ev.Err
+	case <-s.pumped:
+		return Result{}, ErrClosed
+	}
 }
 
 // ActiveDomain returns the domain USE made active, or "".
@@ -195,17 +177,29 @@ func (s *Session) Close() error {
 	return err
 }
 
-// pump reads the statement session's frames and folds them into the
-// followed clocks and the pending events.
+// pump reads the statement session's stream in order: frames fold into
+// the followed clocks and the pending events, an attach reply records its
+// attachment (a new one replaces an ended one and its unread events) and a
+// reply that released an attachment stops following its domain, each
+// before the frames behind it, and every reply goes to its waiting Exec.
 func (s *Session) pump() {
 	defer close(s.pumped)
 	for {
-		f, err := s.s.NextFrame(s.ctx)
+		ev, err := s.s.Next(s.ctx)
 		if err != nil {
 			return
 		}
-		s.order.Lock()
-		s.follow.Apply(f)
-		s.order.Unlock()
+		switch ev.Kind {
+		case session.EventFrame:
+			s.follow.Apply(ev.Frame)
+		case session.EventReply:
+			if r := ev.Result; ev.Err == nil && r.Attachment != 0 && r.Clock != nil {
+				s.follow.Attached(r.Domain, r.Attachment, *r.Clock)
+			}
+			if ev.Released != "" {
+				s.follow.Released(ev.Released)
+			}
+			ev.Tag.(chan session.Event) <- ev
+		}
 	}
 }

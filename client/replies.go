@@ -48,12 +48,16 @@ func (c *Client) detached(cn *conn, domain string) {
 	c.follow.Released(domain)
 }
 
-// frameArrived folds a frame of a followed attachment of the current
-// session into the follow and drops any other.
+// frameArrived folds a frame of the session that holds its followed clock
+// into the follow, which admits only frames of the attachment it records
+// (follow.Follow.Apply): the server forwards its session's ordered stream,
+// so no frame of an attachment follows the reply that released it, and
+// the one check left here is the client's own, across sessions: a frame
+// of a session that no longer holds the clock is dropped.
 func (c *Client) frameArrived(cn *conn, fr wire.Frame) {
 	c.mu.Lock()
 	f := c.followed[fr.Domain]
-	if f == nil || f.conn != cn || f.attachment != fr.Attachment {
+	if f == nil || f.conn != cn {
 		c.mu.Unlock()
 		return
 	}

@@ -99,6 +99,17 @@
 // and caret) and "frame"s of its attachments in the session's order, and
 // "state" after each submission.
 //
+// Both are the session's ordered stream forwarded (session.Submit and
+// session.Next), as the server's session protocol is: the clock stream
+// submits USE and ATTACH and forwards what follows; a statement box
+// submits its statements one at a time, and its stream's loop sends each
+// outcome in its place among the frames and hands it back to the
+// submission, which writes its answer and decides whether to go on. The
+// console keeps no attachment of its own and holds no lock across a
+// statement: the session places a detach's reply after its attachment's
+// last frame. The watch stream reads its views with the session's
+// synchronous Exec, as it follows no clock.
+//
 // Instants and durations are decimal strings of nanoseconds, which the page
 // computes with BigInt: a JavaScript number holds integers exactly only to
 // 2^53, about 104 days of nanoseconds. The time rate comes as the exact

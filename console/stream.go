@@ -12,7 +12,6 @@ import (
 	"strconv"
 	"sync"
 
-	"github.com/nspl-dev/nspl/follow"
 	"github.com/nspl-dev/nspl/grammar"
 	"github.com/nspl-dev/nspl/planner"
 	"github.com/nspl-dev/nspl/session"
@@ -362,10 +361,21 @@ func (c *Console) serveClock(w http.ResponseWriter, r *http.Request) {
 	}
 	defer ls.close()
 	ctx, sess, es := ls.ctx, ls.sess, ls.es
+	// The session's stream: the two replies, then the attachment's frames,
+	// the only ones of this session.
 	var res wire.Result
-	_, err := sess.Exec(ctx, planner.Use{Name: domain})
-	if err == nil {
-		res, err = sess.Exec(ctx, planner.Attach{})
+	var err error
+	for id, p := range []planner.Plan{planner.Use{Name: domain}, planner.Attach{}} {
+		if err = sess.Submit(ctx, session.Request{ID: uint64(id + 1), Plan: p}); err != nil {
+			break
+		}
+		var ev session.Event
+		if ev, err = sess.Next(ctx); err == nil {
+			res, err = ev.Result, ev.Err
+		}
+		if err != nil {
+			break
+		}
 	}
 	if err == nil && res.Clock == nil {
 		err = errors.New("the node's attach reply carried no clock")
@@ -388,13 +398,11 @@ func (c *Console) serveClock(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	for {
-		f, err := sess.NextFrame(ctx)
+		ev, err := sess.Next(ctx)
 		if err != nil {
 			return
 		}
-		if f.Attachment != res.Attachment {
-			continue
-		}
+		f := ev.Frame
 		if es.send("frame", newFrameView(f)) != nil || f.Kind == wire.FrameEnd {
 			return
 		}
@@ -403,7 +411,7 @@ func (c *Console) serveClock(w http.ResponseWriter, r *http.Request) {
 
 // repl is one statement box's session: its event stream carries the
 // outcome of every statement run in it, and its frames, in the session's
-// order.
+// order, which its loop forwards (serveRepl).
 type repl struct {
 	key    string
 	login  string
@@ -411,8 +419,7 @@ type repl struct {
 	sess   *session.Session
 	es     *eventStream
 	cancel context.CancelFunc
-	live   follow.Attachments // guarded by es.mu
-	runMu  sync.Mutex         // one submission at a time
+	runMu  sync.Mutex // one submission at a time
 }
 
 // serveRepl opens a statement box's session and streams it; the page runs
@@ -433,8 +440,7 @@ func (c *Console) serveRepl(w http.ResponseWriter, r *http.Request) {
 	}
 	defer ls.close()
 	defer c.releaseRepl(p.login) // before the listener's share is given back
-	ctx, sess, es := ls.ctx, ls.sess, ls.es
-	rp := &repl{key: key, login: p.login, ctx: ctx, sess: sess, es: es, cancel: ls.cancel}
+	rp := &repl{key: key, login: p.login, ctx: ls.ctx, sess: ls.sess, es: ls.es, cancel: ls.cancel}
 	c.mu.Lock()
 	c.repls[rp.key] = rp
 	c.mu.Unlock()
@@ -446,17 +452,26 @@ func (c *Console) serveRepl(w http.ResponseWriter, r *http.Request) {
 	if ls.hello(c, r, key) != nil {
 		return
 	}
+	rp.forward()
+}
+
+// forward sends the session's stream on the statement box's event stream,
+// in its order: each frame, and each submitted statement's outcome
+// (answerReply), until the stream or a write ends.
+func (rp *repl) forward() {
 	for {
-		f, err := sess.NextFrame(ctx)
+		ev, err := rp.sess.Next(rp.ctx)
 		if err != nil {
 			return
 		}
-		es.mu.Lock()
-		err = nil
-		if rp.live.Admits(f) {
-			err = es.sendLocked("frame", newFrameView(f))
+		switch ev.Kind {
+		case session.EventFrame:
+			err = rp.es.send("frame", newFrameView(ev.Frame))
+		case session.EventReply:
+			if sub, ok := ev.Tag.(*submission); ok {
+				err = rp.answerReply(sub, ev)
+			}
 		}
-		es.mu.Unlock()
 		if err != nil {
 			return
 		}

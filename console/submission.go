@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"github.com/nspl-dev/nspl/planner"
+	"github.com/nspl-dev/nspl/session"
 	"github.com/nspl-dev/nspl/wire"
 )
 
@@ -182,16 +183,76 @@ func (a *answer) end(ct *cut, st sessionState) {
 	a.write(b[1:]) // the tail's fields, after the outcomes
 }
 
-// run plans text and runs its statements in rp's session within bd, sending
-// each outcome on rp's stream and writing it to ans as it is answered.
-// It stops at the first failed statement, at the first statement past
-// bd.statements (which does not run), or at the statement whose outcome
-// would take the outcomes past bd.bytes (which has run; its outcome is
-// replaced by the cut's).
+// submission is one submission as the statement box's stream sees it: the
+// stream's loop answers each of its statements (answerReply) and hands the
+// outcome back on replies, one at a time, as run waits for each.
+type submission struct {
+	text    string
+	plans   []planner.Plan
+	budget  *budget
+	replies chan answered // buffered 1: the loop never waits for run
+}
+
+// answered is one statement's outcome as the stream's loop handled it:
+// its JSON, whether it fitted the budget and went on the stream (shown),
+// whether it failed, and the session's state after it.
+type answered struct {
+	enc    []byte
+	shown  bool
+	failed bool
+	state  wire.SessionState
+}
+
+// answerReply handles the reply of one of sub's statements on the
+// statement box's stream, in its place there: its outcome is sent when it
+// fits what is left of the submission's bytes, and handed back to the
+// submission either way.
+func (rp *repl) answerReply(sub *submission, ev session.Event) error {
+	var o outcome
+	if ev.Err != nil {
+		o = outcome{Statement: sub.plans[ev.ID-1].String(), Error: newFailure(sub.text, ev.Err)}
+	} else {
+		res := ev.Result
+		o = outcome{Statement: res.Statement, Message: res.Message, Table: newTable(res.Set), Warnings: res.Warnings}
+	}
+	enc, _ := json.Marshal(o) // plain structs of strings: Marshal cannot fail
+	a := answered{enc: enc, shown: sub.budget.mayShow(len(enc)), failed: ev.Err != nil, state: ev.State}
+	var err error
+	if a.shown {
+		err = rp.es.sendRaw("outcome", enc)
+	}
+	sub.replies <- a
+	return err
+}
+
+// submit submits pl, statement id of sub (from 1), and waits for the stream's loop to
+// hand its outcome back. A session or stream that has ended answers it
+// with ErrClosed here, on the answer alone, as its stream takes nothing.
+func (rp *repl) submit(ctx context.Context, sub *submission, id uint64, pl planner.Plan) answered {
+	if err := rp.sess.Submit(ctx, session.Request{ID: id, Plan: pl, Tag: sub}); err == nil {
+		select {
+		case a := <-sub.replies:
+			return a
+		case <-rp.ctx.Done():
+		}
+	}
+	o := outcome{Statement: pl.String(), Error: newFailure(sub.text, session.ErrClosed)}
+	enc, _ := json.Marshal(o)
+	return answered{enc: enc, shown: sub.budget.mayShow(len(enc)), failed: true, state: rp.sess.State()}
+}
+
+// run plans text and submits its statements to rp's session within bd; the
+// stream's loop sends each outcome on rp's stream in its place among the
+// frames, and run writes it to ans as it is answered. It stops at the
+// first failed statement, at the first statement past bd.statements (which
+// does not run), or at the statement whose outcome would take the outcomes
+// past bd.bytes (which has run; its outcome is replaced by the cut's).
 func (c *Console) run(ctx context.Context, rp *repl, text string, bd bounds, ans *answer) {
 	plans, planErr := planner.PlanScript(text)
-	b := &budget{bounds: bd}
+	sub := &submission{text: text, plans: plans, budget: &budget{bounds: bd}, replies: make(chan answered, 1)}
+	b := sub.budget
 	var ct *cut
+	st, ran := rp.sess.State(), false
 	for i, pl := range plans {
 		if !b.mayRun() {
 			ct = newCut(i+1, pl, cutStatements, false, fmt.Sprintf(
@@ -200,35 +261,22 @@ func (c *Console) run(ctx context.Context, rp *repl, text string, bd bounds, ans
 			break
 		}
 		b.ran++
-		rp.es.mu.Lock()
-		res, err := rp.sess.Exec(ctx, pl)
-		var o outcome
-		if err != nil {
-			o = outcome{Statement: pl.String(), Error: newFailure(text, err)}
-		} else {
-			switch pl.(type) {
-			case planner.Attach:
-				rp.live.Attached(res.Domain, res.Attachment)
-			case planner.Detach:
-				rp.live.Released(res.Domain)
-			}
-			o = outcome{Statement: res.Statement, Message: res.Message, Table: newTable(res.Set), Warnings: res.Warnings}
-		}
-		enc, _ := json.Marshal(o) // plain structs of strings: Marshal cannot fail
-		if !b.mayShow(len(enc)) {
-			rp.es.mu.Unlock()
+		a := rp.submit(ctx, sub, uint64(i+1), pl)
+		st, ran = a.state, true
+		if !a.shown {
 			ct = newCut(i+1, pl, cutReplyBytes, true, fmt.Sprintf(
 				"statement %d (line %d, column %d) ran, but its outcome of %d bytes would take this submission's outcomes past %d bytes, so it is not shown and the statements after it did not run; run it on its own, or from the nspl shell",
-				i+1, pl.Pos().Line, pl.Pos().Column, len(enc), bd.bytes))
+				i+1, pl.Pos().Line, pl.Pos().Column, len(a.enc), bd.bytes))
 			break
 		}
-		_ = rp.es.sendRawLocked("outcome", enc)
-		rp.es.mu.Unlock()
-		ans.outcome(enc)
-		if err != nil {
+		ans.outcome(a.enc)
+		if a.failed {
 			planErr = nil
 			break
 		}
+	}
+	if !ran {
+		st = rp.sess.State()
 	}
 	if ct != nil {
 		planErr = nil
@@ -244,12 +292,9 @@ func (c *Console) run(ctx context.Context, rp *repl, text string, bd bounds, ans
 		_ = rp.es.sendRaw("outcome", enc)
 		ans.outcome(enc)
 	}
-	st := sessionState{Active: rp.sess.ActiveDomain()}
-	if d, n, ok := rp.sess.InTransaction(); ok {
-		st.InTx, st.TxDomain, st.TxPending = true, d, n
-	}
-	_ = rp.es.send("state", st)
-	ans.end(ct, st)
+	state := sessionState{Active: st.Active, InTx: st.InTx, TxDomain: st.TxDomain, TxPending: st.TxPending}
+	_ = rp.es.send("state", state)
+	ans.end(ct, state)
 }
 
 // newCut is the cut at statement n, plan pl.

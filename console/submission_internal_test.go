@@ -149,9 +149,17 @@ func TestAnswerStreamsOutcomes(t *testing.T) {
 	probe := &probeWriter{answer: ans}
 	sess := session.New(n, session.Options{})
 	defer sess.Close()
-	rp := &repl{ctx: ctx, sess: sess, es: &eventStream{w: probe, rc: http.NewResponseController(probe)}}
+	streamCtx, endStream := context.WithCancel(ctx)
+	rp := &repl{ctx: streamCtx, sess: sess, es: &eventStream{w: probe, rc: http.NewResponseController(probe)}}
+	forwarded := make(chan struct{})
+	go func() { // the statement box stream's loop, as serveRepl runs it
+		defer close(forwarded)
+		rp.forward()
+	}()
 	c := &Console{}
 	c.run(ctx, rp, "CREATE DOMAIN a; LIST DOMAINS; SHOW TRANSACTIONS; LIST DOMAINS;", submissionBounds, newAnswer(ans))
+	endStream()
+	<-forwarded
 	require.Equal(t, []int{0, 1, 2, 3}, probe.seen, "at the stream's k-th outcome the answer had flushed k-1")
 	var got struct {
 		Outcomes []outcome `json:"outcomes"`

@@ -119,14 +119,25 @@
 // and attachment number. Replies and frames are written in the session's
 // order on the one stream: an attach reply is written before any frame of
 // its attachment, and no frame of an attachment is written after the detach
-// reply that released it. Each attached domain keeps the session's bounded
-// delivery (one replaceable tick, newest state), and a client that does not
-// read holds the stream back through HTTP/2 flow control, never a queue.
+// reply that released it. The server does not order them itself: its
+// request loop submits each exec to the session (session.Submit) and one
+// writer loop forwards the session's ordered stream (session.Next), one
+// message per event, so no lock is held across a statement and no
+// attachment is tracked here. What the server answers without the session
+// (names, a statement that does not parse, the session error of a broken
+// protocol) is posted on that stream (session.Post), behind the answers
+// before it; only the session error of an expired bound is written out of
+// band, as it must reach a client whose stream is stalled. Each attached
+// domain keeps the session's bounded delivery (one replaceable tick, newest
+// state); replies and rows share the session's bounded lane, and a client
+// that does not read holds the stream back through HTTP/2 flow control and
+// then the session's requests, never a queue.
 //
 // A server that drains for a graceful shutdown (Drain) admits no new
 // session; an open one finishes the statement it runs, runs no queued one,
 // writes an end frame with reason NodeShutdown for each attachment it holds
-// and ends the stream. The client attaches those clocks again on its next
+// (session.EndAttachments, on the stream behind the last reply) and ends
+// the stream once everything placed on it is written. The client attaches those clocks again on its next
 // session, through another node.
 //
 // # Archives

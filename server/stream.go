@@ -21,22 +21,20 @@ import (
 // requestQueue bounds the requests read ahead of the one running.
 const requestQueue = 16
 
-// stream is one session protocol stream: one session, one writer.
+// stream is one session protocol stream: one session, one request loop
+// that submits to it (execute), one writer loop that forwards its ordered
+// stream (write).
 type stream struct {
 	srv  *Server
 	sess *session.Session
 	w    http.ResponseWriter
 	rc   *http.ResponseController
 
-	// writeMu serialises writes and orders an attach reply before its
-	// frames: it is held across an ATTACH from before Exec until its reply
-	// is written.
+	// writeMu serialises the writes of single messages: the writer loop's,
+	// the welcome and the closing error of an expired session, which is
+	// written out of band. It orders nothing: the session's stream does.
 	writeMu  sync.Mutex
 	writeErr error
-	// live holds each attached domain's attachment whose frames may still
-	// be written; a frame of any other attachment (one a detach reply
-	// released) is dropped.
-	live follow.Attachments
 
 	curMu     sync.Mutex
 	curID     uint64
@@ -133,29 +131,37 @@ func (s *Server) serveSession(w http.ResponseWriter, r *http.Request) {
 
 	reqs := make(chan request, requestQueue)
 	var wg sync.WaitGroup
-	wg.Add(3)
+	wg.Add(2)
 	go func() {
 		defer wg.Done()
 		st.read(ctx, wire.NewLineReader(watchedBody{r: r.Body, w: wd}, wire.ClientMessageLimit), wd, reqs)
 	}()
+	written := make(chan struct{})
 	go func() {
-		defer wg.Done()
-		st.pump(ctx)
+		defer close(written)
+		st.write(ctx)
+		// A stream that takes nothing more ends the session, so a request
+		// waiting for room on it ends too.
+		cancel()
+		_ = sess.Close()
 	}()
 	go func() {
 		defer wg.Done()
 		if err := wd.run(ctx); err != nil {
-			// The request running is ended first: an ATTACH holds the
-			// writer while it waits for an installation.
+			// The request running is ended first: an ATTACH may wait for
+			// an installation.
 			cancel()
 			st.expire(err)
 		}
 	}()
 	if st.execute(ctx, reqs) {
-		st.endAttachments(wire.NodeShutdown)
+		_ = sess.EndAttachments(ctx, wire.NodeShutdown)
 	}
+	// Everything placed so far is written before the session ends.
+	_ = sess.Post(ctx, 0, endOfStream{})
+	<-written
 	cancel()
-	_ = sess.Close()   // ends a NextFrame the pump waits in
+	_ = sess.Close()
 	_ = r.Body.Close() // ends a read the reader waits in
 	wg.Wait()
 	for q := range reqs { // queued and never run; the reader closed reqs
@@ -266,9 +272,7 @@ func (st *stream) execute(ctx context.Context, reqs <-chan request) (drained boo
 			}
 			if q.fail != nil {
 				q.upload.release()
-				st.writeMu.Lock()
-				st.failLocked(q.fail)
-				st.writeMu.Unlock()
+				_ = st.sess.Post(ctx, 0, closing{q.fail})
 				return false
 			}
 			ok = st.run(ctx, q.m, q.upload)
@@ -284,18 +288,16 @@ func (st *stream) execute(ctx context.Context, reqs <-chan request) (drained boo
 	}
 }
 
-// endAttachments writes an end frame with reason for every attachment the
-// client holds, in domain order, and forgets them, so the pump writes
-// nothing more about them.
-func (st *stream) endAttachments(reason wire.EndReason) {
-	st.writeMu.Lock()
-	defer st.writeMu.Unlock()
-	for _, f := range st.live.EndAll(reason) {
-		if !st.writeLocked(wire.ServerMessage{Type: wire.TypeFrame, Frame: f.AppendJSON(nil)}) {
-			return
-		}
-	}
-}
+// What the request loop posts on the session's stream, for the writer to
+// write in its place: the answer to a request the session does not run
+// (names, a statement that does not parse), the failure that closes the
+// session, and the end of what is to be written.
+type (
+	names       []string
+	refusal     struct{ err error }
+	closing     struct{ err error }
+	endOfStream struct{}
+)
 
 // sessionCloseGrace bounds how long a session the server closes waits for
 // its client to take the closing error.
@@ -308,7 +310,7 @@ func (st *stream) expire(err error) {
 	_ = st.rc.SetWriteDeadline(time.Unix(0, timesource.System().Now()).Add(sessionCloseGrace))
 	st.writeMu.Lock()
 	defer st.writeMu.Unlock()
-	st.failLocked(err)
+	st.failLocked(err, st.state())
 }
 
 // errSessionFailed stops every write after a session's closing error.
@@ -316,29 +318,28 @@ var errSessionFailed = errors.New("the session was closed with an error")
 
 // failLocked writes err as the session's closing error (id 0) and writes
 // nothing after it.
-func (st *stream) failLocked(err error) {
+func (st *stream) failLocked(err error, state *wire.SessionState) {
 	if st.writeErr == nil {
 		st.srv.closes.count(err)
 		st.srv.logger.Info("closing a session", "err", err)
 	}
-	st.writeLocked(wire.ServerMessage{Type: wire.TypeError, Error: follow.EncodeError(err), State: st.state()})
+	st.writeLocked(wire.ServerMessage{Type: wire.TypeError, Error: follow.EncodeError(err), State: state})
 	if st.writeErr == nil {
 		st.writeErr = errSessionFailed
 	}
 }
 
-// run serves one request with the archive uploaded for it, if any; it
-// returns false once the stream cannot be written.
+// run submits one request with the archive uploaded for it, if any, or
+// posts the answer to one the session does not run; it returns false once
+// the session has ended.
 func (st *stream) run(ctx context.Context, m wire.ClientMessage, up *upload) bool {
 	if m.Type == wire.TypeDomains {
 		ds := st.srv.cfg.Node.Domains()
-		names := make([]string, len(ds))
+		ns := make(names, len(ds))
 		for i, d := range ds {
-			names[i] = d.Name
+			ns[i] = d.Name
 		}
-		st.writeMu.Lock()
-		defer st.writeMu.Unlock()
-		return st.writeLocked(wire.ServerMessage{Type: wire.TypeNames, ID: m.ID, Names: names})
+		return st.sess.Post(ctx, m.ID, ns) == nil
 	}
 	stmt, err := grammar.ParseStatement(m.Text)
 	var plan planner.Plan
@@ -350,9 +351,7 @@ func (st *stream) run(ctx context.Context, m wire.ClientMessage, up *upload) boo
 		x, err = prepareTransfer(plan, m, up)
 	}
 	if err != nil {
-		st.writeMu.Lock()
-		defer st.writeMu.Unlock()
-		return st.writeLocked(wire.ServerMessage{Type: wire.TypeError, ID: m.ID, Error: follow.EncodeError(err), State: st.state()})
+		return st.sess.Post(ctx, m.ID, refusal{err}) == nil
 	}
 
 	reqCtx, cancel := context.WithCancel(ctx)
@@ -366,72 +365,65 @@ func (st *stream) run(ctx context.Context, m wire.ClientMessage, up *upload) boo
 		cancel()
 	}()
 
-	_, attach := plan.(planner.Attach)
-	if attach {
-		st.writeMu.Lock()
-	}
 	st.transfer = x
-	var res wire.Result
-	if m.Rows {
-		res, err = st.sess.ExecRows(reqCtx, plan, func(chunk *wire.ResultSet) error {
-			return st.writeRows(m.ID, chunk)
-		})
-	} else {
-		res, err = st.sess.Exec(reqCtx, plan)
-	}
+	err = st.sess.Submit(reqCtx, session.Request{ID: m.ID, Plan: plan, Rows: m.Rows, Tag: x})
 	st.transfer = nil
-	if !attach {
-		st.writeMu.Lock()
-	}
-	defer st.writeMu.Unlock()
-	if err != nil {
-		return st.writeLocked(wire.ServerMessage{Type: wire.TypeError, ID: m.ID, Error: follow.EncodeError(err), State: st.state()})
-	}
-	switch plan.(type) {
-	case planner.Attach:
-		st.live.Attached(res.Domain, res.Attachment)
-	case planner.Detach:
-		st.live.Released(res.Domain)
-	}
-	reply := wire.ServerMessage{Type: wire.TypeReply, ID: m.ID, Result: wire.EncodeResult(res), State: st.state()}
-	if x != nil && !x.read {
-		if !st.writeArchiveLocked(m.ID, x.data) {
-			return false
-		}
-		reply.Archive = &wire.Archive{Name: x.name, Bytes: int64(len(x.data))}
-	}
-	return st.writeLocked(reply)
+	return err == nil
 }
 
-// writeRows forwards one chunk of a streamed result set as it is produced,
-// taking the writer for the one message, so frames written meanwhile keep
-// flowing and nothing collects the rows. A stream that cannot be written
-// ends the statement.
-func (st *stream) writeRows(id uint64, chunk *wire.ResultSet) error {
-	st.writeMu.Lock()
-	defer st.writeMu.Unlock()
-	if !st.writeLocked(wire.ServerMessage{Type: wire.TypeRows, ID: id, Set: wire.EncodeSet(chunk)}) {
-		return errRowsUnwritten
-	}
-	return nil
-}
-
-// errRowsUnwritten ends a streamed statement whose rows the stream could
-// not take.
-var errRowsUnwritten = errors.New("the session stream did not take the statement's rows")
-
-// pump writes the session's frames until the session or the stream ends.
-func (st *stream) pump(ctx context.Context) {
+// write forwards the session's stream to the client, one message per
+// event, until the request loop's end of the stream, the end of ctx or a
+// write that fails. A BACKUP's archive goes out in pieces ahead of its
+// reply.
+func (st *stream) write(ctx context.Context) {
 	for {
-		f, err := st.sess.NextFrame(ctx)
+		ev, err := st.sess.Next(ctx)
 		if err != nil {
 			return
 		}
-		st.writeMu.Lock()
-		ok := true
-		if st.live.Admits(f) {
-			ok = st.writeLocked(wire.ServerMessage{Type: wire.TypeFrame, Frame: f.AppendJSON(nil)})
+		// The message points at a copy of the state, so the event itself
+		// stays on the stack.
+		state := func() *wire.SessionState { s := ev.State; return &s }
+		var m wire.ServerMessage
+		switch ev.Kind {
+		case session.EventFrame:
+			m = wire.ServerMessage{Type: wire.TypeFrame, Frame: ev.Frame.AppendJSON(nil)}
+		case session.EventRows:
+			m = wire.ServerMessage{Type: wire.TypeRows, ID: ev.ID, Set: wire.EncodeSet(ev.Set)}
+		case session.EventReply:
+			if ev.Err != nil {
+				m = wire.ServerMessage{Type: wire.TypeError, ID: ev.ID, Error: follow.EncodeError(ev.Err), State: state()}
+				break
+			}
+			m = wire.ServerMessage{Type: wire.TypeReply, ID: ev.ID, Result: wire.EncodeResult(ev.Result), State: state()}
+			if x, _ := ev.Tag.(*transfer); x != nil && !x.read {
+				st.writeMu.Lock()
+				ok := st.writeArchiveLocked(ev.ID, x.data)
+				st.writeMu.Unlock()
+				if !ok {
+					return
+				}
+				m.Archive = &wire.Archive{Name: x.name, Bytes: int64(len(x.data))}
+			}
+		case session.EventPost:
+			switch v := ev.Tag.(type) {
+			case names:
+				m = wire.ServerMessage{Type: wire.TypeNames, ID: ev.ID, Names: v}
+			case refusal:
+				m = wire.ServerMessage{Type: wire.TypeError, ID: ev.ID, Error: follow.EncodeError(v.err), State: state()}
+			case closing:
+				st.writeMu.Lock()
+				st.failLocked(v.err, state())
+				st.writeMu.Unlock()
+				continue
+			case endOfStream:
+				return
+			default:
+				continue
+			}
 		}
+		st.writeMu.Lock()
+		ok := st.writeLocked(m)
 		st.writeMu.Unlock()
 		if !ok {
 			return

@@ -190,7 +190,7 @@ func (s *Session) waitInstalled(ctx context.Context) (handedOff bool, err error)
 	}
 }
 
-func (s *Session) attach(ctx context.Context) (wire.Result, bool, error) {
+func (s *Session) attach(ctx context.Context, c *call) (wire.Result, bool, error) {
 	if err := s.refuseInTransaction("ATTACH DOMAIN CLOCK"); err != nil {
 		return wire.Result{}, false, err
 	}
@@ -246,7 +246,9 @@ func (s *Session) attach(ctx context.Context) (wire.Result, bool, error) {
 	// The reply takes its place in the stream before any frame of the
 	// attachment can, and delivery starts behind it with the accepted tick
 	// of the reply's generation.
-	s.lane.putReply(a)
+	if err := s.placeReply(c, a); err != nil {
+		return wire.Result{}, false, err
+	}
 	a.offerAccepted(first)
 	// Joined before the task's first read, so a tick published after that
 	// read reaches it through the fan-out, and before the session holds
@@ -261,16 +263,16 @@ func (s *Session) attach(ctx context.Context) (wire.Result, bool, error) {
 	s.attachments = append(s.attachments, a)
 	s.mu.Unlock()
 	a.wake()
-	c := first.Clock
+	observed := first.Clock
 	return wire.Result{
 		Domain:     domain,
-		Message:    fmt.Sprintf("attached to the clock of domain '%s': %s", domain, follow.FormatObserved(c)),
-		Clock:      &c,
+		Message:    fmt.Sprintf("attached to the clock of domain '%s': %s", domain, follow.FormatObserved(observed)),
+		Clock:      &observed,
 		Attachment: id,
 	}, false, nil
 }
 
-func (s *Session) detach() (wire.Result, error) {
+func (s *Session) detach(c *call) (wire.Result, error) {
 	if err := s.refuseInTransaction("DETACH DOMAIN CLOCK"); err != nil {
 		return wire.Result{}, err
 	}
@@ -286,6 +288,7 @@ func (s *Session) detach() (wire.Result, error) {
 	}
 	ended := a.ending.Load()
 	s.release(a)
+	c.released = domain
 	if ended {
 		return wire.Result{}, &AttachmentError{Err: ErrNotAttached, Domain: domain}
 	}

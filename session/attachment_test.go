@@ -36,7 +36,7 @@ func read(t *testing.T, e *env, c *orderChecker) wire.Frame {
 func readStream(t testing.TB, ctx context.Context, s *Session, c *orderChecker) wire.Frame {
 	t.Helper()
 	for {
-		f, reply, err := s.lane.take(ctx, true)
+		f, reply, _, err := s.lane.take(ctx, takePlaces)
 		require.NoError(t, err)
 		c.item(f, reply)
 		if !reply {
@@ -86,13 +86,13 @@ func TestCancelledAttachAnnouncesNothing(t *testing.T) {
 
 	// Run on the request lane, as Exec runs it once it holds the lane.
 	<-e.sess.turn
-	_, _, err = e.sess.run(ctx, planner.Attach{}, nil)
+	_, _, err = e.sess.run(ctx, &call{req: Request{Plan: planner.Attach{}}}, nil)
 	e.sess.turn <- struct{}{}
 	require.ErrorIs(t, err, context.Canceled)
 	require.Empty(t, e.sess.Attached())
 	queued, stop := context.WithCancel(e.ctx)
 	stop()
-	_, _, err = e.sess.lane.take(queued, true)
+	_, _, _, err = e.sess.lane.take(queued, takePlaces)
 	require.ErrorIs(t, err, context.Canceled, "neither the reply's place nor a frame is queued")
 
 	// The lane is free: the next attach is served.

@@ -1,14 +1,52 @@
 // Package session runs statements for one client: the active domain, an open
-// transaction, an ordered lane of requests and the clock attachments. The
-// shell, the script runner, the embedded API and the network server are all
-// consumers of a session.
+// transaction, an ordered lane of requests and the clock attachments, and
+// it yields one ordered stream of their replies and frames. The shell, the
+// script runner, the embedded API, the network server and the console are
+// all consumers of a session.
 //
-// Using it:
+// Using it as a stream, the way the server, the console and the embedded
+// nspl.Session do:
 //
 //	s := session.New(n, session.Options{})   // n is an Engine, such as a *node.Node
 //	defer s.Close()
+//	err := s.Submit(ctx, session.Request{ID: 1, Plan: planner.Attach{}})
+//	ev, err := s.Next(ctx)                   // the reply, then the attachment's frames
+//
+// or synchronously, for a caller that reads no frames or reads them apart:
+//
 //	results, err := s.ExecText(ctx, "USE prod; ATTACH DOMAIN CLOCK;")
 //	f, err := s.NextFrame(ctx)              // state, tick, error and end frames
+//
+// The stream (stream.go) is the control lane (lane.go) read whole: Submit
+// runs a request on the request lane, on the caller's goroutine, and places
+// its reply there before the lane passes to the next request; Next is its
+// one reader and returns replies, rows chunks, frames and posts in the order
+// the delivery rules give. So the order of a reply and the frames around it
+// is decided in one place, the lane, with the attachment bookkeeping beside
+// it: an attach places its reply before its delivery starts and fills it as
+// the request ends (the reader waits at a reply not yet filled), a detach
+// withdraws its attachment's unread frames before its reply is placed and
+// the reply names the released domain (Event.Released), and a reply carries
+// the session's state as the request left it (Event.State). A consumer
+// forwards the stream and keeps no bookkeeping of its own: what it answers
+// besides the session's replies it places with Post, behind what is
+// queued, and a server that drains ends the attachments with
+// EndAttachments. Replies, rows and posts wait for room on the lane as
+// state frames do, so a reader that falls behind holds the requests back
+// instead of the stream growing. Why one lane and not a channel per kind:
+// the rule a client relies on is an order across kinds (the reply before
+// its first frame, nothing of a detached attachment after its reply), which
+// a single queue holds by construction and several queues would have to
+// rebuild at every consumer, as the server, the console and the embedded
+// API each did before. Submit runs on the caller's goroutine rather than a
+// request goroutine of the session's, so a session still owns no goroutine
+// until it attaches a clock.
+//
+// Exec runs a request on the same request path (serve) and returns its
+// reply to its caller instead; an attach's reply keeps its place in the
+// stream, which NextFrame passes over, as Next passes over those places.
+// A session is read either by Next (with Submit) or by NextFrame (with
+// Exec), not both.
 //
 // A session runs on an Engine (engine.go), the few operations of a serving
 // node its statements use; *node.Node implements it, and this package does
@@ -21,7 +59,7 @@
 // shared with the remote client, which links no session. Statement text runs through
 // planner.RunScript, the one loop over planned statements.
 //
-// Requests run one at a time (Exec, ExecText). Every failure is a
+// Requests run one at a time (Submit, Exec, ExecText). Every failure is a
 // *follow.StatementError at the statement's position (for text that does
 // not parse, at the offending token, its *grammar.Error wrapped whole),
 // whose Kind is the typed cause:
@@ -70,12 +108,10 @@
 // takes its place in the control lane, the session's one ordered stream,
 // before any frame of the attachment: the accepted tick of the reply's
 // generation is queued behind it, and the delivery task starts as the
-// attachment joins its domain's fan-out, just before Exec returns that
-// reply. NextFrame passes over reply places, so a frame of the attachment
-// may be taken before Exec returns its reply, and a consumer records the
-// reply before it takes the attachment's frames (the server's and the
-// console's writers and the embedded Session each hold one lock across
-// both). The task sends a state frame
+// attachment joins its domain's fan-out, just before the request ends. A
+// reader of Next takes the reply first; NextFrame passes over reply
+// places, so a frame of the attachment may be taken before Exec returns
+// its reply. The task sends a state frame
 // only when the observation differs from the one the client last received,
 // a tick only of the generation the client last received as paced, and
 // withdraws an untaken tick before a changed state. The ticks themselves are
@@ -90,8 +126,8 @@
 // bounded queue. A removed domain ends the attachment with one DomainRemoved
 // end frame, after marking it ending, so a later attach serves a new
 // attachment and a later detach reports it not attached. Detach stops the
-// task, waits for it and withdraws the attachment's unread frames before it
-// returns, so no frame of the domain follows its reply. A frame over the
+// task, waits for it and withdraws the attachment's unread frames before its
+// reply is placed, so no frame of the domain follows its reply. A frame over the
 // frame limit is logged and skipped. Close stops every task without a frame.
 //
 // A session never reads the wall clock: the serving node's reading in a tick

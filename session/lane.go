@@ -85,24 +85,60 @@ type lane struct {
 	changed chan struct{}
 
 	spare       *wire.Frame // an empty box for the next frame pushed, or nil
-	frames      int         // state, error and end entries in entries[head:]
+	frames      int         // state, error and end frames and events in entries[head:]
 	replies     int         // reply places in entries[head:]
 	capacity    int
 	room        chan struct{} // one-slot wake of a writer waiting for room; closed by close
 	roomWaiters int
+
+	// events holds the replies, rows and posts of the event entries in
+	// entries[head:], in the same order; made by the first event, so a
+	// lane read only for frames holds none.
+	events *eventQueue
+}
+
+// eventQueue is a lane's queue of events: items[head:] are unread, and the
+// array is reused once they are all taken.
+type eventQueue struct {
+	items []*streamEntry
+	head  int
+}
+
+// streamEntry is an event of the stream: a submitted request's reply, a
+// rows chunk or a post. A reply an attach placed before the request ended
+// is not ready until the request fills it (fill); a reader of the whole
+// stream waits at it, so nothing behind it is taken before it.
+type streamEntry struct {
+	ev    Event
+	ready bool
 }
 
 // laneEntry is a state, error or end frame (frame), an attachment's tick
-// slot (frame is nil), or the place of the attachment's attach reply (frame
-// is replyPlace).
+// slot (frame is nil), the place of the attachment's attach reply that
+// Exec returned (frame is replyPlace), or an event (frame is eventPlace,
+// att is nil, the event is the lane's next in events).
 type laneEntry struct {
 	att   *attachment
 	frame *wire.Frame
 }
 
-// replyPlace is the frame of an entry that holds an attach reply's place in
-// the stream; it is never written, and no frame is boxed in it.
-var replyPlace = new(wire.Frame)
+// replyPlace and eventPlace are the frames of entries that hold an Exec
+// attach reply's place and an event's; they are never written, and no
+// frame is boxed in them.
+var (
+	replyPlace = new(wire.Frame)
+	eventPlace = new(wire.Frame)
+)
+
+// What a reader takes (take): frames alone, frames and the places of Exec's
+// attach replies, or the whole stream of frames and events.
+type takeMode uint8
+
+const (
+	takeFrames takeMode = iota
+	takePlaces
+	takeEvents
+)
 
 func newLane(capacity int) *lane {
 	l := new(lane)
@@ -121,27 +157,43 @@ func (l *lane) init(capacity int) {
 
 // next removes and returns the first frame, waiting for one until ctx ends
 // or the lane closes. A frame already queued is returned even when ctx has
-// ended. The reply places before it are removed and passed over: a reader
-// of frames has the replies from the requests.
+// ended. The reply places and events before it are removed and passed
+// over: a reader of frames has the replies from the requests.
 func (l *lane) next(ctx context.Context) (wire.Frame, error) {
-	f, _, err := l.take(ctx, false)
+	f, _, _, err := l.take(ctx, takeFrames)
 	return f, err
 }
 
-// take removes and returns the first entry of the stream, waiting as next
-// does. With replies, the place of an attach reply is an entry too: take
-// returns it as reply true with a frame that names only the attachment
-// (Domain and Attachment). Without, it is passed over, as next does.
-func (l *lane) take(ctx context.Context, replies bool) (f wire.Frame, reply bool, err error) {
+// nextEvent removes and returns the first event or frame of the stream,
+// waiting as next does; the places of Exec's attach replies are passed
+// over.
+func (l *lane) nextEvent(ctx context.Context) (Event, error) {
+	f, _, se, err := l.take(ctx, takeEvents)
+	if err != nil {
+		return Event{}, err
+	}
+	if se != nil {
+		return se.ev, nil
+	}
+	return Event{Kind: EventFrame, Frame: f}, nil
+}
+
+// take removes and returns the first entry of the stream that mode takes,
+// waiting as next does, and passes over the others. With takePlaces, the
+// place of an Exec attach reply is an entry too: take returns it as reply
+// true with a frame that names only the attachment (Domain and
+// Attachment). With takeEvents, an event is returned as se. Every mode
+// waits at a reply not yet filled, so nothing behind it is taken first.
+func (l *lane) take(ctx context.Context, mode takeMode) (f wire.Frame, reply bool, se *streamEntry, err error) {
 	done := ctx.Done()
 	l.mu.Lock()
 	woken := false
 	for {
 		if l.closed {
 			l.mu.Unlock()
-			return wire.Frame{}, false, ErrClosed
+			return wire.Frame{}, false, nil, ErrClosed
 		}
-		if int(l.head) < len(l.entries) {
+		if l.unreadLocked() {
 			e := &l.entries[l.head]
 			switch a := e.att; e.frame {
 			case nil:
@@ -150,6 +202,16 @@ func (l *lane) take(ctx context.Context, replies bool) (f wire.Frame, reply bool
 			case replyPlace:
 				f, reply = wire.Frame{Domain: a.domain, Attachment: a.id}, true
 				l.replies--
+			case eventPlace:
+				q := l.events
+				se = q.items[q.head]
+				q.items[q.head] = nil
+				q.head++
+				if q.head == len(q.items) {
+					q.items, q.head = q.items[:0], 0
+				}
+				l.frames--
+				l.signalRoomLocked()
 			default:
 				f = *e.frame
 				l.releaseLocked(e.frame)
@@ -161,22 +223,22 @@ func (l *lane) take(ctx context.Context, replies bool) (f wire.Frame, reply bool
 			if int(l.head) == len(l.entries) {
 				l.entries, l.head = l.entries[:0], 0
 			}
-			if reply && !replies {
-				f, reply = wire.Frame{}, false
+			if reply && mode != takePlaces || se != nil && mode != takeEvents {
+				f, reply, se = wire.Frame{}, false, nil
 				continue
 			}
-			if int(l.head) < len(l.entries) && l.readyWaiters > 0 {
+			if l.unreadLocked() && l.readyWaiters > 0 {
 				signal(l.ready) // another reader may take the next entry
 			}
 			l.mu.Unlock()
-			return f, reply, nil
+			return f, reply, se, nil
 		}
 		if err := ctx.Err(); err != nil {
 			// The token may have been sent to this reader as it gave up,
 			// or be meant for readers of the ended watch: pass it on.
 			l.passOnLocked()
 			l.mu.Unlock()
-			return wire.Frame{}, false, err
+			return wire.Frame{}, false, nil, err
 		}
 		if woken {
 			l.passOnLocked() // a token for the ended watch's readers
@@ -205,11 +267,20 @@ func (l *lane) take(ctx context.Context, replies bool) (f wire.Frame, reply bool
 	}
 }
 
+// unreadLocked reports whether the first unread entry may be taken: there
+// is one, and it is no reply still waiting for its request to fill it.
+func (l *lane) unreadLocked() bool {
+	if int(l.head) >= len(l.entries) {
+		return false
+	}
+	return l.entries[l.head].frame != eventPlace || l.events.items[l.events.head].ready
+}
+
 // passOnLocked hands the wake token to another waiting reader when one has
 // something to find: an unread entry, or the end of the watched context it
 // waits on alone.
 func (l *lane) passOnLocked() {
-	if !l.closed && l.readyWaiters > 0 && (int(l.head) < len(l.entries) || l.watchEnded && l.watchWaiters > 0) {
+	if !l.closed && l.readyWaiters > 0 && (l.unreadLocked() || l.watchEnded && l.watchWaiters > 0) {
 		signal(l.ready)
 	}
 }
@@ -262,24 +333,51 @@ func (l *lane) unwatchLocked() {
 // the lane closes.
 func (l *lane) pushFrame(ctx context.Context, att *attachment, f wire.Frame) error {
 	l.mu.Lock()
+	if err := l.roomLocked(ctx); err != nil {
+		l.mu.Unlock()
+		return err
+	}
+	box := l.spare
+	if box == nil {
+		box = new(wire.Frame)
+	}
+	l.spare = nil
+	*box = f
+	l.appendLocked(laneEntry{att: att, frame: box})
+	l.mu.Unlock()
+	return nil
+}
+
+// pushEvent appends an event, waiting for room as pushFrame does: events
+// count against the lane's capacity with the state, error and end frames.
+func (l *lane) pushEvent(ctx context.Context, se *streamEntry) error {
+	l.mu.Lock()
+	if err := l.roomLocked(ctx); err != nil {
+		l.mu.Unlock()
+		return err
+	}
+	if l.events == nil {
+		l.events = new(eventQueue)
+	}
+	l.events.items = append(l.events.items, se)
+	l.appendLocked(laneEntry{frame: eventPlace})
+	l.mu.Unlock()
+	return nil
+}
+
+// roomLocked waits until the lane has room for one more frame or event and
+// counts it, or returns ErrClosed or ctx's error. It is called and returns
+// with l.mu held.
+func (l *lane) roomLocked(ctx context.Context) error {
 	for {
 		if l.closed {
-			l.mu.Unlock()
 			return ErrClosed
 		}
 		if l.frames < l.capacity {
-			box := l.spare
-			if box == nil {
-				box = new(wire.Frame)
-			}
-			l.spare = nil
-			*box = f
-			l.appendLocked(laneEntry{att: att, frame: box})
 			l.frames++
 			if l.frames < l.capacity && l.roomWaiters > 0 {
 				signal(l.room) // room is left for another writer
 			}
-			l.mu.Unlock()
 			return nil
 		}
 		l.roomWaiters++
@@ -291,9 +389,22 @@ func (l *lane) pushFrame(ctx context.Context, att *attachment, f wire.Frame) err
 			if !l.closed && l.frames < l.capacity && l.roomWaiters > 0 {
 				signal(l.room)
 			}
-			l.mu.Unlock()
 			return err
 		}
+	}
+}
+
+// fill completes the reply se, an event placed before its request ended,
+// and wakes a reader waiting at it.
+func (l *lane) fill(se *streamEntry, ev Event) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return
+	}
+	se.ev, se.ready = ev, true
+	if l.unreadLocked() && l.readyWaiters > 0 {
+		signal(l.ready)
 	}
 }
 
@@ -377,6 +488,7 @@ func (l *lane) removeLocked(match func(laneEntry) bool) {
 			e.att.slot = nil
 		case replyPlace:
 			l.replies--
+		case eventPlace: // never matched: an event names no attachment
 		default:
 			l.releaseLocked(e.frame)
 			removedFrames++
@@ -393,8 +505,8 @@ func (l *lane) removeLocked(match func(laneEntry) bool) {
 	}
 }
 
-// len returns the number of unread frames and queued tick slots; reply
-// places are not counted.
+// len returns the number of unread frames, events and queued tick slots;
+// the places of Exec's attach replies are not counted.
 func (l *lane) len() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -419,6 +531,7 @@ func (l *lane) close() {
 		}
 	}
 	l.entries, l.head, l.spare = nil, 0, nil
+	l.events = nil
 	l.frames, l.replies = 0, 0
 	close(l.ready)
 	close(l.room)

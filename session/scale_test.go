@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nspl-dev/nspl/clock"
+	"github.com/nspl-dev/nspl/planner"
 	"github.com/nspl-dev/nspl/wire"
 )
 
@@ -25,11 +26,37 @@ const scaleAttachments = 10000
 // no tick of that generation after it; the end last; and no frame that
 // repeats or precedes the attach reply. Frames are taken between the steps,
 // while delivery runs, and every session must end with its end frame after
-// receiving the failure.
+// receiving the failure. It runs on both entry points of a session: Exec
+// with the reply places of the stream read beside it (lane.take), and
+// Submit with the whole stream read by Next.
 func TestDeliveryOrderAtScale(t *testing.T) {
 	if testing.Short() {
 		t.Skip("attaches 10,000 sessions")
 	}
+	for _, stream := range []bool{false, true} {
+		name := map[bool]string{false: "exec", true: "stream"}[stream]
+		t.Run(name, func(t *testing.T) { testDeliveryOrderAtScale(t, stream) })
+	}
+}
+
+// streamItem takes the next item of s's stream: from Next, where an
+// attach reply is the reply's item, or from the lane with reply places.
+func streamItem(ctx context.Context, s *Session, stream bool) (wire.Frame, bool, error) {
+	if !stream {
+		f, reply, _, err := s.lane.take(ctx, takePlaces)
+		return f, reply, err
+	}
+	ev, err := s.Next(ctx)
+	switch {
+	case err != nil:
+		return wire.Frame{}, false, err
+	case ev.Kind == EventReply:
+		return wire.Frame{Domain: ev.Result.Domain, Attachment: ev.Result.Attachment}, true, ev.Err
+	}
+	return ev.Frame, false, nil
+}
+
+func testDeliveryOrderAtScale(t *testing.T, stream bool) {
 	e := newEnv(t, Options{})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -47,10 +74,27 @@ func TestDeliveryOrderAtScale(t *testing.T) {
 		for i := from; i < to; i++ {
 			s := New(e.node, Options{Logger: quietLogger()})
 			t.Cleanup(func() { require.NoError(t, s.Close()) })
-			rs, err := s.ExecText(ctx, "USE prod; ATTACH DOMAIN CLOCK;")
-			require.NoError(t, err)
-			r := rs[len(rs)-1]
-			fs[i] = &follower{s: s, c: newOrderChecker(t, r)}
+			if !stream {
+				rs, err := s.ExecText(ctx, "USE prod; ATTACH DOMAIN CLOCK;")
+				require.NoError(t, err)
+				r := rs[len(rs)-1]
+				fs[i] = &follower{s: s, c: newOrderChecker(t, r)}
+				continue
+			}
+			require.NoError(t, s.Submit(ctx, Request{ID: 1, Plan: planner.Use{Name: "prod"}}))
+			require.NoError(t, s.Submit(ctx, Request{ID: 2, Plan: planner.Attach{}}))
+			for _, id := range []uint64{1, 2} {
+				ev, err := s.Next(ctx)
+				require.NoError(t, err)
+				require.Equal(t, EventReply, ev.Kind, "the replies come first: %v", ev)
+				require.Equal(t, id, ev.ID)
+				require.NoError(t, ev.Err)
+				require.Equal(t, "prod", ev.State.Active, "the state right after the request")
+				if id == 2 {
+					fs[i] = &follower{s: s, c: newOrderChecker(t, ev.Result)}
+					fs[i].c.item(wire.Frame{Domain: ev.Result.Domain, Attachment: ev.Result.Attachment}, true)
+				}
+			}
 		}
 	}
 	see := func(f *follower, fr wire.Frame, reply bool) {
@@ -63,7 +107,7 @@ func TestDeliveryOrderAtScale(t *testing.T) {
 	drain := func(upTo int) {
 		for _, f := range fs[:upTo] {
 			for {
-				fr, reply, err := f.s.lane.take(taken, true)
+				fr, reply, err := streamItem(taken, f.s, stream)
 				if err != nil {
 					require.ErrorIs(t, err, context.Canceled)
 					break
@@ -76,7 +120,7 @@ func TestDeliveryOrderAtScale(t *testing.T) {
 	await := func(what string, until func(*follower) bool) {
 		for i, f := range fs {
 			for !until(f) {
-				fr, reply, err := f.s.lane.take(ctx, true)
+				fr, reply, err := streamItem(ctx, f.s, stream)
 				require.NoError(t, err, "session %d waiting for %s", i, what)
 				see(f, fr, reply)
 			}

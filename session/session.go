@@ -111,8 +111,6 @@ type Session struct {
 	attachments []*attachment // at most one per domain
 	nextID      uint64
 	lastRequest time.Duration // monotonic reading as the last request started or ended
-
-	_ [8]byte
 }
 
 // New returns a session served by n. The session owns no goroutine until it
@@ -248,37 +246,11 @@ func (s *Session) exec(ctx context.Context, p planner.Plan, emit RowSink) (wire.
 	if p == nil {
 		return wire.Result{}, errors.New("session: nil plan")
 	}
-	if s.ctx.Err() != nil {
-		return wire.Result{}, ErrClosed
-	}
-	select {
-	case <-s.turn:
-	case <-ctx.Done():
-		return wire.Result{}, positioned(p, ctx.Err())
-	case <-s.ctx.Done():
-		return wire.Result{}, ErrClosed
-	}
-	// A request also ends with the session.
-	ctx, cancel := context.WithCancel(ctx)
-	stop := context.AfterFunc(s.ctx, cancel)
-	r, handedOff, err := wire.Result{}, false, s.touch()
-	if err == nil {
-		r, handedOff, err = s.run(ctx, p, emit)
-		s.ranUntil() // a long request is not idle time
-	}
-	stop()
-	cancel()
-	if !handedOff {
-		s.turn <- struct{}{}
-	}
+	ev, err := s.serve(ctx, &call{req: Request{Plan: p, Sink: emit}})
 	if err != nil {
-		if s.ctx.Err() != nil && errors.Is(err, context.Canceled) {
-			err = ErrClosed
-		}
-		return wire.Result{}, positioned(p, err)
+		return wire.Result{}, err
 	}
-	r.Statement = p.String()
-	return r, nil
+	return ev.Result, ev.Err
 }
 
 // positioned wraps err in a *follow.StatementError at the statement's
@@ -290,13 +262,15 @@ func positioned(p planner.Plan, err error) error { return follow.Positioned(p.Po
 // ctx ends or the session closes (ErrClosed). Taking a tick frame empties
 // its attachment's slot, so the next tick of that attachment queues anew.
 // The places of attach replies in the lane, which every frame of their
-// attachments follows, are passed over: the replies went to Exec.
+// attachments follows, are passed over: the replies went to Exec. So are
+// the events of submitted requests, which a reader of Next takes instead.
 func (s *Session) NextFrame(ctx context.Context) (wire.Frame, error) {
 	return s.lane.next(ctx)
 }
 
 // Pending returns the number of unread control-lane entries: state, error
-// and end frames plus queued tick slots, not the places of attach replies.
+// and end frames, submitted requests' events and queued tick slots, not the
+// places of Exec's attach replies.
 func (s *Session) Pending() int { return s.lane.len() }
 
 // Close ends the session: it cancels requests in flight, stops every

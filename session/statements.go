@@ -12,10 +12,11 @@ import (
 	"github.com/nspl-dev/nspl/wire"
 )
 
-// run dispatches one plan. handedOff reports that the request lane's token
-// now belongs to an attach still waiting for the node's installation.
-func (s *Session) run(ctx context.Context, p planner.Plan, emit RowSink) (r wire.Result, handedOff bool, err error) {
-	switch p := p.(type) {
+// run dispatches one request's plan. handedOff reports that the request
+// lane's token now belongs to an attach still waiting for the node's
+// installation.
+func (s *Session) run(ctx context.Context, c *call, emit RowSink) (r wire.Result, handedOff bool, err error) {
+	switch p := c.req.Plan.(type) {
 	case planner.CreateDomain:
 		r, err = s.createDomain(ctx, p)
 	case planner.DropDomain:
@@ -50,12 +51,12 @@ func (s *Session) run(ctx context.Context, p planner.Plan, emit RowSink) (r wire
 		if err = s.confirmRead(ctx); err != nil {
 			return r, false, err
 		}
-		if r, handedOff, err = s.attach(ctx); err == nil {
+		if r, handedOff, err = s.attach(ctx, c); err == nil {
 			r = s.warnIfStale(r)
 		}
 		return r, handedOff, err
 	case planner.Detach:
-		r, err = s.detach()
+		r, err = s.detach(c)
 	case planner.Backup:
 		r, err = s.backup(ctx, p)
 	case planner.Restore:
@@ -71,7 +72,7 @@ func (s *Session) run(ctx context.Context, p planner.Plan, emit RowSink) (r wire
 	case planner.ShowTransactions:
 		r = s.showTransactions()
 	default:
-		err = fmt.Errorf("%w: %T", planner.ErrUnknownStatement, p)
+		err = fmt.Errorf("%w: %T", planner.ErrUnknownStatement, c.req.Plan)
 	}
 	return r, false, err
 }
