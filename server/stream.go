@@ -350,6 +350,10 @@ func (st *stream) run(ctx context.Context, m wire.ClientMessage, up *upload) boo
 	if err == nil {
 		x, err = prepareTransfer(plan, m, up)
 	}
+	// The archive is read (x.data holds its bytes) or refused: its spool
+	// and upload slot are given back before the reply is placed, so a
+	// client that has its reply finds the slot free for its next upload.
+	up.release()
 	if err != nil {
 		return st.sess.Post(ctx, m.ID, refusal{err}) == nil
 	}
