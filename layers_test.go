@@ -1,6 +1,7 @@
 package nspl_test
 
 import (
+	"go/ast"
 	"go/parser"
 	"go/token"
 	"io/fs"
@@ -108,14 +109,15 @@ func ourImportsIn(t *testing.T, module, dir string) (map[string]string, int) {
 }
 
 // TestOnlyTheTopImportsNode holds the seam above node: a serving node is
-// opened by cluster, the root package and cmd/nspl, and every other package
+// opened by cluster, the composition root serve and the root package
+// (cmd/nspl reaches nodes through those two), and every other package
 // (session and server among them) runs on interfaces it defines. It reads
 // the non-test Go files of every package directory in the module; tests may
 // still open a real node.
 func TestOnlyTheTopImportsNode(t *testing.T) {
 	module := modulePath(t)
 	nodePkg := module + "/node"
-	allowed := []string{module, module + "/cluster", module + "/cmd/nspl"}
+	allowed := []string{module, module + "/cluster", module + "/serve"}
 	var importers []string
 	err := filepath.WalkDir(".", func(dir string, d fs.DirEntry, err error) error {
 		if err != nil || !d.IsDir() {
@@ -250,4 +252,99 @@ func linked(t *testing.T, pkg string) []string {
 	out, err := exec.Command("go", "list", "-deps", pkg).CombinedOutput()
 	require.NoErrorf(t, err, "go list -deps %s: %s", pkg, out)
 	return strings.Fields(string(out))
+}
+
+// TestOneCompositionRoot holds that a serving member is put together in
+// one place: package serve alone builds a cluster member (cluster.New,
+// cluster.Start) and wires a server to it, so nspl serve and the test
+// cluster run their members through serve.Start and a member under test
+// is wired as one in production. Outside serve, only the embedding root
+// package builds a server.Server (its console on an embedded node, which
+// is no cluster member), and only it and cluster open a node. cmd/nspl and
+// internal/testcluster must import serve. It reads the calls in every
+// non-test Go file of the module; tests may still build their own.
+func TestOneCompositionRoot(t *testing.T) {
+	module := modulePath(t)
+	allowed := map[string][]string{ // "package.Func" → the packages that may call it
+		module + "/server.New":    {module + "/serve", module},
+		module + "/cluster.New":   {module + "/serve"},
+		module + "/cluster.Start": {module + "/serve"},
+		module + "/node.New":      {module + "/serve", module + "/cluster", module},
+		module + "/node.Open":     {module + "/serve", module + "/cluster", module},
+	}
+	seen := map[string]bool{}
+	err := filepath.WalkDir(".", func(dir string, d fs.DirEntry, err error) error {
+		if err != nil || !d.IsDir() {
+			return err
+		}
+		if name := d.Name(); dir != "." && (name == "testdata" || strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_")) {
+			return filepath.SkipDir
+		}
+		pkg := module
+		if dir != "." {
+			pkg = module + "/" + filepath.ToSlash(dir)
+		}
+		for call, file := range ourCalls(t, module, dir) {
+			callers, ok := allowed[call]
+			if !ok {
+				continue
+			}
+			seen[call] = true
+			require.Truef(t, slices.Contains(callers, pkg),
+				"%s calls %s; only %s may (package serve is the one composition root of a member and its server)", file, call, strings.Join(callers, ", "))
+		}
+		return nil
+	})
+	require.NoError(t, err)
+	for _, call := range []string{module + "/server.New", module + "/cluster.New", module + "/node.New"} {
+		require.Truef(t, seen[call], "no package calls %s; was it renamed?", call)
+	}
+	for _, dir := range []string{"cmd/nspl", "internal/testcluster"} {
+		imports := ourImports(t, module, dir)
+		require.Containsf(t, imports, module+"/serve", "%s does not import serve; it must start its members through serve.Start", dir)
+	}
+}
+
+// ourCalls returns the package-level functions of module that the non-test
+// Go files in dir call or name, as "importpath.Func", each with one file
+// that does.
+func ourCalls(t *testing.T, module, dir string) map[string]string {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	require.NoError(t, err)
+	calls := map[string]string{}
+	fset := token.NewFileSet()
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, name, nil, 0)
+		require.NoError(t, err)
+		local := map[string]string{} // the name a file imports a package of ours under → its path
+		for _, spec := range f.Imports {
+			path, err := strconv.Unquote(spec.Path.Value)
+			require.NoError(t, err)
+			if path != module && !strings.HasPrefix(path, module+"/") {
+				continue
+			}
+			as := path[strings.LastIndex(path, "/")+1:]
+			if spec.Name != nil {
+				as = spec.Name.Name
+			}
+			local[as] = path
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			sel, ok := n.(*ast.SelectorExpr)
+			if !ok {
+				return true
+			}
+			if id, ok := sel.X.(*ast.Ident); ok {
+				if path, ok := local[id.Name]; ok {
+					calls[path+"."+sel.Sel.Name] = name
+				}
+			}
+			return true
+		})
+	}
+	return calls
 }

@@ -43,7 +43,7 @@ func benchCommands(tb testing.TB) ([]lifecycle.Command, [][]byte) {
 }
 
 type catalogStack struct {
-	n    *Node
+	n    *Replica
 	cmds []lifecycle.Command
 }
 

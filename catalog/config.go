@@ -24,7 +24,7 @@ type Config struct {
 	// store live in DataDir/catalog/raft.db (raft-boltdb v2, fsync on every
 	// write), snapshots in DataDir/catalog/snapshots, and the raft server ID
 	// in DataDir/catalog/server-id. Empty keeps everything in memory for the
-	// life of the Node.
+	// life of the Replica.
 	DataDir string
 	// APIAddress is the client address this node advertises in the
 	// registry; it may be empty for an embedded node.
@@ -41,7 +41,7 @@ type Config struct {
 	// before the Propose that caused it returns. It already runs during
 	// Open, while the node recovers its snapshot and log. It must be fast
 	// and must not call Propose or Close (they wait for the apply
-	// goroutine). Use Node.Subscribe for anything slow.
+	// goroutine). Use Replica.Subscribe for anything slow.
 	OnChange func(Change)
 	// Clock is the time source for retry timers and Close's bound. Nil means
 	// timesource.System().

@@ -24,7 +24,7 @@ type Contact struct {
 }
 
 // Contact returns this node's contact with the leader.
-func (n *Node) Contact() Contact {
+func (n *Replica) Contact() Contact {
 	c := Contact{Leader: n.raft.State() == raft.Leader}
 	if t := n.raft.LastContact(); !t.IsZero() {
 		c.Token = t.UnixNano()
@@ -38,7 +38,7 @@ func (n *Node) Contact() Contact {
 // once this node has applied it, its state is no older than the leader's
 // was when the barrier committed. It fails when no leader is known or the
 // no-op does not commit within ctx.
-func (n *Node) Barrier(ctx context.Context) (uint64, error) {
+func (n *Replica) Barrier(ctx context.Context) (uint64, error) {
 	cmd := n.registration()
 	cmd.RequestID = n.NewRequestID()
 	if n.raft.State() == raft.Leader {

@@ -1,7 +1,9 @@
 // Package catalog is the replicated catalog: the Raft FSM that holds domain
 // lifecycle state (lifecycle.State), the framing of its snapshots, and the
-// node wrapper that opens it on hashicorp/raft, either as an embedded single
-// node or as one member of a cluster (Config.Cluster).
+// Replica that opens it on hashicorp/raft, either as an embedded single
+// node or as one member of a cluster (Config.Cluster). A Replica is the
+// catalog's part of a node, named apart from the node (package node) that
+// holds it and the registered node (lifecycle.RegisteredNode) it records.
 //
 // Using it:
 //
@@ -68,7 +70,7 @@
 // node incarnation is fresh and random on every Open and is registered
 // through a committed command once leadership is confirmed.
 //
-// One file per concept: open.go opens and closes a Node and reads its
+// One file per concept: open.go opens and closes a Replica and reads its
 // state; leadership.go is the background loop (confirmation,
 // reconciliation, Leader); propose.go commits commands under request ids;
 // membership.go joins, registers, observes peers and changes the raft

@@ -21,7 +21,7 @@ import (
 )
 
 // waitFor waits until cond holds for the node's state, following changes.
-func waitFor(t *testing.T, n *Node, cond func(*lifecycle.State) bool) *lifecycle.State {
+func waitFor(t *testing.T, n *Replica, cond func(*lifecycle.State) bool) *lifecycle.State {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(bg, 10*time.Second)
 	defer cancel()

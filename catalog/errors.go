@@ -68,7 +68,7 @@ func (e *NotLeaderError) Unwrap() error { return ErrNotLeader }
 // translate maps an error returned by raft into the catalog's vocabulary.
 // enqueued tells whether the command may already be in the log: an unknown
 // raft error after enqueueing is reported as an unknown outcome.
-func (n *Node) translate(err error, enqueued bool) error {
+func (n *Replica) translate(err error, enqueued bool) error {
 	switch {
 	case err == nil:
 		return nil

@@ -57,7 +57,7 @@ func FenceWait(lease time.Duration) time.Duration {
 
 // AuthorityLease returns the member's authority lease, zero for an
 // embedded node (it is its own leader and never loses contact).
-func (n *Node) AuthorityLease() time.Duration {
+func (n *Replica) AuthorityLease() time.Duration {
 	if n.cfg.Cluster == nil {
 		return 0
 	}
@@ -66,7 +66,7 @@ func (n *Node) AuthorityLease() time.Duration {
 
 // fenceWait returns FenceWait of the member's configuration, zero for an
 // embedded node.
-func (n *Node) fenceWait() time.Duration {
+func (n *Replica) fenceWait() time.Duration {
 	cc := n.cfg.Cluster
 	if cc == nil {
 		return 0

@@ -66,7 +66,7 @@ type FSM struct {
 
 	// committed, when set before raft starts, is offered a signal (never
 	// blocking) as each batch holding a command begins to apply: the
-	// leader's cue that the batch committed (see Node.announceCommits).
+	// leader's cue that the batch committed (see Replica.announceCommits).
 	committed chan<- struct{}
 }
 

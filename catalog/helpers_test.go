@@ -34,7 +34,7 @@ func (w testWriter) Write(p []byte) (int, error) {
 }
 
 // openNode opens a node for the test and closes it at cleanup.
-func openNode(t testing.TB, cfg Config) *Node {
+func openNode(t testing.TB, cfg Config) *Replica {
 	t.Helper()
 	if cfg.NodeName == "" {
 		cfg.NodeName = "local"

@@ -21,7 +21,7 @@ import (
 // something did not commit. It stops when the FSM halts. raft's LeaderCh
 // never blocks raft (it keeps only the newest value), the change
 // subscription never blocks the FSM, and this loop reads both promptly.
-func (n *Node) run(ctx context.Context) {
+func (n *Replica) run(ctx context.Context) {
 	defer n.loop.Done()
 	sub := n.fsm.changes.subscribeWhen(n.loopWants)
 	defer sub.Close()
@@ -106,7 +106,7 @@ func (n *Node) run(ctx context.Context) {
 // change once registered, and a node that gains leadership confirms and
 // reconciles on that notice, against the state of the moment. It runs on
 // the apply goroutine.
-func (n *Node) loopWants(c Change) bool {
+func (n *Replica) loopWants(c Change) bool {
 	select {
 	case <-n.registered:
 	default:
@@ -120,7 +120,7 @@ func (n *Node) loopWants(c Change) bool {
 
 // leaderWork confirms leadership and reconciles the authorities of scope,
 // and reports whether all of it committed.
-func (n *Node) leaderWork(ctx context.Context, voters *voterCache, scope *reconcileScope) bool {
+func (n *Replica) leaderWork(ctx context.Context, voters *voterCache, scope *reconcileScope) bool {
 	if n.raft.State() != raft.Leader {
 		return false
 	}
@@ -146,7 +146,7 @@ func (n *Node) leaderWork(ctx context.Context, voters *voterCache, scope *reconc
 // passes before it proposed, so a caller that waits for a revision at or
 // after one it wrote knows that nothing this leader was going to do about
 // that write is still under way.
-func (n *Node) Reconciled() (uint64, <-chan struct{}) { return n.reconciled.load() }
+func (n *Replica) Reconciled() (uint64, <-chan struct{}) { return n.reconciled.load() }
 
 // reconciledMark is Reconciled's revision and its change channel.
 type reconciledMark struct {
@@ -228,7 +228,7 @@ func (r *reconcileScope) list() []string {
 // it, and its response arrives only after the FSM applied every earlier
 // entry. Registering the current incarnation again is a no-op, so every
 // later term confirms with the same command.
-func (n *Node) confirm(ctx context.Context, term uint64) bool {
+func (n *Replica) confirm(ctx context.Context, term uint64) bool {
 	cmd := n.registration()
 	cmd.RequestID = n.NewRequestID()
 	data, err := lifecycle.EncodeCommand(cmd)
@@ -271,7 +271,7 @@ type voterCache struct {
 // every one committed. A reassignment refused as a conflict was computed
 // against a state that has since changed; the change that caused it
 // triggers another pass.
-func (n *Node) reconcile(ctx context.Context, voters *voterCache, scope *reconcileScope) bool {
+func (n *Replica) reconcile(ctx context.Context, voters *voterCache, scope *reconcileScope) bool {
 	s := n.State()
 	if !s.RunsPacedDomain() {
 		return true // only paced, running domains have an authority
@@ -334,7 +334,7 @@ func (n *Node) reconcile(ctx context.Context, voters *voterCache, scope *reconci
 
 // proposeReassignment proposes one of reconcile's reassignments through
 // Propose, or through Config.proposeReassignment when a test set it.
-func (n *Node) proposeReassignment(ctx context.Context, cmd lifecycle.Command) (lifecycle.Result, error) {
+func (n *Replica) proposeReassignment(ctx context.Context, cmd lifecycle.Command) (lifecycle.Result, error) {
 	if p := n.cfg.proposeReassignment; p != nil {
 		return p(ctx, cmd)
 	}
@@ -343,13 +343,13 @@ func (n *Node) proposeReassignment(ctx context.Context, cmd lifecycle.Command) (
 
 // IsLeader reports whether this node is the leader with confirmed
 // leadership, so that Propose would be admitted.
-func (n *Node) IsLeader() bool {
+func (n *Replica) IsLeader() bool {
 	return n.raft.State() == raft.Leader && n.confirmedTerm.Load() == n.raft.CurrentTerm()
 }
 
 // Voters returns the raft server IDs of the current voters, sorted as raft
 // keeps them: the voters argument of lifecycle.State.VoterNames.
-func (n *Node) Voters() ([]string, error) {
+func (n *Replica) Voters() ([]string, error) {
 	f := n.raft.GetConfiguration()
 	if err := f.Error(); err != nil {
 		return nil, n.translate(err, false)
@@ -366,7 +366,7 @@ func (n *Node) Voters() ([]string, error) {
 // reconcileSoon makes a leader reconcile clock authorities now rather than
 // at the next catalog change: the topology or leadership changed. It never
 // blocks.
-func (n *Node) reconcileSoon() {
+func (n *Replica) reconcileSoon() {
 	select {
 	case n.poke <- struct{}{}:
 	default:
@@ -386,7 +386,7 @@ type Leader struct {
 
 // Leader returns the current leader, and false while none is known (an
 // election is in progress).
-func (n *Node) Leader() (Leader, bool) {
+func (n *Replica) Leader() (Leader, bool) {
 	addr, id := n.raft.LeaderWithID()
 	if id == "" {
 		return Leader{}, false

@@ -46,7 +46,7 @@ func TestReconcileRetriesAfter200ms(t *testing.T) {
 			defer cancel()
 			fake := timesource.NewFake(0)
 			calls := make(chan reassignCall)
-			var node atomic.Pointer[Node]
+			var node atomic.Pointer[Replica]
 			n := openNode(t, Config{Clock: fake, proposeReassignment: func(pctx context.Context, cmd lifecycle.Command) (lifecycle.Result, error) {
 				call := reassignCall{at: fake.Monotonic(), cmd: cmd, commit: make(chan bool)}
 				select {

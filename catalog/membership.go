@@ -17,7 +17,7 @@ const memberCallTimeout = 2 * time.Second
 // the cluster while the raft configuration does not name this server, then
 // register this incarnation through the leader. It reports whether nothing
 // is left to do.
-func (n *Node) memberWork(ctx context.Context) bool {
+func (n *Replica) memberWork(ctx context.Context) bool {
 	if n.markRegistered() {
 		return true
 	}
@@ -62,7 +62,7 @@ func (n *Node) memberWork(ctx context.Context) bool {
 
 // markRegistered closes registered once the applied state holds this
 // incarnation, and reports whether it does.
-func (n *Node) markRegistered() bool {
+func (n *Replica) markRegistered() bool {
 	select {
 	case <-n.registered:
 		return true
@@ -76,7 +76,7 @@ func (n *Node) markRegistered() bool {
 }
 
 // registration is the command that registers this incarnation.
-func (n *Node) registration() lifecycle.Command {
+func (n *Replica) registration() lifecycle.Command {
 	return lifecycle.Command{Op: lifecycle.OpRegisterNode, RegisterNode: &lifecycle.RegisterNode{
 		Name:        n.cfg.NodeName,
 		Incarnation: n.incarnation,
@@ -86,7 +86,7 @@ func (n *Node) registration() lifecycle.Command {
 	}}
 }
 
-func (n *Node) isMember() (bool, error) {
+func (n *Replica) isMember() (bool, error) {
 	f := n.raft.GetConfiguration()
 	if err := f.Error(); err != nil {
 		return false, n.translate(err, false)
@@ -100,16 +100,16 @@ func (n *Node) isMember() (bool, error) {
 }
 
 // RaftAddress returns the raft address this node advertises.
-func (n *Node) RaftAddress() string { return string(n.address) }
+func (n *Replica) RaftAddress() string { return string(n.address) }
 
 // NodeByServerID returns the registered node whose raft server ID is id.
-func NodeByServerID(s *lifecycle.State, id string) (lifecycle.Node, bool) {
+func NodeByServerID(s *lifecycle.State, id string) (lifecycle.RegisteredNode, bool) {
 	for _, nd := range s.Nodes() {
 		if nd.RaftID == id {
 			return nd, true
 		}
 	}
-	return lifecycle.Node{}, false
+	return lifecycle.RegisteredNode{}, false
 }
 
 // Server is one server of the raft configuration.
@@ -120,7 +120,7 @@ type Server struct {
 }
 
 // Servers returns the latest raft configuration this node knows.
-func (n *Node) Servers() ([]Server, error) {
+func (n *Replica) Servers() ([]Server, error) {
 	f := n.raft.GetConfiguration()
 	if err := f.Error(); err != nil {
 		return nil, n.translate(err, false)
@@ -137,7 +137,7 @@ func (n *Node) Servers() ([]Server, error) {
 // Only the leader with confirmed leadership may call it (ErrNotLeader,
 // ErrLeadershipUnconfirmed otherwise). ctx bounds the wait; the change may
 // still commit after a cancellation (ErrOutcomeUnknown).
-func (n *Node) AddVoter(ctx context.Context, serverID, raftAddr string) error {
+func (n *Replica) AddVoter(ctx context.Context, serverID, raftAddr string) error {
 	if serverID == "" || raftAddr == "" {
 		return fmt.Errorf("%w: AddVoter needs a server id and a raft address, got %q and %q", ErrConfig, serverID, raftAddr)
 	}
@@ -158,7 +158,7 @@ func (n *Node) AddVoter(ctx context.Context, serverID, raftAddr string) error {
 // RemoveServer removes the server from the cluster; removing one that is
 // not a member is a no-op. The same leadership rules as AddVoter apply.
 // A leader that removes itself steps down once the change commits.
-func (n *Node) RemoveServer(ctx context.Context, serverID string) error {
+func (n *Replica) RemoveServer(ctx context.Context, serverID string) error {
 	servers, err := n.Servers()
 	if err != nil {
 		return err
@@ -177,7 +177,7 @@ func (n *Node) RemoveServer(ctx context.Context, serverID string) error {
 
 // changeConfiguration runs one raft membership change on the confirmed
 // leader and waits for it, like apply.
-func (n *Node) changeConfiguration(ctx context.Context, start func(time.Duration) raft.IndexFuture) error {
+func (n *Replica) changeConfiguration(ctx context.Context, start func(time.Duration) raft.IndexFuture) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -205,7 +205,7 @@ const observerBuffer = 64
 
 // startObserver registers a non-blocking raft observer and a goroutine,
 // owned by n.loop, that hands each observation to the callback promptly.
-func (n *Node) startObserver(ctx context.Context) {
+func (n *Replica) startObserver(ctx context.Context) {
 	ch := make(chan raft.Observation, observerBuffer)
 	n.observer = raft.NewObserver(ch, false, func(o *raft.Observation) bool {
 		switch o.Data.(type) {

@@ -17,7 +17,7 @@ import (
 	"github.com/nspl-dev/nspl/runtime/timesource"
 )
 
-// Node is one catalog member: a raft server over the catalog FSM, its
+// Replica is one catalog replica: a raft server over the catalog FSM, its
 // stores, and the loop that confirms leadership and registers this
 // process's incarnation.
 //
@@ -26,7 +26,7 @@ import (
 // which confirms that a quorum follows it and that its FSM has applied
 // every earlier entry (see confirm). All methods are safe for concurrent
 // use.
-type Node struct {
+type Replica struct {
 	cfg         Config
 	logger      *slog.Logger
 	clock       timesource.Source
@@ -74,7 +74,7 @@ type Node struct {
 // With Config.DataDir the raft server ID is read from the data directory
 // (created and persisted on first use) and the committed catalog is
 // recovered from its snapshots and log.
-func Open(ctx context.Context, cfg Config) (*Node, error) {
+func Open(ctx context.Context, cfg Config) (*Replica, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
 		return nil, err
@@ -100,7 +100,7 @@ func Open(ctx context.Context, cfg Config) (*Node, error) {
 }
 
 // start creates the raft server over st and starts the leadership loop.
-func start(cfg Config, logger *slog.Logger, st *stores) (*Node, error) {
+func start(cfg Config, logger *slog.Logger, st *stores) (*Replica, error) {
 	id := st.serverID
 	if id == "" {
 		var err error
@@ -170,7 +170,7 @@ func start(cfg Config, logger *slog.Logger, st *stores) (*Node, error) {
 		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	n := &Node{
+	n := &Replica{
 		cfg:         cfg,
 		logger:      logger,
 		clock:       cfg.Clock,
@@ -241,35 +241,35 @@ func electNow(r *raft.Raft) error {
 // It is shared and read-only: never call Apply on it. On a leader, state
 // read before leadership was confirmed may lack entries of the previous
 // term; Propose's result is authoritative.
-func (n *Node) State() *lifecycle.State { return n.fsm.State() }
+func (n *Replica) State() *lifecycle.State { return n.fsm.State() }
 
 // Revision returns the catalog revision of State.
-func (n *Node) Revision() uint64 { return n.fsm.Revision() }
+func (n *Replica) Revision() uint64 { return n.fsm.Revision() }
 
 // Subscribe follows catalog changes; see Subscription. The first value on
 // the channel is the current state. Close the subscription when done; the
 // node closes it on Close.
-func (n *Node) Subscribe() *Subscription { return n.fsm.changes.subscribe() }
+func (n *Replica) Subscribe() *Subscription { return n.fsm.changes.subscribe() }
 
 // ServerID returns the raft server ID, stable for the life of the data
 // directory (fresh for an in-memory node).
-func (n *Node) ServerID() string { return n.id }
+func (n *Replica) ServerID() string { return n.id }
 
 // Name returns the registered node name.
-func (n *Node) Name() string { return n.cfg.NodeName }
+func (n *Replica) Name() string { return n.cfg.NodeName }
 
 // Incarnation returns this process's incarnation, fresh on every Open.
-func (n *Node) Incarnation() uint64 { return n.incarnation }
+func (n *Replica) Incarnation() uint64 { return n.incarnation }
 
 // Identity returns the node incarnation this process registered.
-func (n *Node) Identity() lifecycle.Identity {
+func (n *Replica) Identity() lifecycle.Identity {
 	return lifecycle.Identity{Node: n.cfg.NodeName, Incarnation: n.incarnation}
 }
 
 // Snapshot makes raft take a snapshot now and truncate the log behind it
 // (keeping Config.TrailingLogs entries). Having nothing new to snapshot is
 // not an error.
-func (n *Node) Snapshot() error {
+func (n *Replica) Snapshot() error {
 	err := n.raft.Snapshot().Error()
 	if errors.Is(err, raft.ErrNothingNewToSnapshot) {
 		return nil
@@ -282,7 +282,7 @@ func (n *Node) Snapshot() error {
 
 // appliedSinceSnapshot reports whether raft has applied entries that its
 // latest snapshot does not hold.
-func (n *Node) appliedSinceSnapshot() bool {
+func (n *Replica) appliedSinceSnapshot() bool {
 	last, err := strconv.ParseUint(n.raft.Stats()["last_snapshot_index"], 10, 64)
 	return err != nil || n.raft.AppliedIndex() > last
 }
@@ -291,7 +291,7 @@ func (n *Node) appliedSinceSnapshot() bool {
 // on a raft future to be answered, and reports whether all were. Those
 // still waiting are abandoned: they end if raft ever answers. Close must
 // have begun (n.futures.close).
-func (n *Node) waitFutures(when string) bool {
+func (n *Replica) waitFutures(when string) bool {
 	done := n.futures.drained()
 	select {
 	case <-done:
@@ -311,7 +311,7 @@ func (n *Node) waitFutures(when string) bool {
 }
 
 // isClosed reports whether Close has begun.
-func (n *Node) isClosed() bool { return n.futures.closed() }
+func (n *Replica) isClosed() bool { return n.futures.closed() }
 
 // Close stops admitting proposals, waits for the ones in flight to be
 // answered (raft is still running, so each commits or fails), takes a
@@ -327,7 +327,7 @@ func (n *Node) isClosed() bool { return n.futures.closed() }
 // even then) is abandoned with a logged warning, raft is shut down
 // regardless, and Close waits at most another CloseTimeout for the
 // futures' waiters before it abandons them too.
-func (n *Node) Close() error {
+func (n *Replica) Close() error {
 	n.closeOnce.Do(func() {
 		n.futures.close()
 		n.cancel()

@@ -15,7 +15,7 @@ import (
 // this node's name and incarnation (random, fresh on every Open) and a
 // sequence number. A writer that may retry picks one before its first
 // attempt and keeps it on every retry (see lifecycle.Command.RequestID).
-func (n *Node) NewRequestID() string {
+func (n *Replica) NewRequestID() string {
 	var buf [lifecycle.MaxRequestIDLen]byte
 	return string(strconv.AppendUint(append(buf[:0], n.requestPrefix...), n.requestSeq.Add(1), 10))
 }
@@ -48,7 +48,7 @@ func requestPrefix(name string, incarnation uint64) string {
 // a command again with the RequestID of an earlier proposal, after an
 // ErrOutcomeUnknown or on another node, commits it at most once: the
 // retry answers with the first result (see RequestWindow).
-func (n *Node) Propose(ctx context.Context, cmd lifecycle.Command) (lifecycle.Result, error) {
+func (n *Replica) Propose(ctx context.Context, cmd lifecycle.Command) (lifecycle.Result, error) {
 	if cmd.RequestID == "" {
 		cmd.RequestID = n.NewRequestID()
 	}
@@ -60,7 +60,7 @@ func (n *Node) Propose(ctx context.Context, cmd lifecycle.Command) (lifecycle.Re
 }
 
 // result turns an FSM response into a lifecycle.Result.
-func (n *Node) result(resp any, err error) (lifecycle.Result, error) {
+func (n *Replica) result(resp any, err error) (lifecycle.Result, error) {
 	if err != nil {
 		return lifecycle.Result{}, err
 	}
@@ -76,7 +76,7 @@ func (n *Node) result(resp any, err error) (lifecycle.Result, error) {
 
 // apply hands data to raft and waits for the FSM's response. With
 // confirmed set it refuses unless this term's leadership is confirmed.
-func (n *Node) apply(ctx context.Context, data []byte, confirmed bool) (any, error) {
+func (n *Replica) apply(ctx context.Context, data []byte, confirmed bool) (any, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -128,7 +128,7 @@ func raftTimeout(ctx context.Context) (time.Duration, error) {
 // and no waiter is left behind. A ctx that can end needs a goroutine to
 // wait on the future beside it; one that cannot (context.Background) is
 // waited for on the caller's goroutine.
-func (n *Node) await(ctx context.Context, start func() raft.Future) (raft.Future, error) {
+func (n *Replica) await(ctx context.Context, start func() raft.Future) (raft.Future, error) {
 	if !n.futures.enter() {
 		return nil, ErrShutdown
 	}
@@ -170,7 +170,7 @@ func (n *Node) await(ctx context.Context, start func() raft.Future) (raft.Future
 // waits for a barrier's future, which raft answers or drops on shutdown; a
 // follower applies the same batches and appends nothing. It runs until ctx
 // ends.
-func (n *Node) announceCommits(ctx context.Context, committed <-chan struct{}) {
+func (n *Replica) announceCommits(ctx context.Context, committed <-chan struct{}) {
 	defer n.loop.Done()
 	for {
 		select {

@@ -13,7 +13,7 @@ import (
 
 // waitReconciles waits, on catalog changes and never on a sleep, until the
 // loop has made more than passes reconciliation passes and cond holds.
-func waitReconciles(t *testing.T, n *Node, passes uint64, cond func(*lifecycle.State) bool) {
+func waitReconciles(t *testing.T, n *Replica, passes uint64, cond func(*lifecycle.State) bool) {
 	t.Helper()
 	sub := n.Subscribe()
 	defer sub.Close()

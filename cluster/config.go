@@ -50,14 +50,9 @@ type Config struct {
 	RaftListener  net.Listener
 	RaftAdvertise string
 	// APIAddr is the API address (host:port) this member registers, where
-	// other members reach its PeerHandler. With Listener set and APIAddr
-	// empty, the listener's address.
+	// other members reach its PeerHandler, which the node's API server
+	// mounts under interconnect.PathPrefix (package serve wires the two).
 	APIAddr string
-	// Listener, when set, makes the member serve PeerHandler itself, over
-	// TLS that admits only cluster nodes, on this listener (the member
-	// closes it). Leave it nil when the node's API server mounts
-	// PeerHandler under interconnect.PathPrefix.
-	Listener net.Listener
 	// Join lists API addresses of existing members; a member whose raft
 	// configuration does not name it asks them, in order, to add it.
 	Join []string
@@ -143,9 +138,6 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.RaftListener == nil && c.RaftAddr == "" {
 		return c, fmt.Errorf("%w: RaftAddr is empty; pass --raft-addr HOST:PORT", ErrConfig)
-	}
-	if c.APIAddr == "" && c.Listener != nil {
-		c.APIAddr = c.Listener.Addr().String()
 	}
 	if c.APIAddr == "" {
 		return c, fmt.Errorf("%w: APIAddr is empty; pass --api-addr HOST:PORT", ErrConfig)

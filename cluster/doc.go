@@ -5,18 +5,27 @@
 // the application-health prober that feeds effective availability, and the
 // progress delivery of this node's clock authorities.
 //
-// Using it:
+// It stops at the member: the API server the member's sessions and peers
+// reach it through is wired to it by package serve, the composition root
+// nspl serve and the test cluster both run, because a member must not link
+// the sessions served on it (cluster links neither session nor server).
+// Using it, as serve does:
 //
-//	m, err := cluster.Start(ctx, cluster.Config{
+//	m, err := cluster.New(cluster.Config{
 //		Node: "n1", DataDir: dir, PKIDir: certs,
 //		RaftAddr: "127.0.0.1:7001", APIAddr: "127.0.0.1:8001",
 //		Bootstrap: true, // the first node; the others set Join instead
 //	})
-//	mux.Handle(interconnect.PathPrefix, m.PeerHandler()) // on the node's TLS API listener
+//	// mount m.PeerHandler() under interconnect.PathPrefix on the node's
+//	// TLS API listener and serve it: a starting member answers its peers
+//	err = m.Open(ctx)      // joins or bootstraps, registers, installs
 //	n := m.Node()          // sessions run against it; statements on a follower go through the leader
 //	st := m.Status()       // the member's view; st.Wire() is what SHOW CLUSTER STATUS shows
 //	met := m.Metrics()     // the member's counters, also in n.MetricsRegistry()
 //	err = m.Close()
+//
+// Start is New and Open in one step, for a member whose peers need not
+// reach it while it opens.
 //
 // Metrics: a member registers its series into its node's own registry
 // (node.Node.MetricsRegistry, served by n.MetricsHandler): the counters of

@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/nspl-dev/nspl/catalog"
 	"github.com/nspl-dev/nspl/interconnect"
@@ -30,7 +29,6 @@ type Member struct {
 	delivery  *interconnect.Delivery
 	watch     *interconnect.InstalledWatch // the peers' installed streams
 	handler   http.Handler                 // the interconnect handler, instrumented
-	server    *http.Server                 // nil unless Config.Listener
 
 	metrics interconnect.Metrics
 	ticks   atomic.Uint64
@@ -67,12 +65,28 @@ type Member struct {
 	closeErr  error
 }
 
-// Start starts a member: it loads the certificate material, starts raft
-// over TLS, bootstraps or joins (through Config.Join) as configured, and
-// returns once this process's incarnation is registered in the committed
-// catalog and its node has installed the committed domains. ctx bounds the
-// start; a member that cannot reach a quorum does not start.
+// Start starts a member: New, then Open. It returns once this process's
+// incarnation is registered in the committed catalog and its node has
+// installed the committed domains. ctx bounds the start; a member that
+// cannot reach a quorum does not start.
 func Start(ctx context.Context, cfg Config) (*Member, error) {
+	m, err := New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := m.Open(ctx); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// New builds a member that is not open yet: it checks cfg, loads the
+// certificate material, and wires the node (built, not opened), progress
+// delivery, the installed streams and the peer handler, which answers
+// ErrNotReady until Open has opened the node. It starts nothing. A process
+// serves the peer handler from here on (package serve), so a restarting
+// member answers its peers while it opens; Open it next, or Close it.
+func New(cfg Config) (*Member, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
 		return nil, err
@@ -135,29 +149,36 @@ func Start(ctx context.Context, cfg Config) (*Member, error) {
 		Logger:  m.logger,
 	})
 	m.handler = m.instrument(interconnect.NewHandler(backend{m}, &m.metrics, m.logger).WithStreamClock(m.src, 0))
-	if cfg.Listener != nil {
-		m.serve()
-	}
+	return m, nil
+}
+
+// Open opens the member's node: raft over TLS, bootstrapping or joining
+// (through Config.Join) as configured, registration of this process's
+// incarnation, and installation of the committed domains; then it starts
+// the probes and the installation loop. ctx bounds the open. A member
+// whose Open failed is closed; Open is called once.
+func (m *Member) Open(ctx context.Context) error {
+	n := m.node
 	if err := n.Open(ctx); err != nil {
-		m.shutdown()
+		_ = m.Close()
 		if errors.Is(err, node.ErrConfig) {
-			return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+			return fmt.Errorf("%w: %w", ErrConfig, err)
 		}
-		return nil, err
+		return err
 	}
 	close(m.ready)
 	m.wg.Add(2)
 	go m.probeLoop()
 	go m.installLoop(n)
 	m.logger.Info("cluster member started", "incarnation", n.Identity().Incarnation,
-		"raft_addr", n.RaftAddress(), "api_addr", cfg.APIAddr)
-	return m, nil
+		"raft_addr", n.RaftAddress(), "api_addr", m.cfg.APIAddr)
+	return nil
 }
 
 // newMember returns a member's own state, built from cfg as withDefaults
 // filled it: its clock, probe bookkeeping, interconnect client and
-// availability view. Start adds the node, progress delivery and installed
-// streams, and starts the loops.
+// availability view. New adds the node, progress delivery and installed
+// streams; Open starts the loops.
 func newMember(cfg Config) *Member {
 	ctx, cancel := context.WithCancel(context.Background())
 	m := &Member{
@@ -178,25 +199,6 @@ func newMember(cfg Config) *Member {
 	return m
 }
 
-// serve runs the member's own peer listener.
-func (m *Member) serve() {
-	mux := http.NewServeMux()
-	mux.Handle(interconnect.PathPrefix, m.handler)
-	m.server = &http.Server{
-		Handler:           mux,
-		TLSConfig:         m.cfg.Material.ServerConfig(pki.ServerOptions{Roles: []pki.Role{pki.RoleNode}}),
-		ReadHeaderTimeout: 5 * time.Second,
-		ErrorLog:          slog.NewLogLogger(m.logger.Handler(), slog.LevelDebug),
-	}
-	m.wg.Add(1)
-	go func() {
-		defer m.wg.Done()
-		if err := m.server.ServeTLS(m.cfg.Listener, "", ""); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			m.logger.Error("peer listener stopped", "err", err)
-		}
-	}()
-}
-
 // Node returns the member's node: sessions and the control-plane handler
 // run against it.
 func (m *Member) Node() *node.Node { return m.node }
@@ -212,8 +214,8 @@ func (m *Member) Material() *pki.Material { return m.cfg.Material }
 // APIAddr returns the API address the member registered.
 func (m *Member) APIAddr() string { return m.cfg.APIAddr }
 
-// Close stops the member: probes, progress delivery, its own listener,
-// the node (producers, catalog, raft) and idle connections, and waits for
+// Close stops the member: probes, progress delivery, the installed
+// streams, the node (producers, catalog, raft) and idle connections, and waits for
 // every goroutine it started. It does not leave the cluster (see Leave).
 // It is idempotent.
 func (m *Member) Close() error {
@@ -227,14 +229,10 @@ func (m *Member) shutdown() error {
 	m.cancel()
 	m.delivery.Close()
 	m.watch.Close()
-	var errs []error
-	if m.server != nil {
-		errs = append(errs, m.server.Close())
-	}
-	errs = append(errs, m.node.Close())
+	err := m.node.Close()
 	m.wg.Wait()
 	m.transport.CloseIdleConnections()
-	return errors.Join(errs...)
+	return err
 }
 
 // onProgress hands every report of this node's producers to delivery,

@@ -211,7 +211,6 @@ func TestStartRefusesBadConfig(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			cfg := h.Config("n1", true)
-			defer cfg.Listener.Close()
 			defer cfg.RaftListener.Close()
 			c.edit(&cfg)
 			_, err := cluster.Start(context.Background(), cfg)

@@ -28,11 +28,11 @@ func TestStartingMemberAnswersNotReady(t *testing.T) {
 	require.NoError(t, dead.Close()) // nothing answers a join there
 
 	cfg := h.Config("n2", false, deadAddr)
-	addr := cfg.Listener.Addr().String()
+	addr := cfg.APIAddr
 	startCtx, stopStart := context.WithCancel(context.Background())
 	started := make(chan error, 1)
 	go func() {
-		m, err := cluster.Start(startCtx, cfg)
+		m, err := h.StartContext(startCtx, cfg)
 		if err == nil {
 			err = m.Close()
 		}

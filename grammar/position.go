@@ -33,7 +33,12 @@ func (p Position) advance(text string) Position {
 }
 
 // Node is the source extent every AST node carries: Start is its first
-// byte, End the byte just past its last one.
+// byte, End the byte just past its last one. It keeps the parser's sense of
+// the word (go/ast's ast.Node, participle's node) rather than a cluster
+// node's: every statement type embeds it, so a reader of the grammar meets
+// it as "the node's position", and only package grammar names it. The
+// serving node is node.Node; the catalog's raft server is catalog.Replica
+// and a registered incarnation lifecycle.RegisteredNode.
 type Node struct {
 	Start Position
 	End   Position

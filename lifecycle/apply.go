@@ -314,7 +314,7 @@ func (s *State) checkRegistered(domain string, id Identity) *Error {
 }
 
 func (s *State) registerNode(r RegisterNode, rev uint64) bool {
-	n := Node{Name: r.Name, Incarnation: r.Incarnation, RaftID: r.RaftID, RaftAddr: r.RaftAddr, APIAddr: r.APIAddr, Registered: rev}
+	n := RegisteredNode{Name: r.Name, Incarnation: r.Incarnation, RaftID: r.RaftID, RaftAddr: r.RaftAddr, APIAddr: r.APIAddr, Registered: rev}
 	if cur, ok := s.nodes[r.Name]; ok && cur.Incarnation == r.Incarnation {
 		// Same incarnation: keep its registration order, update addresses.
 		n.Registered = cur.Registered
@@ -341,8 +341,8 @@ func (s *State) deregisterNode(r DeregisterNode) (bool, *Error) {
 
 // withNode returns a copy of nodes with name set to n, or removed when n is
 // nil: a stored registry map is shared by clones and never written.
-func withNode(nodes map[string]Node, name string, n *Node) map[string]Node {
-	out := make(map[string]Node, len(nodes)+1)
+func withNode(nodes map[string]RegisteredNode, name string, n *RegisteredNode) map[string]RegisteredNode {
+	out := make(map[string]RegisteredNode, len(nodes)+1)
 	for k, v := range nodes {
 		if k != name {
 			out[k] = v

@@ -436,7 +436,7 @@ func TestNodeRegistry(t *testing.T) {
 	mustApply(t, s, register(nodeA))
 	n, ok := s.Node("node-a")
 	require.True(t, ok)
-	require.Equal(t, Node{Name: "node-a", Incarnation: 11, RaftID: "raft-node-a", RaftAddr: "node-a:7000", APIAddr: "node-a:8000", Registered: 1}, n)
+	require.Equal(t, RegisteredNode{Name: "node-a", Incarnation: 11, RaftID: "raft-node-a", RaftAddr: "node-a:7000", APIAddr: "node-a:8000", Registered: 1}, n)
 
 	// Retrying the same registration is a no-op.
 	r := s.Apply(register(nodeA))

@@ -4,7 +4,7 @@ import "slices"
 
 // NodeIncarnation is one observed, effectively available node incarnation.
 // Registered is the catalog revision that registered the incarnation
-// (Node.Registered); it decides which of several observations of one name is
+// (RegisteredNode.Registered); it decides which of several observations of one name is
 // the newest.
 type NodeIncarnation struct {
 	Node        string `json:"node"`

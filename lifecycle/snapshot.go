@@ -18,10 +18,10 @@ const SnapshotVersion = 1
 // snapshotV1 is the frozen version-1 format: domains and nodes as sorted
 // lists (deterministic bytes), the mapping under its spec field names.
 type snapshotV1 struct {
-	Version  int        `json:"version"`
-	Revision uint64     `json:"revision"`
-	Domains  []domainV1 `json:"domains"`
-	Nodes    []Node     `json:"nodes"`
+	Version  int              `json:"version"`
+	Revision uint64           `json:"revision"`
+	Domains  []domainV1       `json:"domains"`
+	Nodes    []RegisteredNode `json:"nodes"`
 }
 
 type domainV1 struct {

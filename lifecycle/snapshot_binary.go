@@ -142,7 +142,7 @@ func restoreBinarySnapshot(b []byte) (*State, error) {
 	s.revision = revision
 	nodes := d.count(minSnapshotNodeSize)
 	for range nodes {
-		n := Node{Name: d.str(), Incarnation: d.uvarint(), RaftID: d.str(), RaftAddr: d.str(), APIAddr: d.str(), Registered: d.uvarint()}
+		n := RegisteredNode{Name: d.str(), Incarnation: d.uvarint(), RaftID: d.str(), RaftAddr: d.str(), APIAddr: d.str(), Registered: d.uvarint()}
 		if d.err != nil {
 			return nil, d.err
 		}
@@ -197,7 +197,7 @@ func (s *State) duplicateName() (string, bool) {
 }
 
 // addSnapshotNode adds a restored registration after checking it.
-func (s *State) addSnapshotNode(n Node) error {
+func (s *State) addSnapshotNode(n RegisteredNode) error {
 	if n.Name == "" || n.Incarnation == 0 {
 		return errSnapshot("node %q with incarnation %d is not a valid registration", n.Name, n.Incarnation)
 	}

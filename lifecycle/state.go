@@ -5,12 +5,12 @@ import (
 	"strings"
 )
 
-// Node is one registered node incarnation in the replicated registry. A
+// RegisteredNode is one registered node incarnation in the replicated registry. A
 // process registers its name, a fresh random Incarnation for every process
 // start, its stable Raft server ID and its addresses. Registered is the
 // catalog revision that committed this incarnation's registration; it orders
 // incarnations of the same name (larger is newer).
-type Node struct {
+type RegisteredNode struct {
 	Name        string `json:"name"`
 	Incarnation uint64 `json:"incarnation"`
 	RaftID      string `json:"raft_id"`
@@ -21,7 +21,7 @@ type Node struct {
 
 // NodeIncarnation returns the identity of n with its registration order, the
 // form authority selection takes.
-func (n Node) NodeIncarnation() NodeIncarnation {
+func (n RegisteredNode) NodeIncarnation() NodeIncarnation {
 	return NodeIncarnation{Node: n.Name, Incarnation: n.Incarnation, Registered: n.Registered}
 }
 
@@ -44,10 +44,10 @@ type State struct {
 	count    int // number of domains in the table
 	// pacedRunning is the number of running paced domains in the table.
 	pacedRunning int
-	flat         []*Domain       // the table while it holds at most flatMax domains; see table.go
-	domains      *domainRoot     // the table when it holds more; nil otherwise
-	nodes        map[string]Node // never written once stored; replaced on change
-	own          tableOwnership  // what Apply may write in place; none after Clone
+	flat         []*Domain                 // the table while it holds at most flatMax domains; see table.go
+	domains      *domainRoot               // the table when it holds more; nil otherwise
+	nodes        map[string]RegisteredNode // never written once stored; replaced on change
+	own          tableOwnership            // what Apply may write in place; none after Clone
 	// fresh is the record onDomain stored last, which no clone shares
 	// and Apply may therefore overwrite; nil after Clone. scratch is
 	// onDomain's copy for overwriting it all-or-nothing; never shared.
@@ -56,7 +56,7 @@ type State struct {
 
 // NewState returns an empty catalog at revision 0.
 func NewState() *State {
-	return &State{nodes: map[string]Node{}}
+	return &State{nodes: map[string]RegisteredNode{}}
 }
 
 // Revision returns the catalog revision: the number of applied commands that
@@ -116,14 +116,14 @@ func (s *State) RangeSorted(fn func(Domain) bool) {
 func (s *State) RunsPacedDomain() bool { return s.pacedRunning > 0 }
 
 // Node returns the registered incarnation of the named node.
-func (s *State) Node(name string) (Node, bool) {
+func (s *State) Node(name string) (RegisteredNode, bool) {
 	n, ok := s.nodes[name]
 	return n, ok
 }
 
 // Nodes returns every registered node, sorted by name.
-func (s *State) Nodes() []Node {
-	out := make([]Node, 0, len(s.nodes))
+func (s *State) Nodes() []RegisteredNode {
+	out := make([]RegisteredNode, 0, len(s.nodes))
 	for _, name := range sortedKeys(s.nodes) {
 		out = append(out, s.nodes[name])
 	}

@@ -61,7 +61,7 @@ type leaseDeps struct {
 }
 
 // startAuthorityLease starts the lease of n's catalog, renewed from now.
-func startAuthorityLease(n *Node, cat *catalog.Node) *authorityLease {
+func startAuthorityLease(n *Node, cat *catalog.Replica) *authorityLease {
 	return newAuthorityLease(n.src, n.logger, n.cfg.Name, cat.AuthorityLease(), leaseDeps{
 		contact:        cat.Contact,
 		barrier:        cat.Barrier,

@@ -16,7 +16,7 @@ import (
 // that says what it is for.
 
 // CatalogState returns the latest applied catalog state without taking a
-// lock. It is shared and read-only (see catalog.Node.State).
+// lock. It is shared and read-only (see catalog.Replica.State).
 func (n *Node) CatalogState() *lifecycle.State { return n.catalog.State() }
 
 // CatalogRevision returns the catalog revision of CatalogState.
@@ -40,19 +40,19 @@ func (n *Node) RaftAddress() string { return n.catalog.RaftAddress() }
 func (n *Node) Servers() ([]catalog.Server, error) { return n.catalog.Servers() }
 
 // AddVoter adds the raft server as a voter; only the confirmed leader may
-// (see catalog.Node.AddVoter).
+// (see catalog.Replica.AddVoter).
 func (n *Node) AddVoter(ctx context.Context, serverID, raftAddr string) error {
 	return n.catalog.AddVoter(ctx, serverID, raftAddr)
 }
 
 // RemoveServer removes the raft server from the cluster (see
-// catalog.Node.RemoveServer).
+// catalog.Replica.RemoveServer).
 func (n *Node) RemoveServer(ctx context.Context, serverID string) error {
 	return n.catalog.RemoveServer(ctx, serverID)
 }
 
 // Propose makes one attempt to commit cmd through the local catalog, as
-// catalog.Node.Propose: it neither forwards nor retries, and fails with
+// catalog.Replica.Propose: it neither forwards nor retries, and fails with
 // catalog.ErrNotLeader on a follower. It is the path of a command a peer
 // forwarded to this node, which carries the values its sender resolved;
 // statements commit through the control-plane handler instead.
@@ -72,5 +72,5 @@ func (n *Node) Progress(domain string) runtime.Tick { return n.registry.Progress
 
 // AuthoritiesReconciled returns the newest catalog revision this node, as
 // the leader, has reconciled every clock authority against, and a channel
-// closed when it next moves (catalog.Node.Reconciled).
+// closed when it next moves (catalog.Replica.Reconciled).
 func (n *Node) AuthoritiesReconciled() (uint64, <-chan struct{}) { return n.catalog.Reconciled() }

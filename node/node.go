@@ -106,7 +106,7 @@ type Node struct {
 	logger   *slog.Logger
 	src      timesource.Source
 	registry *runtime.Registry
-	catalog  *catalog.Node
+	catalog  *catalog.Replica
 
 	// installMu serialises installations from the apply goroutine and
 	// from Open.

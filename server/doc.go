@@ -1,7 +1,10 @@
 // Package server is a node's API listener: the client session protocol, the
 // cluster's leave and remove requests, the node-to-node interconnect mounted
 // under /v1/peer/, /healthz and Prometheus /metrics, all on one TLS listener
-// that speaks HTTP/2.
+// that speaks HTTP/2. Package serve builds the one nspl serve runs, wired to
+// its cluster member; with Config.Opened it serves while the node opens,
+// the peer routes reaching the starting member and every other route
+// answering 503 until the node has opened.
 //
 // # Authentication
 //

@@ -88,6 +88,11 @@ type Config struct {
 	// Cluster answers SHOW CLUSTER STATUS, leave and remove; nil means a
 	// single node that shows itself alone and refuses leave and remove.
 	Cluster Cluster
+	// Opened, when set, is closed once Node has opened: until then every
+	// route but Peer's answers 503 and asks the client to retry, so the
+	// listener can serve while the node starts (the peer handler answers
+	// for a starting member itself). Nil means Node is open already.
+	Opened <-chan struct{}
 	// Session configures every session; its ClusterStatus is replaced by
 	// Cluster's when Cluster is set.
 	Session session.Options
@@ -247,7 +252,7 @@ func New(cfg Config) (*Server, error) {
 	// The header-read timeout is also net/http's TLS handshake deadline;
 	// IdleTimeout closes an HTTP/2 connection without open streams (one
 	// that sent its preface and nothing more) and an idle HTTP/1.1 one.
-	hs := &http.Server{Handler: served(guardHost(s.mux, append(certificateNames(cfg.TLS), cfg.AllowedHosts...), func(*http.Request) bool { return s.checkHost.Load() })), ReadHeaderTimeout: cfg.Limits.HandshakeTimeout, IdleTimeout: cfg.Limits.IdleTimeout,
+	hs := &http.Server{Handler: served(guardHost(s.whenOpened(s.mux), append(certificateNames(cfg.TLS), cfg.AllowedHosts...), func(*http.Request) bool { return s.checkHost.Load() })), ReadHeaderTimeout: cfg.Limits.HandshakeTimeout, IdleTimeout: cfg.Limits.IdleTimeout,
 		ConnState: s.conns.state, ConnContext: s.conns.context,
 		// Every request's context ends at Close, so a peer's long-lived
 		// stream does not hold a drained server's Close for its grace.

@@ -35,5 +35,8 @@
 // statement's meaning or outcome (package session does, on a node or through
 // the client), never reads the wall clock except through a timesource.Source
 // (the one it hands the node, or the one that dates a certificate), and only
-// main calls os.Exit.
+// main calls os.Exit. nspl serve wires nothing itself: serve.go turns its
+// flags into a serve.Config, the composition root that also starts the
+// test cluster's members, and keeps only the signals, the printed
+// addresses and the drain timeout.
 package main

@@ -2,25 +2,21 @@ package main
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
-	"net/http"
-	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/nspl-dev/nspl/cluster"
 	"github.com/nspl-dev/nspl/metrics"
-	"github.com/nspl-dev/nspl/node"
 	"github.com/nspl-dev/nspl/pki"
 	"github.com/nspl-dev/nspl/runtime"
 	"github.com/nspl-dev/nspl/runtime/timesource"
+	"github.com/nspl-dev/nspl/serve"
 	"github.com/nspl-dev/nspl/server"
 	"github.com/nspl-dev/nspl/session"
 	"github.com/nspl-dev/nspl/wire"
@@ -260,21 +256,22 @@ func (m *Main) runServe(ctx context.Context, s *serveOptions) error {
 	if err != nil {
 		return ioError(fmt.Errorf("serve: listen on %s: %w", s.apiAddr, err))
 	}
-	defer ln.Close()
-	starting := &metrics.Starting{} // the node's metrics handler once it started
+	var mln net.Listener
 	if s.metricsAddr != "" {
-		mln, err := net.Listen("tcp", s.metricsAddr)
-		if err != nil {
+		if mln, err = net.Listen("tcp", s.metricsAddr); err != nil {
+			_ = ln.Close()
 			return ioError(fmt.Errorf("serve: --metrics-addr: listen on %s: %w", s.metricsAddr, err))
 		}
-		defer serveMetrics(mln, server.GuardLoopbackHosts(starting, s.allowedHosts), logger)()
 		fmt.Fprintf(m.Stdout, "nspl serve: node %s metrics on http://%s%s\n", s.node, mln.Addr(), metrics.MetricsPath)
 	}
 
-	member, err := m.startMember(ctx, s, mat, cancel)
+	proc, err := serve.Start(ctx, s.processConfig(mat, token, ln, mln, logger, m.raftLevel(s.verbose), cancel))
 	if err != nil {
 		if ctx.Err() != nil {
 			return &RunError{Kind: ErrStatementFailed, Err: ErrInterrupted}
+		}
+		if errors.Is(err, server.ErrConfig) {
+			return usageErrorf("serve: %v", err)
 		}
 		if errors.Is(err, cluster.ErrConfig) {
 			// Flags that cannot start a member, such as no --bootstrap
@@ -283,70 +280,60 @@ func (m *Main) runServe(ctx context.Context, s *serveOptions) error {
 		}
 		return ioError(fmt.Errorf("serve: start node %q: %w", s.node, err))
 	}
-	defer member.close()
-	starting.Serve(member.node.MetricsHandler())
-
-	var tc *tls.Config
-	if mat != nil {
-		tc = mat.ServerConfig(pki.ServerOptions{AllowNoClientCert: true}) // authenticated per request; /healthz is open
-	}
-	srv, err := server.New(server.Config{
-		Node: member.node, TLS: tc, Insecure: s.insecure, Token: token,
-		Peer: member.peer, Cluster: member.cluster, Logger: logger,
-		MaxSessions: s.maxSessions, Limits: s.limits, MaxArchiveUploads: s.maxArchiveUploads,
-		MaxArchiveUploadsPerIdentity: s.maxUploadsPerID, UploadDir: s.dataDir,
-		Session: s.transactions, Console: s.console, ConsoleLogoutFile: s.consoleLogoutFile(),
-		AllowedHosts: s.allowedHosts,
-	})
-	if err != nil {
-		return usageErrorf("serve: %v", err)
-	}
 	scheme := "https"
 	if s.insecure {
 		scheme = "http"
 	}
-	var wg sync.WaitGroup
-	errc := make(chan error, 1)
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		errc <- srv.Serve(ln)
-	}()
 	fmt.Fprintf(m.Stdout, "nspl serve: node %s serving %s://%s\n", s.node, scheme, ln.Addr())
 	if s.console {
 		fmt.Fprintf(m.Stdout, "nspl serve: node %s console at %s://%s/console/\n", s.node, scheme, ln.Addr())
 	}
 	select {
 	case <-ctx.Done():
-		err = nil
-		m.drain(srv, s.drainTimeout, logger)
-	case err = <-errc:
+		m.drain(proc, s.drainTimeout, logger)
+	case <-proc.Done():
+		err = proc.Err()
 	}
-	_ = srv.Close()
-	wg.Wait()
+	_ = proc.Close()
 	if err != nil {
 		return ioError(fmt.Errorf("serve: %w", err))
 	}
 	return nil
 }
 
-// serveMetrics serves the metrics listener ln (plain HTTP, no
-// credential) with h until the returned stop, which closes it and waits.
-func serveMetrics(ln net.Listener, h http.Handler, logger *slog.Logger) (stop func()) {
-	hs := metrics.NewHTTPServer(h, slog.NewLogLogger(logger.Handler(), slog.LevelDebug))
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = hs.Serve(ln) // ends at Close
-	}()
-	return func() {
-		_ = hs.Close()
-		<-done
+// processConfig is the serve.Config the flags give: the member (a lone
+// node with --insecure), its API listener ln and metrics listener mln (nil:
+// none), the API server's limits, and leave, which ends nspl serve once
+// the node has left its cluster.
+func (s *serveOptions) processConfig(mat *pki.Material, token string, ln, mln net.Listener, logger *slog.Logger, raftLevel slog.Level, leave func()) serve.Config {
+	var join []string
+	for _, j := range strings.Split(s.join, ",") {
+		if j = strings.TrimSpace(j); j != "" {
+			join = append(join, j)
+		}
+	}
+	return serve.Config{
+		Member: cluster.Config{
+			Node: s.node, DataDir: s.dataDir, RaftAddr: s.raftAddr, APIAddr: s.apiAddr,
+			Join: join, Bootstrap: s.bootstrap, Material: mat,
+			HeartbeatTimeout: s.heartbeatTimeout, ElectionTimeout: s.electionTimeout,
+			LeaderLeaseTimeout: s.leaderLeaseTimeout, ProbeInterval: s.probeInterval,
+			MaxClockOffset: s.maxClockOffset, Logger: logger, RaftLogLevel: raftLevel,
+		},
+		Insecure:        s.insecure,
+		Listener:        ln,
+		MetricsListener: mln,
+		Server: server.Config{
+			Token: token, MaxSessions: s.maxSessions, Limits: s.limits, MaxArchiveUploads: s.maxArchiveUploads,
+			MaxArchiveUploadsPerIdentity: s.maxUploadsPerID, Session: s.transactions, Console: s.console,
+			AllowedHosts: s.allowedHosts,
+		},
+		Left: leave,
 	}
 }
 
-// drain lets srv's sessions drain for at most timeout.
-func (m *Main) drain(srv *server.Server, timeout time.Duration, logger *slog.Logger) {
+// drain lets proc's sessions drain for at most timeout.
+func (m *Main) drain(proc *serve.Process, timeout time.Duration, logger *slog.Logger) {
 	ctx, cancel := context.WithCancel(context.Background())
 	src := m.TimeSource
 	if src == nil {
@@ -368,17 +355,9 @@ func (m *Main) drain(srv *server.Server, timeout time.Duration, logger *slog.Log
 		t.Stop()
 	}()
 	logger.Info("nspl serve: shutting down; sessions drain", "drain_timeout", timeout)
-	if err := srv.Drain(ctx); err != nil {
+	if err := proc.Drain(ctx); err != nil {
 		logger.Warn("nspl serve: sessions still open after the drain timeout are ended", "drain_timeout", timeout)
 	}
-}
-
-// member is what nspl serve runs behind its API listener.
-type member struct {
-	node    *node.Node
-	peer    http.Handler
-	cluster server.Cluster
-	close   func()
 }
 
 // serveLogger is m.logger in the encoding --log-format chose: logfmt text,
@@ -392,66 +371,4 @@ func (m *Main) serveLogger(s *serveOptions) *slog.Logger {
 		opts.Level = slog.LevelDebug
 	}
 	return slog.New(slog.NewJSONHandler(m.Stderr, opts))
-}
-
-// startMember starts this process's cluster member: raft over mutual TLS,
-// bootstrapping or joining, registration of a fresh incarnation. An
-// --insecure node has no certificates, so it runs alone: one node with its
-// own single-voter catalog.
-func (m *Main) startMember(ctx context.Context, s *serveOptions, mat *pki.Material, leave func()) (*member, error) {
-	logger := m.serveLogger(s)
-	if s.insecure {
-		n, err := node.Open(ctx, node.Config{Name: s.node, DataDir: s.dataDir, Logger: logger, RaftLogLevel: m.raftLevel(s.verbose)})
-		if err != nil {
-			return nil, err
-		}
-		return &member{node: n, close: func() { _ = n.Close() }}, nil
-	}
-	var join []string
-	for _, j := range strings.Split(s.join, ",") {
-		if j = strings.TrimSpace(j); j != "" {
-			join = append(join, j)
-		}
-	}
-	mem, err := cluster.Start(ctx, cluster.Config{
-		Node: s.node, DataDir: s.dataDir, RaftAddr: s.raftAddr, APIAddr: s.apiAddr,
-		Join: join, Bootstrap: s.bootstrap, Material: mat,
-		HeartbeatTimeout: s.heartbeatTimeout, ElectionTimeout: s.electionTimeout,
-		LeaderLeaseTimeout: s.leaderLeaseTimeout, ProbeInterval: s.probeInterval,
-		MaxClockOffset: s.maxClockOffset, Logger: logger, RaftLogLevel: m.raftLevel(s.verbose),
-	})
-	if err != nil {
-		return nil, err
-	}
-	cm := clusterMember{m: mem, left: leave}
-	return &member{node: mem.Node(), peer: mem.PeerHandler(), cluster: cm, close: func() { _ = mem.Close() }}, nil
-}
-
-// clusterMember is a cluster.Member as the API server sees it.
-type clusterMember struct {
-	m    *cluster.Member
-	left func() // ends nspl serve once the node has left
-}
-
-// Status renders the member's view for SHOW CLUSTER STATUS.
-func (c clusterMember) Status(context.Context) (wire.ClusterStatus, error) {
-	return c.m.Status().Wire(), nil
-}
-
-// Leave removes this node from the cluster; nspl serve then exits.
-func (c clusterMember) Leave(ctx context.Context) error { return c.m.Leave(ctx) }
-
-// Left ends nspl serve after the leave reply was sent.
-func (c clusterMember) Left() { c.left() }
-
-// Remove removes the named node.
-func (c clusterMember) Remove(ctx context.Context, name string) error { return c.m.Remove(ctx, name) }
-
-// consoleLogoutFile is where the console keeps its logouts: in the data
-// directory, so they survive a restart; none for an in-memory node.
-func (s *serveOptions) consoleLogoutFile() string {
-	if s.dataDir == "" {
-		return ""
-	}
-	return filepath.Join(s.dataDir, "console-logouts.json")
 }

@@ -1,11 +1,17 @@
 // Package testcluster runs cluster members in one test process: real TCP
-// raft over TLS and real HTTP/2 peer listeners on loopback, every member's
+// raft over TLS and real HTTP/2 API listeners on loopback, every member's
 // certificate issued by one development CA (internal/testpki), each member
-// closed when the test ends. It finds the confirmed leader and its
-// followers, serves the session protocol on a member for remote clients,
-// and serves a member's metrics listener. With Options.Faults, every
-// member's connections to the others (raft, interconnect, joins, forwarded
-// writes, probes) run through a fault layer the test controls (Net).
+// closed when the test ends. Every member is a serve.Process, started by
+// the composition root nspl serve starts its member with: its API listener
+// serves the session protocol, the peer interconnect, cluster status,
+// leave and remove as in production, and what the rig adds (listeners it
+// bound itself, a fault layer's dialer) goes in through serve.Config. It
+// finds the confirmed leader and its followers, names a member's session
+// URL for remote clients, serves further API listeners (a token, the
+// console) and a member's metrics listener, both wired by package serve.
+// With Options.Faults, every member's connections to the others (raft,
+// interconnect, joins, forwarded writes, probes) run through a fault layer
+// the test controls (Net).
 //
 // With Options.Clocks, every member's time source is a
 // timesource.Adjustable over the real clock that the test steps or pauses
@@ -33,12 +39,10 @@ import (
 	"github.com/nspl-dev/nspl/cluster"
 	"github.com/nspl-dev/nspl/internal/faultnet"
 	"github.com/nspl-dev/nspl/internal/testpki"
-	"github.com/nspl-dev/nspl/internal/testserve"
-	"github.com/nspl-dev/nspl/metrics"
 	"github.com/nspl-dev/nspl/pki"
 	"github.com/nspl-dev/nspl/runtime/timesource"
+	"github.com/nspl-dev/nspl/serve"
 	"github.com/nspl-dev/nspl/server"
-	"github.com/nspl-dev/nspl/wire"
 )
 
 // startTimeout bounds one member's start.
@@ -79,8 +83,10 @@ type Cluster struct {
 	clocks  bool
 
 	mu      sync.Mutex
-	members []*cluster.Member    // running, in start order
-	addrs   map[string][2]string // name → raft, api address of its first start
+	members []*cluster.Member                  // running, in start order
+	procs   map[*cluster.Member]*serve.Process // the process of each running member
+	addrs   map[string][2]string               // name → raft, api address of its first start
+	apiLns  map[string]net.Listener            // API address → listener bound by Config, not started yet
 	mats    map[string]*pki.Material
 	sources map[string]*timesource.Adjustable // with Options.Clocks
 }
@@ -100,7 +106,8 @@ func New(t testing.TB, opts Options) *Cluster {
 	}
 	c := &Cluster{
 		t: t, ca: testpki.New(t), root: t.TempDir(), durable: opts.Durable, logger: logger,
-		addrs: make(map[string][2]string), mats: make(map[string]*pki.Material),
+		procs: make(map[*cluster.Member]*serve.Process), addrs: make(map[string][2]string),
+		apiLns: make(map[string]net.Listener), mats: make(map[string]*pki.Material),
 		clocks: opts.Clocks, sources: make(map[string]*timesource.Adjustable),
 	}
 	if opts.Faults {
@@ -108,7 +115,19 @@ func New(t testing.TB, opts Options) *Cluster {
 		t.Cleanup(c.net.Close) // after the members close (cleanups run last first)
 	}
 	t.Cleanup(func() { _ = c.Close() })
+	t.Cleanup(c.closeUnstarted)
 	return c
+}
+
+// closeUnstarted closes the API listeners Config bound for members that
+// never started.
+func (c *Cluster) closeUnstarted() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for addr, ln := range c.apiLns {
+		_ = ln.Close()
+		delete(c.apiLns, addr)
+	}
 }
 
 // Net returns the fault layer the members' connections run through, nil
@@ -162,18 +181,26 @@ func (c *Cluster) Material(name string) *pki.Material {
 
 // Config returns the configuration of member name on fresh loopback
 // listeners (a restarted member gets its first start's addresses back),
-// bootstrapping or joining through join.
+// bootstrapping or joining through join. The API listener is bound under
+// cfg.APIAddr and kept for StartConfig, which serves it; one no member
+// started on is closed when the test ends.
 func (c *Cluster) Config(name string, bootstrap bool, join ...string) cluster.Config {
 	c.t.Helper()
 	c.mu.Lock()
 	prev := c.addrs[name]
+	apiLn := c.apiLns[prev[1]] // an earlier Config's, never started
+	delete(c.apiLns, prev[1])
 	c.mu.Unlock()
-	raftLn, apiLn := c.listen(prev[0]), c.listen(prev[1])
+	raftLn := c.listen(prev[0])
+	if apiLn == nil {
+		apiLn = c.listen(prev[1])
+	}
 	c.mu.Lock()
 	c.addrs[name] = [2]string{raftLn.Addr().String(), apiLn.Addr().String()}
+	c.apiLns[apiLn.Addr().String()] = apiLn
 	c.mu.Unlock()
 	cfg := cluster.Config{
-		Node: name, RaftListener: raftLn, Listener: apiLn, Join: join, Bootstrap: bootstrap,
+		Node: name, RaftListener: raftLn, APIAddr: apiLn.Addr().String(), Join: join, Bootstrap: bootstrap,
 		Material: c.Material(name), Logger: c.logger, RaftLogLevel: slog.LevelError,
 	}
 	if a := c.Clock(name); a != nil {
@@ -224,14 +251,47 @@ func (c *Cluster) Start(name string, bootstrap bool, join ...string) *cluster.Me
 func (c *Cluster) StartConfig(cfg cluster.Config) (*cluster.Member, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
 	defer cancel()
-	m, err := cluster.Start(ctx, cfg)
+	return c.StartContext(ctx, cfg)
+}
+
+// StartContext is StartConfig bounded by ctx instead of the rig's start
+// timeout: a member whose start the test cancels does not start. The
+// member runs as nspl serve runs it (serve.Start) on the API listener
+// Config bound for cfg.APIAddr, or on a new one bound there.
+func (c *Cluster) StartContext(ctx context.Context, cfg cluster.Config) (*cluster.Member, error) {
+	c.mu.Lock()
+	ln := c.apiLns[cfg.APIAddr]
+	delete(c.apiLns, cfg.APIAddr)
+	c.mu.Unlock()
+	if ln == nil {
+		var err error
+		if ln, err = net.Listen("tcp", cfg.APIAddr); err != nil {
+			return nil, err
+		}
+	}
+	p, err := serve.Start(ctx, serve.Config{Member: cfg, Listener: ln})
 	if err != nil {
 		return nil, err
 	}
+	m := p.Member()
 	c.mu.Lock()
 	c.members = append(slices.DeleteFunc(c.members, func(o *cluster.Member) bool { return o.Node().Name() == cfg.Node }), m)
+	c.procs[m] = p
 	c.mu.Unlock()
 	return m, nil
+}
+
+// process returns the process of the running member m, failing the test
+// when m is not one of the cluster's running members.
+func (c *Cluster) process(m *cluster.Member) *serve.Process {
+	c.t.Helper()
+	c.mu.Lock()
+	p := c.procs[m]
+	c.mu.Unlock()
+	if p == nil {
+		c.t.Fatalf("testcluster: %s is not a running member of this cluster", m.Node().Name())
+	}
+	return p
 }
 
 // StartThree starts n1 (bootstrapping), then n2 and n3 joining through n1,
@@ -254,12 +314,30 @@ func (c *Cluster) Member(name string) *cluster.Member {
 	return nil
 }
 
-// Forget stops tracking member name without closing it: it left the
-// cluster and closed itself (cluster.Member.Leave).
+// Forget stops tracking member name, which left the cluster and closed
+// itself (cluster.Member.Leave), and stops its process's API listener, as
+// nspl serve exits after a leave.
 func (c *Cluster) Forget(name string) {
+	if p := c.forget(name); p != nil {
+		_ = p.Close() // the member's Close already ran, in its Leave
+	}
+}
+
+// forget stops tracking member name and returns its process, nil when
+// none runs.
+func (c *Cluster) forget(name string) *serve.Process {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.members = slices.DeleteFunc(c.members, func(m *cluster.Member) bool { return m.Node().Name() == name })
+	var p *serve.Process
+	c.members = slices.DeleteFunc(c.members, func(m *cluster.Member) bool {
+		if m.Node().Name() != name {
+			return false
+		}
+		p = c.procs[m]
+		delete(c.procs, m)
+		return true
+	})
+	return p
 }
 
 // Kill closes member name the way a dying process disappears: its
@@ -267,12 +345,11 @@ func (c *Cluster) Forget(name string) {
 // member does not run or does not close cleanly.
 func (c *Cluster) Kill(name string) {
 	c.t.Helper()
-	m := c.Member(name)
-	if m == nil {
+	p := c.forget(name)
+	if p == nil {
 		c.t.Fatalf("testcluster: kill %s: no such member runs", name)
 	}
-	c.Forget(name)
-	if err := m.Close(); err != nil {
+	if err := p.Close(); err != nil {
 		c.t.Fatalf("testcluster: kill %s: %v", name, err)
 	}
 }
@@ -290,12 +367,12 @@ func (c *Cluster) Live() []*cluster.Member {
 // cleanly.
 func (c *Cluster) Close() error {
 	c.mu.Lock()
-	members := c.members
-	c.members = nil
+	members, procs := c.members, c.procs
+	c.members, c.procs = nil, make(map[*cluster.Member]*serve.Process)
 	c.mu.Unlock()
 	var errs []error
 	for i := len(members) - 1; i >= 0; i-- {
-		errs = append(errs, members[i].Close())
+		errs = append(errs, procs[members[i]].Close())
 	}
 	return errors.Join(errs...)
 }
@@ -350,41 +427,26 @@ func (c *Cluster) Eventually(timeout time.Duration, what string, cond func() boo
 	}
 }
 
-// ServeSessions serves the session protocol for m on a loopback port over
-// mutual TLS until the test ends and returns its URL. Sessions whose
-// statements m does not lead go through the leader. The server's timers
-// run on m's time source. With Options.Faults the listener is m's in Net,
-// so a client that dials through a participant of its own
-// (faultnet.Network.Dialer) crosses a link the test controls.
+// ServeSessions returns the URL of m's API listener, where its process
+// serves the session protocol as nspl serve does (mutual TLS, SHOW CLUSTER
+// STATUS of the member, statements it does not lead through the leader)
+// until the member stops.
 func (c *Cluster) ServeSessions(m *cluster.Member) string {
 	c.t.Helper()
-	srv, err := server.New(server.Config{Node: m.Node(), TLS: m.Material().ServerConfig(pki.ServerOptions{}), Logger: c.logger,
-		TimeSource: m.Node().TimeSource()})
-	if err != nil {
-		c.t.Fatalf("testcluster: session server: %v", err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		c.t.Fatalf("testcluster: listen: %v", err)
-	}
-	if c.net != nil {
-		c.net.Register(m.Node().Name(), ln.Addr().String())
-	}
-	testserve.Serve(c.t, ln, srv.Serve, srv.Close)
-	return "https://" + ln.Addr().String()
+	return "https://" + c.process(m).Addr().String()
 }
 
 // ServeMetrics serves m's metrics listener (/metrics, /livez, /readyz of
 // its node's registry) over plain HTTP on a loopback port until the test
-// ends and returns its URL, as nspl serve --metrics-addr does.
+// ends and returns its URL, wired as nspl serve --metrics-addr wires it
+// (serve.ServeMetrics).
 func (c *Cluster) ServeMetrics(m *cluster.Member) string {
 	c.t.Helper()
-	hs := metrics.NewHTTPServer(m.Node().MetricsHandler(), nil)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		c.t.Fatalf("testcluster: listen: %v", err)
 	}
-	testserve.Serve(c.t, ln, hs.Serve, hs.Close)
+	c.t.Cleanup(serve.ServeMetrics(ln, m.Node().MetricsHandler(), nil, c.logger))
 	return "http://" + ln.Addr().String()
 }
 
@@ -408,9 +470,11 @@ type APIOptions struct {
 	ConsoleLogoutFile string
 }
 
-// API is a member's API listener as nspl serve runs it: the session
-// protocol, cluster status, leave and remove, and optionally the console,
-// over TLS that verifies client certificates when given.
+// API is a further API listener of a member, its server built by the
+// member's process as it built its own (serve.Process.NewServer): the
+// session protocol, the peer interconnect, cluster status, leave and
+// remove, and optionally the console, over TLS that verifies client
+// certificates when given.
 type API struct {
 	// URL is https://ADDR.
 	URL string
@@ -425,8 +489,7 @@ type API struct {
 // ServeAPI serves m's API listener until Close or the end of the test.
 func (c *Cluster) ServeAPI(m *cluster.Member, o APIOptions) *API {
 	c.t.Helper()
-	srv, err := server.New(server.Config{Node: m.Node(), TLS: m.Material().ServerConfig(pki.ServerOptions{AllowNoClientCert: true}),
-		Token: o.Token, Console: o.Console, ConsoleLogoutFile: o.ConsoleLogoutFile, Cluster: memberStatus{m}, Logger: c.logger})
+	srv, err := c.process(m).NewServer(server.Config{Token: o.Token, Console: o.Console, ConsoleLogoutFile: o.ConsoleLogoutFile})
 	if err != nil {
 		c.t.Fatalf("testcluster: API server: %v", err)
 	}
@@ -458,12 +521,3 @@ func (a *API) Close() {
 		<-a.done
 	})
 }
-
-// memberStatus is a member as an API server's Cluster.
-type memberStatus struct{ m *cluster.Member }
-
-func (s memberStatus) Status(context.Context) (wire.ClusterStatus, error) {
-	return s.m.Status().Wire(), nil
-}
-func (s memberStatus) Leave(ctx context.Context) error               { return s.m.Leave(ctx) }
-func (s memberStatus) Remove(ctx context.Context, name string) error { return s.m.Remove(ctx, name) }
