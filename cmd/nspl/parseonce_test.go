@@ -15,8 +15,6 @@ import (
 	"github.com/nspl-dev/nspl"
 	"github.com/nspl-dev/nspl/client"
 	"github.com/nspl-dev/nspl/grammar"
-	"github.com/nspl-dev/nspl/node"
-	"github.com/nspl-dev/nspl/server"
 )
 
 // openEmbedded is an embedded in-memory engine's session for the length of
@@ -93,27 +91,10 @@ func TestShellParsesEachStatementOnce(t *testing.T) {
 // into the script.
 func TestRemoteScriptParsesEachStatementOnce(t *testing.T) {
 	t.Cleanup(func() { goleak.VerifyNone(t) })
-	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	n, err := node.Open(context.Background(), node.Config{Logger: logger, RaftLogLevel: slog.LevelError})
+	url := serveInsecureNode(t)
+	c, err := client.Dial(context.Background(), client.Config{URLs: []string{url}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	require.NoError(t, err)
-	srv, err := server.New(server.Config{Node: n, Insecure: true, Logger: logger})
-	require.NoError(t, err)
-	ln, err := srv.Listen("127.0.0.1:0")
-	require.NoError(t, err)
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		_ = srv.Serve(ln)
-	}()
-	c, err := client.Dial(context.Background(), client.Config{URLs: []string{"http://" + ln.Addr().String()}, Logger: logger})
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		require.NoError(t, c.Close())
-		require.NoError(t, srv.Close())
-		wg.Wait()
-		require.NoError(t, n.Close())
-	})
+	t.Cleanup(func() { require.NoError(t, c.Close()) })
 
 	var out, errOut strings.Builder
 	r := &runner{exec: c, stdout: &out, stderr: &errOut, format: formatTable, outMu: new(sync.Mutex)}
