@@ -119,17 +119,7 @@ func TestOnlyTheTopImportsNode(t *testing.T) {
 	nodePkg := module + "/node"
 	allowed := []string{module, module + "/cluster", module + "/serve"}
 	var importers []string
-	err := filepath.WalkDir(".", func(dir string, d fs.DirEntry, err error) error {
-		if err != nil || !d.IsDir() {
-			return err
-		}
-		if name := d.Name(); dir != "." && (name == "testdata" || strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_")) {
-			return filepath.SkipDir
-		}
-		pkg := module
-		if dir != "." {
-			pkg = module + "/" + filepath.ToSlash(dir)
-		}
+	eachPackageDir(t, module, func(pkg, dir string) {
 		imports, _ := ourImportsIn(t, module, dir)
 		for path, file := range imports {
 			if path != nodePkg && !strings.HasPrefix(path, nodePkg+"/") {
@@ -139,9 +129,7 @@ func TestOnlyTheTopImportsNode(t *testing.T) {
 			require.Truef(t, slices.Contains(allowed, pkg),
 				"%s imports %s; only %s may import node", file, path, strings.Join(allowed, ", "))
 		}
-		return nil
 	})
-	require.NoError(t, err)
 	require.NotEmpty(t, importers, "no package imports %s; was node renamed?", nodePkg)
 }
 
@@ -273,17 +261,7 @@ func TestOneCompositionRoot(t *testing.T) {
 		module + "/node.Open":     {module + "/serve", module + "/cluster", module},
 	}
 	seen := map[string]bool{}
-	err := filepath.WalkDir(".", func(dir string, d fs.DirEntry, err error) error {
-		if err != nil || !d.IsDir() {
-			return err
-		}
-		if name := d.Name(); dir != "." && (name == "testdata" || strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_")) {
-			return filepath.SkipDir
-		}
-		pkg := module
-		if dir != "." {
-			pkg = module + "/" + filepath.ToSlash(dir)
-		}
+	eachPackageDir(t, module, func(pkg, dir string) {
 		for call, file := range ourCalls(t, module, dir) {
 			callers, ok := allowed[call]
 			if !ok {
@@ -293,9 +271,7 @@ func TestOneCompositionRoot(t *testing.T) {
 			require.Truef(t, slices.Contains(callers, pkg),
 				"%s calls %s; only %s may (package serve is the one composition root of a member and its server)", file, call, strings.Join(callers, ", "))
 		}
-		return nil
 	})
-	require.NoError(t, err)
 	for _, call := range []string{module + "/server.New", module + "/cluster.New", module + "/node.New"} {
 		require.Truef(t, seen[call], "no package calls %s; was it renamed?", call)
 	}
@@ -347,4 +323,26 @@ func ourCalls(t *testing.T, module, dir string) map[string]string {
 		})
 	}
 	return calls
+}
+
+// eachPackageDir calls visit with the import path and directory of every
+// package directory of module, skipping testdata and directories whose
+// names start with "." or "_", as the go command does.
+func eachPackageDir(t *testing.T, module string, visit func(pkg, dir string)) {
+	t.Helper()
+	err := filepath.WalkDir(".", func(dir string, d fs.DirEntry, err error) error {
+		if err != nil || !d.IsDir() {
+			return err
+		}
+		if name := d.Name(); dir != "." && (name == "testdata" || strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_")) {
+			return filepath.SkipDir
+		}
+		pkg := module
+		if dir != "." {
+			pkg = module + "/" + filepath.ToSlash(dir)
+		}
+		visit(pkg, dir)
+		return nil
+	})
+	require.NoError(t, err)
 }
