@@ -1,8 +1,6 @@
 package follow
 
 import (
-	"slices"
-
 	"github.com/nspl-dev/nspl/wire"
 )
 
@@ -58,20 +56,4 @@ func (a *Attachments) Admits(f wire.Frame) bool {
 		delete(a.live, f.Domain)
 	}
 	return true
-}
-
-// EndAll releases every held attachment and returns an end frame with
-// reason for each, in domain order.
-func (a *Attachments) EndAll(reason wire.EndReason) []wire.Frame {
-	domains := make([]string, 0, len(a.live))
-	for d := range a.live {
-		domains = append(domains, d)
-	}
-	slices.Sort(domains)
-	ends := make([]wire.Frame, len(domains))
-	for i, d := range domains {
-		ends[i] = wire.Frame{Domain: d, Attachment: a.live[d], Kind: wire.FrameEnd, Reason: reason}
-		delete(a.live, d)
-	}
-	return ends
 }

@@ -33,11 +33,4 @@ func TestAttachmentsAdmitHeldFramesOnly(t *testing.T) {
 	}
 	a.Released("b")
 	require.False(t, a.Admits(frame("b", 2, wire.FrameTick)), "released")
-	a.Attached("b", 4)
-	require.Equal(t, []wire.Frame{
-		{Domain: "b", Attachment: 4, Kind: wire.FrameEnd, Reason: wire.NodeShutdown},
-		{Domain: "c", Attachment: 3, Kind: wire.FrameEnd, Reason: wire.NodeShutdown},
-	}, a.EndAll(wire.NodeShutdown))
-	require.False(t, a.Admits(frame("c", 3, wire.FrameTick)), "ended")
-	require.Empty(t, a.EndAll(wire.NodeShutdown))
 }
