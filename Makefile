@@ -108,7 +108,7 @@ mutate:
 ## its floor. Survivors that are equivalent are listed in
 ## docs/gremlins-triage.md. Not part of test.
 GREMLINS ?= github.com/go-gremlins/gremlins/cmd/gremlins@v0.6.0
-GREMLINS_PKGS ?= clock lifecycle grammar runtime
+GREMLINS_PKGS ?= clock lifecycle record grammar runtime
 GREMLINS_FLOOR ?= clock:90 lifecycle:90
 GREMLINS_FLAGS ?=
 gremlins:
