@@ -80,6 +80,11 @@ type Delivery struct {
 	ending   map[endingKey]*domainDelivery // retired, with lanes still running
 	replies  map[string]replyAdvert        // peer name → advertisement from its replies
 	peersGen chan struct{}                 // closed and replaced when the peer view changes
+	// members is the peers' names and incarnations as PeersChanged last
+	// synced every domain's lanes to: a view that differs from it only in
+	// liveness or advertisement wakes the lanes and syncs nothing, so an
+	// unchanged membership costs one read of the view, not one per domain.
+	members map[string]uint64
 }
 
 // endingKey names a retired domain delivery: its domain and fence.
@@ -213,8 +218,13 @@ func (d *Delivery) Publish(rep runtime.ProgressReport) {
 		dd = &domainDelivery{fence: fenceOf(rep), ctx: ctx, cancel: cancel, lanes: make(map[string]*lane), ended: make(chan struct{})}
 		d.domains[rep.Domain] = dd
 	}
+	if rep.Failure == nil && rep.ID < dd.newest.ID {
+		// Under one fence ticks only advance: an older report (a withheld
+		// one handed on late) never replaces a newer one.
+		return
+	}
 	dd.newest = rep
-	d.syncLanesLocked(rep.Domain, dd)
+	d.syncLanesLocked(rep.Domain, dd, d.cfg.Peers())
 	for _, l := range dd.lanes {
 		l.put(rep)
 	}
@@ -223,9 +233,9 @@ func (d *Delivery) Publish(rep runtime.ProgressReport) {
 // syncLanesLocked starts a lane, seeded with the newest retained report,
 // for every peer that has none, hands the newest retained report again to
 // a peer that restarted under a new incarnation (it lost the progress it
-// had accepted), and stops the lanes of peers that left.
-func (d *Delivery) syncLanesLocked(domain string, dd *domainDelivery) {
-	peers := d.cfg.Peers()
+// had accepted), and stops the lanes of peers that left; peers is the
+// current view.
+func (d *Delivery) syncLanesLocked(domain string, dd *domainDelivery, peers []Peer) {
 	present := make(map[string]bool, len(peers))
 	for _, p := range peers {
 		present[p.Name] = true
@@ -259,20 +269,44 @@ func (d *Delivery) syncLanesLocked(domain string, dd *domainDelivery) {
 	}
 }
 
-// PeersChanged re-reads the peer view: new peers get the newest retained
-// report of every domain, lanes of departed peers stop, and lanes waiting
-// for a peer to become live or advertise wake up.
+// PeersChanged re-reads the peer view: lanes waiting for a peer to become
+// live or advertise wake up and, when a peer joined, left or restarted
+// since the previous call, new peers get the newest retained report of
+// every domain and lanes of departed peers stop. A view whose names and
+// incarnations did not change costs one read, whatever the number of
+// domains: the members call it after every installation.
 func (d *Delivery) PeersChanged() {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.closed {
 		return
 	}
-	for name, dd := range d.domains {
-		d.syncLanesLocked(name, dd)
+	peers := d.cfg.Peers()
+	if !sameMembers(d.members, peers) {
+		d.members = make(map[string]uint64, len(peers))
+		for _, p := range peers {
+			d.members[p.Name] = p.Incarnation
+		}
+		for name, dd := range d.domains {
+			d.syncLanesLocked(name, dd, peers)
+		}
 	}
 	close(d.peersGen)
 	d.peersGen = make(chan struct{})
+}
+
+// sameMembers reports whether peers names exactly the peers and
+// incarnations of members.
+func sameMembers(members map[string]uint64, peers []Peer) bool {
+	if members == nil || len(members) != len(peers) {
+		return false
+	}
+	for _, p := range peers {
+		if inc, ok := members[p.Name]; !ok || inc != p.Incarnation {
+			return false
+		}
+	}
+	return true
 }
 
 // Retire ends the delivery of the reports a retired producer emitted
@@ -405,7 +439,20 @@ func (d *Delivery) run(ctx context.Context, cancel context.CancelFunc, domain st
 			}
 			p, ok, changed := d.target(l.peer)
 			if !ok {
-				return
+				// Not in the view this read: the peer left, and the lane
+				// is removed and woken once PeersChanged sees it (the
+				// check above then ends it), or the view will name it
+				// again. Either way the report is held, never dropped
+				// with the lane left in place, which would leave the peer
+				// without delivery for good.
+				l.restore(rep)
+				select {
+				case <-ctx.Done():
+					return
+				case <-changed:
+				case <-l.wake:
+				}
+				continue
 			}
 			if !p.Live || p.Advertised < required {
 				// Hold the newest report until the peer is live and has

@@ -2,6 +2,7 @@ package interconnect
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -78,6 +79,20 @@ type deliveryRig struct {
 	// viewReads counts the calls of the delivery's Peers: a lane reads the
 	// view each time it evaluates its peer.
 	viewReads atomic.Int64
+	// hideRead, when not zero, is the number of the view read (counted by
+	// viewReads) that omits n2, as a view briefly missing a peer does.
+	hideRead atomic.Int64
+}
+
+// lanes returns how many lanes the delivery holds for the rig's domains.
+func (r *deliveryRig) lanes() int {
+	r.d.mu.Lock()
+	defer r.d.mu.Unlock()
+	n := 0
+	for _, dd := range r.d.domains {
+		n += len(dd.lanes)
+	}
+	return n
 }
 
 // resetReceiver replaces the rig's receiver behind its gate with a fresh
@@ -118,8 +133,8 @@ func newRig(t *testing.T) *deliveryRig {
 		Client: clientFor(t, p.n1),
 		Source: r.fake,
 		Peers: func() []Peer {
-			r.viewReads.Add(1)
-			if !r.peers.Load() {
+			read := r.viewReads.Add(1)
+			if !r.peers.Load() || read == r.hideRead.Load() {
 				return nil
 			}
 			return []Peer{{Name: "n2", APIAddr: r.addr, Incarnation: r.incarnation.Load(), Live: r.live.Load(), Advertised: r.adv.Load()}}
@@ -376,4 +391,75 @@ func TestRestartedPeerGetsTheRetainedFailureAgain(t *testing.T) {
 	waitFor(t, "the retained failure", func() bool { return r.rcv.reg.ClockFailure("d") != nil })
 	require.Equal(t, failureReport(2).Failure, r.rcv.reg.ClockFailure("d"))
 	require.Equal(t, uint64(2), r.rcv.reg.Progress("d").ID, "with the newest tick")
+}
+
+// TestAnUnchangedViewCostsOneRead: the members hand PeersChanged every
+// installation, so a view whose peers and incarnations did not change
+// must cost one read of it, not one per domain delivered.
+func TestAnUnchangedViewCostsOneRead(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t) })
+	r := newRig(t)
+	r.gate.set("hang") // every lane ends up in flight or waiting for the subquota
+	const domains = 100
+	for i := range domains {
+		rep := report(1)
+		rep.Domain = fmt.Sprintf("d%03d", i)
+		r.d.Publish(rep)
+	}
+	// Each Publish read the view once, and each lane once before it sent.
+	waitFor(t, "every lane to read its peer", func() bool { return r.viewReads.Load() == 2*domains })
+	waitFor(t, "the subquota to fill", func() bool { in, _, _ := r.gate.stats(); return in == DefaultMaxInFlight })
+	r.d.PeersChanged() // the first call syncs every domain against the view
+	for _, tc := range []struct {
+		name   string
+		change func()
+	}{
+		{"nothing changed", func() {}},
+		{"only liveness changed", func() { r.live.Store(false) }},
+		{"only the advertisement changed", func() { r.adv.Store(9) }},
+	} {
+		before := r.viewReads.Load()
+		tc.change()
+		r.d.PeersChanged()
+		require.Equal(t, before+1, r.viewReads.Load(), tc.name)
+	}
+	require.Equal(t, domains, r.lanes(), "every domain keeps its lane")
+}
+
+// TestALaneWhosePeerFlickersOutOfTheViewHoldsItsReport: a lane that reads
+// the view while its peer is briefly missing from it, and is not removed
+// (the peer did not leave), holds its report and delivers once it is
+// woken again, rather than ending with its place kept.
+func TestALaneWhosePeerFlickersOutOfTheViewHoldsItsReport(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t) })
+	r := newRig(t)
+	r.live.Store(false)
+	before := r.viewReads.Load()
+	r.d.Publish(report(1))
+	// Publish's read and the lane's, which finds n2 not live and waits.
+	waitFor(t, "the lane to wait for n2", func() bool { return r.viewReads.Load() == before+2 })
+	// n2 comes back, but the lane's next read misses it.
+	r.hideRead.Store(before + 4)
+	r.live.Store(true)
+	r.d.PeersChanged()
+	waitFor(t, "the lane's read that misses n2", func() bool { return r.viewReads.Load() >= before+4 })
+	r.d.Publish(report(2))
+	waitFor(t, "a delivery", func() bool { return len(r.rcv.seen()) == 1 })
+	require.Equal(t, []uint64{2}, ids(r.rcv.seen()))
+	require.Equal(t, 1, r.d.LanesRunning("d"))
+}
+
+// TestAnOlderReportDoesNotReplaceANewerOne: under one fence a late report
+// (a tick withheld while the lease did not vouch, handed on after a newer
+// one) is dropped, and the newest stays what a new peer is given.
+func TestAnOlderReportDoesNotReplaceANewerOne(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t) })
+	r := newRig(t)
+	r.peers.Store(false)
+	r.d.Publish(report(3))
+	r.d.Publish(report(2))
+	r.peers.Store(true)
+	r.d.PeersChanged()
+	waitFor(t, "the retained report", func() bool { return len(r.rcv.seen()) == 1 })
+	require.Equal(t, []uint64{3}, ids(r.rcv.seen()))
 }
