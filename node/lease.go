@@ -58,16 +58,26 @@ type leaseDeps struct {
 	barrier        func(ctx context.Context) (uint64, error)
 	waitInstalled  func(ctx context.Context, rev uint64) error
 	setInterrupted func(*runtime.Interruption)
+	// vouching runs after every sample that leaves the node vouching, so
+	// what was withheld while it did not is handed on (Node.releaseWithheld);
+	// nil runs nothing.
+	vouching func()
 }
 
 // startAuthorityLease starts the lease of n's catalog, renewed from now.
 func startAuthorityLease(n *Node, cat *catalog.Replica) *authorityLease {
-	return newAuthorityLease(n.src, n.logger, n.cfg.Name, cat.AuthorityLease(), leaseDeps{
+	return newAuthorityLease(n.src, n.logger, n.cfg.Name, cat.AuthorityLease(), n.leaseDeps(cat))
+}
+
+// leaseDeps is what n's lease reads and changes in production.
+func (n *Node) leaseDeps(cat *catalog.Replica) leaseDeps {
+	return leaseDeps{
 		contact:        cat.Contact,
 		barrier:        cat.Barrier,
 		waitInstalled:  n.WaitInstalledRevision,
 		setInterrupted: n.registry.SetInterrupted,
-	})
+		vouching:       n.releaseWithheld,
+	}
 }
 
 // newAuthorityLease starts a lease of length lease (zero: none), renewed
@@ -141,6 +151,13 @@ func (l *authorityLease) loop(ctx context.Context) {
 				l.deps.setInterrupted(nil)
 				l.logger.Info("authority lease renewed and caught up with the leader: clocks resume")
 			}
+		}
+		// A lease can stop vouching between two samples without lapsing at
+		// either (a late sample renews it from the one before), so what
+		// was withheld is handed on after any sample that vouches, not only
+		// after an interruption ends.
+		if l.deps.vouching != nil && l.vouches() {
+			l.deps.vouching()
 		}
 		t.Reset(l.poll)
 	}

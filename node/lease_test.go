@@ -6,12 +6,14 @@ import (
 	"io"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/nspl-dev/nspl/catalog"
+	"github.com/nspl-dev/nspl/planner"
 	"github.com/nspl-dev/nspl/runtime"
 	"github.com/nspl-dev/nspl/runtime/timesource"
 )
@@ -187,4 +189,83 @@ func TestNoLeaseAlwaysVouches(t *testing.T) {
 	l := newAuthorityLease(timesource.NewFake(0), slog.New(slog.NewTextHandler(io.Discard, nil)), "local", 0, leaseDeps{})
 	defer l.stop()
 	require.True(t, l.vouches())
+}
+
+// TestWithheldTickHandedOnWhenTheLeaseVouchesAgain: a tick that falls due
+// while the lease does not vouch is withheld, and handed on, locally and to
+// delivery, as soon as a sample finds the lease vouching again, not at the
+// domain's next boundary. A tick of a producer retired meanwhile is not.
+func TestWithheldTickHandedOnWhenTheLeaseVouchesAgain(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		stopped bool
+	}{
+		{"the producer still runs", false},
+		{"the producer was retired meanwhile", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fake := timesource.NewFake(t0)
+			var log reportLog
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			n, err := Open(ctx, Config{Logger: quietLogger(), RaftLogLevel: slog.LevelError, TimeSource: fake, OnProgress: log.add})
+			require.NoError(t, err)
+			defer func() { require.NoError(t, n.Close()) }()
+
+			// The embedded node's lease (none) is replaced by a member's,
+			// wired as in production but with a contact the test decides,
+			// before any producer runs.
+			const lease = 400 * time.Millisecond
+			var leader atomic.Bool
+			leader.Store(true)
+			deps := n.leaseDeps(n.catalog)
+			deps.contact = func() catalog.Contact { return catalog.Contact{Leader: leader.Load()} }
+			n.lease.stop()
+			n.lease = newAuthorityLease(n.src, quietLogger(), n.cfg.Name, lease, deps)
+			poll := n.lease.poll
+
+			_, err = n.CreateDomain(ctx, paced("prod", time.Second, 0))
+			require.NoError(t, err)
+			_, err = n.Start(ctx, "prod", planner.Start{Mode: planner.StartAtNow, Rate: 1}.Request())
+			require.NoError(t, err)
+			waitTick(t, n, "prod", 1)
+
+			// Cut from the leader; the next boundary falls due a period
+			// later, by when the lease has long lapsed.
+			leader.Store(false)
+			require.NoError(t, fake.BlockUntilDue(ctx, poll))
+			fake.Advance(time.Second)
+			require.Eventually(t, func() bool {
+				n.withheld.mu.Lock()
+				defer n.withheld.mu.Unlock()
+				return n.withheld.m["prod"].rep.ID == 2
+			}, 10*time.Second, time.Millisecond, "tick 2 is withheld")
+			require.Equal(t, uint64(1), n.registry.Progress("prod").ID, "a withheld tick is not applied")
+			if tc.stopped {
+				_, err = n.Stop(ctx, "prod")
+				require.NoError(t, err)
+			}
+			reported := len(log.all())
+
+			// Contact again: the next sample renews the lease, catches up
+			// and vouches, with the clock still short of the boundary after.
+			leader.Store(true)
+			require.NoError(t, fake.BlockUntilDue(ctx, poll))
+			fake.Advance(poll)
+			require.Eventually(t, n.Vouches, 10*time.Second, time.Millisecond, "the lease vouches again")
+			if tc.stopped {
+				// One more sample, after the one that vouched: nothing.
+				require.NoError(t, fake.BlockUntilDue(ctx, poll))
+				fake.Advance(poll)
+				require.NoError(t, fake.BlockUntilDue(ctx, poll))
+				require.Len(t, log.all(), reported, "a retired producer's withheld tick is not handed on")
+				require.Zero(t, n.withheld.count.Load())
+				return
+			}
+			waitTick(t, n, "prod", 2)
+			reps := log.all()
+			require.Equal(t, uint64(2), reps[len(reps)-1].ID, "the withheld tick was handed on")
+			require.Zero(t, n.withheld.count.Load())
+		})
+	}
 }

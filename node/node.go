@@ -125,6 +125,7 @@ type Node struct {
 
 	producers *producerSet
 	lease     *authorityLease // nil until Open
+	withheld  withheldReports // ticks emit withheld while the lease did not vouch
 	refused   *refusedProgress
 	metrics   func() *prometheus.Registry // the node's own, built on first use (MetricsRegistry)
 

@@ -322,10 +322,23 @@ func (n *Node) emit(ctx context.Context, rep runtime.ProgressReport) {
 	if !n.lease.vouches() {
 		// The node cannot prove it is still the authority: another may
 		// have been committed on the far side of a cut (authorityLease).
+		// The newest report is kept and handed on once the lease vouches
+		// again, if its producer still runs by then: a paced domain with a
+		// long period would otherwise show no tick until its next boundary.
+		n.withheld.keep(ctx, rep)
 		n.logger.Debug("tick withheld: the authority lease does not hold", "domain", rep.Domain, "tick", rep.ID)
 		return
 	}
-	if _, err := n.registry.AcceptProgress(n.cfg.Name, rep); err != nil {
+	n.withheld.supersede(rep.Domain)
+	n.hand(ctx, rep, false)
+}
+
+// hand applies rep locally and hands it to OnProgress; with onlyNewer it
+// hands on only a report the registry took as newer than the one it holds
+// (a withheld report a later tick has overtaken is dropped).
+func (n *Node) hand(ctx context.Context, rep runtime.ProgressReport, onlyNewer bool) {
+	newer, err := n.registry.AcceptProgress(n.cfg.Name, rep)
+	if err != nil {
 		// A producer being retired can still emit under its old fence;
 		// the receiver's refusal is the fence doing its job.
 		if errors.Is(err, runtime.ErrProgressFence) || errors.Is(err, runtime.ErrClockUnavailable) {
@@ -334,9 +347,79 @@ func (n *Node) emit(ctx context.Context, rep runtime.ProgressReport) {
 			n.logger.Warn("own progress refused", "domain", rep.Domain, "tick", rep.ID, "err", err)
 		}
 	}
+	if onlyNewer && (err != nil || !newer) {
+		return
+	}
 	if n.cfg.OnProgress != nil {
 		n.cfg.OnProgress(ctx, rep)
 	}
+}
+
+// releaseWithheld hands on every report emit withheld while the lease did
+// not vouch whose producer still runs; the lease calls it after each
+// sample that vouches. A report withheld again (the lease stopped vouching
+// meanwhile) waits for the next.
+func (n *Node) releaseWithheld() {
+	for _, w := range n.withheld.takeAll() {
+		if w.ctx.Err() != nil {
+			continue // its producer was retired
+		}
+		if !n.lease.vouches() {
+			n.withheld.keep(w.ctx, w.rep)
+			continue
+		}
+		n.hand(w.ctx, w.rep, true)
+	}
+}
+
+// withheldReports holds, per domain, the newest report emit withheld and
+// its producer's context: at most one per running producer.
+type withheldReports struct {
+	count atomic.Int64 // len(m), so a vouching emit reads no lock
+	mu    sync.Mutex
+	m     map[string]withheldReport
+}
+
+type withheldReport struct {
+	ctx context.Context
+	rep runtime.ProgressReport
+}
+
+func (w *withheldReports) keep(ctx context.Context, rep runtime.ProgressReport) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.m == nil {
+		w.m = make(map[string]withheldReport)
+	}
+	w.m[rep.Domain] = withheldReport{ctx: ctx, rep: rep}
+	w.count.Store(int64(len(w.m)))
+}
+
+// supersede drops the domain's withheld report: a newer one is being
+// handed on.
+func (w *withheldReports) supersede(domain string) {
+	if w.count.Load() == 0 {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	delete(w.m, domain)
+	w.count.Store(int64(len(w.m)))
+}
+
+func (w *withheldReports) takeAll() []withheldReport {
+	if w.count.Load() == 0 {
+		return nil
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := make([]withheldReport, 0, len(w.m))
+	for _, r := range w.m {
+		out = append(out, r)
+	}
+	clear(w.m)
+	w.count.Store(0)
+	return out
 }
 
 // Producing returns the fence of the domain's running tick producer on this
