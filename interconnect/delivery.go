@@ -85,6 +85,9 @@ type Delivery struct {
 	// liveness or advertisement wakes the lanes and syncs nothing, so an
 	// unchanged membership costs one read of the view, not one per domain.
 	members map[string]uint64
+	// syncs counts the domains whose lanes were synced with the view, so
+	// a test can hold an unchanged view to none.
+	syncs uint64
 }
 
 // endingKey names a retired domain delivery: its domain and fence.
@@ -236,6 +239,7 @@ func (d *Delivery) Publish(rep runtime.ProgressReport) {
 // had accepted), and stops the lanes of peers that left; peers is the
 // current view.
 func (d *Delivery) syncLanesLocked(domain string, dd *domainDelivery, peers []Peer) {
+	d.syncs++
 	present := make(map[string]bool, len(peers))
 	for _, p := range peers {
 		present[p.Name] = true
@@ -281,8 +285,12 @@ func (d *Delivery) PeersChanged() {
 	if d.closed {
 		return
 	}
-	peers := d.cfg.Peers()
-	if !sameMembers(d.members, peers) {
+	if len(d.domains) == 0 {
+		// Nothing to sync, and the view is not read: a member calls this
+		// before its catalog opened. The next call syncs whatever the
+		// lanes Publish makes meanwhile were made against.
+		d.members = nil
+	} else if peers := d.cfg.Peers(); !sameMembers(d.members, peers) {
 		d.members = make(map[string]uint64, len(peers))
 		for _, p := range peers {
 			d.members[p.Name] = p.Incarnation

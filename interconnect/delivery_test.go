@@ -84,6 +84,14 @@ type deliveryRig struct {
 	hideRead atomic.Int64
 }
 
+// syncs returns how many domains' lanes the delivery has synced with the
+// view.
+func (r *deliveryRig) syncs() uint64 {
+	r.d.mu.Lock()
+	defer r.d.mu.Unlock()
+	return r.d.syncs
+}
+
 // lanes returns how many lanes the delivery holds for the rig's domains.
 func (r *deliveryRig) lanes() int {
 	r.d.mu.Lock()
@@ -418,11 +426,19 @@ func TestAnUnchangedViewCostsOneRead(t *testing.T) {
 		{"only liveness changed", func() { r.live.Store(false) }},
 		{"only the advertisement changed", func() { r.adv.Store(9) }},
 	} {
-		before := r.viewReads.Load()
+		before, synced := r.viewReads.Load(), r.syncs()
 		tc.change()
 		r.d.PeersChanged()
 		require.Equal(t, before+1, r.viewReads.Load(), tc.name)
+		require.Equal(t, synced, r.syncs(), "%s: no domain's lanes were synced", tc.name)
 	}
+	// A restarted peer (a new incarnation) is a change: every domain's
+	// lanes are synced, still from one read.
+	before, synced := r.viewReads.Load(), r.syncs()
+	r.incarnation.Add(1)
+	r.d.PeersChanged()
+	require.Equal(t, before+1, r.viewReads.Load())
+	require.Equal(t, synced+domains, r.syncs())
 	require.Equal(t, domains, r.lanes(), "every domain keeps its lane")
 }
 

@@ -300,7 +300,7 @@ func (p *plan) execute(ctx context.Context, o options, rows []*row, out io.Write
 				}
 				if got := res[t.name]; got != "pass" {
 					if got == "" {
-						got = "did not run (is the name right?)"
+						got = "did not run (is the name right? the package's run ended with:\n" + buildOut + ")"
 					}
 					return fmt.Errorf("baseline: row %s names %s, which %s unchanged", r.id, t, got)
 				}

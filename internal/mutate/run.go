@@ -62,7 +62,7 @@ func (g goTester) run(ctx context.Context, pkg string, tops []string) (results, 
 	}
 	res := results{}
 	buildFailed := false
-	var buildOut strings.Builder
+	var buildOut, tail strings.Builder
 	sc := bufio.NewScanner(&stdout)
 	sc.Buffer(make([]byte, 0, 64*1024), 16*1024*1024)
 	for sc.Scan() {
@@ -77,12 +77,19 @@ func (g goTester) run(ctx context.Context, pkg string, tops []string) (results, 
 			buildFailed = true
 		case ev.Test != "" && (ev.Action == "pass" || ev.Action == "fail" || ev.Action == "skip"):
 			res[ev.Test] = ev.Action
+		case ev.Action == "output":
+			tail.WriteString(ev.Output)
 		}
 	}
 	if strings.Contains(stderr.String(), "[setup failed]") || strings.Contains(stdout.String(), "[setup failed]") {
 		buildFailed = true
 	}
 	buildOut.WriteString(stderr.String())
+	if runErr != nil && !buildFailed {
+		// A binary that crashed or timed out reports no result for the
+		// tests after; what it printed last says why.
+		buildOut.WriteString(lastLines(tail.String(), 60))
+	}
 	if runErr != nil && len(res) == 0 && !buildFailed {
 		var exitErr *exec.ExitError
 		if !errors.As(runErr, &exitErr) {
@@ -90,6 +97,12 @@ func (g goTester) run(ctx context.Context, pkg string, tops []string) (results, 
 		}
 	}
 	return res, buildFailed, buildOut.String(), nil
+}
+
+// lastLines returns the last n lines of s.
+func lastLines(s string, n int) string {
+	lines := strings.SplitAfter(s, "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "")
 }
 
 func quoteAll(names []string) []string {
