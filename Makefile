@@ -55,7 +55,7 @@ bench:
 BENCH_COUNT ?= 3
 BENCH_TIME ?= 1s
 RATIO_BENCHES = \
-	'./runtime:^BenchmarkHandleNow(VsTimeNow|Scaling)' \
+	'./clockrt:^BenchmarkHandleNow(VsTimeNow|Scaling)' \
 	'./session:^Benchmark(TickDelivery|IdleAttachment)$$' \
 	'./catalog:^BenchmarkThroughputRatio$$' \
 	'./cluster:^BenchmarkCommitLatency3Node$$' \
@@ -84,13 +84,16 @@ fuzz:
 ## run (order alternated), LIST DOMAINS (the node's copy, and through a
 ## session streamed and whole with the largest message of each), the snapshot's size and encoding
 ## time, memory per stopped and per running domain, and restart to first
-## answer. SCALE_COUNT runs of SCALE_CYCLES statement cycles each. Not part
-## of test.
+## answer; then the same statement cycle through a follower of a 3-node
+## cluster against a 3-node anchor cluster of 100 domains in the same run
+## (SCALE_SIZES=100,10000 picks the sizes). SCALE_COUNT runs of
+## SCALE_CYCLES statement cycles each. Not part of test.
 SCALE_COUNT ?= 3
 SCALE_CYCLES ?= 200
 bench-scale:
 	$(GO) test -run '^$$' -bench '^BenchmarkScale$$' -benchtime $(SCALE_CYCLES)x -count $(SCALE_COUNT) -timeout 60m -tags nspl_bench ./node/
 	$(GO) test -run '^$$' -bench '^BenchmarkScaleRestart$$' -benchtime 3x -count $(SCALE_COUNT) -timeout 60m -tags nspl_bench ./node/
+	$(GO) test -run '^$$' -bench '^BenchmarkScaleFollower$$' -benchtime $(SCALE_CYCLES)x -count $(SCALE_COUNT) -timeout 90m -tags nspl_bench ./cluster/
 
 ## mutate: every mutation of docs/mutations/ applied in a scratch overlay,
 ## the tests docs/spec-coverage.md names for its rows run against it; fails
@@ -108,7 +111,7 @@ mutate:
 ## its floor. Survivors that are equivalent are listed in
 ## docs/gremlins-triage.md. Not part of test.
 GREMLINS ?= github.com/go-gremlins/gremlins/cmd/gremlins@v0.6.0
-GREMLINS_PKGS ?= clock lifecycle record grammar runtime
+GREMLINS_PKGS ?= clock lifecycle record grammar clockrt
 GREMLINS_FLOOR ?= clock:90 lifecycle:90
 GREMLINS_FLAGS ?=
 gremlins:

@@ -28,7 +28,7 @@ var wallClockReads = map[string]bool{
 // stand for a network's on that same clock, and the browser test support,
 // which bounds its waits for a real browser.
 var clockOwners = map[string]bool{
-	"runtime/timesource":   true,
+	"clockrt/timesource":   true,
 	"internal/testpki":     true,
 	"internal/testcluster": true,
 	"internal/faultnet":    true,
@@ -45,7 +45,7 @@ var contextDeadlines = map[string]bool{
 }
 
 // TestOnlyTheClockSourceReadsWallTime holds the time-class boundary: no
-// production file outside runtime/timesource reads wall time or arms a
+// production file outside clockrt/timesource reads wall time or arms a
 // timer through package time, so every other path takes its time, logical
 // or physical, from an injected source. It parses every non-test Go file
 // of the module, whatever its build constraints, and resolves the name

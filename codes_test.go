@@ -17,12 +17,12 @@ import (
 
 	"github.com/nspl-dev/nspl/backup"
 	"github.com/nspl-dev/nspl/catalog"
+	"github.com/nspl-dev/nspl/clockrt"
 	"github.com/nspl-dev/nspl/console"
 	"github.com/nspl-dev/nspl/follow"
 	"github.com/nspl-dev/nspl/grammar"
 	"github.com/nspl-dev/nspl/interconnect"
 	"github.com/nspl-dev/nspl/record"
-	"github.com/nspl-dev/nspl/runtime"
 	"github.com/nspl-dev/nspl/session"
 	"github.com/nspl-dev/nspl/wire"
 )
@@ -43,7 +43,7 @@ var codeLists = map[string][]error{
 	"follow":       follow.Sentinels(),
 	"session":      session.Sentinels(),
 	"catalog":      catalog.Sentinels(),
-	"runtime":      runtime.Sentinels(),
+	"clockrt":      clockrt.Sentinels(),
 	"backup":       backup.Sentinels(),
 	"interconnect": interconnect.Sentinels(),
 	"console":      console.Sentinels(),

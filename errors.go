@@ -3,10 +3,10 @@ package nspl
 import (
 	"github.com/nspl-dev/nspl/catalog"
 	"github.com/nspl-dev/nspl/clock"
+	"github.com/nspl-dev/nspl/clockrt"
 	"github.com/nspl-dev/nspl/follow"
 	"github.com/nspl-dev/nspl/grammar"
 	"github.com/nspl-dev/nspl/lifecycle"
-	"github.com/nspl-dev/nspl/runtime"
 	"github.com/nspl-dev/nspl/session"
 	"github.com/nspl-dev/nspl/wire"
 )
@@ -115,7 +115,7 @@ var (
 	ErrOverflow = clock.ErrOverflow
 	// ErrClockOverflow: a ClockEvent.Failure reporting that the domain's
 	// clock left the signed Unix-nanosecond range at its authority.
-	ErrClockOverflow = runtime.ErrClockOverflow
+	ErrClockOverflow = clockrt.ErrClockOverflow
 
 	// ErrDataDir: Options.DataDir cannot be used (locked by another
 	// process, unwritable, or holding an unreadable node identity).

@@ -14,9 +14,9 @@ import (
 	"github.com/nspl-dev/nspl"
 	"github.com/nspl-dev/nspl/client"
 	"github.com/nspl-dev/nspl/clock"
+	"github.com/nspl-dev/nspl/clockrt"
 	"github.com/nspl-dev/nspl/internal/testcluster"
 	"github.com/nspl-dev/nspl/internal/testlog"
-	"github.com/nspl-dev/nspl/runtime"
 )
 
 // lastInstant is the last instant of signed Unix nanoseconds: a paced
@@ -70,8 +70,8 @@ func awaitClockFailure(ctx context.Context, f nspl.Follower, domain string, gene
 		return fmt.Errorf("failure report %q does not say the projection left the range", fl.Message)
 	case fl.Cause == "" || !strings.Contains(fl.Message, fl.Cause):
 		return fmt.Errorf("failure report %q lacks its arithmetic cause %q", fl.Message, fl.Cause)
-	case !errors.Is(fl, runtime.ErrClockOverflow):
-		return fmt.Errorf("failure does not match runtime.ErrClockOverflow")
+	case !errors.Is(fl, clockrt.ErrClockOverflow):
+		return fmt.Errorf("failure does not match clockrt.ErrClockOverflow")
 	}
 	rs, err := f.ExecText(ctx, "DESCRIBE DOMAIN "+domain+";")
 	if err != nil {

@@ -138,9 +138,9 @@ func TestOnlyTheTopImportsNode(t *testing.T) {
 // resolves it for this platform, contains neither raft nor bbolt, nor any
 // package of this module that opens a node or applies replicated state
 // (node, catalog, lifecycle), nor the server side of a session (session,
-// server, and runtime, whose clocks a session serves). The client decodes
+// server, and clockrt, whose clocks a session serves). The client decodes
 // a server's stream with package follow and names the replicated values
-// through package record. runtime's leaf time source, runtime/timesource,
+// through package record. clockrt's leaf time source, clockrt/timesource,
 // which imports nothing of ours, is the client's timer too, so runtime is
 // banned alone, not with its subtree.
 func TestRemoteClientLinksNoRaftNode(t *testing.T) {

@@ -6,8 +6,8 @@ import (
 	"sync"
 
 	"github.com/nspl-dev/nspl/catalog"
+	"github.com/nspl-dev/nspl/clockrt/timesource"
 	"github.com/nspl-dev/nspl/node"
-	"github.com/nspl-dev/nspl/runtime/timesource"
 	"github.com/nspl-dev/nspl/session"
 )
 

@@ -9,8 +9,8 @@ import (
 
 	"github.com/hashicorp/raft"
 
+	"github.com/nspl-dev/nspl/clockrt/timesource"
 	"github.com/nspl-dev/nspl/lifecycle"
-	"github.com/nspl-dev/nspl/runtime/timesource"
 )
 
 // run is the node's one background loop. It follows leadership changes:

@@ -13,8 +13,8 @@ import (
 
 	"github.com/hashicorp/raft"
 
+	"github.com/nspl-dev/nspl/clockrt/timesource"
 	"github.com/nspl-dev/nspl/lifecycle"
-	"github.com/nspl-dev/nspl/runtime/timesource"
 )
 
 // Replica is one catalog replica: a raft server over the catalog FSM, its

@@ -7,7 +7,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/nspl-dev/nspl/runtime/timesource"
+	"github.com/nspl-dev/nspl/clockrt/timesource"
 )
 
 // repeatWindow is how long raft's repeats of one warning or error about one

@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/nspl-dev/nspl/backup"
+	"github.com/nspl-dev/nspl/clockrt/timesource"
 	"github.com/nspl-dev/nspl/follow"
-	"github.com/nspl-dev/nspl/runtime/timesource"
 	"github.com/nspl-dev/nspl/wire"
 )
 

@@ -65,8 +65,8 @@
 // timesource.Source. The client persists nothing but the archives BACKUP
 // writes.
 //
-// The client links no raft, catalog, node, runtime (only its leaf time
-// source, runtime/timesource) or session: what it
+// The client links no raft, catalog, node, clockrt (only its leaf time
+// source, clockrt/timesource) or session: what it
 // shares with a server is wire's vocabulary and the receiving side in
 // package follow. Its files follow its concepts: errors.go (sentinels and
 // connect hints), notice.go, config.go, dial.go (Dial and the transport),

@@ -6,8 +6,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/nspl-dev/nspl/clockrt"
 	"github.com/nspl-dev/nspl/follow"
-	"github.com/nspl-dev/nspl/runtime"
 	"github.com/nspl-dev/nspl/wire"
 )
 
@@ -38,7 +38,7 @@ func TestRemoteClockFailure(t *testing.T) {
 	require.Contains(t, f.Failure.Message, f.Failure.Cause)
 
 	require.Equal(t, f.Failure, *ev.Failure)
-	require.ErrorIs(t, ev.Failure, runtime.ErrClockOverflow)
+	require.ErrorIs(t, ev.Failure, clockrt.ErrClockOverflow)
 	cl, ok := c.Clock("prod")
 	require.True(t, ok)
 	require.Equal(t, f.Failure, *cl.Failure)

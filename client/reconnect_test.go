@@ -11,10 +11,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nspl-dev/nspl/clock"
+	"github.com/nspl-dev/nspl/clockrt/timesource"
 	"github.com/nspl-dev/nspl/follow"
 	"github.com/nspl-dev/nspl/internal/testserve"
 	"github.com/nspl-dev/nspl/pki"
-	"github.com/nspl-dev/nspl/runtime/timesource"
 	"github.com/nspl-dev/nspl/server"
 	"github.com/nspl-dev/nspl/session"
 	"github.com/nspl-dev/nspl/wire"

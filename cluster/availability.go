@@ -4,8 +4,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/nspl-dev/nspl/clockrt/timesource"
 	"github.com/nspl-dev/nspl/lifecycle"
-	"github.com/nspl-dev/nspl/runtime/timesource"
 )
 
 // DefaultUnavailabilityInterval is how long an application-health

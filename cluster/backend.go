@@ -9,11 +9,11 @@ import (
 	"time"
 
 	"github.com/nspl-dev/nspl/catalog"
+	"github.com/nspl-dev/nspl/clockrt"
+	"github.com/nspl-dev/nspl/clockrt/timesource"
 	"github.com/nspl-dev/nspl/interconnect"
 	"github.com/nspl-dev/nspl/lifecycle"
 	"github.com/nspl-dev/nspl/node"
-	"github.com/nspl-dev/nspl/runtime"
-	"github.com/nspl-dev/nspl/runtime/timesource"
 )
 
 // backend serves the peer handler from the member.
@@ -21,7 +21,7 @@ type backend struct{ m *Member }
 
 var _ interconnect.Backend = backend{}
 
-func (b backend) AcceptProgress(from string, rep runtime.ProgressReport) (bool, error) {
+func (b backend) AcceptProgress(from string, rep clockrt.ProgressReport) (bool, error) {
 	n, err := b.m.opened()
 	if err != nil {
 		return false, err

@@ -6,8 +6,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/nspl-dev/nspl/clockrt/timesource"
 	"github.com/nspl-dev/nspl/interconnect"
-	"github.com/nspl-dev/nspl/runtime/timesource"
 )
 
 // maxInstalledWait bounds how long this node holds a peer's installed wait

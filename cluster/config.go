@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/nspl-dev/nspl/catalog"
+	"github.com/nspl-dev/nspl/clockrt/timesource"
 	"github.com/nspl-dev/nspl/pki"
-	"github.com/nspl-dev/nspl/runtime/timesource"
 )
 
 // Defaults of the availability probe.
@@ -96,7 +96,7 @@ type Config struct {
 	// member's clock may run: a received progress report whose tick or
 	// authority UTC is further ahead is refused as implausible
 	// (node.Config.MaxClockOffset). Zero means
-	// runtime.DefaultMaxClockOffset (500 ms); negative is ErrConfig.
+	// clockrt.DefaultMaxClockOffset (500 ms); negative is ErrConfig.
 	MaxClockOffset time.Duration
 
 	// Logger nil means slog.Default(); RaftLogLevel filters raft's own

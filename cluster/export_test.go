@@ -3,8 +3,8 @@ package cluster
 import (
 	"context"
 
+	"github.com/nspl-dev/nspl/clockrt"
 	"github.com/nspl-dev/nspl/interconnect"
-	"github.com/nspl-dev/nspl/runtime"
 )
 
 // StandingOf is the peer handler's view of name's standing on m.
@@ -51,7 +51,7 @@ func StopInstalledStreams(m *Member) { m.watch.Close() }
 // SeeProgress makes hook see every report of m's producers before
 // delivery does, on the producer's goroutine and under its context: a
 // hook that blocks holds the producer as a slow hand-on would.
-func SeeProgress(m *Member, hook func(context.Context, runtime.ProgressReport)) {
+func SeeProgress(m *Member, hook func(context.Context, clockrt.ProgressReport)) {
 	m.progressHook.Store(&hook)
 }
 

@@ -8,11 +8,11 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/nspl-dev/nspl/clockrt"
 	"github.com/nspl-dev/nspl/cluster"
 	"github.com/nspl-dev/nspl/interconnect"
 	"github.com/nspl-dev/nspl/internal/testcluster"
 	"github.com/nspl-dev/nspl/planner"
-	"github.com/nspl-dev/nspl/runtime"
 )
 
 func TestReceiversRefuseProgressOutsideTheCommittedFence(t *testing.T) {
@@ -37,9 +37,9 @@ func TestReceiversRefuseProgressOutsideTheCommittedFence(t *testing.T) {
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	far := func(edit func(*runtime.ProgressReport)) runtime.ProgressReport {
+	far := func(edit func(*clockrt.ProgressReport)) clockrt.ProgressReport {
 		tk := receiver.Node().Progress("fenced")
-		rep := runtime.ProgressReport{Domain: "fenced", Generation: d.Generation, Authority: d.Authority,
+		rep := clockrt.ProgressReport{Domain: "fenced", Generation: d.Generation, Authority: d.Authority,
 			ID: tk.ID + 1_000_000, Boundary: tk.Boundary, AuthorityUTC: tk.AuthorityUTC + int64(time.Hour), Period: d.Period}
 		edit(&rep)
 		return rep
@@ -47,12 +47,12 @@ func TestReceiversRefuseProgressOutsideTheCommittedFence(t *testing.T) {
 	cases := []struct {
 		name string
 		from *cluster.Member
-		rep  runtime.ProgressReport
+		rep  clockrt.ProgressReport
 	}{
-		{"the authority's fence signed by another node", bystander, far(func(*runtime.ProgressReport) {})},
-		{"an old generation", authority, far(func(r *runtime.ProgressReport) { r.Generation-- })},
-		{"an old authority revision", authority, far(func(r *runtime.ProgressReport) { r.Authority.Revision-- })},
-		{"another incarnation of the authority", authority, far(func(r *runtime.ProgressReport) { r.Authority.Incarnation++ })},
+		{"the authority's fence signed by another node", bystander, far(func(*clockrt.ProgressReport) {})},
+		{"an old generation", authority, far(func(r *clockrt.ProgressReport) { r.Generation-- })},
+		{"an old authority revision", authority, far(func(r *clockrt.ProgressReport) { r.Authority.Revision-- })},
+		{"another incarnation of the authority", authority, far(func(r *clockrt.ProgressReport) { r.Authority.Incarnation++ })},
 	}
 	refusedBefore := receiver.Metrics().ProgressRefused
 	for _, c := range cases {
@@ -72,7 +72,7 @@ func TestReceiversRefuseProgressOutsideTheCommittedFence(t *testing.T) {
 	out, err := receiver.Node().Start(ctx, "fenced", planner.Start{Mode: planner.StartAtNow, Rate: 1}.Request())
 	require.NoError(t, err)
 	require.Greater(t, out.Domain.Generation, d.Generation)
-	reply, err := peerClient(t, h, authority.Node().Name()).Progress(ctx, receiver.APIAddr(), far(func(*runtime.ProgressReport) {}))
+	reply, err := peerClient(t, h, authority.Node().Name()).Progress(ctx, receiver.APIAddr(), far(func(*clockrt.ProgressReport) {}))
 	require.NoError(t, err)
 	require.Equal(t, interconnect.OutcomeRefused, reply.Outcome)
 	m := receiver.Metrics()
@@ -100,12 +100,12 @@ func TestForgedAheadProgressDoesNotFreezeFollowers(t *testing.T) {
 	defer cancel()
 	// The authority's own certificate and fence, with a tick a billion
 	// periods ahead, boundary 0 and a UTC ten years in the future.
-	forged := runtime.ProgressReport{Domain: "forged", Generation: d.Generation, Authority: d.Authority,
+	forged := clockrt.ProgressReport{Domain: "forged", Generation: d.Generation, Authority: d.Authority,
 		ID: 1_000_000_000, Boundary: 0, AuthorityUTC: time.Now().Add(10 * 365 * 24 * time.Hour).UnixNano(), Period: d.Period}
 	reply, err := peerClient(t, h, authority.Node().Name()).Progress(ctx, receiver.APIAddr(), forged)
 	require.NoError(t, err)
 	require.Equal(t, interconnect.OutcomeRefused, reply.Outcome)
-	require.Contains(t, reply.Reason, runtime.ErrImplausibleProgress.Error())
+	require.Contains(t, reply.Reason, clockrt.ErrImplausibleProgress.Error())
 	require.Equal(t, uint64(1), receiver.Metrics().ProgressImplausible)
 	require.Less(t, receiver.Node().Progress("forged").ID, uint64(1_000_000_000))
 

@@ -7,12 +7,12 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/nspl-dev/nspl/clockrt"
 	"github.com/nspl-dev/nspl/cluster"
 	"github.com/nspl-dev/nspl/interconnect"
 	"github.com/nspl-dev/nspl/internal/testcluster"
 	"github.com/nspl-dev/nspl/lifecycle"
 	"github.com/nspl-dev/nspl/planner"
-	"github.com/nspl-dev/nspl/runtime"
 )
 
 // peerClient is an interconnect client presenting the named node's
@@ -48,10 +48,10 @@ func domainOn(t testing.TB, m *cluster.Member, name string) lifecycle.Domain {
 
 // tickedBy reports whether m accepted a tick of domain produced under the
 // authority identity id.
-func tickedBy(m *cluster.Member, domain string, fence lifecycle.AuthorityFence) (runtime.Tick, bool) {
+func tickedBy(m *cluster.Member, domain string, fence lifecycle.AuthorityFence) (clockrt.Tick, bool) {
 	in := m.Node().Installation(domain)
 	if in.Authority() != fence {
-		return runtime.Tick{}, false
+		return clockrt.Tick{}, false
 	}
 	tk := m.Node().Progress(domain)
 	return tk, tk.ID > 0 && tk.Generation == in.Generation()

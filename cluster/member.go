@@ -10,11 +10,11 @@ import (
 	"sync/atomic"
 
 	"github.com/nspl-dev/nspl/catalog"
+	"github.com/nspl-dev/nspl/clockrt"
+	"github.com/nspl-dev/nspl/clockrt/timesource"
 	"github.com/nspl-dev/nspl/interconnect"
 	"github.com/nspl-dev/nspl/node"
 	"github.com/nspl-dev/nspl/pki"
-	"github.com/nspl-dev/nspl/runtime"
-	"github.com/nspl-dev/nspl/runtime/timesource"
 )
 
 // Member is one running cluster member. All methods are safe for
@@ -38,7 +38,7 @@ type Member struct {
 	// progressHook, set only by tests (export_test.go), sees every report
 	// of this member's producers before delivery does, on the producer's
 	// goroutine and under its context.
-	progressHook atomic.Pointer[func(context.Context, runtime.ProgressReport)]
+	progressHook atomic.Pointer[func(context.Context, clockrt.ProgressReport)]
 
 	availChanged chan struct{} // signals the catalog that a verdict changed
 	live         liveSignal    // wakes completion waits on a verdict change
@@ -238,7 +238,7 @@ func (m *Member) shutdown() error {
 // onProgress hands every report of this node's producers to delivery,
 // unless the producer was retired meanwhile (ctx ended): its delivery is
 // being ended, and must not start again.
-func (m *Member) onProgress(ctx context.Context, rep runtime.ProgressReport) {
+func (m *Member) onProgress(ctx context.Context, rep clockrt.ProgressReport) {
 	if rep.Failure == nil {
 		m.ticks.Add(1)
 	}
@@ -254,16 +254,16 @@ func (m *Member) onProgress(ctx context.Context, rep runtime.ProgressReport) {
 // onRetire ends the delivery of a retired producer's reports, and returns
 // once its in-flight requests and backoffs have ended: only then does the
 // node count, and advertise, the revision that retired it.
-func (m *Member) onRetire(fence runtime.ProducerFence) {
+func (m *Member) onRetire(fence clockrt.ProducerFence) {
 	m.delivery.Retire(fence)
 }
 
 // required is the delivery's fence check: the revision of the
 // installation the producer started from, while rep's fence is still the
 // installed one.
-func (m *Member) required(rep runtime.ProgressReport) (uint64, bool) {
+func (m *Member) required(rep clockrt.ProgressReport) (uint64, bool) {
 	in := m.node.Installation(rep.Domain)
-	f, ok := runtime.FenceOf(in)
+	f, ok := clockrt.FenceOf(in)
 	if !ok || f.Generation != rep.Generation || f.Authority != rep.Authority {
 		return 0, false
 	}

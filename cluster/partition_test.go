@@ -11,11 +11,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nspl-dev/nspl/catalog"
+	"github.com/nspl-dev/nspl/clockrt"
 	"github.com/nspl-dev/nspl/cluster"
 	"github.com/nspl-dev/nspl/internal/testcluster"
 	"github.com/nspl-dev/nspl/lifecycle"
 	"github.com/nspl-dev/nspl/node"
-	"github.com/nspl-dev/nspl/runtime"
 	"github.com/nspl-dev/nspl/session"
 	"github.com/nspl-dev/nspl/wire"
 )
@@ -39,7 +39,7 @@ type productionLog struct {
 
 func (l *productionLog) watch(m *cluster.Member) {
 	name := m.Node().Name()
-	cluster.SeeProgress(m, func(_ context.Context, rep runtime.ProgressReport) {
+	cluster.SeeProgress(m, func(_ context.Context, rep clockrt.ProgressReport) {
 		if rep.Failure != nil {
 			return
 		}

@@ -5,9 +5,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nspl-dev/nspl/clockrt/timesource"
 	"github.com/nspl-dev/nspl/interconnect"
 	"github.com/nspl-dev/nspl/lifecycle"
-	"github.com/nspl-dev/nspl/runtime/timesource"
 )
 
 // probeResult is the outcome of one probe of a member's status, after its

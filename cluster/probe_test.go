@@ -12,12 +12,12 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nspl-dev/nspl/catalog"
+	"github.com/nspl-dev/nspl/clockrt"
+	"github.com/nspl-dev/nspl/clockrt/timesource"
 	"github.com/nspl-dev/nspl/interconnect"
 	"github.com/nspl-dev/nspl/internal/testpki"
 	"github.com/nspl-dev/nspl/lifecycle"
 	"github.com/nspl-dev/nspl/pki"
-	"github.com/nspl-dev/nspl/runtime"
-	"github.com/nspl-dev/nspl/runtime/timesource"
 )
 
 // probeMember is member n1 as Start builds it from a Config filled by
@@ -37,7 +37,7 @@ func newProbeMember(t *testing.T, fake *timesource.Fake) probeMember {
 	m := newMember(cfg)
 	none := func() []interconnect.Peer { return nil }
 	m.delivery = interconnect.NewDelivery(interconnect.DeliveryConfig{Client: m.client, Source: fake, Peers: none,
-		Required: func(runtime.ProgressReport) (uint64, bool) { return 0, false }})
+		Required: func(clockrt.ProgressReport) (uint64, bool) { return 0, false }})
 	m.watch = interconnect.NewInstalledWatch(interconnect.InstalledWatchConfig{Client: m.client, Source: fake, Peers: none})
 	t.Cleanup(func() {
 		m.cancel()

@@ -9,10 +9,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/nspl-dev/nspl/clockrt"
 	"github.com/nspl-dev/nspl/cluster"
 	"github.com/nspl-dev/nspl/internal/testcluster"
 	"github.com/nspl-dev/nspl/lifecycle"
-	"github.com/nspl-dev/nspl/runtime"
 	"github.com/nspl-dev/nspl/session"
 	"github.com/nspl-dev/nspl/wire"
 )
@@ -58,7 +58,7 @@ func TestStopWaitsForThePeersProducer(t *testing.T) {
 	)
 	letGo := sync.OnceFunc(func() { close(release) })
 	defer letGo() // before the members close, should the test end early
-	cluster.SeeProgress(authority, func(ctx context.Context, rep runtime.ProgressReport) {
+	cluster.SeeProgress(authority, func(ctx context.Context, rep clockrt.ProgressReport) {
 		// The first report passes on to delivery, which opens the
 		// peers' lanes; the second is held.
 		if seen.Add(1) != 2 {
@@ -83,7 +83,7 @@ func TestStopWaitsForThePeersProducer(t *testing.T) {
 	}()
 	waitClosed(t, cancelled, "the authority to begin retiring its producer")
 	in := authority.Node().Installation("d")
-	require.Equal(t, runtime.StateStopped, in.State())
+	require.Equal(t, clockrt.StateStopped, in.State())
 	stopRev := in.Lifecycle().Revision
 	require.Less(t, authority.Node().AdvertisedRevision(), stopRev,
 		"the authority advertises the STOP's revision only once its producer exited")

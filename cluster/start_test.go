@@ -8,11 +8,11 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/nspl-dev/nspl/clockrt"
 	"github.com/nspl-dev/nspl/cluster"
 	"github.com/nspl-dev/nspl/interconnect"
 	"github.com/nspl-dev/nspl/internal/testcluster"
 	"github.com/nspl-dev/nspl/lifecycle"
-	"github.com/nspl-dev/nspl/runtime"
 )
 
 // TestStartingMemberAnswersNotReady holds the peer handler of a member
@@ -52,7 +52,7 @@ func TestStartingMemberAnswersNotReady(t *testing.T) {
 	}{
 		{"status", func() error { _, err := peer.Status(ctx, addr); return err }},
 		{"progress", func() error {
-			_, err := peer.Progress(ctx, addr, runtime.ProgressReport{Domain: "d", Generation: 1, ID: 1})
+			_, err := peer.Progress(ctx, addr, clockrt.ProgressReport{Domain: "d", Generation: 1, ID: 1})
 			return err
 		}},
 		{"propose", func() error {

@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nspl-dev/nspl/clockrt/timesource"
 	"github.com/nspl-dev/nspl/grammar"
-	"github.com/nspl-dev/nspl/runtime/timesource"
 	"github.com/stretchr/testify/require"
 )
 

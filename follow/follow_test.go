@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nspl-dev/nspl/clock"
-	"github.com/nspl-dev/nspl/runtime"
+	"github.com/nspl-dev/nspl/clockrt"
 	"github.com/nspl-dev/nspl/wire"
 )
 
@@ -255,7 +255,7 @@ func TestFollowClockFailure(t *testing.T) {
 				if ev.Kind == EventError {
 					require.Equal(t, &failure, ev.Failure)
 					require.Equal(t, &failure, ev.Clock.Failure)
-					require.ErrorIs(t, ev.Failure, runtime.ErrClockOverflow, "typed through its code")
+					require.ErrorIs(t, ev.Failure, clockrt.ErrClockOverflow, "typed through its code")
 				} else {
 					require.Nil(t, ev.Failure)
 				}

@@ -10,8 +10,8 @@ import (
 	"net/http"
 
 	"github.com/nspl-dev/nspl/catalog"
+	"github.com/nspl-dev/nspl/clockrt"
 	"github.com/nspl-dev/nspl/lifecycle"
-	"github.com/nspl-dev/nspl/runtime"
 	"github.com/nspl-dev/nspl/wire"
 )
 
@@ -31,7 +31,7 @@ func NewClient(rt http.RoundTripper) *Client {
 }
 
 // Progress delivers one report to the node at addr.
-func (c *Client) Progress(ctx context.Context, addr string, rep runtime.ProgressReport) (ProgressReply, error) {
+func (c *Client) Progress(ctx context.Context, addr string, rep clockrt.ProgressReport) (ProgressReply, error) {
 	var reply ProgressReply
 	err := c.do(ctx, http.MethodPost, addr, PathProgress, false, ProgressOf(rep), &reply)
 	return reply, err

@@ -6,8 +6,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/nspl-dev/nspl/runtime"
-	"github.com/nspl-dev/nspl/runtime/timesource"
+	"github.com/nspl-dev/nspl/clockrt"
+	"github.com/nspl-dev/nspl/clockrt/timesource"
 )
 
 // Delivery defaults.
@@ -50,7 +50,7 @@ type DeliveryConfig struct {
 	// receive rep: the revision of the installation the producer started
 	// from. false means rep's fence is no longer this node's installed
 	// authority: the lane sends nothing more and waits for Retire.
-	Required func(rep runtime.ProgressReport) (uint64, bool)
+	Required func(rep clockrt.ProgressReport) (uint64, bool)
 	// RequestTimeout, Backoff and MaxInFlight default to the Default*
 	// constants.
 	RequestTimeout time.Duration
@@ -104,7 +104,7 @@ type replyAdvert struct {
 // domainDelivery is one domain's delivery under one fence.
 type domainDelivery struct {
 	fence  fenceKey
-	newest runtime.ProgressReport // retained for new and reconnected peers
+	newest clockrt.ProgressReport // retained for new and reconnected peers
 	ctx    context.Context
 	cancel context.CancelFunc
 	lanes  map[string]*lane
@@ -123,11 +123,11 @@ type fenceKey struct {
 	revision    uint64
 }
 
-func fenceOf(rep runtime.ProgressReport) fenceKey {
+func fenceOf(rep clockrt.ProgressReport) fenceKey {
 	return fenceKey{rep.Generation, rep.Authority.Node, rep.Authority.Incarnation, rep.Authority.Revision}
 }
 
-func fenceKeyOf(f runtime.ProducerFence) fenceKey {
+func fenceKeyOf(f clockrt.ProducerFence) fenceKey {
 	return fenceKey{f.Generation, f.Authority.Node, f.Authority.Incarnation, f.Authority.Revision}
 }
 
@@ -140,11 +140,11 @@ type lane struct {
 	// so a change hands it the newest retained report again.
 	incarnation uint64
 	mu          sync.Mutex
-	pending     *runtime.ProgressReport
+	pending     *clockrt.ProgressReport
 	wake        chan struct{} // one slot
 }
 
-func (l *lane) put(rep runtime.ProgressReport) {
+func (l *lane) put(rep clockrt.ProgressReport) {
 	l.mu.Lock()
 	l.pending = &rep
 	l.mu.Unlock()
@@ -155,11 +155,11 @@ func (l *lane) put(rep runtime.ProgressReport) {
 }
 
 // take returns the pending report and clears the slot.
-func (l *lane) take() (runtime.ProgressReport, bool) {
+func (l *lane) take() (clockrt.ProgressReport, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.pending == nil {
-		return runtime.ProgressReport{}, false
+		return clockrt.ProgressReport{}, false
 	}
 	rep := *l.pending
 	l.pending = nil
@@ -167,7 +167,7 @@ func (l *lane) take() (runtime.ProgressReport, bool) {
 }
 
 // restore puts rep back unless a newer report replaced it meanwhile.
-func (l *lane) restore(rep runtime.ProgressReport) {
+func (l *lane) restore(rep clockrt.ProgressReport) {
 	l.mu.Lock()
 	if l.pending == nil {
 		l.pending = &rep
@@ -205,7 +205,7 @@ func NewDelivery(cfg DeliveryConfig) *Delivery {
 // of its domain, replacing a report still pending there. A report under a
 // new fence retires the domain's lanes of the previous fence first
 // (cancelling their in-flight requests and backoffs).
-func (d *Delivery) Publish(rep runtime.ProgressReport) {
+func (d *Delivery) Publish(rep clockrt.ProgressReport) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.closed {
@@ -324,7 +324,7 @@ func sameMembers(members map[string]uint64, peers []Peer) bool {
 // here afterwards; the node's producer set calls it after the producer
 // exited and before it counts the revision that retired it. A delivery
 // of the domain under another fence is left alone.
-func (d *Delivery) Retire(fence runtime.ProducerFence) {
+func (d *Delivery) Retire(fence clockrt.ProducerFence) {
 	key := endingKey{fence.Domain, fenceKeyOf(fence)}
 	d.mu.Lock()
 	if dd, ok := d.domains[fence.Domain]; ok && dd.fence == key.fence {
@@ -486,7 +486,7 @@ func (d *Delivery) run(ctx context.Context, cancel context.CancelFunc, domain st
 
 // send makes one request under the node-wide subquota and the request
 // deadline, and reports whether the peer answered.
-func (d *Delivery) send(ctx context.Context, p Peer, rep runtime.ProgressReport) bool {
+func (d *Delivery) send(ctx context.Context, p Peer, rep clockrt.ProgressReport) bool {
 	select {
 	case d.sem <- struct{}{}:
 	case <-ctx.Done():

@@ -12,8 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
-	"github.com/nspl-dev/nspl/runtime"
-	"github.com/nspl-dev/nspl/runtime/timesource"
+	"github.com/nspl-dev/nspl/clockrt"
+	"github.com/nspl-dev/nspl/clockrt/timesource"
 )
 
 // gate sits in front of a receiver's handler and plays a stalled or dead
@@ -147,7 +147,7 @@ func newRig(t *testing.T) *deliveryRig {
 			}
 			return []Peer{{Name: "n2", APIAddr: r.addr, Incarnation: r.incarnation.Load(), Live: r.live.Load(), Advertised: r.adv.Load()}}
 		},
-		Required: func(runtime.ProgressReport) (uint64, bool) { return 5, r.current.Load() },
+		Required: func(clockrt.ProgressReport) (uint64, bool) { return 5, r.current.Load() },
 		Metrics:  r.metrics,
 	})
 	t.Cleanup(r.d.Close)
@@ -167,7 +167,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-func ids(reps []runtime.ProgressReport) []uint64 {
+func ids(reps []clockrt.ProgressReport) []uint64 {
 	out := make([]uint64, len(reps))
 	for i, r := range reps {
 		out[i] = r.ID
@@ -318,7 +318,7 @@ func TestRestartedPeerGetsTheNewestRetainedReportAgain(t *testing.T) {
 // or backoff and returns only once the lane has returned, and leaves a
 // delivery under another fence alone.
 func TestRetiringTheAuthorityStopsInFlightAndBackoff(t *testing.T) {
-	fence := runtime.ProducerFence{Domain: "d", Generation: report(1).Generation, Authority: authority}
+	fence := clockrt.ProducerFence{Domain: "d", Generation: report(1).Generation, Authority: authority}
 	other := fence
 	other.Authority.Revision++
 	cases := []struct {

@@ -12,10 +12,10 @@ import (
 	"time"
 
 	"github.com/nspl-dev/nspl/catalog"
+	"github.com/nspl-dev/nspl/clockrt"
+	"github.com/nspl-dev/nspl/clockrt/timesource"
 	"github.com/nspl-dev/nspl/lifecycle"
 	"github.com/nspl-dev/nspl/pki"
-	"github.com/nspl-dev/nspl/runtime"
-	"github.com/nspl-dev/nspl/runtime/timesource"
 	"github.com/nspl-dev/nspl/wire"
 )
 
@@ -23,8 +23,8 @@ import (
 // membership and commit path.
 type Backend interface {
 	// AcceptProgress evaluates a report from the authenticated node from
-	// (runtime.Registry.AcceptProgress).
-	AcceptProgress(from string, rep runtime.ProgressReport) (bool, error)
+	// (clockrt.Registry.AcceptProgress).
+	AcceptProgress(from string, rep clockrt.ProgressReport) (bool, error)
 	// Join adds the node's raft server as a voter, forwarding to the leader
 	// unless forwarded is set (then only the leader may serve it).
 	Join(ctx context.Context, forwarded bool, req JoinRequest) error
@@ -204,7 +204,7 @@ func (h *Handler) progress(w http.ResponseWriter, r *http.Request) {
 	st := h.backend.Status()
 	reply := ProgressReply{Outcome: OutcomeAccepted, Incarnation: st.Incarnation, AdvertisedRevision: st.AdvertisedRevision}
 	switch {
-	case errors.Is(err, runtime.ErrImplausibleProgress):
+	case errors.Is(err, clockrt.ErrImplausibleProgress):
 		// The authority's own certificate, but a report it could not
 		// have produced honestly; the backend logs these once per window.
 		reply.Outcome, reply.Reason = OutcomeRefused, err.Error()

@@ -14,9 +14,9 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/nspl-dev/nspl/catalog"
+	"github.com/nspl-dev/nspl/clockrt"
 	"github.com/nspl-dev/nspl/lifecycle"
 	"github.com/nspl-dev/nspl/pki"
-	"github.com/nspl-dev/nspl/runtime"
 	"github.com/nspl-dev/nspl/wire"
 )
 
@@ -38,7 +38,7 @@ func TestProgressFencing(t *testing.T) {
 	cases := []struct {
 		name    string
 		from    *pki.Material
-		rep     runtime.ProgressReport
+		rep     clockrt.ProgressReport
 		outcome string
 	}{
 		{"the authority's tick", p.n1, report(3), OutcomeAccepted},
@@ -46,16 +46,16 @@ func TestProgressFencing(t *testing.T) {
 		{"an older tick", p.n1, report(2), OutcomeIgnored},
 		{"signed by a node that is not the authority", p.n3, report(4), OutcomeRefused},
 		{"an old generation", p.n1, stale, OutcomeRefused},
-		{"an old authority revision", p.n1, func() runtime.ProgressReport { r := report(4); r.Authority = other; return r }(), OutcomeRefused},
+		{"an old authority revision", p.n1, func() clockrt.ProgressReport { r := report(4); r.Authority = other; return r }(), OutcomeRefused},
 		{"a previous incarnation of the authority", p.n1, foreign, OutcomeRefused},
 		{"tick zero", p.n1, report(0), OutcomeRefused},
-		{"a domain the receiver lacks", p.n1, func() runtime.ProgressReport { r := report(4); r.Domain = "nope"; return r }(), OutcomeRefused},
-		{"tick 1e9, boundary 0, UTC ten years ahead", p.n1, func() runtime.ProgressReport {
+		{"a domain the receiver lacks", p.n1, func() clockrt.ProgressReport { r := report(4); r.Domain = "nope"; return r }(), OutcomeRefused},
+		{"tick 1e9, boundary 0, UTC ten years ahead", p.n1, func() clockrt.ProgressReport {
 			r := report(1_000_000_000)
 			r.Boundary, r.AuthorityUTC = 0, issued.Add(10*365*24*time.Hour).UnixNano()
 			return r
 		}(), OutcomeRefused},
-		{"a mis-aligned boundary", p.n1, func() runtime.ProgressReport { r := report(4); r.Boundary++; return r }(), OutcomeRefused},
+		{"a mis-aligned boundary", p.n1, func() clockrt.ProgressReport { r := report(4); r.Boundary++; return r }(), OutcomeRefused},
 		{"the next tick", p.n1, report(4), OutcomeAccepted},
 	}
 	for _, c := range cases {
@@ -77,12 +77,12 @@ func TestProgressFencing(t *testing.T) {
 
 // failureReport is the last report of the authority's producer after its
 // projection failed, repeating tick id (0: none was emitted).
-func failureReport(id uint64) runtime.ProgressReport {
-	rep := runtime.ProgressReport{Domain: "d", Generation: 2, Authority: authority, Period: uint64(time.Second)}
+func failureReport(id uint64) clockrt.ProgressReport {
+	rep := clockrt.ProgressReport{Domain: "d", Generation: 2, Authority: authority, Period: uint64(time.Second)}
 	if id != 0 {
 		rep = report(id)
 	}
-	rep.Failure = &runtime.ClockFailure{Domain: "d", Generation: 2, Op: "project", Code: "clock_overflow",
+	rep.Failure = &clockrt.ClockFailure{Domain: "d", Generation: 2, Op: "project", Code: "clock_overflow",
 		Cause:   "clock: project: result of wall 1 leaves signed unix nanoseconds",
 		Message: `produce domain "d" generation 2: domain clock projection leaves the signed Unix-nanosecond range`}
 	return rep
@@ -100,7 +100,7 @@ func TestProgressFailureFencing(t *testing.T) {
 	cases := []struct {
 		name    string
 		from    *pki.Material
-		rep     runtime.ProgressReport
+		rep     clockrt.ProgressReport
 		outcome string
 	}{
 		{"signed by a node that is not the authority", p.n3, failureReport(0), OutcomeRefused},
@@ -117,7 +117,7 @@ func TestProgressFailureFencing(t *testing.T) {
 	}
 	got := rcv.reg.ClockFailure("d")
 	require.Equal(t, failureReport(3).Failure, got, "the failure travels whole")
-	require.ErrorIs(t, got, runtime.ErrClockOverflow)
+	require.ErrorIs(t, got, clockrt.ErrClockOverflow)
 	require.Equal(t, uint64(3), rcv.reg.Progress("d").ID, "its tick is accepted with it")
 }
 
@@ -177,7 +177,7 @@ func TestHandlerRefusesWhatItCannotTrust(t *testing.T) {
 			require.Equal(t, 2, resp.ProtoMajor, "peer traffic is HTTP/2")
 		})
 	}
-	// The refused reports never reached the runtime.
+	// The refused reports never reached the clockrt.
 	for _, rep := range rcv.seen() {
 		require.Equal(t, "d", rep.Domain)
 	}

@@ -13,11 +13,11 @@ import (
 
 	"github.com/nspl-dev/nspl/catalog"
 	"github.com/nspl-dev/nspl/clock"
+	"github.com/nspl-dev/nspl/clockrt"
+	"github.com/nspl-dev/nspl/clockrt/timesource"
 	"github.com/nspl-dev/nspl/internal/testpki"
 	"github.com/nspl-dev/nspl/lifecycle"
 	"github.com/nspl-dev/nspl/pki"
-	"github.com/nspl-dev/nspl/runtime"
-	"github.com/nspl-dev/nspl/runtime/timesource"
 )
 
 var issued = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -43,10 +43,10 @@ var authority = lifecycle.AuthorityFence{Node: "n1", Incarnation: 7, Revision: 3
 // receiver is a Backend over a real runtime registry with domain "d"
 // installed paced under authority; it records what reaches it.
 type receiver struct {
-	reg *runtime.Registry
+	reg *clockrt.Registry
 
 	mu       sync.Mutex
-	reports  []runtime.ProgressReport
+	reports  []clockrt.ProgressReport
 	joins    []JoinRequest
 	removes  []string
 	proposed []lifecycle.Command
@@ -69,9 +69,9 @@ func newReceiver(t testing.TB) *receiver {
 	t.Helper()
 	// The receiver's clock is an hour past the origin, so the reports of
 	// the first ticks are plausible.
-	reg := runtime.NewRegistry(timesource.NewFake(issued.Add(time.Hour).UnixNano()))
-	_, err := reg.Install("d", runtime.Lifecycle{
-		State: runtime.StatePaced, Generation: 2, StartPoint: issued.UnixNano(),
+	reg := clockrt.NewRegistry(timesource.NewFake(issued.Add(time.Hour).UnixNano()))
+	_, err := reg.Install("d", clockrt.Lifecycle{
+		State: clockrt.StatePaced, Generation: 2, StartPoint: issued.UnixNano(),
 		Mapping: clock.Mapping{WallStartedAt: issued.UnixNano(), LogicalStart: issued.UnixNano(), Rate: 1},
 		Period:  uint64(time.Second), Authority: authority, Revision: 5,
 	})
@@ -96,7 +96,7 @@ func (r *receiver) Registrable(_ context.Context, _, serverID string) error {
 	return nil
 }
 
-func (r *receiver) AcceptProgress(from string, rep runtime.ProgressReport) (bool, error) {
+func (r *receiver) AcceptProgress(from string, rep clockrt.ProgressReport) (bool, error) {
 	r.mu.Lock()
 	r.reports = append(r.reports, rep)
 	r.mu.Unlock()
@@ -175,10 +175,10 @@ func (r *receiver) waits() int {
 	return r.waiting
 }
 
-func (r *receiver) seen() []runtime.ProgressReport {
+func (r *receiver) seen() []clockrt.ProgressReport {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return append([]runtime.ProgressReport(nil), r.reports...)
+	return append([]clockrt.ProgressReport(nil), r.reports...)
 }
 
 // serve starts an HTTP/2 TLS server for h whose TLS admits any verified
@@ -197,8 +197,8 @@ func serve(t testing.TB, p *pkiSet, h http.Handler) *httptest.Server {
 func addrOf(srv *httptest.Server) string { return srv.Listener.Addr().String() }
 
 // report is tick id of the installed domain under authority.
-func report(id uint64) runtime.ProgressReport {
-	return runtime.ProgressReport{Domain: "d", Generation: 2, Authority: authority, ID: id,
+func report(id uint64) clockrt.ProgressReport {
+	return clockrt.ProgressReport{Domain: "d", Generation: 2, Authority: authority, ID: id,
 		Boundary: issued.UnixNano() + int64(id-1)*int64(time.Second), AuthorityUTC: issued.UnixNano() + int64(id), Period: uint64(time.Second)}
 }
 

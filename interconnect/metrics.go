@@ -13,7 +13,7 @@ type Metrics struct {
 	ProgressIgnored  atomic.Uint64 // current but not newer
 	ProgressRefused  atomic.Uint64 // refused by the receiver's fence
 	// ProgressImplausible counts reports that matched the fence but were
-	// refused as implausible (runtime.ErrImplausibleProgress); they are
+	// refused as implausible (clockrt.ErrImplausibleProgress); they are
 	// not in ProgressRefused.
 	ProgressImplausible atomic.Uint64
 	// Forbidden counts requests refused because of who sent them: no

@@ -11,8 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
-	"github.com/nspl-dev/nspl/runtime"
-	"github.com/nspl-dev/nspl/runtime/timesource"
+	"github.com/nspl-dev/nspl/clockrt"
+	"github.com/nspl-dev/nspl/clockrt/timesource"
 )
 
 // heldGate holds every request until the test releases it, counting the
@@ -68,7 +68,7 @@ func TestSpecSubquotaBoundsConcurrentAttempts(t *testing.T) {
 		Peers: func() []Peer {
 			return []Peer{{Name: "n2", APIAddr: addr, Incarnation: 11, Live: true, Advertised: 5}}
 		},
-		Required: func(runtime.ProgressReport) (uint64, bool) { return 5, true },
+		Required: func(clockrt.ProgressReport) (uint64, bool) { return 5, true },
 		// The request deadlines are on the fake clock, which the test
 		// never advances: it releases every request itself.
 		MaxInFlight: quota,

@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/nspl-dev/nspl/clockrt"
 	"github.com/nspl-dev/nspl/lifecycle"
-	"github.com/nspl-dev/nspl/runtime"
 	"github.com/nspl-dev/nspl/wire"
 )
 
@@ -65,7 +65,7 @@ type ProgressFailure struct {
 }
 
 // ProgressOf returns the wire form of a report.
-func ProgressOf(rep runtime.ProgressReport) Progress {
+func ProgressOf(rep clockrt.ProgressReport) Progress {
 	p := Progress{Type: ProgressType, Domain: rep.Domain, Generation: rep.Generation, Authority: rep.Authority,
 		Tick: rep.ID, Boundary: rep.Boundary, AuthorityUTC: rep.AuthorityUTC, Period: rep.Period}
 	if f := rep.Failure; f != nil {
@@ -75,11 +75,11 @@ func ProgressOf(rep runtime.ProgressReport) Progress {
 }
 
 // Report returns the runtime report p carries.
-func (p Progress) Report() runtime.ProgressReport {
-	rep := runtime.ProgressReport{Domain: p.Domain, Generation: p.Generation, Authority: p.Authority,
+func (p Progress) Report() clockrt.ProgressReport {
+	rep := clockrt.ProgressReport{Domain: p.Domain, Generation: p.Generation, Authority: p.Authority,
 		ID: p.Tick, Boundary: p.Boundary, AuthorityUTC: p.AuthorityUTC, Period: p.Period}
 	if f := p.Failure; f != nil {
-		rep.Failure = &runtime.ClockFailure{Domain: p.Domain, Generation: p.Generation,
+		rep.Failure = &clockrt.ClockFailure{Domain: p.Domain, Generation: p.Generation,
 			Op: f.Op, Code: f.Code, Cause: f.Cause, Message: f.Message}
 	}
 	return rep

@@ -5,9 +5,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nspl-dev/nspl/clockrt/timesource"
 	"github.com/nspl-dev/nspl/lifecycle"
 	"github.com/nspl-dev/nspl/planner"
-	"github.com/nspl-dev/nspl/runtime/timesource"
 	"github.com/stretchr/testify/require"
 )
 

@@ -19,10 +19,10 @@ import (
 
 	"github.com/nspl-dev/nspl/backup"
 	"github.com/nspl-dev/nspl/clock"
+	"github.com/nspl-dev/nspl/clockrt"
+	"github.com/nspl-dev/nspl/clockrt/timesource"
 	"github.com/nspl-dev/nspl/lifecycle"
 	"github.com/nspl-dev/nspl/planner"
-	"github.com/nspl-dev/nspl/runtime"
-	"github.com/nspl-dev/nspl/runtime/timesource"
 )
 
 // sourceCatalog builds the catalog every round trip backs up, on a node at
@@ -190,7 +190,7 @@ func TestRestoreResumeAfterDowntime(t *testing.T) {
 	id, boundary, err := clock.LatestDueTick(prod.LastStart.LogicalStart, prod.Period, now)
 	require.NoError(t, err)
 	obs := waitTick(t, b, "prod", id)
-	require.Equal(t, runtime.Tick{Generation: prod.Generation, ID: id, Boundary: boundary, AuthorityUTC: fake.Now()}, obs.Tick)
+	require.Equal(t, clockrt.Tick{Generation: prod.Generation, ID: id, Boundary: boundary, AuthorityUTC: fake.Now()}, obs.Tick)
 	require.Greater(t, id, prodArchived.Frontier.TickID)
 	// At rate 60 the next tick is due one period of domain time, a
 	// sixtieth of a second, after the one just emitted.
@@ -247,7 +247,7 @@ func TestRestoreDefaultIsStopped(t *testing.T) {
 	require.Nil(t, d.Mapping, "a default restore installs no mapping")
 	require.False(t, d.Authority.Assigned())
 	require.Equal(t, uint64(2), d.Generation)
-	require.Equal(t, runtime.StateStopped, b.registry.Current("prod").State())
+	require.Equal(t, clockrt.StateStopped, b.registry.Current("prod").State())
 	_, err = b.registry.Bind("prod")
 	require.Error(t, err, "a stopped clock cannot be read")
 

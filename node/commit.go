@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/nspl-dev/nspl/catalog"
+	"github.com/nspl-dev/nspl/clockrt/timesource"
 	"github.com/nspl-dev/nspl/lifecycle"
-	"github.com/nspl-dev/nspl/runtime/timesource"
 )
 
 // Timing of the write path.

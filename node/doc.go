@@ -1,5 +1,5 @@
 // Package node is one nspl node: the replicated catalog (package catalog)
-// wired to the node runtime (package runtime), the tick producers this
+// wired to the node runtime (package clockrt), the tick producers this
 // node's clock authority runs, and the control-plane command handler that
 // sessions call.
 //
@@ -22,7 +22,7 @@
 //     committed domains since it started (WaitInstalled), and is the
 //     revision the node advertises and the completion boundary waits for.
 //   - Production. For every paced running domain whose installed authority
-//     is this process's incarnation, one runtime.Producer bound to the
+//     is this process's incarnation, one clockrt.Producer bound to the
 //     installed fence. A producer whose fence no longer matches is retired
 //     off the apply goroutine: cancelled, waited for, and its peer
 //     delivery ended (Config.OnRetire), before its domain's successor

@@ -9,10 +9,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nspl-dev/nspl/clock"
+	"github.com/nspl-dev/nspl/clockrt"
+	"github.com/nspl-dev/nspl/clockrt/timesource"
 	"github.com/nspl-dev/nspl/internal/testlog"
 	"github.com/nspl-dev/nspl/planner"
-	"github.com/nspl-dev/nspl/runtime"
-	"github.com/nspl-dev/nspl/runtime/timesource"
 )
 
 // The warnings an operator reads when a clock fails at its authority.
@@ -23,7 +23,7 @@ const (
 
 // waitFailure waits, on the observer's notifications, until the node has
 // accepted a clock failure of the domain's installed generation.
-func waitFailure(t *testing.T, n *Node, domain string) *runtime.ClockFailure {
+func waitFailure(t *testing.T, n *Node, domain string) *clockrt.ClockFailure {
 	t.Helper()
 	o, err := n.Observe(domain)
 	require.NoError(t, err)
@@ -70,10 +70,10 @@ func TestClockFailureWarnings(t *testing.T) {
 		require.Equal(t, uint64(1), n.registry.Progress("p").ID, "tick 1 is accepted with the failure")
 		require.Equal(t, "wait", fl.Op)
 		require.Equal(t, "cannot_schedule", fl.Code)
-		require.ErrorIs(t, fl, runtime.ErrCannotSchedule)
+		require.ErrorIs(t, fl, clockrt.ErrCannotSchedule)
 		require.Contains(t, fl.Message, `produce domain "p" generation 1`)
 		require.Contains(t, fl.Message, fl.Cause)
-		f, ok := runtime.FenceOf(n.registry.Current("p"))
+		f, ok := clockrt.FenceOf(n.registry.Current("p"))
 		require.True(t, ok)
 
 		// The producer logged its warning before it emitted the report the
@@ -101,15 +101,15 @@ func TestClockFailureWarnings(t *testing.T) {
 		_, err = n.Start(ctx, "p", planner.Start{Mode: planner.StartAtNow, Rate: 1}.Request())
 		require.NoError(t, err)
 		waitTick(t, n, "p", 1)
-		f, ok := runtime.FenceOf(n.registry.Current("p"))
+		f, ok := clockrt.FenceOf(n.registry.Current("p"))
 		require.True(t, ok)
 
 		// The report as a producer renders a failed rate conversion.
 		_, cause := (clock.Mapping{Rate: 1e-11}).WaitDelta(uint64(time.Second))
 		require.Error(t, cause)
-		cerr := &runtime.ClockError{Op: "produce", Domain: "p", Generation: f.Generation, Err: runtime.ErrCannotSchedule, Cause: cause}
-		rep := runtime.ProgressReport{Domain: "p", Generation: f.Generation, Authority: f.Authority, Period: f.Period,
-			Failure: &runtime.ClockFailure{Domain: "p", Generation: f.Generation, Op: "wait", Code: "cannot_schedule",
+		cerr := &clockrt.ClockError{Op: "produce", Domain: "p", Generation: f.Generation, Err: clockrt.ErrCannotSchedule, Cause: cause}
+		rep := clockrt.ProgressReport{Domain: "p", Generation: f.Generation, Authority: f.Authority, Period: f.Period,
+			Failure: &clockrt.ClockFailure{Domain: "p", Generation: f.Generation, Op: "wait", Code: "cannot_schedule",
 				Cause: cause.Error(), Message: cerr.Error()}}
 		for i := range 2 {
 			ok, err := n.AcceptProgress(f.Authority.Node, rep)

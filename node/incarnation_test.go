@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nspl-dev/nspl/clockrt"
+	"github.com/nspl-dev/nspl/clockrt/timesource"
 	"github.com/nspl-dev/nspl/planner"
-	"github.com/nspl-dev/nspl/runtime"
-	"github.com/nspl-dev/nspl/runtime/timesource"
 	"github.com/stretchr/testify/require"
 )
 
@@ -56,7 +56,7 @@ func TestNoProducerForAnotherIncarnation(t *testing.T) {
 			n.producers.installedRevision(next.Revision, []string{"prod"}, false)
 			n.installMu.Unlock()
 			if tc.produces {
-				waitProducer(t, n, "prod", "this incarnation's producer", func(f runtime.ProducerFence, ok bool) bool {
+				waitProducer(t, n, "prod", "this incarnation's producer", func(f clockrt.ProducerFence, ok bool) bool {
 					return ok && f.Authority == next.Authority
 				})
 				return

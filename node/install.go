@@ -4,8 +4,8 @@ import (
 	"errors"
 
 	"github.com/nspl-dev/nspl/catalog"
+	"github.com/nspl-dev/nspl/clockrt"
 	"github.com/nspl-dev/nspl/lifecycle"
-	"github.com/nspl-dev/nspl/runtime"
 )
 
 // onChange is the catalog's synchronous change hook: it runs on the apply
@@ -80,7 +80,7 @@ func (n *Node) installDomainsLocked(s *lifecycle.State, names []string) {
 func (n *Node) installOneLocked(d lifecycle.Domain, rev uint64) {
 	n.installs.Add(1)
 	if _, err := n.registry.Install(d.Name, LifecycleOf(d, rev)); err != nil {
-		if errors.Is(err, runtime.ErrOlderRevision) {
+		if errors.Is(err, clockrt.ErrOlderRevision) {
 			n.logger.Debug("domain holds a newer revision", "domain", d.Name, "revision", rev)
 			return
 		}
@@ -116,21 +116,21 @@ func (n *Node) advanceCounter(rev uint64) {
 // installs for it at catalog revision rev: stopped, unpaced, paced with its
 // mapping and authority fence, or uninstalled while a paced domain runs
 // without an assigned authority.
-func LifecycleOf(d lifecycle.Domain, rev uint64) runtime.Lifecycle {
-	lc := runtime.Lifecycle{
+func LifecycleOf(d lifecycle.Domain, rev uint64) clockrt.Lifecycle {
+	lc := clockrt.Lifecycle{
 		Generation: d.Generation,
 		StartPoint: d.LastStart.LogicalStart,
 		Revision:   rev,
 	}
 	switch {
 	case !d.Running():
-		lc.State = runtime.StateStopped
+		lc.State = clockrt.StateStopped
 	case d.Pace == lifecycle.Unpaced:
-		lc.State = runtime.StateUnpaced
+		lc.State = clockrt.StateUnpaced
 	case d.Mapping == nil || !d.Authority.Assigned():
-		lc.State = runtime.StateUninstalled
+		lc.State = clockrt.StateUninstalled
 	default:
-		lc.State = runtime.StatePaced
+		lc.State = clockrt.StatePaced
 		lc.Mapping = *d.Mapping
 		lc.Period = d.Period
 		lc.Skew = d.Skew

@@ -9,10 +9,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nspl-dev/nspl/catalog"
+	"github.com/nspl-dev/nspl/clockrt"
+	"github.com/nspl-dev/nspl/clockrt/timesource"
 	"github.com/nspl-dev/nspl/lifecycle"
 	"github.com/nspl-dev/nspl/planner"
-	"github.com/nspl-dev/nspl/runtime"
-	"github.com/nspl-dev/nspl/runtime/timesource"
 )
 
 // settled waits until the producer set's loop has passed over every
@@ -118,7 +118,7 @@ func TestRestoredChangeInstallsTheWholeCatalog(t *testing.T) {
 		Name: "came", Pace: lifecycle.Unpaced}}).Changed)
 	n.onChange(catalog.Change{Revision: restored.Revision(), State: restored, Restored: true})
 	require.Equal(t, []string{"came", "kept"}, n.registry.Domains())
-	require.Equal(t, runtime.StateStopped, n.registry.Current("came").State())
+	require.Equal(t, clockrt.StateStopped, n.registry.Current("came").State())
 
 	// The same state named by its domains installs the same way, and a
 	// change naming a domain it lacks removes it.

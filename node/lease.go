@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/nspl-dev/nspl/catalog"
-	"github.com/nspl-dev/nspl/runtime"
-	"github.com/nspl-dev/nspl/runtime/timesource"
+	"github.com/nspl-dev/nspl/clockrt"
+	"github.com/nspl-dev/nspl/clockrt/timesource"
 )
 
 // authorityLease is a cluster member's proof that it may still act for the
@@ -22,7 +22,7 @@ import (
 // node vouches for its clocks; once it has not been renewed for longer than
 // the lease the node stops: its producers' ticks are withheld (emit) and
 // every attachment it serves is told the clock is interrupted
-// (runtime.Registry.SetInterrupted).
+// (clockrt.Registry.SetInterrupted).
 //
 // Regaining contact does not end the interruption by itself: the node may
 // have missed commits (an authority moved away from it, a STOP, a new
@@ -57,7 +57,7 @@ type leaseDeps struct {
 	contact        func() catalog.Contact
 	barrier        func(ctx context.Context) (uint64, error)
 	waitInstalled  func(ctx context.Context, rev uint64) error
-	setInterrupted func(*runtime.Interruption)
+	setInterrupted func(*clockrt.Interruption)
 	// vouching runs after every sample that leaves the node vouching, so
 	// what was withheld while it did not is handed on (Node.releaseWithheld);
 	// nil runs nothing.
@@ -142,7 +142,7 @@ func (l *authorityLease) loop(ctx context.Context) {
 		case lapsed && !l.interrupted.Load():
 			l.interrupted.Store(true)
 			cause := fmt.Sprintf("node %s has not heard from the cluster's leader for more than its authority lease of %s", l.name, l.lease)
-			l.deps.setInterrupted(&runtime.Interruption{Cause: cause})
+			l.deps.setInterrupted(&clockrt.Interruption{Cause: cause})
 			l.logger.Warn("authority lease lapsed: this node stops producing ticks and tells its attached clients their clocks are interrupted",
 				"lease", l.lease)
 		case !lapsed && l.interrupted.Load():
@@ -188,7 +188,7 @@ func (n *Node) Vouches() bool { return n.lease == nil || n.lease.vouches() }
 
 // Interruption returns why this node does not vouch for its clocks, nil
 // while it does.
-func (n *Node) Interruption() *runtime.Interruption { return n.registry.Interrupted() }
+func (n *Node) Interruption() *clockrt.Interruption { return n.registry.Interrupted() }
 
 // ConfirmRead confirms that this node's state is no older than the
 // leader's was when the call began, for a linearizable read: it commits a

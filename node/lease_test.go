@@ -13,9 +13,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nspl-dev/nspl/catalog"
+	"github.com/nspl-dev/nspl/clockrt"
+	"github.com/nspl-dev/nspl/clockrt/timesource"
 	"github.com/nspl-dev/nspl/planner"
-	"github.com/nspl-dev/nspl/runtime"
-	"github.com/nspl-dev/nspl/runtime/timesource"
 )
 
 // leaseRig drives an authorityLease on a fake clock with a fake catalog:
@@ -34,7 +34,7 @@ type leaseRig struct {
 	barrierErr  error
 	barriers    int
 	installed   uint64
-	interrupted []*runtime.Interruption // every setInterrupted call
+	interrupted []*clockrt.Interruption // every setInterrupted call
 }
 
 var errNoLeader = errors.New("no leader")
@@ -61,7 +61,7 @@ func newLeaseRig(t *testing.T, lease time.Duration) *leaseRig {
 			}
 			return nil
 		},
-		setInterrupted: func(in *runtime.Interruption) {
+		setInterrupted: func(in *clockrt.Interruption) {
 			r.mu.Lock()
 			defer r.mu.Unlock()
 			r.interrupted = append(r.interrupted, in)
@@ -92,10 +92,10 @@ func (r *leaseRig) set(f func(r *leaseRig)) {
 	f(r)
 }
 
-func (r *leaseRig) calls() []*runtime.Interruption {
+func (r *leaseRig) calls() []*clockrt.Interruption {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return append([]*runtime.Interruption(nil), r.interrupted...)
+	return append([]*clockrt.Interruption(nil), r.interrupted...)
 }
 
 func TestAuthorityLeaseBound(t *testing.T) {

@@ -4,8 +4,8 @@ import (
 	"context"
 
 	"github.com/nspl-dev/nspl/catalog"
+	"github.com/nspl-dev/nspl/clockrt"
 	"github.com/nspl-dev/nspl/lifecycle"
-	"github.com/nspl-dev/nspl/runtime"
 )
 
 // The operations below are what a cluster member (package cluster) needs
@@ -61,14 +61,14 @@ func (n *Node) Propose(ctx context.Context, cmd lifecycle.Command) (lifecycle.Re
 }
 
 // Installation returns the domain's installed clock on this node, or a
-// missing installation when the node holds none (runtime.Registry.Current).
-func (n *Node) Installation(domain string) *runtime.Installation {
+// missing installation when the node holds none (clockrt.Registry.Current).
+func (n *Node) Installation(domain string) *clockrt.Installation {
 	return n.registry.Current(domain)
 }
 
 // Progress returns the newest accepted tick of the domain on this node
-// (runtime.Registry.Progress).
-func (n *Node) Progress(domain string) runtime.Tick { return n.registry.Progress(domain) }
+// (clockrt.Registry.Progress).
+func (n *Node) Progress(domain string) clockrt.Tick { return n.registry.Progress(domain) }
 
 // AuthoritiesReconciled returns the newest catalog revision this node, as
 // the leader, has reconciled every clock authority against, and a channel

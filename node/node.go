@@ -10,10 +10,10 @@ import (
 	"time"
 
 	"github.com/nspl-dev/nspl/catalog"
+	"github.com/nspl-dev/nspl/clockrt"
+	"github.com/nspl-dev/nspl/clockrt/timesource"
 	"github.com/nspl-dev/nspl/lifecycle"
 	"github.com/nspl-dev/nspl/metrics"
-	"github.com/nspl-dev/nspl/runtime"
-	"github.com/nspl-dev/nspl/runtime/timesource"
 
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -68,15 +68,15 @@ type Config struct {
 	OnCommit func(time.Duration)
 	// MaxClockOffset bounds how far ahead of this node's UTC a clock
 	// authority's may be: a received report whose tick or authority UTC is
-	// further ahead is refused (runtime.Registry.SetMaxClockOffset). Zero
-	// means runtime.DefaultMaxClockOffset; negative is ErrConfig.
+	// further ahead is refused (clockrt.Registry.SetMaxClockOffset). Zero
+	// means clockrt.DefaultMaxClockOffset; negative is ErrConfig.
 	MaxClockOffset time.Duration
 	// OnProgress, when set, receives every report this node's producers
 	// emit, after it was applied locally, on the producer's goroutine. It is
 	// where peer delivery attaches. It must not block, except on ctx, which
 	// ends when the producer is retired: the retirement waits for the call
 	// to return.
-	OnProgress func(ctx context.Context, rep runtime.ProgressReport)
+	OnProgress func(ctx context.Context, rep clockrt.ProgressReport)
 	// OnRetire, when set, is called once for every producer this node
 	// retires, with its fence, after its goroutine has returned (so after
 	// its last OnProgress call). It ends the peer delivery of the fence's
@@ -84,7 +84,7 @@ type Config struct {
 	// once that delivery has stopped. The revision that retired the
 	// producer counts as installed only after it returns (Installed), so
 	// it must not wait on anything else.
-	OnRetire func(fence runtime.ProducerFence)
+	OnRetire func(fence clockrt.ProducerFence)
 	// WriteTimeout bounds how long a statement's write whose context has
 	// no deadline keeps retrying through a leadership change. Zero means
 	// DefaultWriteTimeout. It also bounds, from the commit, the wait for
@@ -105,7 +105,7 @@ type Node struct {
 	cfg      Config
 	logger   *slog.Logger
 	src      timesource.Source
-	registry *runtime.Registry
+	registry *clockrt.Registry
 	catalog  *catalog.Replica
 
 	// installMu serialises installations from the apply goroutine and
@@ -153,7 +153,7 @@ func New(cfg Config) (*Node, error) {
 	case cfg.MaxClockOffset < 0:
 		return nil, fmt.Errorf("%w: max clock offset %s is negative; pass a duration such as 500ms", ErrConfig, cfg.MaxClockOffset)
 	case cfg.MaxClockOffset == 0:
-		cfg.MaxClockOffset = runtime.DefaultMaxClockOffset
+		cfg.MaxClockOffset = clockrt.DefaultMaxClockOffset
 	}
 	if cfg.WriteTimeout <= 0 {
 		cfg.WriteTimeout = DefaultWriteTimeout
@@ -163,7 +163,7 @@ func New(cfg Config) (*Node, error) {
 		cfg:         cfg,
 		logger:      cfg.Logger.With("node_name", cfg.Name),
 		src:         cfg.TimeSource,
-		registry:    runtime.NewRegistry(cfg.TimeSource),
+		registry:    clockrt.NewRegistry(cfg.TimeSource),
 		countChange: make(chan struct{}),
 	}
 	// The registry's collectors cost a measurable share of a short-lived
@@ -279,28 +279,28 @@ func (n *Node) TimeSource() timesource.Source { return n.src }
 func (n *Node) Logger() *slog.Logger { return n.logger }
 
 // Observe returns an observer of the domain's installation and progress on
-// this node, for an attachment. It fails with runtime.ErrDomainMissing when
+// this node, for an attachment. It fails with clockrt.ErrDomainMissing when
 // the node has not installed the domain; call WaitInstalled first.
-func (n *Node) Observe(domain string) (*runtime.Observer, error) {
+func (n *Node) Observe(domain string) (*clockrt.Observer, error) {
 	return n.registry.Observe(domain)
 }
 
 // ClockFailure returns the failure the domain's authority reported for the
 // installed generation (this node's own producer, or a progress report it
 // accepted), nil when none.
-func (n *Node) ClockFailure(domain string) *runtime.ClockFailure {
+func (n *Node) ClockFailure(domain string) *clockrt.ClockFailure {
 	return n.registry.ClockFailure(domain)
 }
 
 // AcceptProgress applies a progress report received from the authenticated
-// peer from; see runtime.Registry.AcceptProgress. A report refused as
-// implausible (runtime.ErrImplausibleProgress) is counted
+// peer from; see clockrt.Registry.AcceptProgress. A report refused as
+// implausible (clockrt.ErrImplausibleProgress) is counted
 // (ImplausibleProgress) and logged at most once per ten seconds per domain.
 // An accepted clock failure is logged as a warning with its full typed
 // report, once per generation, as the authority logged it.
-func (n *Node) AcceptProgress(from string, rep runtime.ProgressReport) (bool, error) {
+func (n *Node) AcceptProgress(from string, rep clockrt.ProgressReport) (bool, error) {
 	ok, err := n.registry.AcceptProgress(from, rep)
-	if errors.Is(err, runtime.ErrImplausibleProgress) {
+	if errors.Is(err, clockrt.ErrImplausibleProgress) {
 		n.refused.record(rep.Domain, from, err)
 	}
 	if err == nil && ok && rep.Failure != nil {

@@ -14,10 +14,10 @@ import (
 
 	"github.com/nspl-dev/nspl/catalog"
 	"github.com/nspl-dev/nspl/clock"
+	"github.com/nspl-dev/nspl/clockrt"
+	"github.com/nspl-dev/nspl/clockrt/timesource"
 	"github.com/nspl-dev/nspl/lifecycle"
 	"github.com/nspl-dev/nspl/planner"
-	"github.com/nspl-dev/nspl/runtime"
-	"github.com/nspl-dev/nspl/runtime/timesource"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -52,7 +52,7 @@ func paced(name string, period, skew time.Duration) lifecycle.CreateDomain {
 
 // waitTick waits, on the observer's notifications and never on a sleep,
 // until the domain's accepted tick reaches id.
-func waitTick(t *testing.T, n *Node, domain string, id uint64) runtime.Observation {
+func waitTick(t *testing.T, n *Node, domain string, id uint64) clockrt.Observation {
 	t.Helper()
 	o, err := n.Observe(domain)
 	require.NoError(t, err)
@@ -90,7 +90,7 @@ func TestLifecycleThroughHandler(t *testing.T) {
 	out, err := n.CreateDomain(ctx, paced("prod", time.Second, 100*time.Millisecond))
 	require.NoError(t, err)
 	require.True(t, out.Changed)
-	require.Equal(t, runtime.StateStopped, n.registry.Current("prod").State())
+	require.Equal(t, clockrt.StateStopped, n.registry.Current("prod").State())
 
 	_, err = n.CreateDomain(ctx, paced("prod", time.Second, 0))
 	require.ErrorIs(t, err, lifecycle.ErrDomainExists)
@@ -100,18 +100,18 @@ func TestLifecycleThroughHandler(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, uint64(1), out.Domain.Generation)
 	in := n.registry.Current("prod")
-	require.Equal(t, runtime.StatePaced, in.State())
+	require.Equal(t, clockrt.StatePaced, in.State())
 	m, _ := in.Mapping()
 	require.Equal(t, clock.Mapping{WallStartedAt: t0, LogicalStart: 1000, Rate: 60}, m)
 	require.Equal(t, n.Identity(), in.Authority().Identity())
 
 	obs := waitTick(t, n, "prod", 1)
-	require.Equal(t, runtime.Tick{Generation: 1, ID: 1, Boundary: 1000, AuthorityUTC: t0}, obs.Tick)
+	require.Equal(t, clockrt.Tick{Generation: 1, ID: 1, Boundary: 1000, AuthorityUTC: t0}, obs.Tick)
 
 	_, err = n.Stop(ctx, "prod")
 	require.NoError(t, err)
-	require.Equal(t, runtime.StateStopped, n.registry.Current("prod").State())
-	require.Equal(t, runtime.Tick{}, n.registry.Progress("prod"))
+	require.Equal(t, clockrt.StateStopped, n.registry.Current("prod").State())
+	require.Equal(t, clockrt.Tick{}, n.registry.Progress("prod"))
 
 	out, err = n.Start(ctx, "prod", planner.Start{Mode: planner.StartAtNow, Rate: 1}.Request())
 	require.NoError(t, err)
@@ -125,7 +125,7 @@ func TestLifecycleThroughHandler(t *testing.T) {
 	require.NoError(t, err)
 	_, err = n.DropDomain(ctx, lifecycle.DropDomain{Name: "prod"})
 	require.NoError(t, err)
-	require.Equal(t, runtime.StateMissing, n.registry.Current("prod").State())
+	require.Equal(t, clockrt.StateMissing, n.registry.Current("prod").State())
 	_, err = n.Domain("prod")
 	require.True(t, errors.Is(err, lifecycle.ErrDomainNotFound))
 }
@@ -185,9 +185,9 @@ func TestReopenKeepsMappingAndResumesTicks(t *testing.T) {
 		return n.registry.Current("prod").Authority().Identity() == n.Identity()
 	})
 	obs := waitTick(t, n, "prod", 16)
-	require.Equal(t, runtime.Tick{Generation: 1, ID: 16, Boundary: t0 + 15*int64(time.Second), AuthorityUTC: t0 + 15*int64(time.Second)}, obs.Tick)
-	var fence runtime.ProducerFence
-	waitProducer(t, n, "prod", "this incarnation's producer", func(f runtime.ProducerFence, ok bool) bool {
+	require.Equal(t, clockrt.Tick{Generation: 1, ID: 16, Boundary: t0 + 15*int64(time.Second), AuthorityUTC: t0 + 15*int64(time.Second)}, obs.Tick)
+	var fence clockrt.ProducerFence
+	waitProducer(t, n, "prod", "this incarnation's producer", func(f clockrt.ProducerFence, ok bool) bool {
 		fence = f
 		return ok && f.Authority.Identity() == n.Identity()
 	})
@@ -196,7 +196,7 @@ func TestReopenKeepsMappingAndResumesTicks(t *testing.T) {
 
 // waitProducer waits on the producer set's reconciliations until cond
 // holds for the domain's producer.
-func waitProducer(t *testing.T, n *Node, domain, what string, cond func(runtime.ProducerFence, bool) bool) {
+func waitProducer(t *testing.T, n *Node, domain, what string, cond func(clockrt.ProducerFence, bool) bool) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -226,19 +226,19 @@ func reconciled(t *testing.T, n *Node) {
 // reportLog records every report the node's producers emit.
 type reportLog struct {
 	mu   sync.Mutex
-	reps []runtime.ProgressReport
+	reps []clockrt.ProgressReport
 }
 
-func (l *reportLog) add(_ context.Context, r runtime.ProgressReport) {
+func (l *reportLog) add(_ context.Context, r clockrt.ProgressReport) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.reps = append(l.reps, r)
 }
 
-func (l *reportLog) all() []runtime.ProgressReport {
+func (l *reportLog) all() []clockrt.ProgressReport {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return append([]runtime.ProgressReport(nil), l.reps...)
+	return append([]clockrt.ProgressReport(nil), l.reps...)
 }
 
 func TestProducerRetiredBeforeSuccessor(t *testing.T) {
@@ -261,7 +261,7 @@ func TestProducerRetiredBeforeSuccessor(t *testing.T) {
 	// STOP retires it; nothing is produced while stopped.
 	_, err = n.Stop(ctx, "prod")
 	require.NoError(t, err)
-	waitProducer(t, n, "prod", "the producer to retire", func(_ runtime.ProducerFence, ok bool) bool { return !ok })
+	waitProducer(t, n, "prod", "the producer to retire", func(_ clockrt.ProducerFence, ok bool) bool { return !ok })
 	fake.Advance(time.Second)
 
 	// A new generation gets a new producer.
@@ -279,7 +279,7 @@ func TestProducerRetiredBeforeSuccessor(t *testing.T) {
 	}})
 	require.NoError(t, err)
 	require.NoError(t, res.Err())
-	waitProducer(t, n, "prod", "the authority to be reassigned", func(f runtime.ProducerFence, ok bool) bool {
+	waitProducer(t, n, "prod", "the authority to be reassigned", func(f clockrt.ProducerFence, ok bool) bool {
 		return ok && f.Authority.Revision >= d.Authority.Revision+2
 	})
 	parked(t, fake, time.Second)
@@ -343,14 +343,14 @@ func TestTransactionsThroughHandler(t *testing.T) {
 	require.Equal(t, lifecycle.PreferColocation, out.Domain.Placement)
 	require.Equal(t, int64(20*time.Second), out.Domain.LastStart.LogicalStart)
 	require.Equal(t, 2.0, out.Domain.LastStart.Rate)
-	require.Equal(t, runtime.StatePaced, n.registry.Current("prod").State())
+	require.Equal(t, clockrt.StatePaced, n.registry.Current("prod").State())
 	require.Equal(t, uint64(2), n.registry.Current("prod").Generation())
 
 	// A refused step refuses the whole transaction.
 	_, err = n.CommitTransaction(ctx, "prod", steps(planner.Stop{}, planner.Stop{}))
 	require.ErrorIs(t, err, lifecycle.ErrAlreadyStopped)
 	require.Equal(t, 2, lifecycle.AsError(err).Step)
-	require.Equal(t, runtime.StatePaced, n.registry.Current("prod").State())
+	require.Equal(t, clockrt.StatePaced, n.registry.Current("prod").State())
 
 	_, err = n.CommitTransaction(ctx, "prod", steps(planner.Stop{}, planner.Use{Name: "x"}))
 	require.ErrorIs(t, err, ErrNotTransactional)
@@ -424,7 +424,7 @@ func TestHandlerRefusals(t *testing.T) {
 
 	// The unpaced domain started: unpaced clock, no producer, once the
 	// producer set has reconciled with that installation.
-	require.Equal(t, runtime.StateUnpaced, n.registry.Current("flat").State())
+	require.Equal(t, clockrt.StateUnpaced, n.registry.Current("flat").State())
 	reconciled(t, n)
 	_, ok := n.Producing("flat")
 	require.False(t, ok)
@@ -488,7 +488,7 @@ func TestOlderRevisionNeverInstalled(t *testing.T) {
 			_, err = n.DropDomain(ctx, lifecycle.DropDomain{Name: "gone"})
 			require.NoError(t, err)
 			prod := n.registry.Current("prod")
-			require.Equal(t, runtime.StatePaced, prod.State())
+			require.Equal(t, clockrt.StatePaced, prod.State())
 			_, installed, _ := n.Installed()
 
 			late := c.late(empty, created)

@@ -6,7 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/nspl-dev/nspl/runtime"
+	"github.com/nspl-dev/nspl/clockrt"
 )
 
 // producerSet runs the node's tick producers: one per paced running domain
@@ -66,7 +66,7 @@ type producerSet struct {
 // producerRun is one running producer and the cancellation of the context
 // its reports are handed on under.
 type producerRun struct {
-	p      *runtime.Producer
+	p      *clockrt.Producer
 	cancel context.CancelFunc
 }
 
@@ -149,9 +149,9 @@ func (ps *producerSet) installedRevision(rev uint64, names []string, all bool) {
 
 // desiredFence returns the fence of the domain's installed clock when it
 // wants this incarnation to produce for it.
-func (ps *producerSet) desiredFence(name string) (runtime.ProducerFence, bool) {
+func (ps *producerSet) desiredFence(name string) (clockrt.ProducerFence, bool) {
 	ps.examined.Add(1)
-	f, ok := runtime.FenceOf(ps.n.registry.Current(name))
+	f, ok := clockrt.FenceOf(ps.n.registry.Current(name))
 	return f, ok && f.Authority.Identity() == ps.n.Identity()
 }
 
@@ -219,13 +219,13 @@ func (ps *producerSet) syncLocked() {
 }
 
 // startLocked starts the domain's producer under fence f.
-func (ps *producerSet) startLocked(name string, f runtime.ProducerFence) {
+func (ps *producerSet) startLocked(name string, f clockrt.ProducerFence) {
 	pctx, cancel := context.WithCancel(context.Background())
 	run := &producerRun{cancel: cancel}
-	run.p = runtime.StartProducer(runtime.ProducerConfig{
+	run.p = clockrt.StartProducer(clockrt.ProducerConfig{
 		Fence:  f,
 		Source: ps.n.src,
-		Emit:   func(rep runtime.ProgressReport) { ps.n.emit(pctx, rep) },
+		Emit:   func(rep clockrt.ProgressReport) { ps.n.emit(pctx, rep) },
 		Logger: ps.n.logger,
 	})
 	ps.running[name] = run
@@ -301,12 +301,12 @@ func (ps *producerSet) stopAll() {
 
 // fence returns the fence of the domain's running producer and a channel
 // closed when the set next finishes reconciling or a retirement ends.
-func (ps *producerSet) fence(domain string) (runtime.ProducerFence, bool, <-chan struct{}) {
+func (ps *producerSet) fence(domain string) (clockrt.ProducerFence, bool, <-chan struct{}) {
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
 	run, ok := ps.running[domain]
 	if !ok {
-		return runtime.ProducerFence{}, false, ps.synced
+		return clockrt.ProducerFence{}, false, ps.synced
 	}
 	return run.p.Fence(), true, ps.synced
 }
@@ -315,7 +315,7 @@ func (ps *producerSet) fence(domain string) (runtime.ProducerFence, bool, <-chan
 // peer delivery. ctx is the producer's: once it is retired, its reports
 // are no longer handed on, and an OnProgress call it is blocked in is
 // asked to return.
-func (n *Node) emit(ctx context.Context, rep runtime.ProgressReport) {
+func (n *Node) emit(ctx context.Context, rep clockrt.ProgressReport) {
 	if ctx.Err() != nil {
 		return
 	}
@@ -336,12 +336,12 @@ func (n *Node) emit(ctx context.Context, rep runtime.ProgressReport) {
 // hand applies rep locally and hands it to OnProgress; with onlyNewer it
 // hands on only a report the registry took as newer than the one it holds
 // (a withheld report a later tick has overtaken is dropped).
-func (n *Node) hand(ctx context.Context, rep runtime.ProgressReport, onlyNewer bool) {
+func (n *Node) hand(ctx context.Context, rep clockrt.ProgressReport, onlyNewer bool) {
 	newer, err := n.registry.AcceptProgress(n.cfg.Name, rep)
 	if err != nil {
 		// A producer being retired can still emit under its old fence;
 		// the receiver's refusal is the fence doing its job.
-		if errors.Is(err, runtime.ErrProgressFence) || errors.Is(err, runtime.ErrClockUnavailable) {
+		if errors.Is(err, clockrt.ErrProgressFence) || errors.Is(err, clockrt.ErrClockUnavailable) {
 			n.logger.Debug("own progress refused", "domain", rep.Domain, "tick", rep.ID, "err", err)
 		} else {
 			n.logger.Warn("own progress refused", "domain", rep.Domain, "tick", rep.ID, "err", err)
@@ -382,10 +382,10 @@ type withheldReports struct {
 
 type withheldReport struct {
 	ctx context.Context
-	rep runtime.ProgressReport
+	rep clockrt.ProgressReport
 }
 
-func (w *withheldReports) keep(ctx context.Context, rep runtime.ProgressReport) {
+func (w *withheldReports) keep(ctx context.Context, rep clockrt.ProgressReport) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.m == nil {
@@ -429,7 +429,7 @@ func (w *withheldReports) takeAll() []withheldReport {
 // successor only once its predecessor exited. Once the node counts a
 // revision as installed (Installed, the completion boundary), every
 // producer it retires has exited.
-func (n *Node) Producing(domain string) (runtime.ProducerFence, bool) {
+func (n *Node) Producing(domain string) (clockrt.ProducerFence, bool) {
 	f, ok, _ := n.producers.fence(domain)
 	return f, ok
 }

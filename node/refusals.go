@@ -5,7 +5,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/nspl-dev/nspl/runtime/timesource"
+	"github.com/nspl-dev/nspl/clockrt/timesource"
 )
 
 // refusalWindow is how often refusedProgress logs one domain's implausible
@@ -13,7 +13,7 @@ import (
 const refusalWindow = 10 * time.Second
 
 // refusedProgress counts the progress reports refused as implausible
-// (runtime.ErrImplausibleProgress) and logs them at most once per
+// (clockrt.ErrImplausibleProgress) and logs them at most once per
 // refusalWindow per domain: the first refusal of a window is logged with
 // the number refused since the previous line, the others are only
 // counted. A forging authority can therefore not flood the log. Its map

@@ -12,9 +12,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/nspl-dev/nspl/clockrt"
+	"github.com/nspl-dev/nspl/clockrt/timesource"
 	"github.com/nspl-dev/nspl/planner"
-	"github.com/nspl-dev/nspl/runtime"
-	"github.com/nspl-dev/nspl/runtime/timesource"
 )
 
 // lockedBuffer is a log sink safe for the node's goroutines.
@@ -84,14 +84,14 @@ func TestNodeRefusesAndCountsImplausibleProgress(t *testing.T) {
 	_, err = n.Start(ctx, "p", planner.Start{Mode: planner.StartAtNow, Rate: 1}.Request())
 	require.NoError(t, err)
 	waitTick(t, n, "p", 1)
-	f, ok := runtime.FenceOf(n.registry.Current("p"))
+	f, ok := clockrt.FenceOf(n.registry.Current("p"))
 	require.True(t, ok)
 
-	forged := runtime.ProgressReport{Domain: "p", Generation: f.Generation, Authority: f.Authority,
+	forged := clockrt.ProgressReport{Domain: "p", Generation: f.Generation, Authority: f.Authority,
 		ID: 1_000_000_000, Boundary: 0, AuthorityUTC: t0 + int64(10*365*24*time.Hour), Period: f.Period}
 	for range 3 {
 		ok, err := n.AcceptProgress(f.Authority.Node, forged)
-		require.ErrorIs(t, err, runtime.ErrImplausibleProgress)
+		require.ErrorIs(t, err, clockrt.ErrImplausibleProgress)
 		require.False(t, ok)
 	}
 	require.Equal(t, uint64(3), n.ImplausibleProgress())
@@ -100,7 +100,7 @@ func TestNodeRefusesAndCountsImplausibleProgress(t *testing.T) {
 	// The genuine next tick is accepted after the forgeries (here or from
 	// the node's own producer, whichever comes first).
 	fake.Advance(time.Second)
-	genuine := runtime.ProgressReport{Domain: "p", Generation: f.Generation, Authority: f.Authority,
+	genuine := clockrt.ProgressReport{Domain: "p", Generation: f.Generation, Authority: f.Authority,
 		ID: 2, Boundary: t0 + int64(time.Second), AuthorityUTC: t0 + int64(time.Second), Period: f.Period}
 	_, err = n.AcceptProgress(f.Authority.Node, genuine)
 	require.NoError(t, err)

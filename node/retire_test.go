@@ -9,10 +9,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/nspl-dev/nspl/clockrt"
+	"github.com/nspl-dev/nspl/clockrt/timesource"
 	"github.com/nspl-dev/nspl/lifecycle"
 	"github.com/nspl-dev/nspl/planner"
-	"github.com/nspl-dev/nspl/runtime"
-	"github.com/nspl-dev/nspl/runtime/timesource"
 )
 
 // progressHold is an OnProgress hook that records every report and, once
@@ -43,7 +43,7 @@ func (h *progressHold) arm() {
 // letGo releases a slow held call; it is idempotent.
 func (h *progressHold) letGo() { h.letGoOnce.Do(func() { close(h.release) }) }
 
-func (h *progressHold) onProgress(ctx context.Context, rep runtime.ProgressReport) {
+func (h *progressHold) onProgress(ctx context.Context, rep clockrt.ProgressReport) {
 	h.add(ctx, rep)
 	h.mu.Lock()
 	hold := h.armed
@@ -144,7 +144,7 @@ func TestStopReturnsAfterTheProducerExited(t *testing.T) {
 				// it has not exited: the revision does not count yet.
 				waitClosed(t, h.cancelled, "the producer's retirement to begin")
 				stopRev = n.registry.Current("prod").Lifecycle().Revision
-				require.Equal(t, runtime.StateStopped, n.registry.Current("prod").State())
+				require.Equal(t, clockrt.StateStopped, n.registry.Current("prod").State())
 				require.Less(t, n.AdvertisedRevision(), stopRev, "a revision counts once the producers it retires have exited")
 				require.False(t, closed(run.p.Done()))
 				select {
@@ -246,7 +246,7 @@ func TestSuccessorStartsAfterItsPredecessorExited(t *testing.T) {
 	require.NoError(t, <-committed)
 	require.True(t, closed(run.p.Done()))
 	require.Equal(t, uint64(2), waitTick(t, n, "prod", 1).Tick.Generation)
-	waitProducer(t, n, "prod", "the successor", func(f runtime.ProducerFence, ok bool) bool { return ok && f.Generation == 2 })
+	waitProducer(t, n, "prod", "the successor", func(f clockrt.ProducerFence, ok bool) bool { return ok && f.Generation == 2 })
 	reps := h.all()
 	for i, rep := range reps {
 		if rep.Generation == 2 {

@@ -8,10 +8,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nspl-dev/nspl/clock"
+	"github.com/nspl-dev/nspl/clockrt"
+	"github.com/nspl-dev/nspl/clockrt/timesource"
 	"github.com/nspl-dev/nspl/lifecycle"
 	"github.com/nspl-dev/nspl/planner"
-	"github.com/nspl-dev/nspl/runtime"
-	"github.com/nspl-dev/nspl/runtime/timesource"
 )
 
 // TestSpecRestoreThenStartAtFrontier follows the operator recipe for
@@ -54,7 +54,7 @@ func TestSpecRestoreThenStartAtFrontier(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, frontier, now, "the clock starts at the archived frontier")
 	obs := waitTick(t, b, "prod", 1)
-	require.Equal(t, runtime.Tick{Generation: out.Domain.Generation, ID: 1, Boundary: frontier, AuthorityUTC: fake.Now()}, obs.Tick)
+	require.Equal(t, clockrt.Tick{Generation: out.Domain.Generation, ID: 1, Boundary: frontier, AuthorityUTC: fake.Now()}, obs.Tick)
 }
 
 // TestSpecAdvertisedRevisionFollowsInstallation holds the advertisement a

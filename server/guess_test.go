@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nspl-dev/nspl/runtime/timesource"
+	"github.com/nspl-dev/nspl/clockrt/timesource"
 	"github.com/nspl-dev/nspl/wire"
 	"github.com/stretchr/testify/require"
 )

@@ -15,9 +15,9 @@ import (
 	"time"
 
 	"github.com/nspl-dev/nspl/backup"
+	"github.com/nspl-dev/nspl/clockrt/timesource"
 	"github.com/nspl-dev/nspl/internal/guesslimit"
 	"github.com/nspl-dev/nspl/pki"
-	"github.com/nspl-dev/nspl/runtime/timesource"
 	"github.com/nspl-dev/nspl/session"
 	"github.com/nspl-dev/nspl/wire"
 

@@ -17,11 +17,11 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/nspl-dev/nspl/clockrt/timesource"
 	"github.com/nspl-dev/nspl/internal/testpki"
 	"github.com/nspl-dev/nspl/internal/testserve"
 	"github.com/nspl-dev/nspl/node"
 	"github.com/nspl-dev/nspl/pki"
-	"github.com/nspl-dev/nspl/runtime/timesource"
 	"github.com/nspl-dev/nspl/wire"
 )
 

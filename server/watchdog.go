@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/nspl-dev/nspl/runtime/timesource"
+	"github.com/nspl-dev/nspl/clockrt/timesource"
 )
 
 // watchdog ends a session whose client falls silent or sends a message too

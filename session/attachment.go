@@ -10,8 +10,8 @@ import (
 	"sync/atomic"
 
 	"github.com/nspl-dev/nspl/clock"
+	"github.com/nspl-dev/nspl/clockrt"
 	"github.com/nspl-dev/nspl/follow"
-	"github.com/nspl-dev/nspl/runtime"
 	"github.com/nspl-dev/nspl/wire"
 )
 
@@ -68,7 +68,7 @@ type attachment struct {
 	tickBase int32
 	halted   bool
 
-	obs *runtime.Observer // used by the attach, then by the running task only
+	obs *clockrt.Observer // used by the attach, then by the running task only
 
 	// sess is the session that holds it; fanout delivers its ticks and
 	// wakes its task, and at is its index in the fan-out's list, guarded
@@ -214,7 +214,7 @@ func (s *Session) attach(ctx context.Context, c *call) (wire.Result, bool, error
 	}
 	obs, err := s.node.Observe(domain)
 	if err != nil {
-		if errors.Is(err, runtime.ErrDomainMissing) {
+		if errors.Is(err, clockrt.ErrDomainMissing) {
 			return wire.Result{}, false, errDomainNotFound(domain)
 		}
 		return wire.Result{}, false, err
@@ -448,15 +448,15 @@ func (s *Session) deliver(ctx context.Context, a *attachment) {
 
 // offerAccepted offers o's accepted tick, if any, with the node's reading
 // of its generation (offerTick). A replaced installation
-// (runtime.ErrClockUnavailable) leaves it unsent, since the replacement
+// (clockrt.ErrClockUnavailable) leaves it unsent, since the replacement
 // wakes the task, which reads anew; a reading that fails otherwise is
 // logged and the tick skipped.
-func (a *attachment) offerAccepted(o runtime.Observation) {
+func (a *attachment) offerAccepted(o clockrt.Observation) {
 	if o.Tick.ID == 0 {
 		return
 	}
 	snap, err := a.obs.Reading(o.Tick.Generation)
-	if !errors.Is(err, runtime.ErrClockUnavailable) {
+	if !errors.Is(err, clockrt.ErrClockUnavailable) {
 		a.offerTick(o, newTickRecord(o.Tick, snap, err), err)
 	}
 }
@@ -474,7 +474,7 @@ func (a *attachment) isInterrupted() bool {
 }
 
 // interruptionFailure is the report an interrupted frame carries.
-func interruptionFailure(domain string, generation uint64, in *runtime.Interruption) wire.ClockFailure {
+func interruptionFailure(domain string, generation uint64, in *clockrt.Interruption) wire.ClockFailure {
 	return wire.ClockFailure{Domain: domain, Generation: generation, Op: "authority lease",
 		Code: wire.CodeOf(wire.ErrClockInterrupted), Cause: in.Cause,
 		Message: wire.ErrClockInterrupted.Error() + ": " + in.Cause}

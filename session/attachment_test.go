@@ -13,9 +13,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nspl-dev/nspl/clock"
+	"github.com/nspl-dev/nspl/clockrt"
 	"github.com/nspl-dev/nspl/lifecycle"
 	"github.com/nspl-dev/nspl/planner"
-	"github.com/nspl-dev/nspl/runtime"
 	"github.com/nspl-dev/nspl/wire"
 )
 
@@ -369,15 +369,15 @@ func TestFrameLimit(t *testing.T) {
 func TestTickOverTheFrameLimit(t *testing.T) {
 	logs := &logBuffer{}
 	paced := clock.Observed{Generation: 1, State: clock.Paced, Period: 1, Rate: 1}
-	small := runtime.Tick{Generation: 1, ID: 2, Boundary: 1, AuthorityUTC: 1}
-	big := runtime.Tick{Generation: 1, ID: 1, Boundary: -1 << 62, AuthorityUTC: -1 << 62}
+	small := clockrt.Tick{Generation: 1, ID: 2, Boundary: 1, AuthorityUTC: 1}
+	big := clockrt.Tick{Generation: 1, ID: 1, Boundary: -1 << 62, AuthorityUTC: -1 << 62}
 	base := tickFrameBase("prod", 1)
 	limit := base + tickDigits(small, 1)
 	s := &Session{logger: slog.New(slog.NewTextHandler(logs, nil)), frameLimit: limit}
 	l := newLane(1)
 	a := &attachment{id: 1, domain: "prod", lane: l, sess: s, last: paced, tickBase: int32(base), tickRoom: int32(limit - base)}
-	offer := func(tick runtime.Tick, reading int64) {
-		a.offerTick(runtime.Observation{Clock: paced, Tick: tick}, newTickRecord(tick, runtime.Snapshot{Generation: 1, Time: reading}, nil), nil)
+	offer := func(tick clockrt.Tick, reading int64) {
+		a.offerTick(clockrt.Observation{Clock: paced, Tick: tick}, newTickRecord(tick, clockrt.Snapshot{Generation: 1, Time: reading}, nil), nil)
 	}
 
 	offer(big, -1<<62)

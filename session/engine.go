@@ -4,8 +4,8 @@ import (
 	"context"
 
 	"github.com/nspl-dev/nspl/backup"
+	"github.com/nspl-dev/nspl/clockrt"
 	"github.com/nspl-dev/nspl/lifecycle"
-	"github.com/nspl-dev/nspl/runtime"
 )
 
 // Engine is what a session runs on: the handful of operations of a serving
@@ -36,7 +36,7 @@ type Engine interface {
 	// matching lifecycle.ErrDomainNotFound.
 	Domain(name string) (lifecycle.Domain, error)
 	// Observe returns an observer of the domain's installed clock.
-	Observe(domain string) (*runtime.Observer, error)
+	Observe(domain string) (*clockrt.Observer, error)
 
 	// The writes take lifecycle requests, not plans: the session turns a
 	// plan into its request (planner.Start.Request, planner.Step), so the

@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nspl-dev/nspl/clock"
-	"github.com/nspl-dev/nspl/runtime"
+	"github.com/nspl-dev/nspl/clockrt"
 	"github.com/nspl-dev/nspl/wire"
 )
 
@@ -27,10 +27,10 @@ type failureKind struct {
 }
 
 var (
-	projectionFailure = failureKind{op: "project", code: "clock_overflow", sentinel: runtime.ErrClockOverflow,
+	projectionFailure = failureKind{op: "project", code: "clock_overflow", sentinel: clockrt.ErrClockOverflow,
 		cause:   "leaves signed unix nanoseconds",
 		phrases: []string{"domain clock projection", "leaves the signed Unix-nanosecond range"}}
-	rateFailure = failureKind{op: "wait", code: "cannot_schedule", sentinel: runtime.ErrCannotSchedule,
+	rateFailure = failureKind{op: "wait", code: "cannot_schedule", sentinel: clockrt.ErrCannotSchedule,
 		cause:   "leaves unsigned 64-bit nanoseconds",
 		phrases: []string{"cannot be scheduled as a physical wait at this rate"}}
 )

@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nspl-dev/nspl/clock"
-	"github.com/nspl-dev/nspl/runtime"
+	"github.com/nspl-dev/nspl/clockrt"
 	"github.com/nspl-dev/nspl/wire"
 )
 
@@ -24,22 +24,22 @@ func TestFrameSize(t *testing.T) {
 			return wire.Frame{Domain: d, Attachment: id, Kind: wire.FrameTick}
 		}},
 		{"tick extremes", "p-1", math.MaxUint64, func(d string, id uint64) wire.Frame {
-			return wire.Frame{Domain: d, Attachment: id, Kind: wire.FrameTick, Tick: runtime.Tick{Generation: math.MaxUint64, ID: math.MaxUint64,
+			return wire.Frame{Domain: d, Attachment: id, Kind: wire.FrameTick, Tick: clockrt.Tick{Generation: math.MaxUint64, ID: math.MaxUint64,
 				Boundary: math.MinInt64, AuthorityUTC: math.MaxInt64}, Reading: math.MinInt64}
 		}},
 		{"tick digit boundaries", "a", 10, func(d string, id uint64) wire.Frame {
-			return wire.Frame{Domain: d, Attachment: id, Kind: wire.FrameTick, Tick: runtime.Tick{Generation: 9, ID: 10,
+			return wire.Frame{Domain: d, Attachment: id, Kind: wire.FrameTick, Tick: clockrt.Tick{Generation: 9, ID: 10,
 				Boundary: -9, AuthorityUTC: -10}, Reading: 99}
 		}},
 		{"tick typical", "orders_eu", 7, func(d string, id uint64) wire.Frame {
-			return wire.Frame{Domain: d, Attachment: id, Kind: wire.FrameTick, Tick: runtime.Tick{Generation: 3, ID: 86400,
+			return wire.Frame{Domain: d, Attachment: id, Kind: wire.FrameTick, Tick: clockrt.Tick{Generation: 3, ID: 86400,
 				Boundary: t0 + 86400e9, AuthorityUTC: t0 + 86400e9 + 17}, Reading: t0 + 86400e9 + 512}
 		}},
 		{"tick with an escaped name", "\"q\"\x01é", 2, func(d string, id uint64) wire.Frame {
-			return wire.Frame{Domain: d, Attachment: id, Kind: wire.FrameTick, Tick: runtime.Tick{Generation: 1, ID: 1}}
+			return wire.Frame{Domain: d, Attachment: id, Kind: wire.FrameTick, Tick: clockrt.Tick{Generation: 1, ID: 1}}
 		}},
 		{"tick of another attachment", "prod", 1, func(d string, id uint64) wire.Frame {
-			return wire.Frame{Domain: "other", Attachment: id + 1, Kind: wire.FrameTick, Tick: runtime.Tick{Generation: 1, ID: 123456}}
+			return wire.Frame{Domain: "other", Attachment: id + 1, Kind: wire.FrameTick, Tick: clockrt.Tick{Generation: 1, ID: 123456}}
 		}},
 		{"paced state", "prod", 4, func(d string, id uint64) wire.Frame {
 			return wire.Frame{Domain: d, Attachment: id, Kind: wire.FrameState, Clock: clock.Observed{Generation: 2, State: clock.Paced,

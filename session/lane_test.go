@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nspl-dev/nspl/clock"
-	"github.com/nspl-dev/nspl/runtime"
+	"github.com/nspl-dev/nspl/clockrt"
 	"github.com/nspl-dev/nspl/wire"
 )
 
@@ -18,7 +18,7 @@ func stateFrame(att *attachment, gen uint64) wire.Frame {
 
 // putTick puts tick id of generation 1 in the attachment's slot.
 func putTick(l *lane, att *attachment, id uint64) {
-	l.putTick(att, newTickRecord(runtime.Tick{Generation: 1, ID: id}, runtime.Snapshot{}, nil))
+	l.putTick(att, newTickRecord(clockrt.Tick{Generation: 1, ID: id}, clockrt.Snapshot{}, nil))
 }
 
 func TestLaneFullKeepsReplacingTicks(t *testing.T) {
@@ -82,7 +82,7 @@ func TestLaneReusesItsQueue(t *testing.T) {
 	l := newLane(4)
 	a := &attachment{id: 1, domain: "a"}
 	ctx := context.Background()
-	rec := newTickRecord(runtime.Tick{Generation: 1, ID: 1}, runtime.Snapshot{}, nil)
+	rec := newTickRecord(clockrt.Tick{Generation: 1, ID: 1}, clockrt.Snapshot{}, nil)
 	cycle := func() {
 		l.putTick(a, rec)
 		require.NoError(t, l.pushFrame(ctx, a, stateFrame(a, 1)))

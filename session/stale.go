@@ -1,7 +1,7 @@
 package session
 
 import (
-	"github.com/nspl-dev/nspl/runtime"
+	"github.com/nspl-dev/nspl/clockrt"
 	"github.com/nspl-dev/nspl/wire"
 )
 
@@ -10,7 +10,7 @@ import (
 // whose authority lease lapsed, or that is catching up after regaining
 // it), nil while it can. An engine without it always vouches.
 type interruptible interface {
-	Interruption() *runtime.Interruption
+	Interruption() *clockrt.Interruption
 }
 
 // staleWarning returns the warning a read carries on an engine that

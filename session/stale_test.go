@@ -8,18 +8,18 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/nspl-dev/nspl/clockrt"
 	"github.com/nspl-dev/nspl/node"
-	"github.com/nspl-dev/nspl/runtime"
 	"github.com/nspl-dev/nspl/wire"
 )
 
 // staleEngine is a node that reports the interruption it is given.
 type staleEngine struct {
 	*node.Node
-	in *runtime.Interruption
+	in *clockrt.Interruption
 }
 
-func (e staleEngine) Interruption() *runtime.Interruption { return e.in }
+func (e staleEngine) Interruption() *clockrt.Interruption { return e.in }
 
 func TestReadsWarnOnANodeThatCannotVouch(t *testing.T) {
 	e := newEnv(t, Options{})
@@ -27,10 +27,10 @@ func TestReadsWarnOnANodeThatCannotVouch(t *testing.T) {
 	reads := []string{"LIST DOMAINS;", "DESCRIBE DOMAIN d;", "SHOW CLUSTER STATUS;", "ATTACH DOMAIN CLOCK;"}
 	for _, tt := range []struct {
 		name string
-		in   *runtime.Interruption
+		in   *clockrt.Interruption
 	}{
 		{"vouching", nil},
-		{"interrupted", &runtime.Interruption{Cause: "node n3 has not heard from the cluster's leader"}},
+		{"interrupted", &clockrt.Interruption{Cause: "node n3 has not heard from the cluster's leader"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			s := New(staleEngine{e.node, tt.in}, Options{Logger: quietLogger(), TimeSource: e.fake})

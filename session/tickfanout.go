@@ -6,7 +6,7 @@ import (
 	goruntime "runtime"
 	"sync"
 
-	"github.com/nspl-dev/nspl/runtime"
+	"github.com/nspl-dev/nspl/clockrt"
 	"github.com/nspl-dev/nspl/wire"
 )
 
@@ -27,7 +27,7 @@ import (
 // The fan-outs are owned by the attachments: the first of an allocation
 // starts its loop, the last one's release stops it and waits for it.
 type tickFanout struct {
-	obs    *runtime.Observer // used by the loop only
+	obs    *clockrt.Observer // used by the loop only
 	cancel context.CancelFunc
 	done   chan struct{}
 
@@ -38,14 +38,14 @@ type tickFanout struct {
 // fanouts holds the running tick fan-outs by allocation.
 var fanouts = struct {
 	mu sync.Mutex
-	m  map[*runtime.Allocation]*tickFanout
-}{m: make(map[*runtime.Allocation]*tickFanout)}
+	m  map[*clockrt.Allocation]*tickFanout
+}{m: make(map[*clockrt.Allocation]*tickFanout)}
 
 // joinFanout adds a to the fan-out of its allocation, starting it when a is
 // the first. queued is the accepted tick a's attach queued behind its reply
 // (zero when none): a fan-out started for a offers only newer ticks, as a
 // fan-out that runs already has offered every tick before a joined.
-func joinFanout(a *attachment, queued runtime.Tick) {
+func joinFanout(a *attachment, queued clockrt.Tick) {
 	alloc := a.obs.Allocation()
 	fanouts.mu.Lock()
 	defer fanouts.mu.Unlock()
@@ -96,11 +96,11 @@ func leaveFanout(a *attachment) {
 // a new tick to every attachment; a change of the node's interruption
 // wakes every task too. tick is the newest tick its attachments
 // were offered before it started.
-func (f *tickFanout) run(ctx context.Context, tick runtime.Tick) {
+func (f *tickFanout) run(ctx context.Context, tick clockrt.Tick) {
 	defer close(f.done)
 	var inst <-chan struct{}
-	var failure *runtime.ClockFailure
-	var interrupted *runtime.Interruption
+	var failure *clockrt.ClockFailure
+	var interrupted *clockrt.Interruption
 	for {
 		o := f.obs.Read()
 		if in, _ := f.obs.Notify(); in != inst || o.Failure != failure || o.Interrupted != interrupted {
@@ -123,9 +123,9 @@ func (f *tickFanout) run(ctx context.Context, tick runtime.Tick) {
 
 // offer fills the tick slot of every attachment that holds o's clock with
 // o's tick, from one reading of the node.
-func (f *tickFanout) offer(o runtime.Observation) {
+func (f *tickFanout) offer(o clockrt.Observation) {
 	snap, err := f.obs.Reading(o.Tick.Generation)
-	if errors.Is(err, runtime.ErrClockUnavailable) {
+	if errors.Is(err, clockrt.ErrClockUnavailable) {
 		// A replaced installation wakes every task, which reads anew.
 		return
 	}
@@ -166,7 +166,7 @@ type tickRecord struct {
 
 // newTickRecord returns the record of tick with the reading snap, or nil
 // when the reading failed (err).
-func newTickRecord(tick wire.Tick, snap runtime.Snapshot, err error) *tickRecord {
+func newTickRecord(tick wire.Tick, snap clockrt.Snapshot, err error) *tickRecord {
 	if err != nil {
 		return nil
 	}
@@ -178,7 +178,7 @@ func newTickRecord(tick wire.Tick, snap runtime.Snapshot, err error) *tickRecord
 // error frame of its generation was queued. rec is the tick's record; a
 // reading that failed (err, and no record) leaves the tick unsent. It
 // reports false when the task is busy and the tick was left to it.
-func (a *attachment) offerTick(o runtime.Observation, rec *tickRecord, err error) bool {
+func (a *attachment) offerTick(o clockrt.Observation, rec *tickRecord, err error) bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.busy {

@@ -8,9 +8,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nspl-dev/nspl/catalog"
+	"github.com/nspl-dev/nspl/clockrt"
 	"github.com/nspl-dev/nspl/grammar"
 	"github.com/nspl-dev/nspl/record"
-	"github.com/nspl-dev/nspl/runtime"
 	"github.com/nspl-dev/nspl/wire"
 )
 
@@ -27,7 +27,7 @@ func TestCodeTable(t *testing.T) {
 	}{
 		{"catalog", fmt.Errorf("commit: %w", catalog.ErrTimeout), catalog.ErrTimeout, "catalog_timeout"},
 		{"not leader", &catalog.NotLeaderError{Leader: "n2"}, catalog.ErrNotLeader, "not_leader"},
-		{"runtime", runtime.ErrDomainMissing, runtime.ErrDomainMissing, "domain_missing"},
+		{"runtime", clockrt.ErrDomainMissing, clockrt.ErrDomainMissing, "domain_missing"},
 		{"grammar", grammar.ErrSyntax, grammar.ErrSyntax, "syntax"},
 		{"lifecycle", &record.Error{Code: record.CodeAlreadyRunning, Message: "m"}, record.ErrAlreadyRunning, "already_running"},
 		{"protocol", fmt.Errorf("%w: bad line", wire.ErrProtocol), wire.ErrProtocol, "protocol"},
@@ -40,7 +40,7 @@ func TestCodeTable(t *testing.T) {
 			require.ErrorIs(t, re, wire.ErrRemote, "every remote failure is the peer's")
 			require.Equal(t, tt.err.Error(), re.Error())
 			require.Equal(t, tt.code, wire.CodeOf(re), "a remote failure relayed on keeps its code")
-			for _, other := range []error{catalog.ErrTimeout, catalog.ErrNotLeader, catalog.ErrOutcomeUnknown, runtime.ErrDomainMissing,
+			for _, other := range []error{catalog.ErrTimeout, catalog.ErrNotLeader, catalog.ErrOutcomeUnknown, clockrt.ErrDomainMissing,
 				grammar.ErrSyntax, record.ErrAlreadyRunning, wire.ErrProtocol, wire.ErrClosed} {
 				require.Equal(t, other == tt.sentinel, errors.Is(re, other), "errors.Is(%q, %q)", tt.code, other)
 			}

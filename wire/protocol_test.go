@@ -12,8 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nspl-dev/nspl/clock"
+	"github.com/nspl-dev/nspl/clockrt"
 	"github.com/nspl-dev/nspl/follow"
-	"github.com/nspl-dev/nspl/runtime"
 	"github.com/nspl-dev/nspl/wire"
 )
 
@@ -24,8 +24,8 @@ var frameCases = []wire.Frame{
 	{Domain: "prod", Attachment: 1, Kind: wire.FrameState, Clock: clock.Observed{Generation: 0, State: clock.Uninstalled}},
 	{Domain: "prod", Attachment: 1, Kind: wire.FrameState, Clock: clock.Observed{Generation: 7, State: clock.Stopped}},
 	{Domain: "u", Attachment: math.MaxUint64, Kind: wire.FrameState, Clock: clock.Observed{Generation: 1, State: clock.Unpaced}},
-	{Domain: "prod", Attachment: 3, Kind: wire.FrameTick, Tick: runtime.Tick{Generation: 2, ID: 1, Boundary: math.MinInt64, AuthorityUTC: math.MaxInt64}, Reading: -1},
-	{Domain: "prod", Attachment: 3, Kind: wire.FrameTick, Tick: runtime.Tick{Generation: math.MaxUint64, ID: math.MaxUint64}},
+	{Domain: "prod", Attachment: 3, Kind: wire.FrameTick, Tick: clockrt.Tick{Generation: 2, ID: 1, Boundary: math.MinInt64, AuthorityUTC: math.MaxInt64}, Reading: -1},
+	{Domain: "prod", Attachment: 3, Kind: wire.FrameTick, Tick: clockrt.Tick{Generation: math.MaxUint64, ID: math.MaxUint64}},
 	{Domain: "x-1", Attachment: 9, Kind: wire.FrameEnd, Reason: wire.DomainRemoved},
 	{Domain: "prod", Attachment: 4, Kind: wire.FrameError, Failure: wire.ClockFailure{
 		Domain: "prod", Generation: 2, Op: "project", Code: "clock_overflow",

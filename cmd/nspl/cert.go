@@ -9,8 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nspl-dev/nspl/clockrt/timesource"
 	"github.com/nspl-dev/nspl/pki"
-	"github.com/nspl-dev/nspl/runtime/timesource"
 )
 
 // certUsage is what nspl cert --help prints.

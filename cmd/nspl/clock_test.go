@@ -16,10 +16,10 @@ import (
 
 	"github.com/nspl-dev/nspl"
 	"github.com/nspl-dev/nspl/clock"
+	"github.com/nspl-dev/nspl/clockrt"
+	"github.com/nspl-dev/nspl/clockrt/timesource"
 	"github.com/nspl-dev/nspl/follow"
 	"github.com/nspl-dev/nspl/planner"
-	"github.com/nspl-dev/nspl/runtime"
-	"github.com/nspl-dev/nspl/runtime/timesource"
 	"github.com/nspl-dev/nspl/wire"
 )
 
@@ -270,7 +270,7 @@ func TestFollowClockCountsATickRepeatedAfterAReconnectOnce(t *testing.T) {
 	next := paced
 	next.Generation = 2
 	tick := func(gen, id uint64) wire.Frame {
-		return wire.Frame{Domain: "prod", Attachment: 1, Kind: wire.FrameTick, Tick: runtime.Tick{Generation: gen, ID: id}}
+		return wire.Frame{Domain: "prod", Attachment: 1, Kind: wire.FrameTick, Tick: clockrt.Tick{Generation: gen, ID: id}}
 	}
 	state := func(c clock.Observed) wire.Frame {
 		return wire.Frame{Domain: "prod", Attachment: 1, Kind: wire.FrameState, Clock: c}
@@ -304,16 +304,16 @@ func TestFollowClockExitsWithTheClockFailure(t *testing.T) {
 		Message: `produce domain "prod" generation 3: domain clock projection leaves the signed Unix-nanosecond range`}
 	sess := &scriptedClock{follow: follow.NewFollow(ErrInterrupted), frames: []wire.Frame{
 		{Domain: "prod", Attachment: 1, Kind: wire.FrameState, Clock: paced},
-		{Domain: "prod", Attachment: 1, Kind: wire.FrameTick, Tick: runtime.Tick{Generation: 3, ID: 1}},
+		{Domain: "prod", Attachment: 1, Kind: wire.FrameTick, Tick: clockrt.Tick{Generation: 3, ID: 1}},
 		{Domain: "prod", Attachment: 1, Kind: wire.FrameError, Failure: failure},
-		{Domain: "prod", Attachment: 1, Kind: wire.FrameTick, Tick: runtime.Tick{Generation: 3, ID: 2}}, // never read
+		{Domain: "prod", Attachment: 1, Kind: wire.FrameTick, Tick: clockrt.Tick{Generation: 3, ID: 2}}, // never read
 	}}
 	out := newLineSink()
 	var errOut strings.Builder
 	m := &Main{Stdout: out, Stderr: &errOut}
 	err := m.followClock(context.Background(), sess, timesource.System(), options{format: "plain"})
 	require.ErrorIs(t, err, ErrStatementFailed)
-	require.ErrorIs(t, err, runtime.ErrClockOverflow, "the failure is typed")
+	require.ErrorIs(t, err, clockrt.ErrClockOverflow, "the failure is typed")
 	require.Equal(t, ExitFailed, ExitCode(err))
 	require.True(t, reported(err))
 	require.Equal(t, "nspl clock: error: "+failure.Message+"\n", errOut.String())

@@ -14,8 +14,8 @@ import (
 
 	"github.com/nspl-dev/nspl"
 	"github.com/nspl-dev/nspl/client"
+	"github.com/nspl-dev/nspl/clockrt/timesource"
 	"github.com/nspl-dev/nspl/pki"
-	"github.com/nspl-dev/nspl/runtime/timesource"
 	"github.com/nspl-dev/nspl/session"
 )
 

@@ -13,7 +13,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/nspl-dev/nspl/runtime/timesource"
+	"github.com/nspl-dev/nspl/clockrt/timesource"
 	"github.com/stretchr/testify/require"
 )
 

@@ -10,7 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	nsplruntime "github.com/nspl-dev/nspl/runtime"
+	clockrt "github.com/nspl-dev/nspl/clockrt"
 )
 
 // TestREADMELimitsMatchServeDefaults keeps the README's table of limits
@@ -66,7 +66,7 @@ func TestREADMELimitsMatchFixedBounds(t *testing.T) {
 	b, err := os.ReadFile("../../README.md")
 	require.NoError(t, err)
 	fixed := map[string]string{
-		"wall time between two ticks of one paced domain": nsplruntime.MinTickInterval.String(),
+		"wall time between two ticks of one paced domain": clockrt.MinTickInterval.String(),
 	}
 	for limit, want := range fixed {
 		row := regexp.MustCompile("(?m)^\\| " + regexp.QuoteMeta(limit) + " \\| — \\| ([^|]+) \\|")

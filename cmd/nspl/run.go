@@ -15,7 +15,7 @@ import (
 
 	"github.com/chzyer/readline"
 
-	"github.com/nspl-dev/nspl/runtime/timesource"
+	"github.com/nspl-dev/nspl/clockrt/timesource"
 	"github.com/nspl-dev/nspl/wire"
 )
 

@@ -9,9 +9,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/nspl-dev/nspl/clockrt/timesource"
 	"github.com/nspl-dev/nspl/follow"
 	"github.com/nspl-dev/nspl/grammar"
-	"github.com/nspl-dev/nspl/runtime/timesource"
 	"github.com/nspl-dev/nspl/wire"
 )
 

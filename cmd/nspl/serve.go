@@ -11,11 +11,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nspl-dev/nspl/clockrt"
+	"github.com/nspl-dev/nspl/clockrt/timesource"
 	"github.com/nspl-dev/nspl/cluster"
 	"github.com/nspl-dev/nspl/metrics"
 	"github.com/nspl-dev/nspl/pki"
-	"github.com/nspl-dev/nspl/runtime"
-	"github.com/nspl-dev/nspl/runtime/timesource"
 	"github.com/nspl-dev/nspl/serve"
 	"github.com/nspl-dev/nspl/server"
 	"github.com/nspl-dev/nspl/session"
@@ -101,7 +101,7 @@ func parseServeArgs(o options, args []string) (options, error) {
 	fs.DurationVar(&s.electionTimeout, "election-timeout", 0, "raft election timeout `D` (0: the default)")
 	fs.DurationVar(&s.leaderLeaseTimeout, "leader-lease-timeout", 0, "raft leader lease timeout `D` (0: the default)")
 	fs.DurationVar(&s.probeInterval, "probe-interval", 0, "application health probe interval `D` (0: the default)")
-	fs.DurationVar(&s.maxClockOffset, "max-clock-offset", runtime.DefaultMaxClockOffset, "refuse clock progress whose tick or UTC is more than `D` ahead of this node's clock")
+	fs.DurationVar(&s.maxClockOffset, "max-clock-offset", clockrt.DefaultMaxClockOffset, "refuse clock progress whose tick or UTC is more than `D` ahead of this node's clock")
 	fs.DurationVar(&s.limits.HandshakeTimeout, "handshake-timeout", server.DefaultHandshakeTimeout, "close an API connection whose TLS handshake or request headers take longer than `D`")
 	fs.DurationVar(&s.limits.IdleTimeout, "idle-timeout", server.DefaultIdleTimeout, "close an API connection with no open request after `D`")
 	fs.DurationVar(&s.limits.SessionIdleTimeout, "session-idle-timeout", server.DefaultSessionIdleTimeout, "close a session whose client sends nothing for `D` (clients ping well within it)")

@@ -29,7 +29,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/nspl-dev/nspl/runtime/timesource"
+	"github.com/nspl-dev/nspl/clockrt/timesource"
 )
 
 // ErrLinkReset is the error of a dial across a link that was reset.

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nspl-dev/nspl/runtime/timesource"
+	"github.com/nspl-dev/nspl/clockrt/timesource"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 )

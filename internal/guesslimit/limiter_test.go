@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nspl-dev/nspl/clockrt/timesource"
 	"github.com/nspl-dev/nspl/internal/guesslimit"
-	"github.com/nspl-dev/nspl/runtime/timesource"
 	"github.com/stretchr/testify/require"
 )
 

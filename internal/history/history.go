@@ -16,7 +16,7 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/nspl-dev/nspl/runtime/timesource"
+	"github.com/nspl-dev/nspl/clockrt/timesource"
 )
 
 // Kind is what an operation does.

@@ -36,11 +36,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nspl-dev/nspl/clockrt/timesource"
 	"github.com/nspl-dev/nspl/cluster"
 	"github.com/nspl-dev/nspl/internal/faultnet"
 	"github.com/nspl-dev/nspl/internal/testpki"
 	"github.com/nspl-dev/nspl/pki"
-	"github.com/nspl-dev/nspl/runtime/timesource"
 	"github.com/nspl-dev/nspl/serve"
 	"github.com/nspl-dev/nspl/server"
 )

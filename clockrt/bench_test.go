@@ -1,4 +1,4 @@
-package runtime
+package clockrt
 
 import (
 	goruntime "runtime"
@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nspl-dev/nspl/runtime/timesource"
+	"github.com/nspl-dev/nspl/clockrt/timesource"
 )
 
 var (

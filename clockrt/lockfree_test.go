@@ -1,4 +1,4 @@
-package runtime
+package clockrt
 
 import (
 	goruntime "runtime"
@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/nspl-dev/nspl/clock"
-	"github.com/nspl-dev/nspl/runtime/timesource"
+	"github.com/nspl-dev/nspl/clockrt/timesource"
 	"github.com/stretchr/testify/require"
 )
 
@@ -176,7 +176,7 @@ func blocked() []string {
 	}
 	var stacks []string
 	for _, g := range strings.Split(string(buf), "\n\n") {
-		if !strings.Contains(g, "runtime.blockFree(") {
+		if !strings.Contains(g, "clockrt.blockFree(") {
 			continue
 		}
 		header, _, _ := strings.Cut(g, "\n")

@@ -1,4 +1,4 @@
-package runtime
+package clockrt
 
 import (
 	"context"
@@ -10,8 +10,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nspl-dev/nspl/clock"
+	"github.com/nspl-dev/nspl/clockrt/timesource"
 	"github.com/nspl-dev/nspl/internal/testlog"
-	"github.com/nspl-dev/nspl/runtime/timesource"
 )
 
 const origin = base - 10*second

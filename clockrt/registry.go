@@ -1,11 +1,11 @@
-package runtime
+package clockrt
 
 import (
 	"slices"
 	"sync"
 	"sync/atomic"
 
-	"github.com/nspl-dev/nspl/runtime/timesource"
+	"github.com/nspl-dev/nspl/clockrt/timesource"
 )
 
 // Registry holds one node's shared lifecycle allocations, one per domain.

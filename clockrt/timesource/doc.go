@@ -11,6 +11,6 @@
 // on, and timers paused as a stopped process's are.
 //
 // Do not use a Source to measure domain (logical) time: domain clocks project
-// Source.Paired through their committed mapping in package runtime. A Source
+// Source.Paired through their committed mapping in package clockrt. A Source
 // is physical time only.
 package timesource

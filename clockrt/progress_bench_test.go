@@ -1,10 +1,10 @@
-package runtime
+package clockrt
 
 import (
 	"math"
 	"testing"
 
-	"github.com/nspl-dev/nspl/runtime/timesource"
+	"github.com/nspl-dev/nspl/clockrt/timesource"
 )
 
 // BenchmarkAcceptProgress is the receiver's cost per accepted tick with one

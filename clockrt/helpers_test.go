@@ -1,4 +1,4 @@
-package runtime
+package clockrt
 
 import (
 	"errors"
@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/nspl-dev/nspl/clock"
+	"github.com/nspl-dev/nspl/clockrt/timesource"
 	"github.com/nspl-dev/nspl/lifecycle"
-	"github.com/nspl-dev/nspl/runtime/timesource"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 )

@@ -1,4 +1,4 @@
-package runtime
+package clockrt
 
 import "sync/atomic"
 

@@ -1,4 +1,8 @@
-// Package runtime holds what one node keeps locally for its domains.
+// Package clockrt (the clock runtime) holds what one node keeps locally for
+// its domains. DESIGN.md calls this layer the node runtime; the package is
+// not named runtime so that it does not shadow the standard library's, which
+// every file reading goroutines or memory beside it had to import under an
+// alias.
 //
 // A Registry keeps one shared lifecycle Allocation per domain. Control-plane
 // synchronisation (Install, Remove) serialises on the registry's mutex
@@ -54,4 +58,4 @@
 // pure clock arithmetic lives in package clock; do not use this package for
 // arithmetic on mappings a node has not installed (clients use package clock
 // directly).
-package runtime
+package clockrt

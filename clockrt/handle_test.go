@@ -1,4 +1,4 @@
-package runtime
+package clockrt
 
 import (
 	"math"
@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/nspl-dev/nspl/clock"
-	"github.com/nspl-dev/nspl/runtime/timesource"
+	"github.com/nspl-dev/nspl/clockrt/timesource"
 	"github.com/stretchr/testify/require"
 )
 

@@ -1,4 +1,4 @@
-package runtime
+package clockrt
 
 import (
 	"errors"
@@ -67,7 +67,7 @@ var (
 	ErrImplausibleProgress = errors.New("progress report is implausible for the installed mapping and this node's clock; it is ignored")
 )
 
-// ClockError is the error type of package runtime. It names the domain and,
+// ClockError is the error type of package clockrt. It names the domain and,
 // where one is involved, the generation, and wraps a sentinel from the
 // package's var block plus an optional cause (a context error or an
 // arithmetic error from package clock).

@@ -1,7 +1,7 @@
-package runtime
+package clockrt
 
 import (
-	"github.com/nspl-dev/nspl/runtime/timesource"
+	"github.com/nspl-dev/nspl/clockrt/timesource"
 )
 
 // Snapshot is an execution-time snapshot: the validated lifecycle generation

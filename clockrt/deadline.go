@@ -1,4 +1,4 @@
-package runtime
+package clockrt
 
 import (
 	"context"
@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/nspl-dev/nspl/runtime/timesource"
+	"github.com/nspl-dev/nspl/clockrt/timesource"
 )
 
 // LogicalDeadline is a target instant in one domain generation's logical
