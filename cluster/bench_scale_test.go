@@ -31,7 +31,7 @@ import (
 // of each cluster (the writes forwarded to its leader, each returning once
 // the follower installed the committed revision), the order of the two
 // alternating, and reports each statement's median on the big cluster and
-// its ratio to the anchor's.
+// its ratio to the anchor's, and the 99th percentile of each.
 //
 // The catalogs are built through RESTORE CLUSTER … RESUME, one restore of
 // scaleChunk domains at a time, each choosing its running domains'
@@ -63,6 +63,8 @@ func BenchmarkScaleFollower(b *testing.B) {
 				mb, ma := percentile(tookBig[st], 50), percentile(tookAnchor[st], 50)
 				b.ReportMetric(float64(mb.Nanoseconds()), st+"_ns")
 				b.ReportMetric(float64(mb)/float64(ma), st+"_ratio")
+				b.ReportMetric(float64(percentile(tookBig[st], 99).Nanoseconds()), st+"_p99_ns")
+				b.ReportMetric(float64(percentile(tookAnchor[st], 99).Nanoseconds()), st+"_anchor_p99_ns")
 			}
 		})
 	}
