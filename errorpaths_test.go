@@ -196,6 +196,7 @@ func TestEveryRootSentinelOnBothPaths(t *testing.T) {
 		{sentinel: "ErrDomainRunning", setup: "CREATE DOMAIN $d; USE $d; START AT NOW;", fail: "LIST DOMAINS; DROP DOMAIN $d;", at: "DROP"},
 		{sentinel: "ErrAlreadyRunning", setup: "CREATE DOMAIN $d; USE $d; START AT NOW;", fail: "LIST DOMAINS; START AT NOW;", at: "START"},
 		{sentinel: "ErrAlreadyStopped", setup: "CREATE DOMAIN $d; USE $d; START AT NOW; STOP;", fail: "LIST DOMAINS; STOP;", at: "STOP"},
+		{sentinel: "ErrDomainLimit", opts: Options{MaxDomains: 2}, setup: "CREATE DOMAIN $d; CREATE DOMAIN b$d;", fail: "LIST DOMAINS; CREATE DOMAIN c$d;", at: "CREATE DOMAIN c$d;"},
 		{sentinel: "ErrInvalidPeriod", fail: "LIST DOMAINS; CREATE PACED DOMAIN $d WITH PERIOD 0s SKEW 0s;", at: "0s"},
 		{sentinel: "ErrNoLiveVoter", at: "START", setup: "CREATE PACED DOMAIN $d WITH PERIOD 1s SKEW 0s;", produce: func(t *testing.T, ctx context.Context, env sentinelEnv) error {
 			// A node that sees no live voter: the real start resolution,

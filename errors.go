@@ -65,6 +65,10 @@ var (
 	ErrInvalidPeriod = lifecycle.ErrInvalidPeriod
 	// ErrNoLiveVoter: a paced START found no node to own its clock.
 	ErrNoLiveVoter = lifecycle.ErrNoLiveVoter
+	// ErrDomainLimit: a CREATE DOMAIN or RESTORE that would take the
+	// catalog past its limit of domains (Options.MaxDomains, nspl serve
+	// --max-domains).
+	ErrDomainLimit = lifecycle.ErrDomainLimit
 
 	// ErrNoActiveDomain: a statement that needs an active domain ran
 	// before USE.

@@ -33,6 +33,7 @@ var rootSentinels = map[string]error{
 	"ErrAlreadyStopped":     ErrAlreadyStopped,
 	"ErrInvalidPeriod":      ErrInvalidPeriod,
 	"ErrNoLiveVoter":        ErrNoLiveVoter,
+	"ErrDomainLimit":        ErrDomainLimit,
 	"ErrNoActiveDomain":     ErrNoActiveDomain,
 	"ErrAlreadyAttached":    ErrAlreadyAttached,
 	"ErrNotAttached":        ErrNotAttached,

@@ -32,6 +32,10 @@ type Options struct {
 	// FrameLimit bounds each session's encoded frames (see
 	// session.Options.FrameLimit). Zero means the session default.
 	FrameLimit int
+	// MaxDomains is the most domains a CREATE DOMAIN or a restore may
+	// leave in the catalog; past it they fail with ErrDomainLimit. Zero
+	// means node.DefaultMaxDomains (1,000,000).
+	MaxDomains int
 }
 
 // Engine is an embedded single-node nspl engine. Its methods are safe for
@@ -64,6 +68,7 @@ func Open(ctx context.Context, opts Options) (*Engine, error) {
 		Logger:       logger,
 		RaftLogLevel: catalog.LevelTrace,
 		TimeSource:   opts.TimeSource,
+		MaxDomains:   opts.MaxDomains,
 	})
 	if err != nil {
 		return nil, err

@@ -9,6 +9,7 @@ import (
 
 	"github.com/nspl-dev/nspl/catalog"
 	"github.com/nspl-dev/nspl/clockrt/timesource"
+	"github.com/nspl-dev/nspl/node"
 	"github.com/nspl-dev/nspl/pki"
 )
 
@@ -34,6 +35,10 @@ const (
 	// registering node's raft listener presents its certificate.
 	raftProofTimeout = 2 * time.Second
 )
+
+// DefaultMaxDomains is Config.MaxDomains's default, the node's
+// (node.DefaultMaxDomains).
+const DefaultMaxDomains = node.DefaultMaxDomains
 
 // Config configures one cluster member.
 type Config struct {
@@ -98,6 +103,10 @@ type Config struct {
 	// (node.Config.MaxClockOffset). Zero means
 	// clockrt.DefaultMaxClockOffset (500 ms); negative is ErrConfig.
 	MaxClockOffset time.Duration
+	// MaxDomains is the most domains a CREATE DOMAIN or a restore through
+	// this member may leave in the catalog (node.Config.MaxDomains). Zero
+	// means DefaultMaxDomains; negative is ErrConfig.
+	MaxDomains int
 
 	// Logger nil means slog.Default(); RaftLogLevel filters raft's own
 	// output.
@@ -144,6 +153,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if !c.Bootstrap && len(c.Join) == 0 && !catalog.HasState(c.DataDir) {
 		return c, fmt.Errorf("%w: %w", ErrConfig, ErrNoJoinAddress)
+	}
+	if c.MaxDomains < 0 {
+		return c, fmt.Errorf("%w: max domains %d is negative; pass a number of domains such as %d", ErrConfig, c.MaxDomains, DefaultMaxDomains)
 	}
 	if c.MaxClockOffset < 0 {
 		return c, fmt.Errorf("%w: max clock offset %s is negative; pass a duration such as 500ms", ErrConfig, c.MaxClockOffset)

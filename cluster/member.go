@@ -107,6 +107,7 @@ func New(cfg Config) (*Member, error) {
 		OnRetire:            m.onRetire,
 		AwaitPeers:          m.awaitPeers,
 		MaxClockOffset:      cfg.MaxClockOffset,
+		MaxDomains:          cfg.MaxDomains,
 		Cluster: &catalog.ClusterConfig{
 			RaftAddr:           cfg.RaftAddr,
 			Listener:           cfg.RaftListener,

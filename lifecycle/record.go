@@ -57,6 +57,7 @@ const (
 	CodeInvalidPeriod     = record.CodeInvalidPeriod
 	CodeInvalidCommand    = record.CodeInvalidCommand
 	CodeInvalidSnapshot   = record.CodeInvalidSnapshot
+	CodeDomainLimit       = record.CodeDomainLimit
 )
 
 // Sentinel errors of the lifecycle transitions: the very values record
@@ -73,6 +74,7 @@ var (
 	ErrUnknownNode       = record.ErrUnknownNode
 	ErrInvalidPeriod     = record.ErrInvalidPeriod
 	ErrInvalidCommand    = record.ErrInvalidCommand
+	ErrDomainLimit       = record.ErrDomainLimit
 	ErrInvalidSnapshot   = record.ErrInvalidSnapshot
 )
 

@@ -105,6 +105,9 @@ func (n *Node) Restore(ctx context.Context, req backup.RestoreRequest, name stri
 	}
 
 	s := n.catalog.State()
+	if s.Len()+len(picks) > n.cfg.MaxDomains {
+		return RestorePlan{}, n.domainLimit(picks[0].target, s.Len(), len(picks))
+	}
 	available, voters, err := n.candidates(s)
 	if err != nil {
 		return RestorePlan{}, err

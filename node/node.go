@@ -71,6 +71,13 @@ type Config struct {
 	// further ahead is refused (clockrt.Registry.SetMaxClockOffset). Zero
 	// means clockrt.DefaultMaxClockOffset; negative is ErrConfig.
 	MaxClockOffset time.Duration
+	// MaxDomains is the most domains a CREATE DOMAIN or a restore through
+	// this node may leave in the catalog; past it they are refused with
+	// lifecycle.ErrDomainLimit and nothing is proposed. Zero means
+	// DefaultMaxDomains; negative is ErrConfig. It is checked against the
+	// committed catalog before proposing, so writers racing through other
+	// nodes (or this one) at the limit can each pass it once.
+	MaxDomains int
 	// OnProgress, when set, receives every report this node's producers
 	// emit, after it was applied locally, on the producer's goroutine. It is
 	// where peer delivery attaches. It must not block, except on ctx, which
@@ -154,6 +161,12 @@ func New(cfg Config) (*Node, error) {
 		return nil, fmt.Errorf("%w: max clock offset %s is negative; pass a duration such as 500ms", ErrConfig, cfg.MaxClockOffset)
 	case cfg.MaxClockOffset == 0:
 		cfg.MaxClockOffset = clockrt.DefaultMaxClockOffset
+	}
+	switch {
+	case cfg.MaxDomains < 0:
+		return nil, fmt.Errorf("%w: max domains %d is negative; pass a number of domains such as %d", ErrConfig, cfg.MaxDomains, DefaultMaxDomains)
+	case cfg.MaxDomains == 0:
+		cfg.MaxDomains = DefaultMaxDomains
 	}
 	if cfg.WriteTimeout <= 0 {
 		cfg.WriteTimeout = DefaultWriteTimeout

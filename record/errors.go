@@ -37,6 +37,9 @@ var (
 	// out-of-range enum, rate that is not positive and finite, unknown op,
 	// wrong payload). It indicates a bug in the proposer.
 	ErrInvalidCommand = newSentinel(CodeInvalidCommand, "invalid command")
+	// ErrDomainLimit: a CREATE or a restore that would take the catalog
+	// past the node's limit on domains (node.Config.MaxDomains).
+	ErrDomainLimit = newSentinel(CodeDomainLimit, "the catalog is at its limit of domains")
 	// ErrInvalidSnapshot: snapshot bytes that do not decode or that violate
 	// a state invariant.
 	ErrInvalidSnapshot = newSentinel(CodeInvalidSnapshot, "invalid snapshot")
@@ -59,6 +62,7 @@ const (
 	CodeInvalidPeriod     Code = "invalid_period"
 	CodeInvalidCommand    Code = "invalid_command"
 	CodeInvalidSnapshot   Code = "invalid_snapshot"
+	CodeDomainLimit       Code = "domain_limit"
 )
 
 // sentinel is a sentinel error of this package with its Code. It is package
@@ -82,7 +86,7 @@ func (s *sentinel) ErrorCode() string { return string(s.code) }
 func Sentinels() []error { return slices.Clone(sentinels) }
 
 var sentinels = []error{ErrDomainExists, ErrDomainNotFound, ErrDomainRunning, ErrAlreadyRunning, ErrAlreadyStopped,
-	ErrNoLiveVoter, ErrAuthorityConflict, ErrUnknownNode, ErrInvalidPeriod, ErrInvalidCommand, ErrInvalidSnapshot}
+	ErrNoLiveVoter, ErrAuthorityConflict, ErrUnknownNode, ErrInvalidPeriod, ErrInvalidCommand, ErrInvalidSnapshot, ErrDomainLimit}
 
 // SentinelOf returns the sentinel of code, or nil for a code this version
 // does not know.

@@ -29,8 +29,8 @@ const ConsoleLogoutFileName = "console-logouts.json"
 // Config configures one process.
 type Config struct {
 	// Member configures the cluster member. With Insecure only its Node,
-	// DataDir, Logger, RaftLogLevel, TimeSource and MaxClockOffset are
-	// read. APIAddr empty means Listener's address.
+	// DataDir, Logger, RaftLogLevel, TimeSource, MaxClockOffset and
+	// MaxDomains are read. APIAddr empty means Listener's address.
 	Member cluster.Config
 	// Insecure runs one node alone without TLS (nspl serve --insecure): no
 	// raft listener, no peers, plain HTTP on a loopback Listener.
@@ -140,7 +140,7 @@ func build(cfg Config) (*Process, error) {
 		n, err := node.New(node.Config{
 			Name: cfg.Member.Node, DataDir: cfg.Member.DataDir, Logger: cfg.Member.Logger,
 			RaftLogLevel: cfg.Member.RaftLogLevel, TimeSource: cfg.Member.TimeSource,
-			MaxClockOffset: cfg.Member.MaxClockOffset,
+			MaxClockOffset: cfg.Member.MaxClockOffset, MaxDomains: cfg.Member.MaxDomains,
 		})
 		if err != nil {
 			return nil, err

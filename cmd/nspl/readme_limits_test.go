@@ -42,6 +42,7 @@ func TestREADMELimitsMatchServeDefaults(t *testing.T) {
 		"--max-token-guesses-per-address":    fmt.Sprint(s.limits.TokenGuessesPerAddress),
 		"--max-token-guesses":                fmt.Sprint(s.limits.TokenGuesses),
 		"--max-clock-offset":                 dur(s.maxClockOffset),
+		"--max-domains":                      fmt.Sprint(s.maxDomains),
 		"--drain-timeout":                    dur(s.drainTimeout),
 		"--max-transaction-steps":            fmt.Sprint(s.transactions.MaxTransactionSteps),
 		"--max-transaction-bytes":            fmt.Sprint(s.transactions.MaxTransactionBytes),

@@ -50,6 +50,7 @@ type serveOptions struct {
 	probeInterval      time.Duration
 	drainTimeout       time.Duration
 	maxClockOffset     time.Duration
+	maxDomains         int
 
 	limits            server.Limits
 	maxSessions       int
@@ -101,6 +102,7 @@ func parseServeArgs(o options, args []string) (options, error) {
 	fs.DurationVar(&s.electionTimeout, "election-timeout", 0, "raft election timeout `D` (0: the default)")
 	fs.DurationVar(&s.leaderLeaseTimeout, "leader-lease-timeout", 0, "raft leader lease timeout `D` (0: the default)")
 	fs.DurationVar(&s.probeInterval, "probe-interval", 0, "application health probe interval `D` (0: the default)")
+	fs.IntVar(&s.maxDomains, "max-domains", cluster.DefaultMaxDomains, "refuse a CREATE DOMAIN or restore through this node that would leave more than `N` domains in the catalog")
 	fs.DurationVar(&s.maxClockOffset, "max-clock-offset", clockrt.DefaultMaxClockOffset, "refuse clock progress whose tick or UTC is more than `D` ahead of this node's clock")
 	fs.DurationVar(&s.limits.HandshakeTimeout, "handshake-timeout", server.DefaultHandshakeTimeout, "close an API connection whose TLS handshake or request headers take longer than `D`")
 	fs.DurationVar(&s.limits.IdleTimeout, "idle-timeout", server.DefaultIdleTimeout, "close an API connection with no open request after `D`")
@@ -163,6 +165,8 @@ func parseServeArgs(o options, args []string) (options, error) {
 		return o, usageErrorf("serve: --pki and --ca/--cert/--key exclude each other")
 	case s.cert != "" && (s.ca == "" || s.key == ""):
 		return o, usageErrorf("serve: --cert needs --ca and --key")
+	case s.maxDomains < 1:
+		return o, usageErrorf("serve: --max-domains %d is not a positive number of domains; pass one such as %d", s.maxDomains, cluster.DefaultMaxDomains)
 	case s.maxClockOffset < 0:
 		return o, usageErrorf("serve: --max-clock-offset %s is negative; pass a duration such as 500ms", s.maxClockOffset)
 	case s.bootstrap && s.join != "":
@@ -318,7 +322,7 @@ func (s *serveOptions) processConfig(mat *pki.Material, token string, ln, mln ne
 			Join: join, Bootstrap: s.bootstrap, Material: mat,
 			HeartbeatTimeout: s.heartbeatTimeout, ElectionTimeout: s.electionTimeout,
 			LeaderLeaseTimeout: s.leaderLeaseTimeout, ProbeInterval: s.probeInterval,
-			MaxClockOffset: s.maxClockOffset, Logger: logger, RaftLogLevel: raftLevel,
+			MaxClockOffset: s.maxClockOffset, MaxDomains: s.maxDomains, Logger: logger, RaftLogLevel: raftLevel,
 		},
 		Insecure:        s.insecure,
 		Listener:        ln,
