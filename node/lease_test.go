@@ -233,7 +233,8 @@ func TestWithheldTickHandedOnWhenTheLeaseVouchesAgain(t *testing.T) {
 			// Cut from the leader; the next boundary falls due a period
 			// later, by when the lease has long lapsed.
 			leader.Store(false)
-			require.NoError(t, fake.BlockUntilDue(ctx, poll))
+			require.NoError(t, fake.BlockUntilDue(ctx, poll), "the lease's sample timer")
+			require.NoError(t, fake.BlockUntilDue(ctx, time.Second), "the producer's timer for tick 2")
 			fake.Advance(time.Second)
 			require.Eventually(t, func() bool {
 				n.withheld.mu.Lock()
