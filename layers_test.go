@@ -141,7 +141,7 @@ func TestOnlyTheTopImportsNode(t *testing.T) {
 // server, and clockrt, whose clocks a session serves). The client decodes
 // a server's stream with package follow and names the replicated values
 // through package record. clockrt's leaf time source, clockrt/timesource,
-// which imports nothing of ours, is the client's timer too, so runtime is
+// which imports nothing of ours, is the client's timer too, so clockrt is
 // banned alone, not with its subtree.
 func TestRemoteClientLinksNoRaftNode(t *testing.T) {
 	module := modulePath(t)
@@ -154,7 +154,7 @@ func TestRemoteClientLinksNoRaftNode(t *testing.T) {
 			require.Falsef(t, dep == banned || strings.HasPrefix(dep, banned+"/"),
 				"the client links %s; a remote client must not link a raft node, the lifecycle transitions or a server-side session", dep)
 		}
-		require.NotEqualf(t, module+"/runtime", dep,
+		require.NotEqualf(t, module+"/clockrt", dep,
 			"the client links %s; a remote client must not link the node-local clocks", dep)
 	}
 }

@@ -27,7 +27,7 @@ func TestCodeTable(t *testing.T) {
 	}{
 		{"catalog", fmt.Errorf("commit: %w", catalog.ErrTimeout), catalog.ErrTimeout, "catalog_timeout"},
 		{"not leader", &catalog.NotLeaderError{Leader: "n2"}, catalog.ErrNotLeader, "not_leader"},
-		{"runtime", clockrt.ErrDomainMissing, clockrt.ErrDomainMissing, "domain_missing"},
+		{"clockrt", clockrt.ErrDomainMissing, clockrt.ErrDomainMissing, "domain_missing"},
 		{"grammar", grammar.ErrSyntax, grammar.ErrSyntax, "syntax"},
 		{"lifecycle", &record.Error{Code: record.CodeAlreadyRunning, Message: "m"}, record.ErrAlreadyRunning, "already_running"},
 		{"protocol", fmt.Errorf("%w: bad line", wire.ErrProtocol), wire.ErrProtocol, "protocol"},
