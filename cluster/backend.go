@@ -300,9 +300,13 @@ func (m *Member) removeOnce(ctx context.Context, forwarded bool, name string) er
 		defer cancel()
 		return m.client.Remove(cctx, leader.APIAddr, true, name)
 	}
-	nd, ok := n.CatalogState().Node(name)
+	s := n.CatalogState()
+	nd, ok := s.Node(name)
 	if !ok {
 		return fmt.Errorf("%w: %q is not a member of this cluster; run SHOW CLUSTER STATUS to see the members", ErrUnknownNode, name)
+	}
+	if err := m.checkRemoval(n, s, nd); err != nil {
+		return err
 	}
 	res, err := n.Propose(ctx, lifecycle.Command{Op: lifecycle.OpDeregisterNode,
 		DeregisterNode: &lifecycle.DeregisterNode{Name: nd.Name, Incarnation: nd.Incarnation}})
@@ -327,4 +331,47 @@ func (m *Member) Leave(ctx context.Context) error {
 		return err
 	}
 	return m.Close()
+}
+
+// checkRemoval refuses, before anything changes, a removal of nd that
+// would leave the cluster without a voter, or with fewer live voters than
+// a quorum of the voters that remain: the remaining members could then
+// commit nothing, not even the removal's own deregistration and
+// configuration change, and the node would be left half removed. It runs
+// on the leader, which is live itself.
+func (m *Member) checkRemoval(n *node.Node, s *lifecycle.State, nd lifecycle.RegisteredNode) error {
+	servers, err := n.Servers()
+	if err != nil {
+		return fmt.Errorf("read the raft configuration before removing node %q: %w", nd.Name, err)
+	}
+	byRaftID := make(map[string]lifecycle.RegisteredNode)
+	for _, r := range s.Nodes() {
+		byRaftID[r.RaftID] = r
+	}
+	voter := false
+	remaining, live := 0, 0
+	for _, sv := range servers {
+		if !sv.Voter {
+			continue
+		}
+		if sv.ServerID == nd.RaftID {
+			voter = true
+			continue
+		}
+		remaining++
+		if sv.ServerID == n.ServerID() {
+			live++ // the leader
+		} else if r, ok := byRaftID[sv.ServerID]; ok && m.avail.Live(r.NodeIncarnation()) {
+			live++
+		}
+	}
+	switch {
+	case !voter:
+		return nil
+	case remaining == 0:
+		return fmt.Errorf("%w: node %q is the cluster's only voter, so removing it would leave no voter to commit anything; nothing was changed: to retire the cluster stop the node (SIGTERM) and keep or delete its data directory, or join another node first and then remove this one", ErrRemovalRefused, nd.Name)
+	case live < remaining/2+1:
+		return fmt.Errorf("%w: removing node %q would leave %d voters of which %d are live, fewer than the %d a quorum of them needs; nothing was changed: bring the other voters back (SHOW CLUSTER STATUS lists them) or remove the ones that are gone first", ErrRemovalRefused, nd.Name, remaining, live, remaining/2+1)
+	}
+	return nil
 }

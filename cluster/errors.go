@@ -18,4 +18,8 @@ var (
 	// ErrNoJoinAddress: a member with an empty data directory was neither
 	// told to bootstrap nor given an address to join through.
 	ErrNoJoinAddress = errors.New("nothing to join: pass --bootstrap for the first node or --join with a member's API address")
+	// ErrRemovalRefused: Remove (or Leave) would leave the cluster with no
+	// voter, or with fewer live voters than a quorum of those left; nothing
+	// was changed.
+	ErrRemovalRefused = errors.New("removal refused")
 )
