@@ -91,6 +91,11 @@ func (m *Main) followClock(ctx context.Context, sess clockSession, src timesourc
 		if err := writeLine(m.Stdout, clockEventLine(first, opts.format)); err != nil {
 			return err
 		}
+		if err := cannotTick(domain, res.Clock.State, opts); err != nil {
+			detach(sess)
+			fmt.Fprintf(m.Stderr, "nspl clock: %s\n", err)
+			return &RunError{Kind: ErrNoTick, Err: err, Reported: true}
+		}
 	}
 
 	var ticks uint64
@@ -179,6 +184,23 @@ func writeLine(w io.Writer, line string) error {
 	}
 	if _, err := io.WriteString(w, line); err != nil {
 		return ioError(err)
+	}
+	return nil
+}
+
+// cannotTick returns why --until-tick would wait forever on a clock in
+// state st, nil when a tick may still come: an unpaced clock never ticks,
+// and a stopped one only after a START, which --wait-start waits for.
+func cannotTick(domain string, st clock.ObservedState, opts options) error {
+	if opts.untilTick == 0 {
+		return nil
+	}
+	name := "'" + domain + "'"
+	switch {
+	case st == clock.Unpaced:
+		return fmt.Errorf("%w: domain %s is unpaced, and an unpaced clock has no ticks; --until-tick %d would wait forever: follow a PACED domain, or drop --until-tick to print its state", ErrNoTick, name, opts.untilTick)
+	case st == clock.Stopped && !opts.waitStart:
+		return fmt.Errorf("%w: domain %s is stopped, so no tick will come until it is started; START it first, or pass --wait-start to wait for its START", ErrNoTick, name)
 	}
 	return nil
 }

@@ -19,6 +19,9 @@ const (
 	// ExitIO means a file could not be read or output could not be
 	// written, or the node could not be opened.
 	ExitIO = 3
+	// ExitNoTick means nspl clock --until-tick found a clock that cannot
+	// tick: a stopped domain (without --wait-start) or an unpaced one.
+	ExitNoTick = 4
 )
 
 // Exit codes of nspl fmt, which has its own (nspl fmt --help lists them):
@@ -44,6 +47,9 @@ var (
 	ErrIO = errors.New("i/o error")
 	// ErrClockTimeout reports that nspl clock gave up waiting.
 	ErrClockTimeout = errors.New("clock wait timed out")
+	// ErrNoTick reports that nspl clock --until-tick was given a clock
+	// that cannot tick, so no wait would end.
+	ErrNoTick = errors.New("the clock cannot tick")
 	// ErrInterrupted reports that Ctrl-C stopped a script or a clock wait.
 	ErrInterrupted = errors.New("interrupted")
 	// ErrUnformatted reports that nspl fmt --check found a file that
@@ -103,6 +109,8 @@ func ExitCode(err error) int {
 		return ExitUsage
 	case errors.Is(err, ErrIO):
 		return ExitIO
+	case errors.Is(err, ErrNoTick):
+		return ExitNoTick
 	default:
 		return ExitFailed
 	}

@@ -102,6 +102,7 @@ type options struct {
 	clockDomain  string
 	untilTick    uint64
 	clockTimeout time.Duration
+	waitStart    bool
 }
 
 // addCommonFlags registers the flags the shell, the script runner and the
@@ -156,6 +157,7 @@ func parseArgs(args []string) (options, error) {
 	addSubcommandFlags(cs, &o)
 	cs.StringVar(&o.clockDomain, "domain", "", "follow `NAME` (default: the active domain after -f/-c)")
 	cs.Uint64Var(&o.untilTick, "until-tick", 0, "exit 0 once `N` tick frames have arrived (0: no limit)")
+	cs.BoolVar(&o.waitStart, "wait-start", false, "with --until-tick, wait for a stopped domain's START instead of exiting 4")
 	cs.DurationVar(&o.clockTimeout, "timeout", 0, "exit 1 if the condition is not met within `D` (0: no limit)")
 	if err := cs.Parse(rest[1:]); err != nil {
 		return o, flagParseError(cs, "clock", err)
@@ -260,10 +262,16 @@ Serve flags (nspl serve):
                         presented the right one, before 429 (default 10, 100)
   --max-clock-offset D  refuse clock progress whose tick or UTC is more than D
                         ahead of this node's clock (default 500ms)
+  --max-domains N       refuse a CREATE DOMAIN or restore through this node
+                        that would leave more than N domains (default 1000000)
 
 Clock flags (nspl clock):
   --domain NAME         follow NAME (default: the active domain left by -f/-c setup)
-  --until-tick N        exit 0 once N tick frames have arrived (0: no limit)
+  --until-tick N        exit 0 once N tick frames have arrived (0: no limit);
+                        on a clock that cannot tick (stopped, or unpaced)
+                        exit 4 at once
+  --wait-start          with --until-tick, wait for a stopped domain's START
+                        instead of exiting 4
   --timeout D           exit 1 if the domain has not ended or N ticks have not
                         arrived within D (for example 30s; 0: no limit)
   Ctrl-C detaches from the clock and exits 1.
@@ -281,6 +289,8 @@ Exit codes:
   2  usage error
   3  I/O error (a file, the terminal, the node's storage, or reaching the
      node: connection and TLS failures)
+  4  nspl clock --until-tick on a clock that cannot tick (unpaced, or stopped
+     without --wait-start)
   nspl fmt has its own: 1 unformatted (--check), 3 syntax error, 4 I/O error.
 
 Inside the shell, type help or \? for the statements.

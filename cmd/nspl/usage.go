@@ -138,10 +138,12 @@ var commandHelps = map[string]commandHelp{
 			"nspl serve --node dev --api-addr 127.0.0.1:8001 --insecure",
 	},
 	"clock": {
-		usage: "nspl [-f FILE|-c TEXT ...] clock [--domain NAME] [--until-tick N] [--timeout D]",
+		usage: "nspl [-f FILE|-c TEXT ...] clock [--domain NAME] [--until-tick N [--wait-start]] [--timeout D]",
 		about: "Follows a domain's clock after any -f/-c setup, on the same node, and prints the\n" +
 			"attach reply and every frame, one line each (--format json: one object each).\n" +
-			"Exits 0 once N ticks have arrived or the domain ends, 1 on --timeout or Ctrl-C.",
+			"Exits 0 once N ticks have arrived or the domain ends, 1 on --timeout or Ctrl-C,\n" +
+			"4 at once when --until-tick is given a clock that cannot tick (unpaced, or\n" +
+			"stopped without --wait-start).",
 		examples: "nspl --connect https://127.0.0.1:8001 --ca certs/ca.crt clock --domain prod\n" +
 			"nspl -c 'CREATE PACED DOMAIN p WITH PERIOD 1s SKEW 0; USE p; START;' clock --until-tick 3",
 		common: true,
