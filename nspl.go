@@ -36,6 +36,10 @@ type Options struct {
 	// leave in the catalog; past it they fail with ErrDomainLimit. Zero
 	// means node.DefaultMaxDomains (1,000,000).
 	MaxDomains int
+	// OverwriteArchives lets a BACKUP replace an existing file that is
+	// not an nspl archive; without it such a file is refused
+	// (ErrNotArchive) and left as it was.
+	OverwriteArchives bool
 }
 
 // Engine is an embedded single-node nspl engine. Its methods are safe for
@@ -44,6 +48,8 @@ type Engine struct {
 	node   *node.Node
 	logger *slog.Logger
 	limit  int
+	// archives is every session's Archives: files on this machine.
+	archives session.LocalArchives
 
 	mu       sync.Mutex
 	closed   bool
@@ -73,7 +79,7 @@ func Open(ctx context.Context, opts Options) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Engine{node: n, logger: logger, limit: opts.FrameLimit, done: make(chan struct{}), sessions: make(map[*Session]struct{})}, nil
+	return &Engine{node: n, logger: logger, limit: opts.FrameLimit, archives: session.LocalArchives{Overwrite: opts.OverwriteArchives}, done: make(chan struct{}), sessions: make(map[*Session]struct{})}, nil
 }
 
 // warningsOnly is the default logger's handler: the process's default
@@ -107,7 +113,7 @@ func (e *Engine) NewSession() (*Session, error) {
 	if e.closed {
 		return nil, ErrClosed
 	}
-	s := newSession(e, session.New(e.node, session.Options{Logger: e.logger, FrameLimit: e.limit, TimeSource: e.node.TimeSource()}))
+	s := newSession(e, session.New(e.node, session.Options{Logger: e.logger, FrameLimit: e.limit, TimeSource: e.node.TimeSource(), Archives: e.archives}))
 	e.sessions[s] = struct{}{}
 	return s, nil
 }

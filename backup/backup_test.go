@@ -370,7 +370,7 @@ func TestWriteAndRead(t *testing.T) {
 	dir := t.TempDir()
 	dest := filepath.Join(dir, "prod.nsplbak")
 	a := cluster(pacedRunning("prod", 60))
-	p, size, err := Write(dest, a)
+	p, size, err := Write(dest, a, WriteOptions{})
 	require.NoError(t, err)
 	require.Equal(t, dest, p)
 	fi, err := os.Stat(dest)
@@ -387,7 +387,7 @@ func TestWriteAndRead(t *testing.T) {
 	require.Equal(t, a, got)
 
 	// Overwriting replaces the whole archive.
-	_, _, err = Write(dest, cluster(neverStarted("other")))
+	_, _, err = Write(dest, cluster(neverStarted("other")), WriteOptions{})
 	require.NoError(t, err)
 	_, got, err = Read(dest)
 	require.NoError(t, err)
@@ -396,7 +396,7 @@ func TestWriteAndRead(t *testing.T) {
 	// A refused encode leaves the destination as it was and no temporary file.
 	bad := pacedRunning("prod", 60)
 	bad.Record.Mapping = nil
-	_, _, err = Write(dest, cluster(bad))
+	_, _, err = Write(dest, cluster(bad), WriteOptions{})
 	require.ErrorIs(t, err, ErrMissingMapping)
 	_, got, err = Read(dest)
 	require.NoError(t, err)
@@ -424,17 +424,17 @@ func TestPaths(t *testing.T) {
 	_, err = ExpandPath("a\x00b")
 	require.ErrorIs(t, err, ErrPath)
 
-	p, _, err = Write("~/x.nsplbak", cluster())
+	p, _, err = Write("~/x.nsplbak", cluster(), WriteOptions{})
 	require.NoError(t, err)
 	require.Equal(t, filepath.Join(home, "x.nsplbak"), p)
 	_, _, err = Read("~/x.nsplbak")
 	require.NoError(t, err)
 
-	_, _, err = Write(filepath.Join(home, "missing", "x.nsplbak"), cluster())
+	_, _, err = Write(filepath.Join(home, "missing", "x.nsplbak"), cluster(), WriteOptions{})
 	require.ErrorIs(t, err, ErrPath)
 	require.ErrorIs(t, err, os.ErrNotExist)
 	require.ErrorContains(t, err, "check the directory exists and is writable")
-	_, _, err = Write(home, cluster())
+	_, _, err = Write(home, cluster(), WriteOptions{})
 	require.ErrorIs(t, err, ErrPath)
 	require.ErrorContains(t, err, "is a directory")
 	_, _, err = Read(filepath.Join(home, "nope"))
@@ -459,7 +459,7 @@ func TestPaths(t *testing.T) {
 func TestCheckErrorNamesThePath(t *testing.T) {
 	dir := t.TempDir()
 	dest := filepath.Join(dir, "x")
-	_, _, err := Write(dest, cluster(pacedRunning("prod", 60)))
+	_, _, err := Write(dest, cluster(pacedRunning("prod", 60)), WriteOptions{})
 	require.NoError(t, err)
 	b, err := os.ReadFile(dest)
 	require.NoError(t, err)

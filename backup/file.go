@@ -48,9 +48,10 @@ type WriteOptions struct {
 }
 
 // Write encodes a and writes it to path crash-safely (WriteFile), replacing
-// whatever file the destination holds. It returns the resolved path and the
-// archive's size.
-func Write(path string, a Archive) (string, int64, error) {
+// a missing file, an empty one or an older archive, and any other file
+// only with opts.Overwrite. It returns the resolved path and the archive's
+// size.
+func Write(path string, a Archive, opts WriteOptions) (string, int64, error) {
 	dest, err := ExpandPath(path)
 	if err != nil {
 		return "", 0, err
@@ -59,7 +60,7 @@ func Write(path string, a Archive) (string, int64, error) {
 	if err != nil {
 		return dest, 0, err
 	}
-	dest, err = WriteFile(dest, b, WriteOptions{Overwrite: true})
+	dest, err = WriteFile(dest, b, opts)
 	if err != nil {
 		return dest, 0, err
 	}

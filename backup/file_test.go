@@ -17,7 +17,7 @@ func TestWriteFileRefusesNonArchives(t *testing.T) {
 	b, err := Encode(cluster(pacedRunning("prod", 60)))
 	require.NoError(t, err)
 	older := filepath.Join(dir, "older.nsplbak")
-	_, _, err = Write(older, cluster(neverStarted("old")))
+	_, _, err = Write(older, cluster(neverStarted("old")), WriteOptions{})
 	require.NoError(t, err)
 	text := filepath.Join(dir, "notes.txt")
 	require.NoError(t, os.WriteFile(text, []byte("precious"), 0o644))

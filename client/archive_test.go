@@ -31,7 +31,7 @@ func TestArchivesAreTheClientsFiles(t *testing.T) {
 		a.Domains = append(a.Domains, backup.Domain{Record: lifecycle.Domain{Name: fmt.Sprintf("d%04d", i), Pace: lifecycle.Unpaced, Status: lifecycle.Stopped}})
 	}
 	many := filepath.Join(dir, "many.nsplbak")
-	_, size, err := backup.Write(many, a)
+	_, size, err := backup.Write(many, a, backup.WriteOptions{})
 	require.NoError(t, err)
 	res := exec(t, c, "DESCRIBE BACKUP '"+many+"';")
 	require.Len(t, res[0].Set.Rows, 1500)

@@ -71,7 +71,7 @@ func backupTo(_ context.Context, n *Node, scope BackupScope, path string) (writt
 	if err != nil {
 		return written{}, err
 	}
-	dest, _, err := backup.Write(path, a)
+	dest, _, err := backup.Write(path, a, backup.WriteOptions{})
 	return written{Path: dest, Archive: a}, err
 }
 

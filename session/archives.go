@@ -25,12 +25,16 @@ type Archives interface {
 
 // LocalArchives reads and writes archive files on this machine: the
 // statement's path, "~/" expanded, as backup.Write and backup.Read take
-// it. It is the Archives of an embedded session (Options.Archives nil).
-type LocalArchives struct{}
+// it. It is the Archives of an embedded session (Options.Archives nil). A
+// BACKUP replaces a file that is not an nspl archive only with Overwrite,
+// as a remote client's does (client.Config.OverwriteArchives).
+type LocalArchives struct {
+	Overwrite bool
+}
 
 // WriteArchive writes a to the file name crash-safely (backup.Write).
-func (LocalArchives) WriteArchive(_ context.Context, name string, a backup.Archive) (string, int64, error) {
-	return backup.Write(name, a)
+func (l LocalArchives) WriteArchive(_ context.Context, name string, a backup.Archive) (string, int64, error) {
+	return backup.Write(name, a, backup.WriteOptions{Overwrite: l.Overwrite})
 }
 
 // ReadArchive reads and verifies the file name (backup.Read).

@@ -44,7 +44,7 @@ func addRemoteFlags(fs *flag.FlagSet, o *remoteOptions) {
 	fs.StringVar(&o.cert, "cert", o.cert, "present the client certificate in `FILE` (with --key)")
 	fs.StringVar(&o.key, "key", o.key, "the client certificate's private key `FILE`")
 	fs.StringVar(&o.profile, "profile", o.profile, "take the connection settings flags do not give from profile `NAME` of the config file")
-	fs.BoolVar(&o.overwrite, "overwrite", o.overwrite, "with --connect, let BACKUP replace an existing file that is not an nspl archive")
+	fs.BoolVar(&o.overwrite, "overwrite", o.overwrite, "let BACKUP replace an existing file that is not an nspl archive")
 	fs.StringVar(&o.read, "read-consistency", o.read, "with --connect, what reads promise: `LEVEL` local (the node's own state, the default) or linearizable (confirmed through the leader)")
 }
 
@@ -89,7 +89,7 @@ func (m *Main) openSession(ctx context.Context, opts options) (sessionBackend, t
 		return c, timesource.System(), func() { _ = c.Close() }, nil
 	}
 	src := timesource.System()
-	eng, err := nspl.Open(ctx, nspl.Options{Logger: m.logger(opts.verbose), DataDir: opts.dataDir, TimeSource: src})
+	eng, err := nspl.Open(ctx, nspl.Options{Logger: m.logger(opts.verbose), DataDir: opts.dataDir, TimeSource: src, OverwriteArchives: opts.remote.overwrite})
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, nil, nil, &RunError{Kind: ErrStatementFailed, Err: ErrInterrupted}

@@ -217,8 +217,8 @@ Flags:
                         of $XDG_CONFIG_HOME/nspl/config (~/.config/nspl/config);
                         without one, NSPL_CONNECT, NSPL_CA, NSPL_CERT, NSPL_KEY
                         and NSPL_TOKEN_FILE stand in for the flags
-  --overwrite           with --connect, let BACKUP replace an existing file that is
-                        not an nspl archive (refused by default)
+  --overwrite           let BACKUP replace an existing file that is not an nspl
+                        archive (refused by default)
   --read-consistency LEVEL
                         with --connect, what reads promise: local (the node's own
                         state, the default) or linearizable (each read confirmed
