@@ -21,9 +21,10 @@ func Leave(ctx context.Context, cfg Config) (string, error) {
 }
 
 // Remove asks the node at the first URL of cfg to remove node name from the
-// cluster and returns the node's message.
-func Remove(ctx context.Context, cfg Config, name string) (string, error) {
-	body, err := json.Marshal(wire.RemoveRequest{Node: name})
+// cluster and returns the node's message. A node that is still live is
+// refused unless force is set.
+func Remove(ctx context.Context, cfg Config, name string, force bool) (string, error) {
+	body, err := json.Marshal(wire.RemoveRequest{Node: name, Force: force})
 	if err != nil {
 		return "", err
 	}

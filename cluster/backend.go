@@ -324,6 +324,24 @@ func (m *Member) removeOnce(ctx context.Context, forwarded bool, name string) er
 	return nil
 }
 
+// RemoveNode is Remove as an operator asks for it: a node this member finds
+// live is refused (ErrNodeLive), changing nothing, unless force is set. A
+// running node should leave (Leave, nspl leave on it), which stops it; one
+// removed while it runs keeps serving its last state, refusing writes,
+// until it is stopped.
+func (m *Member) RemoveNode(ctx context.Context, name string, force bool) error {
+	if !force {
+		n, err := m.opened()
+		if err != nil {
+			return err
+		}
+		if nd, ok := n.CatalogState().Node(name); ok && (name == m.cfg.Node || m.avail.Live(nd.NodeIncarnation())) {
+			return fmt.Errorf("%w: node %q is live; nothing was changed: run nspl leave against it to take it out and stop it, or pass --force to remove it anyway (it then serves its last state and refuses writes until it is stopped)", ErrNodeLive, name)
+		}
+	}
+	return m.Remove(ctx, name)
+}
+
 // Leave removes this member from the cluster (through the leader when it
 // is not the leader itself) and closes it.
 func (m *Member) Leave(ctx context.Context) error {

@@ -22,4 +22,6 @@ var (
 	// voter, or with fewer live voters than a quorum of those left; nothing
 	// was changed.
 	ErrRemovalRefused = errors.New("removal refused")
+	// ErrNodeLive: RemoveNode without force named a node that is live.
+	ErrNodeLive = errors.New("cannot drop live node")
 )

@@ -64,8 +64,19 @@ func TestRemovalThatWouldLeaveNoQuorumIsRefused(t *testing.T) {
 		require.Len(t, servers, 3, "nothing was changed")
 		_, registered := leader.Node().CatalogState().Node(other.Node().Name())
 		require.True(t, registered)
-		// Removing the dead one leaves two live voters: it goes through.
-		require.NoError(t, leader.Remove(ctx, goneName))
+		// An operator's remove of a live node is refused, changing nothing:
+		// it should leave.
+		err = leader.RemoveNode(ctx, other.Node().Name(), false)
+		require.ErrorIs(t, err, cluster.ErrNodeLive)
+		require.ErrorContains(t, err, "nspl leave")
+		require.ErrorContains(t, err, "--force")
+		err = other.RemoveNode(ctx, other.Node().Name(), false)
+		require.ErrorIs(t, err, cluster.ErrNodeLive, "a member finds itself live")
+		// Forced, the live one is still refused here for the quorum.
+		require.ErrorIs(t, leader.RemoveNode(ctx, other.Node().Name(), true), cluster.ErrRemovalRefused)
+		// Removing the dead one leaves two live voters: it goes through,
+		// without force.
+		require.NoError(t, leader.RemoveNode(ctx, goneName, false))
 		servers, err = leader.Node().Servers()
 		require.NoError(t, err)
 		require.Len(t, servers, 2)

@@ -47,5 +47,7 @@ func (v memberView) Left() {
 	}
 }
 
-// Remove removes the named node.
-func (v memberView) Remove(ctx context.Context, name string) error { return v.m.Remove(ctx, name) }
+// Remove removes the named node, a live one only with force.
+func (v memberView) Remove(ctx context.Context, name string, force bool) error {
+	return v.m.RemoveNode(ctx, name, force)
+}

@@ -50,7 +50,7 @@ func (s *Server) serveRemove(w http.ResponseWriter, r *http.Request) {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&req); err != nil {
-		writeAdmin(w, http.StatusBadRequest, wire.AdminReply{Error: "body must be {\"node\":\"NAME\"}: " + err.Error()})
+		writeAdmin(w, http.StatusBadRequest, wire.AdminReply{Error: "body must be {\"node\":\"NAME\"} or {\"node\":\"NAME\",\"force\":true}: " + err.Error()})
 		return
 	}
 	if err := pki.ValidName(req.Node); err != nil {
@@ -61,7 +61,7 @@ func (s *Server) serveRemove(w http.ResponseWriter, r *http.Request) {
 		writeAdmin(w, http.StatusConflict, wire.AdminReply{Error: "this node is not a cluster member; there is no node to remove"})
 		return
 	}
-	if err := s.cfg.Cluster.Remove(r.Context(), req.Node); err != nil {
+	if err := s.cfg.Cluster.Remove(r.Context(), req.Node, req.Force); err != nil {
 		writeAdmin(w, http.StatusConflict, wire.AdminReply{Error: err.Error()})
 		return
 	}

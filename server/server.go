@@ -63,8 +63,9 @@ type Cluster interface {
 	// also has a Left() method, the server calls it once the leave reply
 	// has been sent, so the process can stop.
 	Leave(ctx context.Context) error
-	// Remove removes the named node from the cluster.
-	Remove(ctx context.Context, name string) error
+	// Remove removes the named node from the cluster; a node that is
+	// still live only with force.
+	Remove(ctx context.Context, name string, force bool) error
 }
 
 // Config configures a Server.

@@ -186,7 +186,8 @@ func TestFollowClockTimesOut(t *testing.T) {
 	t.Cleanup(func() { goleak.VerifyNone(t) })
 	f := newClockFixture(t, nil, "CREATE DOMAIN idle;")
 	fake := timesource.NewFake(0)
-	done := f.follow(fake, options{clockDomain: "idle", untilTick: 1, clockTimeout: 5 * time.Second})
+	// --wait-start: a stopped clock is waited for, until the timeout.
+	done := f.follow(fake, options{clockDomain: "idle", untilTick: 1, waitStart: true, clockTimeout: 5 * time.Second})
 	ctx, cancel := context.WithTimeout(context.Background(), expectTimeout)
 	defer cancel()
 	require.NoError(t, fake.BlockUntil(ctx, 1))

@@ -203,24 +203,28 @@ func clientTLS(o remoteOptions) (*tls.Config, error) {
 
 // adminCommand is nspl leave or nspl remove NODE.
 type adminCommand struct {
-	name string // "leave" or "remove"
-	node string // the node remove removes
+	name  string // "leave" or "remove"
+	node  string // the node remove removes
+	force bool   // remove --force: a node that is still live too
 }
 
 // parseAdminArgs parses
 //
 //	nspl --connect URL [credentials] leave
-//	nspl --connect URL [credentials] remove NODE
+//	nspl --connect URL [credentials] remove [--force] NODE
 //
 // The connection flags may also follow the subcommand.
 func parseAdminArgs(o options, name string, args []string) (options, error) {
 	fs := flag.NewFlagSet("nspl "+name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	addRemoteFlags(fs, &o.remote)
+	cmd := &adminCommand{name: name}
+	if name == "remove" {
+		fs.BoolVar(&cmd.force, "force", false, "remove the node even though it is still live")
+	}
 	if err := fs.Parse(args); err != nil {
 		return o, flagParseError(fs, name, err)
 	}
-	cmd := &adminCommand{name: name}
 	rest := fs.Args()
 	switch {
 	case name == "remove" && len(rest) == 1:
@@ -247,7 +251,7 @@ func (m *Main) runAdmin(ctx context.Context, opts options) error {
 	if opts.admin.name == "leave" {
 		msg, err = client.Leave(ctx, cfg)
 	} else {
-		msg, err = client.Remove(ctx, cfg, opts.admin.node)
+		msg, err = client.Remove(ctx, cfg, opts.admin.node, opts.admin.force)
 	}
 	switch {
 	case errors.Is(err, client.ErrConfig), errors.Is(err, client.ErrInsecureURL):

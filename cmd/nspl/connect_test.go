@@ -138,6 +138,10 @@ func TestParseRemoteArgs(t *testing.T) {
 			require.Equal(t, &adminCommand{name: "remove", node: "n2"}, o.admin)
 			require.Equal(t, "c", o.remote.cert)
 		}},
+		{name: "remove --force", args: []string{"--connect", "https://a:1", "remove", "--force", "n2"}, check: func(t *testing.T, o options) {
+			require.Equal(t, &adminCommand{name: "remove", node: "n2", force: true}, o.admin)
+		}},
+		{name: "leave --force", args: []string{"--connect", "https://a:1", "leave", "--force"}, wantErr: ErrUsage},
 		{name: "leave with an argument", args: []string{"--connect", "https://a:1", "leave", "n1"}, wantErr: ErrUsage},
 		{name: "remove without a node", args: []string{"--connect", "https://a:1", "remove"}, wantErr: ErrUsage},
 		{name: "remove two nodes", args: []string{"--connect", "https://a:1", "remove", "n1", "n2"}, wantErr: ErrUsage},

@@ -174,9 +174,11 @@ var commandHelps = map[string]commandHelp{
 			"    --cert certs/client-ops.crt --key certs/client-ops.key leave",
 	},
 	"remove": {
-		usage: "nspl --connect URL [--ca FILE --cert FILE --key FILE | --token-file FILE] remove NODE",
+		usage: "nspl --connect URL [--ca FILE --cert FILE --key FILE | --token-file FILE] remove [--force] NODE",
 		about: "Asks the cluster, through the node at --connect, to remove NODE from its\n" +
-			"membership. The connection flags may also follow the subcommand's name.",
+			"membership: a node that is gone. A node still live is refused unless --force\n" +
+			"(it should leave: nspl leave against it). The connection flags may also follow\n" +
+			"the subcommand's name.",
 		examples: "nspl --connect https://127.0.0.1:8001 --ca certs/ca.crt \\\n" +
 			"    --cert certs/client-ops.crt --key certs/client-ops.key remove n3",
 	},
