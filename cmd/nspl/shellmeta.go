@@ -18,14 +18,18 @@ type metaCommand struct {
 
 // knownMeta lists the backslash commands, as the refusal of an unknown one
 // prints them.
-const knownMeta = `\? or \h (help), \i FILE (run a script file), \timing [on|off], \q (leave)`
+const knownMeta = `\? or \h (help), \i FILE (run a script file), \timing [on|off], \d [NAME|PATTERN], \dt [PATTERN], \l (list or describe domains), \q (leave)`
 
 // parseMeta recognises help, exit and quit (an optional trailing ';' is
-// allowed) and any line starting with a backslash. Backslash commands are
-// never statements, so an unknown one is refused rather than left to open a
-// continuation prompt.
+// allowed), any line starting with a backslash and, for sqlite3's habits,
+// any line starting with a dot. Neither is ever a statement, so an unknown
+// one is refused rather than left to open a continuation prompt.
 func parseMeta(line string) (metaCommand, bool) {
 	l := strings.TrimSpace(line)
+	if strings.HasPrefix(l, ".") {
+		name, arg, _ := strings.Cut(l, " ")
+		return metaCommand{name: strings.ToLower(strings.TrimSuffix(name, ";")), arg: strings.TrimSpace(arg)}, true
+	}
 	if strings.HasPrefix(l, `\`) {
 		name, arg, _ := strings.Cut(l, " ")
 		arg = strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(arg), ";"))
@@ -79,6 +83,25 @@ func (s *shell) runMeta(ctx context.Context, out io.Writer, cmd metaCommand) (le
 			}
 			return false, writeLine(out, "timing is "+state)
 		}
+	case `\d`, `\dt`, `\l`, `\D`, `\DT`, `\L`:
+		// psql's describe and list commands, as the statements they are
+		// here: \d NAME describes a domain; \d, \dt and \l list the
+		// domains, those matching a psql pattern (* and ?) when one is given.
+		text, err := listOrDescribe(strings.ToLower(cmd.name), cmd.arg)
+		if err != nil {
+			msg = err.Error()
+			break
+		}
+		return false, s.runCancellable(ctx, "", grammar.Split(text))
+	case ".tables":
+		text, err := listOrDescribe(`\dt`, cmd.arg)
+		if err != nil {
+			msg = err.Error()
+			break
+		}
+		return false, s.runCancellable(ctx, "", grammar.Split(text))
+	case ".quit", ".exit", ".q":
+		return true, nil
 	case `\i`:
 		if cmd.arg == "" {
 			msg = `\i needs a file: \i FILE`
@@ -94,10 +117,32 @@ func (s *shell) runMeta(ctx context.Context, out io.Writer, cmd metaCommand) (le
 		}
 		return false, s.runCancellable(ctx, cmd.arg, grammar.Split(string(b)))
 	default:
+		if strings.HasPrefix(cmd.name, ".") {
+			msg = fmt.Sprintf("unknown command %s; this is not sqlite3: .tables is LIST DOMAINS; and .quit is \\q here, the shell knows %s, and statements end with ';'", cmd.name, knownMeta)
+			break
+		}
 		msg = fmt.Sprintf("unknown command %s; the shell knows %s, and statements end with ';'", cmd.name, knownMeta)
 	}
 	if _, err := fmt.Fprintln(s.stderr, "error: "+msg); err != nil {
 		return false, ioError(err)
 	}
 	return false, nil
+}
+
+// listOrDescribe is the statement a psql describe or list command stands
+// for: DESCRIBE DOMAIN for \d with a name that is no pattern, LIST DOMAINS
+// otherwise, with LIKE for a pattern (psql's * and ? as LIKE's % and _).
+func listOrDescribe(name, arg string) (string, error) {
+	if arg == "" {
+		return "LIST DOMAINS;", nil
+	}
+	if name == `\d` && !strings.ContainsAny(arg, "*?") {
+		n, err := grammar.ParseName(arg)
+		if err != nil {
+			return "", fmt.Errorf(`\d takes a domain name or a pattern with * or ?: %v`, err)
+		}
+		return "DESCRIBE DOMAIN " + grammar.FormatName(n) + ";", nil
+	}
+	like := strings.NewReplacer("'", "''", "*", "%", "?", "_").Replace(arg)
+	return "LIST DOMAINS LIKE '" + like + "';", nil
 }
