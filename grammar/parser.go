@@ -459,6 +459,14 @@ func translate(err error, toks []lexer.Token, term lexer.Token) error {
 	if found.Type == tokKeyword && exp.name && !exp.number {
 		msg += " (" + found.Value + " is a keyword; write `" + strings.ToLower(found.Value) + "` in backticks to use it as a name)"
 	}
+	if found.Type == tokString && exp.name && !exp.str && len(found.Value) >= 2 {
+		// SQL's double quotes, or single quotes, around a name: NSPL
+		// quotes names with backticks and keeps quotes for literals.
+		inner := found.Value[1 : len(found.Value)-1]
+		if !strings.ContainsAny(inner, "`\n") {
+			msg += " (quotes make a text literal; a name is written bare or in backticks: `" + inner + "`)"
+		}
+	}
 	return &Error{Pos: fromLexerPos(found.Pos), Kind: ErrSyntax, Msg: msg}
 }
 

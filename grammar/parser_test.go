@@ -139,6 +139,8 @@ var errorCases = []struct {
 	{"CREATE DOMAIN a WITH PERIOD 1s", "1:17", ErrSyntax, "expected PLACEMENT or ';', found WITH"},
 	{"CREATE DOMAIN", "1:14", ErrSyntax, "expected a domain name, found end of input"},
 	{"CREATE DOMAIN clock", "1:15", ErrSyntax, "expected a domain name, found CLOCK (CLOCK is a keyword; write `clock` in backticks to use it as a name)"},
+	{`CREATE DOMAIN "x"`, "1:15", ErrSyntax, "(quotes make a text literal; a name is written bare or in backticks: `x`)"},
+	{"USE 'prod'", "1:5", ErrSyntax, "(quotes make a text literal; a name is written bare or in backticks: `prod`)"},
 	{"ALTER DOMAIN prod SET PLACEMENT NEUTRAL", "1:14", ErrSyntax, "expected SET, found 'prod'"},
 	{"ALTER DOMAIN SET PLACEMENT", "1:27", ErrSyntax, "expected NEUTRAL, PREFER, REQUIRE or SUGGEST, found end of input"},
 	{"START NOW", "1:7", ErrSyntax, "expected AT or ';', found NOW"},

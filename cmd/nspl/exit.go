@@ -70,6 +70,19 @@ type RunError struct {
 	// Code, when not zero, is the exit code instead of Kind's (nspl fmt's
 	// own codes).
 	Code int
+	// Help names the subcommand whose --help a usage error points to
+	// ("" is nspl's own).
+	Help string
+}
+
+// helpHint is the line after a usage error: the help of the subcommand
+// it came from.
+func helpHint(err error) string {
+	var re *RunError
+	if errors.As(err, &re) && re.Help != "" {
+		return "Run 'nspl " + re.Help + " --help' for usage."
+	}
+	return "Run 'nspl --help' for usage."
 }
 
 // Error returns the underlying message.

@@ -74,7 +74,7 @@ func parseFmtArgs(args []string) (fmtOptions, error) {
 			if errors.Is(err, flag.ErrHelp) {
 				return o, err
 			}
-			return o, usageErrorf("fmt: %v", err)
+			return o, flagParseError(fs, "fmt", err)
 		}
 		rest := fs.Args()
 		if n := len(args) - len(rest); n > 0 && args[n-1] == "--" {

@@ -28,7 +28,7 @@ func TestFmtArgs(t *testing.T) {
 		{args: []string{"a.nspl", "--", "--check"}, want: fmtOptions{paths: []string{"a.nspl", "--check"}}},
 		{args: []string{"--help"}, help: true},
 		{args: []string{"a.nspl", "-h"}, help: true},
-		{args: []string{"--bogus"}, usage: "flag provided but not defined: -bogus"},
+		{args: []string{"--bogus"}, usage: "unknown flag --bogus"},
 		{args: []string{"-", "a", "-"}, usage: "stdin (-) can be read only once"},
 		{args: []string{""}, usage: "empty path"},
 	} {

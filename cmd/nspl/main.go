@@ -17,7 +17,7 @@ func main() {
 	if err != nil && !reported(err) {
 		fmt.Fprintf(os.Stderr, "nspl: %s\n", termSafe(err.Error())) // it may quote a server
 		if ExitCode(err) == ExitUsage {
-			fmt.Fprintln(os.Stderr, "Run 'nspl --help' for usage.")
+			fmt.Fprintln(os.Stderr, helpHint(err))
 		}
 	}
 	os.Exit(ExitCode(err))

@@ -34,6 +34,8 @@ func flagParseError(fs *flag.FlagSet, command string, err error) error {
 	}
 	msg := err.Error()
 	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
+		// The flag package names it with one dash whatever was typed.
+		msg = "unknown flag " + flagSpelling(name)
 		var names []string
 		fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
 		if near, ok := nearest(name, names); ok {
@@ -43,7 +45,7 @@ func flagParseError(fs *flag.FlagSet, command string, err error) error {
 	if command != "" {
 		msg = command + ": " + msg
 	}
-	return &RunError{Kind: ErrUsage, Err: errors.New(msg)}
+	return &RunError{Kind: ErrUsage, Err: errors.New(msg), Help: command}
 }
 
 // unexpectedArgument is the usage error for a word where a subcommand or
