@@ -14,7 +14,7 @@ import (
 // grammar owns and wire may not import.
 
 // FormatValue renders v as plain text: durations and rates as NSPL reads them
-// back ("1s500ms", "60"), timestamps as RFC 3339 UTC, null as "NULL".
+// back ("1.5s", "60"), timestamps as RFC 3339 UTC, null as "NULL".
 func FormatValue(v wire.Value) string {
 	switch v.Kind() {
 	case wire.KindText:

@@ -230,27 +230,64 @@ func anyNonzero(digits []byte) bool {
 	return false
 }
 
-// FormatDuration prints ns as canonical duration text: its hours, minutes,
-// seconds, milliseconds, microseconds and nanoseconds, largest first, zero
-// spans left out ("1h30m", "1s500ms", "0s"). ParseDuration reads it back to
-// exactly ns for every uint64.
+// FormatDuration prints ns as canonical duration text, as people write
+// durations and as Go prints them, without Go's zero spans: hours and
+// minutes, then seconds with a decimal fraction ("1h30m", "1.5s",
+// "1m0.25s"); under a second, milliseconds, microseconds or nanoseconds
+// with a fraction ("250ms", "1.5ms", "40us", "1ns"); and "0s". ParseDuration
+// reads it back to exactly ns for every uint64.
 func FormatDuration(ns uint64) string {
 	if ns == 0 {
 		return "0s"
 	}
 	var buf [64]byte
 	b := buf[:0]
-	for _, u := range [...]struct {
-		n    uint64
-		name string
-	}{{Hour, "h"}, {Minute, "m"}, {Second, "s"}, {Millisecond, "ms"}, {Microsecond, "us"}, {Nanosecond, "ns"}} {
-		if q := ns / u.n; q > 0 {
-			b = strconv.AppendUint(b, q, 10)
-			b = append(b, u.name...)
-			ns -= q * u.n
+	switch {
+	case ns >= Second:
+		if h := ns / Hour; h > 0 {
+			b = strconv.AppendUint(b, h, 10)
+			b = append(b, 'h')
+			ns -= h * Hour
 		}
+		if m := ns / Minute; m > 0 {
+			b = strconv.AppendUint(b, m, 10)
+			b = append(b, 'm')
+			ns -= m * Minute
+		}
+		if ns > 0 {
+			b = appendDecimal(b, ns, Second, 9)
+			b = append(b, 's')
+		}
+	case ns >= Millisecond:
+		b = append(appendDecimal(b, ns, Millisecond, 6), "ms"...)
+	case ns >= Microsecond:
+		b = append(appendDecimal(b, ns, Microsecond, 3), "us"...)
+	default:
+		b = append(strconv.AppendUint(b, ns, 10), "ns"...)
 	}
 	return string(b)
+}
+
+// appendDecimal appends v/unit as a decimal number: its whole part and,
+// when v is no whole number of units, a point and the digits of the rest
+// (unit is 10^digits), trailing zeros dropped.
+func appendDecimal(b []byte, v, unit uint64, digits int) []byte {
+	b = strconv.AppendUint(b, v/unit, 10)
+	rest := v % unit
+	if rest == 0 {
+		return b
+	}
+	var frac [9]byte
+	for i := digits - 1; i >= 0; i-- {
+		frac[i] = byte('0' + rest%10)
+		rest /= 10
+	}
+	n := digits
+	for n > 0 && frac[n-1] == '0' {
+		n--
+	}
+	b = append(b, '.')
+	return append(b, frac[:n]...)
 }
 
 // MaxDuration is the largest duration, 18446744073709551615ns.

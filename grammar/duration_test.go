@@ -147,9 +147,32 @@ func TestFormatDurationRoundTrip(t *testing.T) {
 		require.NoError(t, err, text)
 		require.Equal(t, ns, got, text)
 	}
-	require.Equal(t, "1h30m", FormatDuration(Hour+30*Minute))
-	require.Equal(t, "1s500ms", FormatDuration(1500*Millisecond))
-	require.Equal(t, "0s", FormatDuration(0))
+	for _, tc := range []struct {
+		ns   uint64
+		want string
+	}{
+		{0, "0s"},
+		{1, "1ns"},
+		{999, "999ns"},
+		{1000, "1us"},
+		{1001, "1.001us"},
+		{1500, "1.5us"},
+		{999_999, "999.999us"},
+		{Millisecond, "1ms"},
+		{1500 * Microsecond, "1.5ms"},
+		{Second - 1, "999.999999ms"},
+		{Second, "1s"},
+		{Second + 1, "1.000000001s"},
+		{1500 * Millisecond, "1.5s"},
+		{Minute, "1m"},
+		{Minute + 250*Millisecond, "1m0.25s"},
+		{Hour, "1h"},
+		{Hour + 30*Minute, "1h30m"},
+		{Hour + Second/2, "1h0.5s"},
+		{math.MaxUint64, "5124095h34m33.709551615s"},
+	} {
+		require.Equal(t, tc.want, FormatDuration(tc.ns), "%d ns", tc.ns)
+	}
 	r := rand.New(rand.NewPCG(1, 2))
 	for range 10000 {
 		ns := r.Uint64() >> r.UintN(64)

@@ -42,7 +42,7 @@ func TestShowTransactions(t *testing.T) {
 	r = e.exec("SHOW TRANSACTIONS;")[0]
 	want := len("START AT NOW TIME RATE 1;") + len("STOP;")
 	require.Equal(t, [][]wire.Value{{wire.Text("prod"), wire.Uint(2), wire.Uint(uint64(want)), wire.Duration(uint64(2500 * time.Millisecond))}}, r.Set.Rows)
-	require.JSONEq(t, `[{"domain":"prod","steps":2,"bytes":30,"age":"2s500ms"}]`, string(follow.AppendSetJSON(nil, r.Set)))
+	require.JSONEq(t, `[{"domain":"prod","steps":2,"bytes":30,"age":"2.5s"}]`, string(follow.AppendSetJSON(nil, r.Set)))
 
 	// SHOW TRANSACTIONS is not transaction content: it queues nothing.
 	d, n, ok := e.sess.InTransaction()
