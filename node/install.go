@@ -2,6 +2,7 @@ package node
 
 import (
 	"errors"
+	"sync"
 
 	"github.com/nspl-dev/nspl/catalog"
 	"github.com/nspl-dev/nspl/clockrt"
@@ -79,7 +80,9 @@ func (n *Node) installDomainsLocked(s *lifecycle.State, names []string) {
 // installOneLocked installs one committed domain lifecycle of revision rev.
 func (n *Node) installOneLocked(d lifecycle.Domain, rev uint64) {
 	n.installs.Add(1)
-	if _, err := n.registry.Install(d.Name, LifecycleOf(d, rev)); err != nil {
+	lc := LifecycleOf(d, rev)
+	n.uninstalled.set(d.Name, lc.State == clockrt.StateUninstalled)
+	if _, err := n.registry.Install(d.Name, lc); err != nil {
 		if errors.Is(err, clockrt.ErrOlderRevision) {
 			n.logger.Debug("domain holds a newer revision", "domain", d.Name, "revision", rev)
 			return
@@ -94,7 +97,43 @@ func (n *Node) installOneLocked(d lifecycle.Domain, rev uint64) {
 // removeOneLocked removes a dropped domain's installation.
 func (n *Node) removeOneLocked(name string) {
 	n.installs.Add(1)
+	n.uninstalled.set(name, false)
 	n.registry.Remove(name)
+}
+
+// uninstalledSet is the running paced domains whose committed clock has no
+// mapping or no assigned authority, kept as each domain is installed, so
+// readiness reads it without a pass over the catalog.
+type uninstalledSet struct {
+	mu    sync.Mutex
+	names map[string]struct{}
+}
+
+func (u *uninstalledSet) set(name string, uninstalled bool) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if !uninstalled {
+		delete(u.names, name)
+		return
+	}
+	if u.names == nil {
+		u.names = make(map[string]struct{})
+	}
+	u.names[name] = struct{}{}
+}
+
+// first returns how many domains the set holds and the first of them by
+// name.
+func (u *uninstalledSet) first() (int, string) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	first := ""
+	for name := range u.names {
+		if first == "" || name < first {
+			first = name
+		}
+	}
+	return len(u.names), first
 }
 
 // advanceCounter counts revision rev as installed: the counter advances,

@@ -24,8 +24,9 @@ func (n *Node) MetricsHandler() http.Handler { return metrics.Handler(n.metrics(
 
 // Ready returns nil when the node can serve: it is open and not closed
 // (its catalog is reachable), it knows a consensus leader, and it has
-// installed the committed domains' clocks since it started, and it vouches
-// for its clocks (its authority lease holds; see Vouches). Otherwise it
+// installed the committed domains' clocks since it started, it vouches
+// for its clocks (its authority lease holds; see Vouches), and no running
+// paced domain is without an assigned clock authority. Otherwise it
 // returns an error wrapping ErrNotReady that says which.
 func (n *Node) Ready() error {
 	if n.closed.Load() {
@@ -39,6 +40,9 @@ func (n *Node) Ready() error {
 	}
 	if _, ok := n.catalog.Leader(); !ok {
 		return fmt.Errorf("%w: no consensus leader is known; check that a quorum of voters runs and reaches this node", ErrNotReady)
+	}
+	if count, first := n.uninstalled.first(); count > 0 {
+		return fmt.Errorf("%w: %d running paced domain(s), '%s' first, have no clock authority assigned, so their clocks cannot be read or ticked here; SHOW CLUSTER STATUS shows them: a voter must be live to own each (join or restart one), or STOP them", ErrNotReady, count, first)
 	}
 	return nil
 }

@@ -7,7 +7,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/nspl-dev/nspl/clock"
 	"github.com/nspl-dev/nspl/clockrt/timesource"
+	"github.com/nspl-dev/nspl/lifecycle"
 	"github.com/nspl-dev/nspl/planner"
 )
 
@@ -90,4 +92,46 @@ func TestReady(t *testing.T) {
 			require.ErrorContains(t, err, tt.wantErr)
 		})
 	}
+}
+
+// TestNotReadyWhileAPacedClockHasNoAuthority: a running paced domain
+// whose committed authority is unassigned (its node left, no live voter
+// to take it) makes the node not ready, naming it, until the domain has an
+// authority again or stops.
+func TestNotReadyWhileAPacedClockHasNoAuthority(t *testing.T) {
+	fake := timesource.NewFake(t0)
+	n := openNode(t, fake, "")
+	defer func() { require.NoError(t, n.Close()) }()
+	require.NoError(t, n.Ready())
+
+	m := clock.Mapping{WallStartedAt: t0, LogicalStart: t0, Rate: 1}
+	running := lifecycle.Domain{Name: "orphan", Pace: lifecycle.Paced, Period: uint64(time.Second), Status: lifecycle.Running, Generation: 1, Mapping: &m}
+	install := func(d lifecycle.Domain, rev uint64) {
+		n.installMu.Lock()
+		defer n.installMu.Unlock()
+		n.installOneLocked(d, rev)
+	}
+	install(running, 100)
+	err := n.Ready()
+	require.ErrorIs(t, err, ErrNotReady)
+	require.ErrorContains(t, err, "1 running paced domain(s), 'orphan' first, have no clock authority assigned")
+
+	assigned := running
+	assigned.Authority = lifecycle.AuthorityFence{Node: n.Name(), Incarnation: n.Identity().Incarnation, Revision: 101}
+	install(assigned, 101)
+	require.NoError(t, n.Ready(), "an assigned authority")
+
+	install(running, 102)
+	require.Error(t, n.Ready())
+	stopped := running
+	stopped.Status, stopped.Mapping = lifecycle.Stopped, nil
+	install(stopped, 103)
+	require.NoError(t, n.Ready(), "a stopped domain has no clock to own")
+
+	install(running, 104)
+	require.Error(t, n.Ready())
+	n.installMu.Lock()
+	n.removeOneLocked("orphan")
+	n.installMu.Unlock()
+	require.NoError(t, n.Ready(), "a dropped domain")
 }

@@ -133,8 +133,11 @@ type Node struct {
 	producers *producerSet
 	lease     *authorityLease // nil until Open
 	withheld  withheldReports // ticks emit withheld while the lease did not vouch
-	refused   *refusedProgress
-	metrics   func() *prometheus.Registry // the node's own, built on first use (MetricsRegistry)
+	// uninstalled is the running paced domains without an installed clock
+	// (no assigned authority), for readiness.
+	uninstalled uninstalledSet
+	refused     *refusedProgress
+	metrics     func() *prometheus.Registry // the node's own, built on first use (MetricsRegistry)
 
 	closed    atomic.Bool   // set first by Close; commit refuses from then on
 	done      chan struct{} // closed by Close; ends a write's retry wait
