@@ -132,6 +132,10 @@ type CheckError struct {
 	Check   string
 	Detail  string
 	Err     error
+	// NotArchive says the data was never an nspl archive: nothing of one
+	// could be read from it (no tar stream, or a tar stream whose first
+	// entry is not nspl's), as opposed to an archive that was damaged.
+	NotArchive bool
 }
 
 // Error returns the check in one line, for example
@@ -144,6 +148,8 @@ func (e *CheckError) Error() string {
 	}
 	advice := "the archive is damaged or was altered; use another copy of the backup"
 	switch {
+	case e.NotArchive:
+		advice = "this file is not an nspl archive (nothing nspl's BACKUP writes could be read from it); check that the path names a file BACKUP wrote"
 	case errors.Is(e.Err, ErrUnsupportedVersion):
 		advice = "a newer nspl wrote it; restore it with that version or newer"
 	case errors.Is(e.Err, ErrMissingMapping):

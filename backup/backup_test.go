@@ -313,6 +313,12 @@ func TestForgedChecksRefused(t *testing.T) {
 			require.Equal(t, tc.section, ce.Section, "%v", err)
 			require.Equal(t, tc.check, ce.Check, "%v", err)
 			require.Contains(t, err.Error(), `section "`+tc.section+`": check `+tc.check+` failed`)
+			// Only what was never an archive is told so; everything else
+			// is an archive that was damaged or altered.
+			never := tc.name == "not a tar stream" || tc.name == "empty file" || tc.name == "foreign entry"
+			require.Equal(t, never, ce.NotArchive, "%v", err)
+			require.Equal(t, never, strings.Contains(err.Error(), "this file is not an nspl archive"), "%v", err)
+			require.Equal(t, !never && tc.err == ErrCorrupt, strings.Contains(err.Error(), "damaged or was altered"), "%v", err)
 		})
 	}
 }

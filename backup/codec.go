@@ -274,14 +274,18 @@ func readEntries(b []byte) ([]entry, error) {
 			break
 		}
 		if err != nil {
-			return nil, fail(wholeSection, "structure", ErrCorrupt, "not a readable tar stream after %d entries: %v", len(entries), err)
+			ce := fail(wholeSection, "structure", ErrCorrupt, "not a readable tar stream after %d entries: %v", len(entries), err)
+			ce.NotArchive = len(entries) == 0
+			return nil, ce
 		}
 		if len(entries) >= MaxDomains+2 {
 			return nil, fail(wholeSection, "structure", ErrTooLarge, "more than %d entries", MaxDomains+2)
 		}
 		name, ok := strings.CutPrefix(hdr.Name, entryPrefix)
 		if !ok || hdr.Typeflag != tar.TypeReg {
-			return nil, fail(wholeSection, "structure", ErrCorrupt, "entry %q (type %q) is not a regular file under %s", hdr.Name, hdr.Typeflag, entryPrefix)
+			ce := fail(wholeSection, "structure", ErrCorrupt, "entry %q (type %q) is not a regular file under %s", hdr.Name, hdr.Typeflag, entryPrefix)
+			ce.NotArchive = len(entries) == 0 // a tar stream, but not nspl's
+			return nil, ce
 		}
 		if hdr.Size < 0 || hdr.Size > MaxSectionBytes {
 			return nil, fail(name, "length", ErrTooLarge, "the entry claims %d bytes, over the %d-byte section cap", hdr.Size, MaxSectionBytes)
@@ -314,7 +318,9 @@ func readEntries(b []byte) ([]entry, error) {
 	}
 	switch {
 	case len(entries) == 0:
-		return nil, fail(wholeSection, "structure", ErrCorrupt, "no entries: this is not an nspl backup")
+		ce := fail(wholeSection, "structure", ErrCorrupt, "no entries")
+		ce.NotArchive = true
+		return nil, ce
 	case entries[0].name != manifestName:
 		return nil, fail(wholeSection, "structure", ErrCorrupt, "the first entry is %q, not %s%s", entries[0].name, entryPrefix, manifestName)
 	case len(entries) < 2 || entries[len(entries)-1].name != trailerName:
