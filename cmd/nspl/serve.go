@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net"
 	"strings"
@@ -201,9 +202,11 @@ func (s *serveOptions) material() (*pki.Material, error) {
 		return nil, nil
 	}
 	if s.pkiDir != "" {
-		if err := checkPrivate("--pki", pki.NodeKeyPath(s.pkiDir, s.node)); err != nil {
+		if err := checkPrivate("--pki", pki.NodeKeyPath(s.pkiDir, s.node)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return nil, err
 		}
+		// A missing file is LoadNode's to report: it names the nspl cert
+		// command that makes it.
 		return pki.LoadNode(s.pkiDir, s.node)
 	}
 	if err := checkPrivate("--key", s.key); err != nil {
