@@ -1,6 +1,7 @@
 package lifecycle
 
 import (
+	"bytes"
 	"encoding/hex"
 	"fmt"
 	"testing"
@@ -89,6 +90,17 @@ func TestBinarySnapshotRefuses(t *testing.T) {
 			break
 		}
 	}
+	// The same past flatMax, where the table is a trie and a duplicate is
+	// two neighbours in one of its leaves.
+	big := NewState()
+	for i := range flatMax + 8 {
+		mustApply(t, big, createUnpaced(fmt.Sprintf("d%02d", i)))
+	}
+	bigBytes, err := big.MarshalSnapshotBinary()
+	require.NoError(t, err)
+	at := bytes.Index(bigBytes, []byte("\x03d21"))
+	require.Greater(t, at, 0)
+	bigBytes[at+3] = '0'         // d21 becomes d20
 	arch := func(b []byte) int { // offset of arch's pace byte
 		for i := 0; i+5 <= len(b); i++ {
 			if string(b[i:i+5]) == "\x04arch" {
@@ -110,6 +122,7 @@ func TestBinarySnapshotRefuses(t *testing.T) {
 		{"pace out of range", with(func(b []byte) []byte { b[arch(b)] = 2; return b }), "enum out of range"},
 		{"unpaced with period", with(func(b []byte) []byte { b[arch(b)+1] = 5; return b }), "domain 'arch': unpaced with a PERIOD or SKEW"},
 		{"duplicate domain", dupBytes, "domain 'a' appears twice"},
+		{"duplicate domain in a trie", bigBytes, "domain 'd20' appears twice"},
 		{"count beyond the bytes", []byte{0, 2, 0, 100}, "claims 100 elements"},
 		{"non-minimal varint", []byte{0, 2, 0x80, 0x00, 0, 0}, "not minimally encoded"},
 	}
@@ -122,6 +135,33 @@ func TestBinarySnapshotRefuses(t *testing.T) {
 	}
 	_, err = RestoreSnapshot(good)
 	require.NoError(t, err, "the unmutated snapshot restores: the refusals above are the mutation")
+
+	// A node registered by the snapshot's last command (registration at
+	// the catalog revision itself) restores; one of incarnation 0 or with
+	// no name is refused.
+	nodes := NewState()
+	mustApply(t, nodes, register(nodeA))
+	nodeBytes, err := nodes.MarshalSnapshotBinary()
+	require.NoError(t, err)
+	restored, err := RestoreSnapshot(nodeBytes)
+	require.NoError(t, err, "a registration at the snapshot's own revision")
+	n, ok := restored.Node(nodeA.Node)
+	require.True(t, ok)
+	require.Equal(t, restored.Revision(), n.Registered)
+	name := bytes.Index(nodeBytes, []byte("\x06node-a"))
+	require.Greater(t, name, 0)
+	for _, tc := range []struct {
+		name string
+		edit func(b []byte) []byte
+	}{
+		{"incarnation 0", func(b []byte) []byte { b[name+7] = 0; return b }},
+		{"no name", func(b []byte) []byte { return append(append(b[:name:name], 0), b[name+7:]...) }},
+	} {
+		b := tc.edit(bytes.Clone(nodeBytes))
+		_, err := RestoreSnapshot(b)
+		require.ErrorIs(t, err, ErrInvalidSnapshot, tc.name)
+		require.ErrorContains(t, err, "is not a valid registration", tc.name)
+	}
 }
 
 // FuzzRestoreBinarySnapshot decodes any bytes behind the binary mark: it
