@@ -295,9 +295,13 @@ func (m *Main) runServe(ctx context.Context, s *serveOptions) error {
 	if s.console {
 		fmt.Fprintf(m.Stdout, "nspl serve: node %s console at %s://%s/console/\n", s.node, scheme, ln.Addr())
 	}
+	how := "it left its cluster"
 	select {
 	case <-ctx.Done():
-		m.drain(proc, s.drainTimeout, logger)
+		how = "its sessions drained"
+		if !m.drain(proc, s.drainTimeout, logger) {
+			how = fmt.Sprintf("sessions still open after the %s drain timeout were ended", s.drainTimeout)
+		}
 	case <-proc.Done():
 		err = proc.Err()
 	}
@@ -305,6 +309,9 @@ func (m *Main) runServe(ctx context.Context, s *serveOptions) error {
 	if err != nil {
 		return ioError(fmt.Errorf("serve: %w", err))
 	}
+	// One line for the operator, beside the start lines, whatever the log
+	// level: a graceful stop is not silent.
+	fmt.Fprintf(m.Stdout, "nspl serve: node %s shut down: %s\n", s.node, how)
 	return nil
 }
 
@@ -339,8 +346,9 @@ func (s *serveOptions) processConfig(mat *pki.Material, token string, ln, mln ne
 	}
 }
 
-// drain lets proc's sessions drain for at most timeout.
-func (m *Main) drain(proc *serve.Process, timeout time.Duration, logger *slog.Logger) {
+// drain lets proc's sessions drain for at most timeout, and reports
+// whether they all ended by themselves.
+func (m *Main) drain(proc *serve.Process, timeout time.Duration, logger *slog.Logger) bool {
 	ctx, cancel := context.WithCancel(context.Background())
 	src := m.TimeSource
 	if src == nil {
@@ -364,7 +372,9 @@ func (m *Main) drain(proc *serve.Process, timeout time.Duration, logger *slog.Lo
 	logger.Info("nspl serve: shutting down; sessions drain", "drain_timeout", timeout)
 	if err := proc.Drain(ctx); err != nil {
 		logger.Warn("nspl serve: sessions still open after the drain timeout are ended", "drain_timeout", timeout)
+		return false
 	}
+	return true
 }
 
 // serveLogger is m.logger in the encoding --log-format chose: logfmt text,
