@@ -5,9 +5,11 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"strings"
 	"syscall"
@@ -147,6 +149,7 @@ func TestConnectErrorSaysWhatToDo(t *testing.T) {
 	require.NoError(t, ln.Close()) // nothing listens there now
 	tests := []struct {
 		name string
+		url  string // "" is https://127.0.0.1:1
 		err  error
 		hint string
 	}{
@@ -156,12 +159,19 @@ func TestConnectErrorSaysWhatToDo(t *testing.T) {
 		{name: "wrong host", err: x509.HostnameError{Certificate: &x509.Certificate{}, Host: "h"}, hint: "--host HOST"},
 		{name: "not TLS", err: tls.RecordHeaderError{Msg: "first record does not look like a TLS handshake"}, hint: "connect with http://"},
 		{name: "refused credentials", err: ErrUnauthorized, hint: ""},
+		{name: "plain HTTP to TLS", url: "http://127.0.0.1:1", err: fmt.Errorf("read: %w", io.ErrUnexpectedEOF), hint: "connect with https://"},
+		{name: "plain HTTP reset", url: "http://127.0.0.1:1", err: os.NewSyscallError("read", syscall.ECONNRESET), hint: "connect with https://"},
+		{name: "EOF over TLS says nothing of TLS", err: io.ErrUnexpectedEOF, hint: ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			msg := (&ConnectError{URL: "https://127.0.0.1:1", Err: tt.err}).Error()
+			url := tt.url
+			if url == "" {
+				url = "https://127.0.0.1:1"
+			}
+			msg := (&ConnectError{URL: url, Err: tt.err}).Error()
 			if tt.hint == "" {
-				require.Equal(t, "connect to https://127.0.0.1:1: "+tt.err.Error(), msg)
+				require.Equal(t, "connect to "+url+": "+tt.err.Error(), msg)
 				return
 			}
 			require.Contains(t, msg, tt.hint)
@@ -169,6 +179,14 @@ func TestConnectErrorSaysWhatToDo(t *testing.T) {
 	}
 	_, err = Dial(ctxT(t), Config{URLs: []string{"https://" + closed}, Logger: quietLogger()})
 	require.ErrorContains(t, err, "nothing listens there", "a real refused dial")
+
+	// A real TLS listener dialled with http://.
+	tlsSrv := httptest.NewUnstartedServer(http.NotFoundHandler())
+	tlsSrv.EnableHTTP2 = true
+	tlsSrv.StartTLS()
+	defer tlsSrv.Close()
+	_, err = Dial(ctxT(t), Config{URLs: []string{"http://" + tlsSrv.Listener.Addr().String()}, Logger: quietLogger()})
+	require.ErrorContains(t, err, "if it serves TLS, connect with https://", "plain HTTP to a real TLS listener")
 }
 
 func TestMetricsAndHealth(t *testing.T) {

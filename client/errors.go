@@ -4,6 +4,8 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
+	"io"
+	"strings"
 	"syscall"
 
 	"github.com/nspl-dev/nspl/wire"
@@ -39,7 +41,7 @@ type ConnectError struct {
 // causes.
 func (e *ConnectError) Error() string {
 	msg := "connect to " + e.URL + ": " + e.Err.Error()
-	if hint := connectHint(e.Err); hint != "" {
+	if hint := connectHint(e.URL, e.Err); hint != "" {
 		msg += "; " + hint
 	}
 	return msg
@@ -47,7 +49,7 @@ func (e *ConnectError) Error() string {
 
 // connectHint says what to do about a failed connection's cause, or ""
 // when the cause speaks for itself (ErrUnauthorized, ErrProtocolVersion).
-func connectHint(err error) string {
+func connectHint(url string, err error) string {
 	var hostname x509.HostnameError
 	var unknownCA x509.UnknownAuthorityError
 	var record tls.RecordHeaderError
@@ -60,6 +62,12 @@ func connectHint(err error) string {
 		return "the node does not speak TLS there; if it serves plain HTTP (--insecure), connect with http://"
 	case errors.Is(err, syscall.ECONNREFUSED):
 		return "nothing listens there; check that the node runs and that the URL names its --api-addr"
+	case strings.HasPrefix(url, "http://") && (errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET) ||
+		// net/http's HTTP/2 transport reports the closed connection so,
+		// with no error value to match.
+		strings.Contains(err.Error(), "client conn could not be established")):
+		// A TLS listener drops plain HTTP/2 at its first bytes.
+		return "the node closed the connection at once, as a TLS listener does with plain HTTP; if it serves TLS, connect with https:// (and --ca FILE)"
 	}
 	return ""
 }
