@@ -3,6 +3,7 @@ package wire
 import (
 	"math"
 	"strconv"
+	"time"
 
 	"github.com/nspl-dev/nspl/clock"
 )
@@ -141,6 +142,26 @@ func (v Value) Int() int64 {
 		return int64(v.bits)
 	}
 	return 0
+}
+
+// Time returns a timestamp value as a time.Time in UTC, and the zero Time
+// for other kinds. Every signed Unix-nanosecond instant is representable.
+func (v Value) Time() time.Time {
+	if v.kind != KindTimestamp {
+		return time.Time{}
+	}
+	return time.Unix(0, int64(v.bits)).UTC()
+}
+
+// Duration returns a duration value as a time.Duration. ok is false for
+// other kinds and for a duration past time.Duration's range (about 292
+// years, 2^63-1 ns), which NSPL durations (up to 2^64-1 ns) can exceed:
+// Uint returns every one of them exactly.
+func (v Value) Duration() (d time.Duration, ok bool) {
+	if v.kind != KindDuration || v.bits > math.MaxInt64 {
+		return 0, false
+	}
+	return time.Duration(v.bits), true
 }
 
 // Float returns the rate of a rate value.
