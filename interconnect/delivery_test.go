@@ -449,12 +449,18 @@ func TestAnUnchangedViewCostsOneRead(t *testing.T) {
 func TestALaneWhosePeerFlickersOutOfTheViewHoldsItsReport(t *testing.T) {
 	t.Cleanup(func() { goleak.VerifyNone(t) })
 	r := newRig(t)
-	r.live.Store(false)
-	before := r.viewReads.Load()
+	// The lane is made by PeersChanged, with one report put: it reads the
+	// view once, finds n2 not live and waits, so the reads are counted
+	// exactly (a lane made by Publish can be woken twice).
+	r.peers.Store(false)
 	r.d.Publish(report(1))
-	// Publish's read and the lane's, which finds n2 not live and waits.
-	waitFor(t, "the lane to wait for n2", func() bool { return r.viewReads.Load() == before+2 })
-	// n2 comes back, but the lane's next read misses it.
+	r.live.Store(false)
+	r.peers.Store(true)
+	before := r.viewReads.Load()
+	r.d.PeersChanged()
+	waitFor(t, "the lane to find n2 not live", func() bool { return r.viewReads.Load() == before+2 })
+	// n2 comes back; PeersChanged's read sees it, the lane's next read
+	// misses it.
 	r.hideRead.Store(before + 4)
 	r.live.Store(true)
 	r.d.PeersChanged()
