@@ -296,6 +296,14 @@ func (h *Handler) propose(w http.ResponseWriter, r *http.Request) {
 	}
 	res, err := h.backend.Propose(r.Context(), r.Header.Get(forwardedHeader) != "", cmd)
 	if err != nil {
+		if r.Context().Err() != nil && wire.CodeOf(err) == "" {
+			// The request was cancelled on this side, the process
+			// stopping, before the command reached raft (once it has, the
+			// catalog says the outcome is unknown): to the forwarder this
+			// is a leader that is going away, which it retries through the
+			// next one, not a failure of the statement.
+			err = fmt.Errorf("%w: the node is stopping (%w)", catalog.ErrShutdown, err)
+		}
 		writeJSON(w, statusOf(err), ProposeReply{Error: remoteErrorOf(err)})
 		return
 	}

@@ -5,7 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -230,6 +232,37 @@ func TestClientTranslatesRemoteErrors(t *testing.T) {
 	require.ErrorIs(t, err, ErrUnreachable)
 	_, err = c.Propose(ctx, addrOf(srv), true, cmd)
 	require.ErrorIs(t, err, catalog.ErrOutcomeUnknown)
+}
+
+// TestAProposeCancelledByTheStoppingNodeIsRetryable: a leader whose
+// process stops while it serves a forwarded command, before the command
+// reached raft, answers that it is shutting down (which the forwarder
+// retries through the next leader), not with a bare "context canceled"
+// that would fail the statement.
+func TestAProposeCancelledByTheStoppingNodeIsRetryable(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t) })
+	p := newPKI(t)
+	rcv := newReceiver(t)
+	base, stopping := context.WithCancel(context.Background())
+	defer stopping()
+	srv := httptest.NewUnstartedServer(NewHandler(rcv, nil, nil))
+	srv.Config.BaseContext = func(net.Listener) context.Context { return base }
+	srv.TLS = p.n2.ServerConfig(pki.ServerOptions{AllowNoClientCert: true})
+	srv.EnableHTTP2 = true
+	srv.StartTLS()
+	defer srv.Close()
+	rcv.proposeCtx = func(ctx context.Context, _ lifecycle.Command) (lifecycle.Result, error) {
+		stopping() // the process stops while the command waits
+		<-ctx.Done()
+		return lifecycle.Result{}, ctx.Err()
+	}
+	c := clientFor(t, p.n1)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, err := c.Propose(ctx, addrOf(srv), true, lifecycle.Command{Op: lifecycle.OpStop, Stop: &lifecycle.Stop{Domain: "d"}})
+	require.ErrorIs(t, err, catalog.ErrShutdown)
+	require.NotErrorIs(t, err, wire.ErrCanceled)
+	require.ErrorContains(t, err, "the node is stopping")
 }
 
 func FuzzDecodeProgress(f *testing.F) {

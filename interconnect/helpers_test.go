@@ -51,7 +51,10 @@ type receiver struct {
 	removes  []string
 	proposed []lifecycle.Command
 	propose  func(lifecycle.Command) (lifecycle.Result, error)
-	advertRv uint64
+	// proposeCtx, when set, answers instead of propose, with the
+	// request's context.
+	proposeCtx func(context.Context, lifecycle.Command) (lifecycle.Result, error)
+	advertRv   uint64
 	// installed is closed to let every installed wait answer advertRv;
 	// waiting counts the waits in flight.
 	installed chan struct{}
@@ -120,10 +123,13 @@ func (r *receiver) Remove(_ context.Context, _ bool, name string) error {
 	return nil
 }
 
-func (r *receiver) Propose(_ context.Context, _ bool, cmd lifecycle.Command) (lifecycle.Result, error) {
+func (r *receiver) Propose(ctx context.Context, _ bool, cmd lifecycle.Command) (lifecycle.Result, error) {
 	r.mu.Lock()
 	r.proposed = append(r.proposed, cmd)
 	r.mu.Unlock()
+	if r.proposeCtx != nil {
+		return r.proposeCtx(ctx, cmd)
+	}
 	if r.propose != nil {
 		return r.propose(cmd)
 	}
