@@ -81,12 +81,13 @@ func (n *Node) installDomainsLocked(s *lifecycle.State, names []string) {
 func (n *Node) installOneLocked(d lifecycle.Domain, rev uint64) {
 	n.installs.Add(1)
 	lc := LifecycleOf(d, rev)
-	n.uninstalled.set(d.Name, lc.State == clockrt.StateUninstalled)
-	if _, err := n.registry.Install(d.Name, lc); err != nil {
-		if errors.Is(err, clockrt.ErrOlderRevision) {
-			n.logger.Debug("domain holds a newer revision", "domain", d.Name, "revision", rev)
-			return
-		}
+	_, err := n.registry.Install(d.Name, lc)
+	switch {
+	case err == nil:
+		n.uninstalled.set(d.Name, lc.State == clockrt.StateUninstalled)
+	case errors.Is(err, clockrt.ErrOlderRevision):
+		n.logger.Debug("domain holds a newer revision", "domain", d.Name, "revision", rev)
+	default:
 		// The catalog keeps the domain invariants that Install checks;
 		// failing here is a bug worth shouting about, not a reason to
 		// stop installing the others.

@@ -130,6 +130,9 @@ func TestNotReadyWhileAPacedClockHasNoAuthority(t *testing.T) {
 
 	install(running, 104)
 	require.Error(t, n.Ready())
+	// An older revision the registry refuses changes nothing.
+	install(assigned, 50)
+	require.Error(t, n.Ready(), "a refused older installation leaves the domain without an authority")
 	n.installMu.Lock()
 	n.removeOneLocked("orphan")
 	n.installMu.Unlock()
