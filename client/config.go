@@ -25,6 +25,9 @@ const (
 	// DefaultCancelGrace bounds the wait for the answer to a cancelled
 	// request before the client stops waiting for it.
 	DefaultCancelGrace = 5 * time.Second
+	// DefaultWriteRetry bounds how long a write whose connection was lost
+	// is sent again, under its write id, through reconnects.
+	DefaultWriteRetry = 15 * time.Second
 )
 
 // Config configures a Client.
@@ -53,6 +56,13 @@ type Config struct {
 	// CancelGrace bounds the wait for a cancelled request's answer; zero
 	// means DefaultCancelGrace.
 	CancelGrace time.Duration
+	// WriteRetry bounds, from its first attempt, how long a write
+	// (CREATE, ALTER, DROP, START or STOP outside a transaction) whose
+	// connection was lost is sent again through reconnects under the
+	// same write id, which the cluster applies once; zero means
+	// DefaultWriteRetry, and the statement's context may end it sooner.
+	// A negative value sends every write once.
+	WriteRetry time.Duration
 	// Logger receives debug logs; nil means slog.Default().
 	Logger *slog.Logger
 	// OverwriteArchives lets a BACKUP replace an existing file at its path

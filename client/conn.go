@@ -42,12 +42,15 @@ type call struct {
 
 // conn is one session protocol stream: one server session.
 type conn struct {
-	c      *Client
-	node   string // the serving node, from the welcome
-	rows   bool   // the server streams rows on request, from the welcome
-	cancel context.CancelFunc
-	pw     *io.PipeWriter
-	body   io.ReadCloser
+	c    *Client
+	node string // the serving node, from the welcome
+	rows bool   // the server streams rows on request, from the welcome
+	// writeIDs: the server applies an exec's write once under its write
+	// id, from the welcome.
+	writeIDs bool
+	cancel   context.CancelFunc
+	pw       *io.PipeWriter
+	body     io.ReadCloser
 
 	writeMu sync.Mutex
 
@@ -122,7 +125,7 @@ func (c *Client) dial(ctx context.Context, url string) (*conn, error) {
 		_ = pw.Close()
 		return nil, &ConnectError{URL: url, Err: err}
 	}
-	cn := &conn{c: c, node: welcome.Node, rows: welcome.Rows, cancel: cancel, pw: pw, body: resp.Body, calls: make(map[uint64]*call), lost: make(chan struct{})}
+	cn := &conn{c: c, node: welcome.Node, rows: welcome.Rows, writeIDs: welcome.WriteIDs, cancel: cancel, pw: pw, body: resp.Body, calls: make(map[uint64]*call), lost: make(chan struct{})}
 	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()

@@ -56,6 +56,9 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 	if c.logger == nil {
 		c.logger = slog.Default()
 	}
+	if c.cfg.WriteRetry == 0 {
+		c.cfg.WriteRetry = DefaultWriteRetry
+	}
 	if c.cfg.RequestTimeout <= 0 {
 		c.cfg.RequestTimeout = DefaultRequestTimeout
 	}

@@ -30,6 +30,9 @@ type statement struct {
 	planned bool
 	// rows is a LIST DOMAINS, whose rows a row sink takes.
 	rows bool
+	// write: the statement makes one catalog write, which the server
+	// applies once under a write id (execWrite).
+	write bool
 }
 
 // at maps pos, a position in st.text, to the caller's text.
@@ -49,6 +52,7 @@ func (st statement) at(pos grammar.Position) grammar.Position {
 func fromSource(src grammar.StatementSource) (statement, error) {
 	st := statement{text: src.Text, kind: callPlain, origin: src}
 	first, second := src.Keywords()
+	st.write = oneWriteKeyword(first, second)
 	switch {
 	case first == "ATTACH":
 		st.kind = callAttach
@@ -93,6 +97,8 @@ func fromPlan(p planner.Plan) statement {
 		st.archive, st.kind = p, callBackup
 	case planner.Restore, planner.DescribeBackup:
 		st.archive = p
+	case planner.CreateDomain, planner.DropDomain, planner.AlterPlacement, planner.Start, planner.Stop:
+		st.write = true
 	}
 	return st
 }
@@ -177,7 +183,14 @@ func (c *Client) exec(ctx context.Context, st statement) (wire.Result, error) {
 			return wire.Result{}, &follow.StatementError{Pos: st.at(grammar.Position{Line: 1, Column: 1}), Msg: err.Error(), Kind: err}
 		}
 	}
-	m, err := c.request(ctx, req, st.kind, 0, upload)
+	var m wire.ServerMessage
+	var err error
+	if c.writeOnce(st) {
+		req.Write = newWriteID()
+		m, err = c.execWrite(ctx, req, st.kind)
+	} else {
+		m, err = c.request(ctx, req, st.kind, 0, upload)
+	}
 	if err != nil {
 		if errors.Is(err, ErrClosed) {
 			return wire.Result{}, err
@@ -206,6 +219,19 @@ func (c *Client) exec(ctx context.Context, st statement) (wire.Result, error) {
 		}
 	}
 	return result(m)
+}
+
+// writeOnce reports whether st is sent under a write id: a statement that
+// makes one catalog write, outside a transaction (inside one, START, STOP
+// and ALTER are queued in the server's session, which a lost connection
+// ends, so sending one again elsewhere would apply it alone).
+func (c *Client) writeOnce(st statement) bool {
+	if !st.write || st.archive != nil {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return !c.state.InTx
 }
 
 // checkMessageSize refuses an exec the server would refuse as too large

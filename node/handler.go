@@ -116,12 +116,28 @@ func (n *Node) CommitTransaction(ctx context.Context, domain string, steps []lif
 }
 
 // propose commits cmd, waits for its completion boundary (complete) and
-// returns the domain's record after it.
+// returns the domain's record after it. A command without a request id
+// takes the one ctx carries (lifecycle.WithRequestID), if any: a remote
+// client that lost its connection sends the statement again under the
+// same id, and the catalog answers a proposal under an id it already
+// applied with the first result, a refusal included, without applying it
+// again (the statement is resolved again on the way, against the state
+// after the first attempt, and only the first attempt's resolution is
+// applied).
 func (n *Node) propose(ctx context.Context, domain string, cmd lifecycle.Command) (Outcome, error) {
+	if cmd.RequestID == "" {
+		cmd.RequestID = lifecycle.RequestIDFrom(ctx)
+	}
 	res, err := n.commit(ctx, cmd)
 	if err != nil {
 		return Outcome{}, err
 	}
+	return n.outcome(ctx, domain, res)
+}
+
+// outcome is the Outcome of res, a committed command's result, once this
+// node has reached its completion boundary.
+func (n *Node) outcome(ctx context.Context, domain string, res lifecycle.Result) (Outcome, error) {
 	if err := res.Err(); err != nil {
 		return Outcome{}, err
 	}

@@ -2,6 +2,8 @@ package server
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,6 +15,7 @@ import (
 	"github.com/nspl-dev/nspl/clockrt/timesource"
 	"github.com/nspl-dev/nspl/follow"
 	"github.com/nspl-dev/nspl/grammar"
+	"github.com/nspl-dev/nspl/lifecycle"
 	"github.com/nspl-dev/nspl/planner"
 	"github.com/nspl-dev/nspl/session"
 	"github.com/nspl-dev/nspl/wire"
@@ -126,7 +129,7 @@ func (s *Server) serveSession(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/x-ndjson")
 	w.WriteHeader(http.StatusOK)
 	st.writeMu.Lock()
-	st.writeLocked(wire.ServerMessage{Type: wire.TypeWelcome, Version: wire.ProtocolVersion, Node: s.cfg.Node.Name(), IdleTimeout: int64(s.cfg.Limits.SessionIdleTimeout), Rows: true})
+	st.writeLocked(wire.ServerMessage{Type: wire.TypeWelcome, Version: wire.ProtocolVersion, Node: s.cfg.Node.Name(), IdleTimeout: int64(s.cfg.Limits.SessionIdleTimeout), Rows: true, WriteIDs: true})
 	st.writeMu.Unlock()
 
 	reqs := make(chan request, requestQueue)
@@ -350,6 +353,11 @@ func (st *stream) run(ctx context.Context, m wire.ClientMessage, up *upload) boo
 	if err == nil {
 		x, err = prepareTransfer(plan, m, up)
 	}
+	if err == nil && m.Write != "" {
+		if err = wire.CheckWriteID(m.Write); err == nil && !makesOneWrite(plan) {
+			err = fmt.Errorf("%w: a write id names the one write of a CREATE, ALTER or DROP DOMAIN, START or STOP; send this statement without one", wire.ErrProtocol)
+		}
+	}
 	// The archive is read (x.data holds its bytes) or refused: its spool
 	// and upload slot are given back before the reply is placed, so a
 	// client that has its reply finds the slot free for its next upload.
@@ -359,6 +367,9 @@ func (st *stream) run(ctx context.Context, m wire.ClientMessage, up *upload) boo
 	}
 
 	reqCtx, cancel := context.WithCancel(ctx)
+	if m.Write != "" {
+		reqCtx = lifecycle.WithRequestID(reqCtx, writeRequestID(st.identity, m.Write))
+	}
 	st.curMu.Lock()
 	st.curID, st.curCancel = m.ID, cancel
 	st.curMu.Unlock()
@@ -373,6 +384,26 @@ func (st *stream) run(ctx context.Context, m wire.ClientMessage, up *upload) boo
 	err = st.sess.Submit(reqCtx, session.Request{ID: m.ID, Plan: plan, Rows: m.Rows, Tag: x})
 	st.transfer = nil
 	return err == nil
+}
+
+// makesOneWrite reports whether plan is a statement whose exec makes at
+// most one catalog write, so the write id a client gives it
+// (wire.ClientMessage.Write) names exactly one command.
+func makesOneWrite(plan planner.Plan) bool {
+	switch plan.(type) {
+	case planner.CreateDomain, planner.DropDomain, planner.AlterPlacement, planner.Start, planner.Stop:
+		return true
+	}
+	return false
+}
+
+// writeRequestID is the catalog request id of the write a client named
+// write: bound to the caller's identity, so no caller can name (and learn
+// the outcome of, or suppress) another's write, and apart from the ids
+// nodes give their own writes, which never hold a '/'.
+func writeRequestID(identity, write string) string {
+	sum := sha256.Sum256([]byte(identity))
+	return "w/" + hex.EncodeToString(sum[:8]) + "/" + write
 }
 
 // write forwards the session's stream to the client, one message per

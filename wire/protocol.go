@@ -1,6 +1,9 @@
 package wire
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"fmt"
+)
 
 // ProtocolVersion is the version of the session protocol this package
 // describes. It is part of the path (SessionPath) and of the welcome message.
@@ -99,6 +102,36 @@ type ClientMessage struct {
 	// Rows, on an exec, asks for the statement's rows as TypeRows
 	// messages before the reply; set only after a welcome with Rows.
 	Rows bool `json:"rows,omitempty"`
+	// Write, on an exec, names the write the statement makes, so the
+	// client can send it again after a lost connection and the cluster
+	// applies it once (set only after a welcome with WriteIDs, and only on
+	// a statement that makes one catalog write: CREATE, ALTER, DROP, START
+	// or STOP outside a transaction). The client picks it at random, keeps
+	// it across every attempt of the write and never reuses it; the server
+	// binds it to the caller's identity (CheckWriteID gives its form).
+	Write string `json:"write,omitempty"`
+}
+
+// MinWriteIDLen and MaxWriteIDLen bound ClientMessage.Write, whose bytes are letters, digits,
+// '-' and '_': 16 to 64 of them.
+const (
+	MinWriteIDLen = 16
+	MaxWriteIDLen = 64
+)
+
+// CheckWriteID reports whether id has the form of ClientMessage.Write.
+func CheckWriteID(id string) error {
+	if len(id) < MinWriteIDLen || len(id) > MaxWriteIDLen {
+		return fmt.Errorf("%w: a write id is %d to %d bytes, not %d", ErrProtocol, MinWriteIDLen, MaxWriteIDLen, len(id))
+	}
+	for i := 0; i < len(id); i++ {
+		switch c := id[i]; {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '-', c == '_':
+		default:
+			return fmt.Errorf("%w: a write id holds letters, digits, '-' and '_' only; byte %d is %q", ErrProtocol, i+1, c)
+		}
+	}
+	return nil
 }
 
 // Archive describes an archive that travels with a request or reply.
@@ -123,6 +156,9 @@ type ServerMessage struct {
 	// Rows, in the welcome, says the server streams result rows to an
 	// exec that asks (ClientMessage.Rows).
 	Rows bool `json:"rows,omitempty"`
+	// WriteIDs, in the welcome, says the server applies an exec's write
+	// once under its ClientMessage.Write, however often it is sent.
+	WriteIDs bool `json:"write_ids,omitempty"`
 	// ID is the request a reply, error or names message answers.
 	ID     uint64          `json:"id,omitempty"`
 	Result *EncodedResult  `json:"result,omitempty"`
