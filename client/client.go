@@ -52,6 +52,10 @@ type Client struct {
 	conn     *conn
 	state    wire.SessionState
 	followed map[string]*followedClock
+	// resume is the resume token of the newest session's welcome: after
+	// a lost connection with a transaction open, the next session names
+	// it to take the transaction up.
+	resume string
 }
 
 // Node returns the name of the node serving the current session ("" while
@@ -119,10 +123,13 @@ func (c *Client) Events(ctx context.Context) iter.Seq[follow.ClockEvent] {
 
 // Close ends the session and every goroutine of the client and waits.
 func (c *Client) Close() error {
-	c.cancel()
 	c.mu.Lock()
 	cn := c.conn
 	c.mu.Unlock()
+	if cn != nil {
+		cn.sayClose(c.cfg.CancelGrace)
+	}
+	c.cancel()
 	if cn != nil {
 		cn.close(ErrClosed)
 	}

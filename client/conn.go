@@ -48,9 +48,14 @@ type conn struct {
 	// writeIDs: the server applies an exec's write once under its write
 	// id, from the welcome.
 	writeIDs bool
-	cancel   context.CancelFunc
-	pw       *io.PipeWriter
-	body     io.ReadCloser
+	// resume is the session's resume token; resumed is the session state
+	// of the welcome, set when the session took up the transaction of a
+	// lost one.
+	resume  string
+	resumed *wire.SessionState
+	cancel  context.CancelFunc
+	pw      *io.PipeWriter
+	body    io.ReadCloser
 
 	writeMu sync.Mutex
 
@@ -70,8 +75,9 @@ type conn struct {
 // server announces, so one lost or late ping does not close the session.
 const pingDivisor = 3
 
-// dial opens one stream to url and reads its welcome.
-func (c *Client) dial(ctx context.Context, url string) (*conn, error) {
+// dial opens one stream to url and reads its welcome; a resume token
+// asks the server for the open transaction of the lost session it names.
+func (c *Client) dial(ctx context.Context, url, resume string) (*conn, error) {
 	connCtx, cancel := context.WithCancel(c.ctx)
 	pr, pw := io.Pipe()
 	req, err := http.NewRequestWithContext(connCtx, http.MethodPost, strings.TrimRight(url, "/")+wire.SessionPath, pr)
@@ -85,6 +91,9 @@ func (c *Client) dial(ctx context.Context, url string) (*conn, error) {
 	}
 	if c.cfg.Token != "" {
 		req.Header.Set("Authorization", "Bearer "+c.cfg.Token)
+	}
+	if resume != "" {
+		req.Header.Set(wire.ResumeHeader, resume)
 	}
 	// The dial itself ends with ctx; the stream lives on with the client.
 	stop := context.AfterFunc(ctx, cancel)
@@ -125,7 +134,7 @@ func (c *Client) dial(ctx context.Context, url string) (*conn, error) {
 		_ = pw.Close()
 		return nil, &ConnectError{URL: url, Err: err}
 	}
-	cn := &conn{c: c, node: welcome.Node, rows: welcome.Rows, writeIDs: welcome.WriteIDs, cancel: cancel, pw: pw, body: resp.Body, calls: make(map[uint64]*call), lost: make(chan struct{})}
+	cn := &conn{c: c, node: welcome.Node, rows: welcome.Rows, writeIDs: welcome.WriteIDs, resume: welcome.Resume, resumed: welcome.State, cancel: cancel, pw: pw, body: resp.Body, calls: make(map[uint64]*call), lost: make(chan struct{})}
 	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()
@@ -325,6 +334,29 @@ func (cn *conn) close(err error) {
 	_ = cn.pw.CloseWithError(err)
 	_ = cn.body.Close()
 	cn.c.connLost(cn, err)
+}
+
+// sayClose tells the server the client ends the session (wire.TypeClose),
+// so its open transaction is reverted rather than held for a reconnect. It
+// waits at most grace for the message to go out: a stream that takes
+// nothing more is closed all the same, which ends the send.
+func (cn *conn) sayClose(grace time.Duration) {
+	if cn.lostError() != nil {
+		return
+	}
+	sent := make(chan struct{})
+	cn.c.wg.Add(1)
+	go func() {
+		defer cn.c.wg.Done()
+		defer close(sent)
+		_ = cn.send(wire.ClientMessage{Type: wire.TypeClose})
+	}()
+	t := cn.c.src.NewTimer(grace)
+	defer t.Stop()
+	select {
+	case <-sent:
+	case <-t.C():
+	}
 }
 
 // lostError returns why the stream ended, or nil.

@@ -21,8 +21,13 @@ const (
 	// RestoreRefused: the new session refused to attach a followed clock
 	// again; it is retried after Retry.
 	RestoreRefused
-	// TransactionLost: the session that held an open transaction ended.
+	// TransactionLost: the session that held an open transaction ended,
+	// and the new session could not take it up (another node, or the
+	// server's resume timeout passed): it was reverted.
 	TransactionLost
+	// TransactionResumed: the session that held an open transaction
+	// ended, and the new session on Node took it up with its queued steps.
+	TransactionResumed
 )
 
 // Notice reports what the client did on its own: interruptions, reconnects,
@@ -48,6 +53,8 @@ func (n Notice) String() string {
 		return fmt.Sprintf("attaching the clock of domain '%s' again was refused (%v); retrying in %s", n.Domain, n.Err, n.Retry)
 	case TransactionLost:
 		return "the open transaction on domain '" + n.Domain + "' was discarded with the lost session"
+	case TransactionResumed:
+		return "the open transaction on domain '" + n.Domain + "' was taken up again on node '" + n.Node + "'"
 	}
 	return "notice"
 }

@@ -18,9 +18,15 @@ import (
 func (c *Client) connect(ctx context.Context) (*conn, error) {
 	var errs []error
 	var cn *conn
+	c.mu.Lock()
+	resume := ""
+	if c.state.InTx {
+		resume = c.resume
+	}
+	c.mu.Unlock()
 	for _, u := range c.cfg.URLs {
 		var err error
-		if cn, err = c.dial(ctx, u); err == nil {
+		if cn, err = c.dial(ctx, u, resume); err == nil {
 			break
 		}
 		errs = append(errs, err)
@@ -35,12 +41,20 @@ func (c *Client) connect(ctx context.Context) (*conn, error) {
 	prevTx, lostTx := c.state.TxDomain, c.state.InTx
 	active := c.state.Active
 	c.state = wire.SessionState{}
+	resumed := lostTx && cn.resumed != nil && cn.resumed.InTx
+	if resumed {
+		c.state = *cn.resumed
+	}
+	c.resume = cn.resume
 	for _, f := range c.followed {
 		f.conn, f.backoff, f.retryAt = nil, InitialBackoff, 0
 	}
 	reconnect := c.conn != nil || len(c.followed) > 0 || active != ""
 	c.mu.Unlock()
-	if lostTx {
+	switch {
+	case resumed:
+		c.notify(Notice{Kind: TransactionResumed, Domain: cn.resumed.TxDomain, Node: cn.node})
+	case lostTx:
 		c.notify(Notice{Kind: TransactionLost, Domain: prevTx})
 	}
 	if reconnect {

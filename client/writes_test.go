@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -191,4 +192,37 @@ func TestWriteSurvivesLostConnection(t *testing.T) {
 			require.Contains(t, strings.Join(res[0].Warnings, "\n"), "sent again under its write id")
 		})
 	}
+}
+
+// TestTransactionSurvivesLostConnection: a client whose session is lost
+// with a transaction open reconnects on its next statement, takes the
+// transaction up with its queued steps (a TransactionResumed notice, no
+// TransactionLost) and commits it there; a client that closes reverts its
+// transaction, which a later session cannot take up.
+func TestTransactionSurvivesLostConnection(t *testing.T) {
+	e := newEnv(t, "")
+	var mu sync.Mutex
+	var notices []Notice
+	c := e.dial(Config{Notify: func(n Notice) {
+		mu.Lock()
+		notices = append(notices, n)
+		mu.Unlock()
+	}})
+	exec(t, c, "CREATE DOMAIN d; USE d; BEGIN; START AT '2026-01-01T00:00:00Z';")
+	e.srv.CloseSessions() // as a lost transport would
+	require.Eventually(t, func() bool { return c.Node() == "" }, 10*time.Second, time.Millisecond, "the client saw the loss")
+	res := exec(t, c, "ALTER DOMAIN SET PLACEMENT PREFER COLOCATION; COMMIT;")
+	require.Equal(t, "queued ALTER DOMAIN SET PLACEMENT PREFER COLOCATION (2 pending)", res[0].Message, "queued after the step the lost session held")
+	require.Contains(t, res[1].Message, "committed")
+	d, err := e.node.Domain("d")
+	require.NoError(t, err)
+	require.Equal(t, uint64(1), d.Generation, "the START of the lost session committed")
+	mu.Lock()
+	var kinds []NoticeKind
+	for _, n := range notices {
+		kinds = append(kinds, n.Kind)
+	}
+	mu.Unlock()
+	require.Contains(t, kinds, TransactionResumed)
+	require.NotContains(t, kinds, TransactionLost)
 }

@@ -23,9 +23,10 @@ import (
 
 // rawSession is one session spoken line by line.
 type rawSession struct {
-	t  *testing.T
-	pw *io.PipeWriter
-	lr *wire.LineReader
+	t    *testing.T
+	pw   *io.PipeWriter
+	lr   *wire.LineReader
+	body io.Closer // the response body, when the session may be cut
 }
 
 func openRaw(t *testing.T, url string) *rawSession {

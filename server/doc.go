@@ -53,15 +53,25 @@
 // wire.ClientMessageLimit bytes and a server message at most
 // wire.ServerMessageLimit.
 // The session lives as long as the stream: closing either side ends it and
-// discards its attachments.
+// discards its attachments. Its open transaction outlives a lost stream:
+// unless the client said close, the server holds the transaction for
+// Limits.ResumeTimeout under the session's resume token (the welcome's
+// "resume"), and the client's next session, naming that token in the
+// Nspl-Resume header with the same identity, takes it up with its queued
+// steps (its welcome carries the state, in_tx set). A client that
+// reconnects before the server noticed the loss takes the old session over:
+// it is ended and its transaction handed on. Each identity holds at most
+// Limits.MaxSessionsPerIdentity such transactions.
 //
 // Client messages:
 //
 //	{"type":"exec","id":N,"text":"USE prod;"}   run exactly one statement
 //	{"type":"exec","id":N,"text":"LIST DOMAINS;","rows":true}  its rows as they are produced
+//	{"type":"exec","id":N,"text":"STOP;","write":"<id>"}  a write applied once under its id
 //	{"type":"cancel","id":N}                     cancel request N if it runs
 //	{"type":"domains","id":N}                    list domain names
 //	{"type":"ping"}                              keep the session open
+//	{"type":"close"}                             end the session; revert its transaction
 //	{"type":"archive","id":N,"data":"<base64>"}  a piece of exec N's archive
 //
 // Each line is exactly one JSON object: unknown fields, unknown types and
@@ -82,7 +92,7 @@
 //
 // Server messages:
 //
-//	{"type":"welcome","version":1,"node":"n1","idle_timeout_ns":600000000000,"rows":true}
+//	{"type":"welcome","version":1,"node":"n1","idle_timeout_ns":600000000000,"rows":true,"resume":"<token>","write_ids":true}
 //	{"type":"rows","id":N,"set":{"columns":[...],"rows":[...]}}
 //	{"type":"reply","id":N,"result":{...},"state":{...}}
 //	{"type":"error","id":N,"error":{...},"state":{...}}

@@ -77,6 +77,13 @@ type Limits struct {
 	// upload is dropped and its slot freed, and the statement, should it
 	// still come, gets archive_timeout.
 	UploadTimeout time.Duration
+	// ResumeTimeout is how long the open transaction of a session whose
+	// connection was lost (not closed by its client) is held for the
+	// client to reconnect with the session's resume token and take it up;
+	// past it the transaction is reverted. Each identity holds at most
+	// MaxSessionsPerIdentity such transactions, and past that its oldest is
+	// reverted.
+	ResumeTimeout time.Duration
 }
 
 // withDefaults fills zero fields and refuses negative ones.
@@ -91,6 +98,7 @@ func (l Limits) withDefaults() (Limits, error) {
 		{"session idle timeout", &l.SessionIdleTimeout, DefaultSessionIdleTimeout},
 		{"message timeout", &l.MessageTimeout, DefaultMessageTimeout},
 		{"upload timeout", &l.UploadTimeout, DefaultUploadTimeout},
+		{"resume timeout", &l.ResumeTimeout, DefaultResumeTimeout},
 	} {
 		if *d.v < 0 {
 			return l, fmt.Errorf("%w: the %s %s is negative; give a positive duration or zero for the default %s", ErrConfig, d.name, *d.v, d.def)

@@ -355,7 +355,7 @@ func TestHandshakeTimeout(t *testing.T) {
 func TestLimitsRefuseNegative(t *testing.T) {
 	for _, l := range []Limits{
 		{HandshakeTimeout: -1}, {IdleTimeout: -1}, {SessionIdleTimeout: -1}, {MessageTimeout: -1}, {MaxSessionsPerIdentity: -1},
-		{UploadTimeout: -1}, {TokenGuessesPerAddress: -1}, {TokenGuesses: -1},
+		{UploadTimeout: -1}, {ResumeTimeout: -1}, {TokenGuessesPerAddress: -1}, {TokenGuesses: -1},
 	} {
 		_, err := l.withDefaults()
 		require.ErrorIs(t, err, ErrConfig)
@@ -363,7 +363,7 @@ func TestLimitsRefuseNegative(t *testing.T) {
 	l, err := Limits{}.withDefaults()
 	require.NoError(t, err)
 	require.Equal(t, Limits{HandshakeTimeout: DefaultHandshakeTimeout, IdleTimeout: DefaultIdleTimeout, SessionIdleTimeout: DefaultSessionIdleTimeout,
-		MessageTimeout: DefaultMessageTimeout, MaxSessionsPerIdentity: DefaultMaxSessionsPerIdentity, UploadTimeout: DefaultUploadTimeout,
+		MessageTimeout: DefaultMessageTimeout, MaxSessionsPerIdentity: DefaultMaxSessionsPerIdentity, UploadTimeout: DefaultUploadTimeout, ResumeTimeout: DefaultResumeTimeout,
 		TokenGuessesPerAddress: DefaultTokenGuessesPerAddress, TokenGuesses: DefaultTokenGuesses}, l)
 }
 

@@ -165,6 +165,7 @@ type Server struct {
 	closed        bool          // set by Close; no session is admitted after it
 	draining      chan struct{} // closed by Drain
 	live          map[*session.Session]context.CancelFunc
+	resumes       *resumptions // transactions held for reconnecting clients
 	uploadSlots   uploadSlots  // the archives being received
 	uploadBytes   atomic.Int64 // bytes spooled by the uploads being received
 	uploadCap     int          // the largest upload, backup.MaxArchiveBytes
@@ -230,7 +231,8 @@ func New(cfg Config) (*Server, error) {
 			Global: cfg.Limits.TokenGuesses, Window: TokenGuessWindow, TimeSource: cfg.TimeSource})
 	}
 	s := &Server{guesses: guesses, cfg: cfg, logger: cfg.Logger, mux: http.NewServeMux(), ctx: ctx, cancel: cancel, live: make(map[*session.Session]context.CancelFunc),
-		uploadSlots: uploadSlots{max: cfg.MaxArchiveUploads, share: cfg.MaxArchiveUploadsPerIdentity}, uploadCap: cfg.uploadCap, draining: make(chan struct{})}
+		uploadSlots: uploadSlots{max: cfg.MaxArchiveUploads, share: cfg.MaxArchiveUploadsPerIdentity}, uploadCap: cfg.uploadCap, draining: make(chan struct{}),
+		resumes: newResumptions(cfg.TimeSource, cfg.Limits.ResumeTimeout, cfg.Limits.MaxSessionsPerIdentity)}
 	s.mux.HandleFunc(wire.HealthPath, s.serveHealth)
 	s.collector = serverCollector{s}
 	s.registerMetrics()
@@ -346,6 +348,7 @@ func (s *Server) Close() error {
 	if drained {
 		s.shutdownGracefully()
 	}
+	defer s.resumes.drop()
 	err := s.http.Close()
 	s.wg.Wait()
 	s.unregisterMetrics()

@@ -114,7 +114,8 @@ func TestSessionRefusals(t *testing.T) {
 	require.NoError(t, err)
 	var welcome wire.ServerMessage
 	require.NoError(t, json.Unmarshal(line, &welcome))
-	require.Equal(t, wire.ServerMessage{Type: wire.TypeWelcome, Version: wire.ProtocolVersion, Node: welcome.Node, IdleTimeout: int64(DefaultSessionIdleTimeout), Rows: true, WriteIDs: true}, welcome)
+	require.Equal(t, wire.ServerMessage{Type: wire.TypeWelcome, Version: wire.ProtocolVersion, Node: welcome.Node, IdleTimeout: int64(DefaultSessionIdleTimeout), Rows: true, WriteIDs: true, Resume: welcome.Resume}, welcome)
+	require.Len(t, welcome.Resume, 32, "a resume token of 24 random bytes")
 
 	second, err := hc.Post(url+wire.SessionPath, "application/x-ndjson", strings.NewReader(""))
 	require.NoError(t, err)

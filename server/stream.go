@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nspl-dev/nspl/clockrt/timesource"
@@ -46,6 +47,20 @@ type stream struct {
 	// identity is the session's caller (Server.Identity), whose share of
 	// the upload slots its uploads take.
 	identity string
+
+	// token is the session's resume token (wire.ServerMessage.Resume);
+	// cancel ends its stream; ended is closed once the session ended and
+	// its open transaction, if it was lost, is held for its client.
+	token  string
+	cancel context.CancelFunc
+	ended  chan struct{}
+	// cleanEnd: the client ended its side of the stream (it closed the
+	// session), so its open transaction is reverted, not held.
+	cleanEnd atomic.Bool
+	// takenOver: the client reconnected under this session's token
+	// before the server noticed the loss; the session ends and its
+	// transaction goes to the new one.
+	takenOver atomic.Bool
 
 	// transfer is the running request's archive. It is set and cleared by
 	// run and read by the session's Archives calls (WriteArchive,
@@ -106,12 +121,32 @@ func (s *Server) serveSession(w http.ResponseWriter, r *http.Request) {
 	stopOnClose := context.AfterFunc(s.ctx, cancel)
 	defer stopOnClose()
 
-	st := &stream{srv: s, w: w, rc: http.NewResponseController(w), identity: s.Identity(r)}
+	st := &stream{srv: s, w: w, rc: http.NewResponseController(w), identity: s.Identity(r),
+		token: newResumeToken(), cancel: cancel, ended: make(chan struct{})}
 	opts := s.cfg.Session
 	opts.Archives = st
 	opts.ReadConsistency = level
 	sess := session.New(s.cfg.Node, opts)
 	st.sess = sess
+	welcome := wire.ServerMessage{Type: wire.TypeWelcome, Version: wire.ProtocolVersion, Node: s.cfg.Node.Name(),
+		IdleTimeout: int64(s.cfg.Limits.SessionIdleTimeout), Rows: true, WriteIDs: true, Resume: st.token}
+	if tok := r.Header.Get(wire.ResumeHeader); tok != "" {
+		if tx, ok := s.resumes.claim(ctx, tok, st.identity); ok && sess.ResumeTransaction(tx) == nil {
+			s.logger.Debug("session took up the open transaction of its client's lost session", "domain", tx.Domain(), "steps", tx.Steps())
+			welcome.State = st.state()
+		}
+	}
+	s.resumes.register(st)
+	drained := false
+	defer func() {
+		var tx session.HeldTransaction
+		var held bool
+		if st.takenOver.Load() || (!st.cleanEnd.Load() && !drained && s.ctx.Err() == nil) {
+			tx, held = sess.HoldTransaction()
+		}
+		s.resumes.end(st, tx, held)
+		close(st.ended)
+	}()
 	s.mu.Lock()
 	s.live[sess] = cancel
 	s.mu.Unlock()
@@ -129,7 +164,7 @@ func (s *Server) serveSession(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/x-ndjson")
 	w.WriteHeader(http.StatusOK)
 	st.writeMu.Lock()
-	st.writeLocked(wire.ServerMessage{Type: wire.TypeWelcome, Version: wire.ProtocolVersion, Node: s.cfg.Node.Name(), IdleTimeout: int64(s.cfg.Limits.SessionIdleTimeout), Rows: true, WriteIDs: true})
+	st.writeLocked(welcome)
 	st.writeMu.Unlock()
 
 	reqs := make(chan request, requestQueue)
@@ -157,7 +192,7 @@ func (s *Server) serveSession(w http.ResponseWriter, r *http.Request) {
 			st.expire(err)
 		}
 	}()
-	if st.execute(ctx, reqs) {
+	if drained = st.execute(ctx, reqs); drained {
 		_ = sess.EndAttachments(ctx, wire.NodeShutdown)
 	}
 	// Everything placed so far is written before the session ends.
@@ -206,7 +241,9 @@ func (st *stream) read(ctx context.Context, lr *wire.LineReader, wd *watchdog, r
 		if err != nil {
 			if errors.Is(err, ErrMessageTooLarge) {
 				queue(request{fail: err})
-			} else if !errors.Is(err, io.EOF) && ctx.Err() == nil {
+			} else if errors.Is(err, io.EOF) {
+				st.cleanEnd.Store(true)
+			} else if ctx.Err() == nil {
 				st.srv.logger.Debug("session stream ended", "err", err)
 			}
 			return
@@ -220,6 +257,9 @@ func (st *stream) read(ctx context.Context, lr *wire.LineReader, wd *watchdog, r
 		switch m.Type {
 		case wire.TypePing:
 			continue
+		case wire.TypeClose:
+			st.cleanEnd.Store(true)
+			return
 		case wire.TypeCancel:
 			st.curMu.Lock()
 			if st.curID == m.ID && st.curCancel != nil {
@@ -404,6 +444,13 @@ func makesOneWrite(plan planner.Plan) bool {
 func writeRequestID(identity, write string) string {
 	sum := sha256.Sum256([]byte(identity))
 	return "w/" + hex.EncodeToString(sum[:8]) + "/" + write
+}
+
+// takeOver ends the session for the client that reconnected under its
+// token: its open transaction is held for the new session.
+func (st *stream) takeOver() {
+	st.takenOver.Store(true)
+	st.cancel()
 }
 
 // write forwards the session's stream to the client, one message per

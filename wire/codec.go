@@ -281,8 +281,8 @@ func DecodeClientMessage(line []byte) (ClientMessage, error) {
 		return ClientMessage{}, err
 	}
 	switch m.Type {
-	case TypeExec, TypeCancel, TypeDomains, TypePing, TypeArchive:
+	case TypeExec, TypeCancel, TypeDomains, TypePing, TypeArchive, TypeClose:
 		return m, nil
 	}
-	return ClientMessage{}, fmt.Errorf("%w: unknown message type %q; this server speaks exec, cancel, domains, ping and archive", ErrProtocol, m.Type)
+	return ClientMessage{}, fmt.Errorf("%w: unknown message type %q; this server speaks exec, cancel, domains, ping, archive and close", ErrProtocol, m.Type)
 }

@@ -15,6 +15,13 @@ const ProtocolVersion = 1
 // choice of what it waits for, and grants nothing.
 const ReadConsistencyHeader = "Nspl-Read-Consistency"
 
+// ResumeHeader names, on the request that opens a session (SessionPath),
+// the resume token of an earlier session of the same client (the welcome's
+// ServerMessage.Resume) whose connection was lost: the server gives the new
+// session that session's open transaction, if it holds one for the same
+// identity, and the welcome's State shows it.
+const ResumeHeader = "Nspl-Resume"
+
 // Paths the server answers.
 const (
 	// SessionPath opens one session: a bidirectional NDJSON stream.
@@ -49,6 +56,10 @@ const (
 	TypeCancel  = "cancel"  // cancel request ID if it is still running
 	TypeDomains = "domains" // list domain names (completion), outside the lane
 	TypePing    = "ping"    // keep an idle session open; answered by nothing
+	// TypeClose ends the session on the client's word: its open
+	// transaction is reverted, where a lost connection's is held for the
+	// client's next session (ResumeHeader). Nothing is read after it.
+	TypeClose = "close"
 	// TypeArchive, either way, is one piece of an archive: from a client,
 	// of the archive the exec with the same ID uploads; from a server, of
 	// the archive the BACKUP with the same ID captured.
@@ -156,6 +167,11 @@ type ServerMessage struct {
 	// Rows, in the welcome, says the server streams result rows to an
 	// exec that asks (ClientMessage.Rows).
 	Rows bool `json:"rows,omitempty"`
+	// Resume, in the welcome, is the session's resume token: sent in
+	// ResumeHeader by the client's next session after a lost connection,
+	// it takes up this session's open transaction. Holding it is what
+	// entitles a client to the transaction, beside its identity.
+	Resume string `json:"resume,omitempty"`
 	// WriteIDs, in the welcome, says the server applies an exec's write
 	// once under its ClientMessage.Write, however often it is sent.
 	WriteIDs bool `json:"write_ids,omitempty"`
