@@ -3,7 +3,7 @@ PKGS ?= ./...
 FUZZTIME ?= 30s
 STRESS_N ?= 5
 
-.PHONY: build nspl test lint stress vet fmt-check bench bench-ratios bench-scale fuzz run screenshots mutate gremlins faults
+.PHONY: build nspl test lint stress vet fmt-check bench bench-ratios bench-scale fuzz run screenshots mutate gremlins faults explore
 
 build:
 	$(GO) build $(PKGS)
@@ -14,8 +14,20 @@ nspl:
 	CGO_ENABLED=0 $(GO) build -o nspl ./cmd/nspl
 
 ## test: what CI runs: formatting, vet, and the whole suite under the race detector.
+## It also runs 200 explored schedules per scenario in an nspl_explore
+## build, the planted reordering included (see explore).
 test: fmt-check vet
 	$(GO) test -race -count=1 -timeout 15m $(PKGS)
+	NSPL_EXPLORE_RUNS=200 $(GO) test -race -count=1 -tags nspl_explore -run '^TestExplor' ./session
+
+## explore: EXPLORE_RUNS explored schedules (seeded yields at the lane,
+## fan-out, attachment and observer boundaries, GOMAXPROCS 1 to 4) per
+## delivery-order scenario and of monotone reads, from EXPLORE_SEED, and the
+## planted frame-before-reply that they must find. Not part of test.
+EXPLORE_RUNS ?= 10000
+EXPLORE_SEED ?= 1
+explore:
+	NSPL_EXPLORE_RUNS=$(EXPLORE_RUNS) NSPL_EXPLORE_SEED=$(EXPLORE_SEED) $(GO) test -count=1 -v -tags nspl_explore -run '^TestExplor' ./session
 
 ## lint: staticcheck at a pinned version over every package, the benchmark
 ## files (nspl_bench) included; CI runs it before test. It is run with go run

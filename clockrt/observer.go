@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/nspl-dev/nspl/clock"
+	"github.com/nspl-dev/nspl/internal/explore"
 )
 
 // Observed maps the installation to the public observed clock, and reports
@@ -98,6 +99,7 @@ func (o *Observer) Domain() string { return o.alloc.domain }
 // failure of the observed generation.
 func (o *Observer) Read() Observation {
 	in, instC := o.alloc.Watch()
+	explore.Yield()
 	tick, failure, progC := o.alloc.progress.subscribe()
 	o.instC, o.progC = instC, progC
 	c, ok := in.Observed()

@@ -12,6 +12,7 @@ import (
 	"github.com/nspl-dev/nspl/clock"
 	"github.com/nspl-dev/nspl/clockrt"
 	"github.com/nspl-dev/nspl/follow"
+	"github.com/nspl-dev/nspl/internal/explore"
 	"github.com/nspl-dev/nspl/wire"
 )
 
@@ -246,14 +247,26 @@ func (s *Session) attach(ctx context.Context, c *call) (wire.Result, bool, error
 	// The reply takes its place in the stream before any frame of the
 	// attachment can, and delivery starts behind it with the accepted tick
 	// of the reply's generation.
+	planted := explore.Planted(explore.FrameBeforeReply)
+	if planted {
+		// A test build's planted bug: the delivery starts first, so its
+		// frames may take their place before the reply.
+		a.offerAccepted(first)
+		joinFanout(a, first.Tick)
+		a.wake()
+		explore.Yield()
+	}
 	if err := s.placeReply(c, a); err != nil {
 		return wire.Result{}, false, err
 	}
-	a.offerAccepted(first)
-	// Joined before the task's first read, so a tick published after that
-	// read reaches it through the fan-out, and before the session holds
-	// it, so a Close that finds it leaves the fan-out with it.
-	joinFanout(a, first.Tick)
+	explore.Yield()
+	if !planted {
+		a.offerAccepted(first)
+		// Joined before the task's first read, so a tick published after
+		// that read reaches it through the fan-out, and before the session
+		// holds it, so a Close that finds it leaves the fan-out with it.
+		joinFanout(a, first.Tick)
+	}
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -347,6 +360,7 @@ func (s *Session) tooLarge(a *attachment, kind wire.FrameKind, n int) {
 // and starts it again at the next change of installation or failure.
 func (s *Session) deliver(ctx context.Context, a *attachment) {
 	for {
+		explore.Yield()
 		o := a.obs.Read()
 		last := a.last // written by this task only
 		switch {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 
+	"github.com/nspl-dev/nspl/internal/explore"
 	"github.com/nspl-dev/nspl/wire"
 )
 
@@ -185,6 +186,7 @@ func (l *lane) nextEvent(ctx context.Context) (Event, error) {
 // Attachment). With takeEvents, an event is returned as se. Every mode
 // waits at a reply not yet filled, so nothing behind it is taken first.
 func (l *lane) take(ctx context.Context, mode takeMode) (f wire.Frame, reply bool, se *streamEntry, err error) {
+	explore.Yield()
 	done := ctx.Done()
 	l.mu.Lock()
 	woken := false
@@ -332,6 +334,7 @@ func (l *lane) unwatchLocked() {
 // pushFrame appends a state, error or end frame, waiting for room until ctx ends or
 // the lane closes.
 func (l *lane) pushFrame(ctx context.Context, att *attachment, f wire.Frame) error {
+	explore.Yield()
 	l.mu.Lock()
 	if err := l.roomLocked(ctx); err != nil {
 		l.mu.Unlock()
@@ -351,6 +354,7 @@ func (l *lane) pushFrame(ctx context.Context, att *attachment, f wire.Frame) err
 // pushEvent appends an event, waiting for room as pushFrame does: events
 // count against the lane's capacity with the state, error and end frames.
 func (l *lane) pushEvent(ctx context.Context, se *streamEntry) error {
+	explore.Yield()
 	l.mu.Lock()
 	if err := l.roomLocked(ctx); err != nil {
 		l.mu.Unlock()
@@ -412,6 +416,7 @@ func (l *lane) fill(se *streamEntry, ev Event) {
 // attachment's tick slot: it replaces the contents of a slot still queued,
 // or queues the slot at the end of the lane. It never waits.
 func (l *lane) putTick(att *attachment, rec *tickRecord) {
+	explore.Yield()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closed {
@@ -458,6 +463,7 @@ func (l *lane) appendLocked(e laneEntry) {
 // withdrawTick removes the attachment's tick slot if the consumer has not
 // taken it yet.
 func (l *lane) withdrawTick(att *attachment) {
+	explore.Yield()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if att.slot == nil {

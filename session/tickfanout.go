@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/nspl-dev/nspl/clockrt"
+	"github.com/nspl-dev/nspl/internal/explore"
 	"github.com/nspl-dev/nspl/wire"
 )
 
@@ -103,6 +104,7 @@ func (f *tickFanout) run(ctx context.Context, tick clockrt.Tick) {
 	var interrupted *clockrt.Interruption
 	for {
 		o := f.obs.Read()
+		explore.Yield()
 		if in, _ := f.obs.Notify(); in != inst || o.Failure != failure || o.Interrupted != interrupted {
 			inst, failure, interrupted = in, o.Failure, o.Interrupted
 			f.mu.Lock()
@@ -130,6 +132,7 @@ func (f *tickFanout) offer(o clockrt.Observation) {
 		return
 	}
 	rec := newTickRecord(o.Tick, snap, err)
+	explore.Yield()
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for i, a := range f.atts {
