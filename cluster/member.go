@@ -139,6 +139,7 @@ func New(cfg Config) (*Member, error) {
 		Required:       m.required,
 		RequestTimeout: cfg.ProgressTimeout,
 		Backoff:        cfg.ProgressBackoff,
+		Accepted:       n.ProgressAccepted,
 		Metrics:        &m.metrics,
 		Logger:         m.logger,
 	})

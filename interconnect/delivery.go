@@ -56,6 +56,11 @@ type DeliveryConfig struct {
 	RequestTimeout time.Duration
 	Backoff        time.Duration
 	MaxInFlight    int
+	// Accepted, when set, is told of every report a peer did not refuse
+	// (accepted as newest, or ignored as no newer than the one it holds:
+	// either way it passed the peer's fence and plausibility checks), on
+	// the lane's goroutine; it must not block.
+	Accepted func(peer string, rep clockrt.ProgressReport)
 	// Metrics counts sent and failed requests; nil counts nothing.
 	Metrics *Metrics
 	// Logger nil means slog.Default().
@@ -509,6 +514,9 @@ func (d *Delivery) send(ctx context.Context, p Peer, rep clockrt.ProgressReport)
 	d.mu.Lock()
 	d.replies[p.Name] = replyAdvert{incarnation: reply.Incarnation, revision: reply.AdvertisedRevision}
 	d.mu.Unlock()
+	if reply.Outcome != OutcomeRefused && d.cfg.Accepted != nil {
+		d.cfg.Accepted(p.Name, rep)
+	}
 	return true
 }
 

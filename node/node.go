@@ -133,6 +133,7 @@ type Node struct {
 	producers *producerSet
 	lease     *authorityLease // nil until Open
 	withheld  withheldReports // ticks emit withheld while the lease did not vouch
+	steps     *stepWatch      // a cluster member's watch on forward steps of its UTC; nil embedded
 	// uninstalled is the running paced domains without an installed clock
 	// (no assigned authority), for readiness.
 	uninstalled uninstalledSet
@@ -244,6 +245,9 @@ func (n *Node) Open(ctx context.Context) error {
 	}
 	n.catalog = cat
 	n.lease = startAuthorityLease(n, cat)
+	if cat.AuthorityLease() > 0 {
+		n.steps = newStepWatch(n.src, n.cfg.MaxClockOffset, n.logger)
+	}
 	n.producers = newProducerSet(n)
 	// The catalog has applied every committed entry (its registration
 	// committed after them). The apply goroutine installed each change as

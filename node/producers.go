@@ -330,7 +330,33 @@ func (n *Node) emit(ctx context.Context, rep clockrt.ProgressReport) {
 		return
 	}
 	n.withheld.supersede(rep.Domain)
+	if n.steps != nil && n.steps.look() && n.hasPeers() {
+		// This node's UTC stepped forward and no peer has accepted a tick
+		// of it since (stepWatch): the report goes to the peers alone,
+		// which refuse it if it is ahead of real time, and nothing of it
+		// reaches this node's clients.
+		if n.cfg.OnProgress != nil {
+			n.cfg.OnProgress(ctx, rep)
+		}
+		return
+	}
 	n.hand(ctx, rep, false)
+}
+
+// hasPeers reports whether another voter could confirm this node's clock.
+// A member alone in its cluster has none and trusts its clock.
+func (n *Node) hasPeers() bool {
+	voters, err := n.catalog.Voters()
+	return err != nil || len(voters) > 1
+}
+
+// ProgressAccepted records that peer accepted rep, a report of this node's
+// producers: the peer found its authority reading plausible, which ends
+// a suspicion of this node's clock after a forward step (stepWatch).
+func (n *Node) ProgressAccepted(peer string, rep clockrt.ProgressReport) {
+	if n.steps != nil {
+		n.steps.confirm(rep.AuthorityUTC)
+	}
 }
 
 // hand applies rep locally and hands it to OnProgress; with onlyNewer it
