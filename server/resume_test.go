@@ -120,7 +120,8 @@ func TestLostSessionsTransactionIsTakenUp(t *testing.T) {
 		require.Nil(t, welcome.State, "bob cannot take alice's live session over")
 		s.execOK(5, "STOP;") // alice's session lives on, its transaction open
 		s.cut()
-		// Live or held, another identity's token is as good as none.
+		require.Eventually(t, func() bool { return e.srv.resumes.holds(token) }, 10*time.Second, 10*time.Millisecond)
+		// Held as well as live, another identity's token is as good as none.
 		_, welcome = openResuming(t, bob, e.url, token)
 		require.Nil(t, welcome.State)
 		require.Eventually(t, func() bool {
