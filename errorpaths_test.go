@@ -229,6 +229,7 @@ func TestEveryRootSentinelOnBothPaths(t *testing.T) {
 		{sentinel: "ErrInvalidDuration", fail: "LIST DOMAINS; CREATE PACED DOMAIN $d WITH PERIOD 99999999999h SKEW 0s;", at: "99999999999h"},
 		{sentinel: "ErrInvalidTimestamp", setup: "CREATE DOMAIN $d; USE $d;", fail: "LIST DOMAINS; START AT '2262-04-12T00:00:00Z';", at: "'2262-04-12T00:00:00Z'"},
 		{sentinel: "ErrInvalidRate", setup: "CREATE DOMAIN $d; USE $d;", fail: "LIST DOMAINS; START AT NOW TIME RATE 0;", at: "0;"},
+		{sentinel: "ErrInvalidPath", fail: "LIST DOMAINS; DESCRIBE BACKUP '';", at: "''"},
 
 		{sentinel: "ErrNotReadable", setup: "CREATE PACED DOMAIN $d WITH PERIOD 1s SKEW 0s; USE $d; ATTACH DOMAIN CLOCK;", produce: func(t *testing.T, ctx context.Context, env sentinelEnv) error {
 			c, ok := env.f(t, ctx).Clock(env.d)

@@ -109,6 +109,9 @@ var (
 	ErrInvalidTimestamp = grammar.ErrInvalidTimestamp
 	// ErrInvalidRate: a TIME RATE that is not a positive finite number.
 	ErrInvalidRate = grammar.ErrInvalidRate
+	// ErrInvalidPath: a BACKUP, RESTORE or DESCRIBE BACKUP path that is
+	// empty or holds a NUL byte.
+	ErrInvalidPath = grammar.ErrInvalidPath
 
 	// ErrNotReadable: a followed clock with no readable time (stopped or
 	// not installed), or with no admission window (not paced).

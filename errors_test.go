@@ -49,6 +49,7 @@ var rootSentinels = map[string]error{
 	"ErrInvalidDuration":    ErrInvalidDuration,
 	"ErrInvalidTimestamp":   ErrInvalidTimestamp,
 	"ErrInvalidRate":        ErrInvalidRate,
+	"ErrInvalidPath":        ErrInvalidPath,
 	"ErrNotReadable":        ErrNotReadable,
 	"ErrOverflow":           ErrOverflow,
 	"ErrClockOverflow":      ErrClockOverflow,

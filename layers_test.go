@@ -17,9 +17,9 @@ import (
 )
 
 // TestLeafPackagesImportNothingOfOurs holds the bottom of the layering:
-// clock and grammar import no package of this module, record and wire
-// import only clock, lifecycle only clock and record, and follow only
-// clock, grammar, record and wire. It reads the import clauses of every
+// clock and literal import no package of this module, grammar only
+// literal, record only clock, wire only clock and literal, lifecycle only
+// clock and record, and follow only clock, grammar, record and wire. It reads the import clauses of every
 // non-test Go file in the package's directory, whatever its build
 // constraints, so a file built only on another platform cannot slip an
 // import past it.
@@ -30,12 +30,15 @@ func TestLeafPackagesImportNothingOfOurs(t *testing.T) {
 		allowed []string // packages of this module the package may import
 	}{
 		{"clock", nil},
-		{"grammar", nil},
+		// literal is the printer of names, durations, timestamps and
+		// rates (and the keyword list) that grammar and wire share.
+		{"literal", nil},
+		{"grammar", []string{module + "/literal"}},
 		// record is lifecycle's plain values without its transitions, the
 		// part of the replicated vocabulary the client side names.
 		{"record", []string{module + "/clock"}},
 		{"lifecycle", []string{module + "/clock", module + "/record"}},
-		{"wire", []string{module + "/clock"}},
+		{"wire", []string{module + "/clock", module + "/literal"}},
 		// follow is the receiving side the remote client shares: below
 		// session, it may name the typed lifecycle errors a failure
 		// carries (record) but nothing that applies or serves state.

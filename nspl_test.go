@@ -12,7 +12,6 @@ import (
 
 	"github.com/nspl-dev/nspl/clock"
 	"github.com/nspl-dev/nspl/clockrt/timesource"
-	"github.com/nspl-dev/nspl/follow"
 	"github.com/nspl-dev/nspl/session"
 )
 
@@ -132,5 +131,5 @@ func TestShowTransactionsOnEngineClock(t *testing.T) {
 	fake.Advance(3 * time.Minute)
 	rs, err = sess.ExecText(ctx, "SHOW TRANSACTIONS;")
 	require.NoError(t, err)
-	require.Equal(t, "3m", follow.FormatValue(rs[0].Set.Rows[0][rs[0].Set.Column("age")]))
+	require.Equal(t, "3m", rs[0].Set.Rows[0][rs[0].Set.Column("age")].String())
 }

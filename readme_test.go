@@ -81,3 +81,33 @@ func readFile(t *testing.T, name string) string {
 	require.NoError(t, err)
 	return string(b)
 }
+
+// TestREADMEWalkthroughRunsInItsOwnDirectory holds README's cluster
+// walk-through out of the repository root: its first command after the
+// build moves into walkthrough/, every command that writes a CA,
+// certificates, data directories or a token comes after it, and
+// .gitignore ignores that directory, so a followed walk-through leaves
+// nothing (ca.key least of all) for git to pick up.
+func TestREADMEWalkthroughRunsInItsOwnDirectory(t *testing.T) {
+	readme := readFile(t, "README.md")
+	const enter = "mkdir -p walkthrough && cp nspl walkthrough/ && cd walkthrough\n"
+	at := strings.Index(readme, "make nspl ")
+	require.NotEqual(t, -1, at, "README builds the binary with make nspl")
+	build := readme[at:]
+	build = build[strings.IndexByte(build, '\n')+1:]
+	require.True(t, strings.HasPrefix(build, enter), "the walk-through enters its directory right after make nspl")
+	start := len(readme) - len(build)
+
+	writers := regexp.MustCompile(`(?m)^[^\n]*(?:--dir certs|--data-dir n\d|> token)[^\n]*$`)
+	found := writers.FindAllStringIndex(readme, -1)
+	require.NotEmpty(t, found, "README's walk-through writes certificates, data directories and a token")
+	for _, w := range found {
+		require.Greaterf(t, w[0], start, "%q writes into the repository root: it comes before the walk-through enters walkthrough/", readme[w[0]:w[1]])
+	}
+
+	var ignored bool
+	for line := range strings.Lines(readFile(t, ".gitignore")) {
+		ignored = ignored || strings.TrimSpace(line) == "/walkthrough/"
+	}
+	require.True(t, ignored, ".gitignore ignores /walkthrough/")
+}

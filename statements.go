@@ -11,6 +11,7 @@ import (
 	"github.com/nspl-dev/nspl/grammar"
 	"github.com/nspl-dev/nspl/lifecycle"
 	"github.com/nspl-dev/nspl/planner"
+	"github.com/nspl-dev/nspl/record"
 )
 
 // Statement is one NSPL statement built from Go values: a domain name as a
@@ -24,9 +25,10 @@ import (
 // and writes instants, durations and rates as the grammar reads them back
 // exactly. A value no statement can hold (an invalid name, an instant
 // outside years 1677 to 2262, a negative duration, a rate that is not
-// positive and finite) is kept as the statement's error and reported when
-// it is run or printed, matching ErrInvalidName, ErrInvalidTimestamp,
-// ErrInvalidDuration or ErrInvalidRate.
+// positive and finite, an empty backup path, an invalid LIKE pattern) is
+// kept as the statement's error and reported when it is run or printed,
+// matching ErrInvalidName, ErrInvalidTimestamp, ErrInvalidDuration,
+// ErrInvalidRate, ErrInvalidPath or ErrInvalidPattern.
 //
 // Builders are values: each method returns a changed copy, so one builder
 // can be the start of several statements.
@@ -302,3 +304,175 @@ var (
 	minInstant = time.Unix(0, math.MinInt64)
 	maxInstant = time.Unix(0, math.MaxInt64)
 )
+
+// Placement is a domain's fallback placement policy, the PLACEMENT clause
+// of CREATE DOMAIN and ALTER DOMAIN SET PLACEMENT. The zero value is
+// PlacementNeutral, which an omitted clause means.
+type Placement = record.Placement
+
+// Placement policies.
+const (
+	// PlacementNeutral: PLACEMENT NEUTRAL, ordinary scheduling.
+	PlacementNeutral = record.Neutral
+	// PlacementRequireColocation: PLACEMENT REQUIRE COLOCATION.
+	PlacementRequireColocation = record.RequireColocation
+	// PlacementPreferColocation: PLACEMENT PREFER COLOCATION.
+	PlacementPreferColocation = record.PreferColocation
+	// PlacementSuggestSeparation: PLACEMENT SUGGEST SEPARATION.
+	PlacementSuggestSeparation = record.SuggestSeparation
+)
+
+// placementErr is the error of a Placement no statement can hold.
+func placementErr(p Placement) error {
+	switch p {
+	case record.Neutral, record.RequireColocation, record.PreferColocation, record.SuggestSeparation:
+		return nil
+	}
+	return &buildError{kind: grammar.ErrSyntax, msg: fmt.Sprintf("placement %s is not a policy; give PlacementNeutral, PlacementRequireColocation, PlacementPreferColocation or PlacementSuggestSeparation", p)}
+}
+
+// Placement sets the domain's placement policy: PLACEMENT policy. A
+// value that is none of the Placement constants is the statement's error
+// (ErrSyntax, as the text would be).
+func (s CreateStatement) Placement(policy Placement) CreateStatement {
+	p := s.p.(planner.CreateDomain)
+	if err := placementErr(policy); err != nil {
+		if s.err == nil {
+			s.err = err
+		}
+		return s
+	}
+	p.Placement = policy
+	s.p = p
+	return s
+}
+
+// AlterPlacement changes the active domain's placement policy: ALTER
+// DOMAIN SET PLACEMENT policy;. A value that is none of the Placement
+// constants is the statement's error (ErrSyntax).
+func AlterPlacement(policy Placement) Statement {
+	return plain{p: planner.AlterPlacement{Placement: policy}, err: placementErr(policy)}
+}
+
+// ShowClusterStatus shows the cluster's nodes and each paced domain's
+// clock authority: SHOW CLUSTER STATUS;.
+func ShowClusterStatus() Statement { return plain{p: planner.ShowClusterStatus{}} }
+
+// ShowClusterStatusLike is ShowClusterStatus with only the domain rows
+// whose name matches pattern, as ListDomainsLike matches: SHOW CLUSTER
+// STATUS LIKE 'pattern';. A pattern no domain name could match is
+// ErrInvalidPattern.
+func ShowClusterStatusLike(pattern string) Statement {
+	p, err := grammar.ParseLikePattern(pattern)
+	if err != nil {
+		return plain{err: &buildError{kind: grammar.ErrInvalidPattern, msg: err.Error()}}
+	}
+	return plain{p: planner.ShowClusterStatus{Like: p}}
+}
+
+// ShowTransactions shows the session's open transaction: SHOW
+// TRANSACTIONS;.
+func ShowTransactions() Statement { return plain{p: planner.ShowTransactions{}} }
+
+// path checks a backup file path as the grammar reads its literal: any
+// text but an empty one or one holding a NUL byte. "~/" is kept, and
+// expanded when the statement runs.
+func path(p string) (string, error) {
+	v, err := grammar.ParsePath(p)
+	if err != nil {
+		return "", &buildError{kind: grammar.ErrInvalidPath, msg: err.Error()}
+	}
+	return v, nil
+}
+
+// BackupCluster writes an archive of every domain to the file at path:
+// BACKUP CLUSTER TO 'path';. An empty path, or one holding a NUL byte, is
+// ErrInvalidPath.
+func BackupCluster(file string) Statement {
+	p, err := path(file)
+	return plain{p: planner.Backup{Cluster: true, Path: p}, err: err}
+}
+
+// BackupDomain writes an archive of domain, or of the active domain when
+// domain is "", to the file at path: BACKUP DOMAIN [domain] TO 'path';.
+func BackupDomain(domain, file string) Statement {
+	b := planner.Backup{}
+	var err error
+	if domain != "" {
+		b.Domain, err = name(domain)
+	}
+	p, perr := path(file)
+	b.Path = p
+	if err == nil {
+		err = perr
+	}
+	return plain{p: b, err: err}
+}
+
+// DescribeBackup reads, verifies and describes the archive at path without
+// touching the catalog: DESCRIBE BACKUP 'path';.
+func DescribeBackup(file string) Statement {
+	p, err := path(file)
+	return plain{p: planner.DescribeBackup{Path: p}, err: err}
+}
+
+// RestoreStatement is RESTORE, built by RestoreCluster and RestoreDomain.
+type RestoreStatement struct{ plain }
+
+// RestoreCluster restores every domain of the archive at path: RESTORE
+// CLUSTER FROM 'path';.
+func RestoreCluster(file string) RestoreStatement {
+	p, err := path(file)
+	return RestoreStatement{plain{p: planner.Restore{Cluster: true, Path: p}, err: err}}
+}
+
+// RestoreDomain restores domain from the archive at path: RESTORE DOMAIN
+// domain FROM 'path';. As restores it under another name.
+func RestoreDomain(domain, file string) RestoreStatement {
+	n, err := name(domain)
+	p, perr := path(file)
+	if err == nil {
+		err = perr
+	}
+	return RestoreStatement{plain{p: planner.Restore{Domain: n, Path: p}, err: err}}
+}
+
+// As creates the restored domain under newName: RESTORE DOMAIN domain AS
+// newName. On a cluster restore, which restores every domain under its own
+// name, it is the statement's error (ErrSyntax, as the text would be).
+func (s RestoreStatement) As(newName string) RestoreStatement {
+	p := s.p.(planner.Restore)
+	if s.err != nil {
+		return s
+	}
+	if p.Cluster {
+		s.err = &buildError{kind: grammar.ErrSyntax, msg: "RESTORE CLUSTER restores every domain under its own name; use RestoreDomain to restore one under another name"}
+		return s
+	}
+	n, err := name(newName)
+	if err != nil {
+		s.err = err
+		return s
+	}
+	p.As = n
+	s.p = p
+	return s
+}
+
+// Resume keeps the archived generation, start point and mapping running:
+// RESUME.
+func (s RestoreStatement) Resume() RestoreStatement {
+	p := s.p.(planner.Restore)
+	p.Resume = true
+	s.p = p
+	return s
+}
+
+// DryRun verifies the archive and plans the restore without changing
+// anything: DRY RUN.
+func (s RestoreStatement) DryRun() RestoreStatement {
+	p := s.p.(planner.Restore)
+	p.DryRun = true
+	s.p = p
+	return s
+}

@@ -3,7 +3,12 @@ package nspl_test
 import (
 	"context"
 	"errors"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"math"
+	"path/filepath"
+	"reflect"
 	"testing"
 	"time"
 
@@ -47,7 +52,25 @@ func TestStatementText(t *testing.T) {
 		{nspl.Begin(), "BEGIN;"},
 		{nspl.Commit(), "COMMIT;"},
 		{nspl.Revert(), "REVERT;"},
+		{nspl.Create("dev").Placement(nspl.PlacementRequireColocation), "CREATE UNPACED DOMAIN dev PLACEMENT REQUIRE COLOCATION;"},
+		{nspl.CreatePaced("prod", time.Second, 0).Placement(nspl.PlacementSuggestSeparation).IfNotExists(),
+			"CREATE IF NOT EXISTS PACED DOMAIN prod WITH PERIOD 1s SKEW 0s PLACEMENT SUGGEST SEPARATION;"},
+		{nspl.AlterPlacement(nspl.PlacementNeutral), "ALTER DOMAIN SET PLACEMENT NEUTRAL;"},
+		{nspl.AlterPlacement(nspl.PlacementPreferColocation), "ALTER DOMAIN SET PLACEMENT PREFER COLOCATION;"},
+		{nspl.ShowClusterStatus(), "SHOW CLUSTER STATUS;"},
+		{nspl.ShowClusterStatusLike("Prod%"), "SHOW CLUSTER STATUS LIKE 'prod%';"},
+		{nspl.ShowTransactions(), "SHOW TRANSACTIONS;"},
+		{nspl.BackupCluster("~/all.nsplbak"), "BACKUP CLUSTER TO '~/all.nsplbak';"},
+		{nspl.BackupDomain("", "prod.nsplbak"), "BACKUP DOMAIN TO 'prod.nsplbak';"},
+		{nspl.BackupDomain("Prod-1", "it's here.nsplbak"), "BACKUP DOMAIN `prod-1` TO 'it''s here.nsplbak';"},
+		{nspl.DescribeBackup("backups/prod.nsplbak"), "DESCRIBE BACKUP 'backups/prod.nsplbak';"},
+		{nspl.RestoreCluster("all.nsplbak"), "RESTORE CLUSTER FROM 'all.nsplbak';"},
+		{nspl.RestoreCluster("all.nsplbak").Resume().DryRun(), "RESTORE CLUSTER FROM 'all.nsplbak' RESUME DRY RUN;"},
+		{nspl.RestoreDomain("prod", "prod.nsplbak"), "RESTORE DOMAIN prod FROM 'prod.nsplbak';"},
+		{nspl.RestoreDomain("Prod", "prod.nsplbak").As("Clock").Resume(), "RESTORE DOMAIN prod AS `clock` FROM 'prod.nsplbak' RESUME;"},
+		{nspl.RestoreDomain("prod", "prod.nsplbak").DryRun().As("prod_copy"), "RESTORE DOMAIN prod AS prod_copy FROM 'prod.nsplbak' DRY RUN;"},
 	}
+	covered := map[string]bool{}
 	for _, tt := range tests {
 		t.Run(tt.want, func(t *testing.T) {
 			require.NoError(t, tt.st.Err())
@@ -56,8 +79,38 @@ func TestStatementText(t *testing.T) {
 			require.NoError(t, err)
 			require.Len(t, plans, 1)
 			require.Equal(t, tt.want, plans[0].String(), "the text plans back to the same statement")
+			formatted, err := grammar.Format(tt.st.String())
+			require.NoError(t, err)
+			require.Equal(t, tt.want+"\n", formatted, "nspl fmt leaves the text as it is")
+			stmt, err := grammar.ParseStatement(tt.st.String())
+			require.NoError(t, err)
+			covered[reflect.TypeOf(stmt).Elem().Name()] = true
 		})
 	}
+	require.Equal(t, astStatements(t), covered, "every statement of the grammar has a builder here")
+}
+
+// astStatements returns the name of every statement type grammar/ast.go
+// declares (each has a statement() method), so a statement added to the
+// grammar without a builder fails TestStatementText.
+func astStatements(t *testing.T) map[string]bool {
+	t.Helper()
+	f, err := parser.ParseFile(token.NewFileSet(), filepath.Join("grammar", "ast.go"), nil, 0)
+	require.NoError(t, err)
+	names := map[string]bool{}
+	for _, d := range f.Decls {
+		fn, ok := d.(*ast.FuncDecl)
+		if !ok || fn.Name.Name != "statement" || fn.Recv == nil || len(fn.Recv.List) != 1 {
+			continue
+		}
+		if star, ok := fn.Recv.List[0].Type.(*ast.StarExpr); ok {
+			if id, ok := star.X.(*ast.Ident); ok {
+				names[id.Name] = true
+			}
+		}
+	}
+	require.NotEmpty(t, names, "grammar/ast.go declares no statement types; was it renamed?")
+	return names
 }
 
 // A value no statement can hold is the statement's error, with the
@@ -81,6 +134,18 @@ func TestStatementErrors(t *testing.T) {
 		{"NaN rate", nspl.Start().Rate(math.NaN()), nspl.ErrInvalidRate},
 		{"infinite rate", nspl.Start().Rate(math.Inf(1)), nspl.ErrInvalidRate},
 		{"first error kept", nspl.Start().Rate(0).At(time.Date(3000, 1, 1, 0, 0, 0, 0, time.UTC)), nspl.ErrInvalidRate},
+		{"unknown placement", nspl.Create("prod").Placement(nspl.Placement(9)), nspl.ErrSyntax},
+		{"unknown altered placement", nspl.AlterPlacement(nspl.Placement(9)), nspl.ErrSyntax},
+		{"cluster status pattern", nspl.ShowClusterStatusLike("a b"), nspl.ErrInvalidPattern},
+		{"empty backup path", nspl.BackupCluster(""), nspl.ErrInvalidPath},
+		{"NUL in a backup path", nspl.BackupDomain("prod", "a\x00b"), nspl.ErrInvalidPath},
+		{"backup domain name", nspl.BackupDomain("prod.eu", "prod.nsplbak"), nspl.ErrInvalidName},
+		{"empty describe path", nspl.DescribeBackup(""), nspl.ErrInvalidPath},
+		{"empty restore path", nspl.RestoreCluster("").DryRun(), nspl.ErrInvalidPath},
+		{"restore domain name", nspl.RestoreDomain("", "prod.nsplbak"), nspl.ErrInvalidName},
+		{"restore new name", nspl.RestoreDomain("prod", "prod.nsplbak").As("a/b"), nspl.ErrInvalidName},
+		{"restore cluster as", nspl.RestoreCluster("all.nsplbak").As("copy"), nspl.ErrSyntax},
+		{"first restore error kept", nspl.RestoreDomain("prod", "").As("a/b"), nspl.ErrInvalidPath},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -193,4 +258,36 @@ func TestExecParsesNoBuiltStatement(t *testing.T) {
 	require.ErrorAs(t, err, &e)
 	require.ErrorIs(t, err, nspl.ErrNotFound)
 	require.Equal(t, nspl.Position{Line: 3, Column: 1}, e.Pos)
+}
+
+// The administration builders run their plans on an engine: ALTER changes
+// the active domain's placement, SHOW TRANSACTIONS and SHOW CLUSTER STATUS
+// answer with their result sets, and a refused path stops Exec on its line.
+func TestExecAdminStatements(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	eng, err := nspl.Open(ctx, nspl.Options{})
+	require.NoError(t, err)
+	defer func() { require.NoError(t, eng.Close()) }()
+	sess, err := eng.NewSession()
+	require.NoError(t, err)
+
+	results, err := sess.Exec(ctx, nspl.Create("prod"), nspl.Use("prod"),
+		nspl.AlterPlacement(nspl.PlacementPreferColocation), nspl.Describe(""),
+		nspl.Begin(), nspl.Start(), nspl.ShowTransactions(), nspl.Revert(),
+		nspl.ShowClusterStatusLike("prod"))
+	require.NoError(t, err)
+	require.Len(t, results, 9)
+	require.Equal(t, "set placement of domain 'prod' to PREFER COLOCATION", results[2].Message)
+	desc := results[3].Set
+	require.Equal(t, "PREFER COLOCATION", desc.Rows[0][desc.Column("placement")].String())
+	require.NotNil(t, results[6].Set)
+	require.Len(t, results[6].Set.Rows, 1, "SHOW TRANSACTIONS shows the open transaction")
+	require.NotNil(t, results[8].Set)
+
+	_, err = sess.Exec(ctx, nspl.ListDomains(), nspl.DescribeBackup(""))
+	var e *nspl.Error
+	require.ErrorAs(t, err, &e)
+	require.Equal(t, 2, e.Pos.Line)
+	require.ErrorIs(t, err, nspl.ErrInvalidPath)
 }

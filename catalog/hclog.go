@@ -120,9 +120,15 @@ func (l *slogAdapter) Log(level hclog.Level, msg string, args ...any) {
 	if !l.enabled(level) {
 		return
 	}
-	ok, suppressed := l.repeats.allow(level, msg, args)
-	if !ok {
-		return
+	// A logger that writes raft's debug lines is being watched closely:
+	// it gets every repeat, and the limiter is for the levels an operator
+	// runs at by default.
+	suppressed := 0
+	if !l.enabled(hclog.Debug) {
+		var ok bool
+		if ok, suppressed = l.repeats.allow(level, msg, args); !ok {
+			return
+		}
 	}
 	a := attrs(args)
 	if suppressed > 0 {

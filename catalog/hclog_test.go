@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/stretchr/testify/require"
@@ -200,4 +201,73 @@ func TestRepeatLimiterIsBounded(t *testing.T) {
 	ok, _ := r.allow(hclog.Error, "failed to heartbeat to", []any{"peer", "new"})
 	require.True(t, ok)
 	require.Equal(t, 1, len(r.seen))
+}
+
+// TestRaftLoggerCollapsesEveryPeerKey: raft names the peer as "peer" in
+// replication, "target" in elections and "server-id" in the leader's lease
+// check; each is collapsed per peer, and the same address under two keys
+// is two lines.
+func TestRaftLoggerCollapsesEveryPeerKey(t *testing.T) {
+	for _, tc := range []struct {
+		level hclog.Level
+		msg   string
+		key   string
+	}{
+		{hclog.Error, "failed to heartbeat to", "peer"},
+		{hclog.Error, "failed to make requestVote RPC", "target"},
+		{hclog.Warn, "failed to contact", "server-id"},
+	} {
+		t.Run(tc.key, func(t *testing.T) {
+			var buf bytes.Buffer
+			clock := timesource.NewFake(0)
+			l := newRaftLogger(slog.New(slog.NewJSONHandler(&buf, nil)), "raft", hclog.Info, newRepeatLimiter(clock, repeatWindow))
+			for range 20 {
+				l.Log(tc.level, tc.msg, tc.key, "n2", "error", "refused")
+				l.Log(tc.level, tc.msg, tc.key, "n3", "error", "refused")
+				clock.Advance(500 * time.Millisecond)
+			}
+			require.Equal(t, 2, strings.Count(buf.String(), "\n"), "one line per peer in the window:\n%s", buf.String())
+			require.Equal(t, 20*500*time.Millisecond, repeatWindow, "the loop spans exactly one window")
+			buf.Reset()
+			l.Log(tc.level, tc.msg, tc.key, "n2", "error", "refused")
+			var m map[string]any
+			require.NoError(t, json.Unmarshal(buf.Bytes(), &m))
+			require.Equal(t, float64(19), m["repeated"], "the line after the window counts what was collapsed")
+			require.Equal(t, "n2", m[tc.key])
+		})
+	}
+	clock := timesource.NewFake(0)
+	r := newRepeatLimiter(clock, repeatWindow)
+	ok, _ := r.allow(hclog.Error, "failed", []any{"peer", "n2"})
+	require.True(t, ok)
+	ok, _ = r.allow(hclog.Error, "failed", []any{"target", "n2"})
+	require.True(t, ok, "the same address under another key is another line")
+}
+
+// TestRaftLoggerAtDebugKeepsEveryRepeat: a handler that writes raft's
+// debug lines gets every repeat; the same handler at Info gets them
+// collapsed.
+func TestRaftLoggerAtDebugKeepsEveryRepeat(t *testing.T) {
+	for _, tc := range []struct {
+		level slog.Level
+		want  int
+	}{
+		{slog.LevelDebug, 10},
+		{LevelTrace, 10},
+		{slog.LevelInfo, 1},
+		{slog.LevelWarn, 1},
+	} {
+		t.Run(tc.level.String(), func(t *testing.T) {
+			var buf bytes.Buffer
+			clock := timesource.NewFake(0)
+			h := slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: tc.level})
+			l := newRaftLogger(slog.New(h), "raft", hclog.Trace, newRepeatLimiter(clock, repeatWindow))
+			for range 10 {
+				l.Error("failed to heartbeat to", "peer", "n2:7000", "error", "refused")
+				clock.Advance(500 * time.Millisecond)
+			}
+			require.Equal(t, tc.want, strings.Count(buf.String(), "\n"), buf.String())
+			require.NotContains(t, buf.String(), "repeated")
+		})
+	}
 }

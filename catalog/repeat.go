@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -23,9 +24,14 @@ const maxRepeatKeys = 1024
 // milliseconds for as long as the peer stays away. The first occurrence of a
 // (level, message, peer) is logged at once; further ones within repeatWindow
 // of the last logged one are counted, and the next one logged after the
-// window carries the count as a "repeated" attribute. Messages without a
-// peer and levels below Warn are never collapsed. Its memory is bounded by
-// maxRepeatKeys. It is safe for concurrent use.
+// window carries the count as a "repeated" attribute. Raft names the peer
+// under one of peerKeys: "peer" in replication ("failed to heartbeat to",
+// "failed to appendEntries to"), "target" in elections ("failed to make
+// requestVote RPC") and "server-id" in the leader's lease check ("failed to
+// contact"). Messages without a peer and levels below Warn are never
+// collapsed, and a logger that writes raft's debug lines collapses nothing
+// (slogAdapter.Log). Its memory is bounded by maxRepeatKeys. It is safe for
+// concurrent use.
 type repeatLimiter struct {
 	clock  timesource.Source
 	window time.Duration
@@ -92,11 +98,15 @@ func (r *repeatLimiter) evictLocked(now time.Duration) {
 	}
 }
 
-// peerOf returns the value of the "peer" key in hclog arguments.
+// peerKeys are the keys under which raft names the peer a line is about.
+var peerKeys = []string{"peer", "target", "server-id"}
+
+// peerOf returns the peer a line is about: the value of the first of
+// peerKeys in hclog arguments, prefixed by its key.
 func peerOf(args []any) (string, bool) {
 	for i := 0; i+1 < len(args); i += 2 {
-		if k, ok := args[i].(string); ok && k == "peer" {
-			return fmt.Sprint(args[i+1]), true
+		if k, ok := args[i].(string); ok && slices.Contains(peerKeys, k) {
+			return k + "=" + fmt.Sprint(args[i+1]), true
 		}
 	}
 	return "", false

@@ -15,7 +15,7 @@ import (
 )
 
 // table is a result set as the page shows it: every value already rendered
-// as the shell prints it (follow.FormatValue), null as nil, so that no
+// as the shell prints it (wire.Value.String), null as nil, so that no
 // nanosecond count passes through a JavaScript number.
 type table struct {
 	Columns []string    `json:"columns"`
@@ -37,7 +37,7 @@ func newTable(set *wire.ResultSet) *table {
 			if v.IsNull() {
 				continue
 			}
-			s := follow.FormatValue(v)
+			s := v.String()
 			t.Rows[r][i] = &s
 		}
 	}
@@ -188,7 +188,7 @@ type frameView struct {
 
 // newFrameView renders f.
 func newFrameView(f wire.Frame) frameView {
-	v := frameView{Domain: f.Domain, Attachment: f.Attachment, Kind: f.Kind.String(), Text: follow.FormatFrame(f)}
+	v := frameView{Domain: f.Domain, Attachment: f.Attachment, Kind: f.Kind.String(), Text: f.String()}
 	switch f.Kind {
 	case wire.FrameState:
 		o := newObserved(f.Clock)

@@ -2,8 +2,9 @@
 // of one: a followed clock as Go values and the arithmetic a reader does on
 // it (clocktime.go), the one coalescing follow of attached clocks with the
 // unread events per domain (follow.go), the attach bookkeeping that admits
-// only frames of held attachments (attachments.go), the operator rendering
-// of values, result sets, frames and observed clocks (present.go), the one
+// only frames of held attachments (attachments.go), the JSON rendering of
+// values and result sets and the shell's line of a clock event
+// (present.go; a value's and a frame's plain text are wire's), the one
 // statement error of the module (statementerror.go: the positioned failure
 // a session and the remote client return alike, which package nspl names
 // Error) and its wire form and back (wireerror.go).

@@ -57,7 +57,7 @@ func TestFollowCoalescesPerDomain(t *testing.T) {
 	for len(s.queue) > 0 {
 		ev, err := s.NextEvent(context.Background())
 		require.NoError(t, err)
-		got = append(got, ev.Domain+" "+ev.Kind.String()+" "+FormatObserved(ev.Clock.Observed)+" tick "+
+		got = append(got, ev.Domain+" "+ev.Kind.String()+" "+wire.FormatObserved(ev.Clock.Observed)+" tick "+
 			strconv.FormatUint(ev.Clock.Tick.ID, 10))
 	}
 	require.Equal(t, []string{
@@ -151,7 +151,7 @@ func TestFollowInterruptedEndComesBeforeTheRestoredState(t *testing.T) {
 	for f.Pending() > 0 {
 		ev, err := f.NextEvent(context.Background())
 		require.NoError(t, err)
-		got = append(got, FormatFrame(ev.Frame()))
+		got = append(got, ev.Frame().String())
 	}
 	require.Equal(t, []string{
 		"end a NodeShutdown",
@@ -196,7 +196,7 @@ func TestFollowInterruptedThenRemoved(t *testing.T) {
 	for f.Pending() > 0 {
 		ev, err := f.NextEvent(context.Background())
 		require.NoError(t, err)
-		got = append(got, FormatFrame(ev.Frame()))
+		got = append(got, ev.Frame().String())
 	}
 	require.Equal(t, []string{"end a DomainRemoved"}, got)
 }

@@ -3,34 +3,14 @@ package follow
 import (
 	"strconv"
 
-	"github.com/nspl-dev/nspl/clock"
 	"github.com/nspl-dev/nspl/grammar"
 	"github.com/nspl-dev/nspl/wire"
 )
 
-// The plain-text and JSON renderings of wire's values, result sets, frames
-// and observed clocks as operators read them. They live here, not in wire,
-// because they print durations, timestamps and rates as NSPL text, which
-// grammar owns and wire may not import.
-
-// FormatValue renders v as plain text: durations and rates as NSPL reads them
-// back ("1.5s", "60"), timestamps as RFC 3339 UTC, null as "NULL".
-func FormatValue(v wire.Value) string {
-	switch v.Kind() {
-	case wire.KindText:
-		return v.Text()
-	case wire.KindUint:
-		return strconv.FormatUint(v.Uint(), 10)
-	case wire.KindDuration:
-		return grammar.FormatDuration(v.Uint())
-	case wire.KindTimestamp:
-		return grammar.FormatTimestamp(v.Int())
-	case wire.KindRate:
-		return grammar.FormatRate(v.Float())
-	default:
-		return "NULL"
-	}
-}
+// The JSON renderings of wire's values and result sets as operators read
+// them, and the shell's line for a clock event. A value's and a frame's
+// plain text are their String methods (wire.Value.String,
+// wire.Frame.String), which print through package literal.
 
 // AppendValueJSON appends v as a JSON value: text, durations and timestamps as
 // strings in their plain-text form, integers and rates as numbers, null as
@@ -43,7 +23,7 @@ func AppendValueJSON(b []byte, v wire.Value) []byte {
 	case wire.KindUint:
 		return strconv.AppendUint(b, v.Uint(), 10)
 	case wire.KindDuration, wire.KindTimestamp:
-		return wire.AppendString(b, FormatValue(v))
+		return wire.AppendString(b, v.String())
 	case wire.KindRate:
 		return strconv.AppendFloat(b, v.Float(), 'g', -1, 64)
 	default:
@@ -73,43 +53,39 @@ func AppendSetJSON(b []byte, s *wire.ResultSet) []byte {
 	return append(b, ']')
 }
 
-// FormatFrame renders the frame as one plain line, for example
-// "tick prod generation 2 id 17 boundary 2026-01-01T00:00:16Z ...".
-func FormatFrame(f wire.Frame) string {
-	name := grammar.FormatName(f.Domain)
-	switch f.Kind {
-	case wire.FrameState:
-		return "clock " + name + " " + FormatObserved(f.Clock)
-	case wire.FrameTick:
-		return "tick " + name + " generation " + strconv.FormatUint(f.Tick.Generation, 10) +
-			" id " + strconv.FormatUint(f.Tick.ID, 10) +
-			" boundary " + grammar.FormatTimestamp(f.Tick.Boundary) +
-			" authority_utc " + grammar.FormatTimestamp(f.Tick.AuthorityUTC) +
-			" reading " + grammar.FormatTimestamp(f.Reading)
-	case wire.FrameEnd:
-		return "end " + name + " " + f.Reason.String()
-	case wire.FrameError:
-		return "error " + name + " generation " + strconv.FormatUint(f.Failure.Generation, 10) +
-			" op " + strconv.Quote(f.Failure.Op) + ": " + f.Failure.Message
-	case wire.FrameInterrupted:
-		return "interrupted " + name + " generation " + strconv.FormatUint(f.Failure.Generation, 10) +
-			": " + f.Failure.Message
+// String returns the event as the shell prints it, one line, for example
+//
+//	[clock prod] tick 42 at 2030-01-01T00:00:04.1Z (generation 1)
+//	[clock prod] generation 1 paced period 100ms skew 10ms origin … rate 60
+//	[clock prod] ended: DomainRemoved
+//	[clock prod] error: produce domain "prod" generation 1: domain clock projection leaves …
+//	[clock prod] interrupted: the serving node lost contact with the cluster's leader …
+//
+// The line holds the serving node's text (the domain name, a failure's
+// message) as it came: the shell escapes control characters before it
+// writes the line to a terminal, and so should any program that does.
+func (ev ClockEvent) String() string {
+	head := "[clock " + grammar.FormatName(ev.Domain) + "] "
+	switch ev.Kind {
+	case EventTick:
+		return head + "tick " + strconv.FormatUint(ev.Clock.Tick.ID, 10) + " at " +
+			grammar.FormatTimestamp(ev.Clock.Tick.Boundary) +
+			" (generation " + strconv.FormatUint(ev.Clock.Tick.Generation, 10) + ")"
+	case EventState:
+		return head + wire.FormatObserved(ev.Clock.Observed)
+	case EventEnd:
+		return head + "ended: " + ev.Reason.String()
+	case EventError:
+		if ev.Failure != nil {
+			return head + "error: " + ev.Failure.Message
+		}
+		return head + "error"
+	case EventInterrupted:
+		if ev.Failure != nil {
+			return head + "interrupted: " + ev.Failure.Message
+		}
+		return head + "interrupted"
 	default:
-		return f.Kind.String() + " " + name
+		return head + ev.Frame().String()
 	}
-}
-
-// FormatObserved renders an observed clock as plain text: "generation 2
-// stopped", or for a paced clock "generation 2 paced period 1s skew 100ms
-// origin 2026-01-01T00:00:00Z anchor 2026-05-01T10:00:00Z rate 60".
-func FormatObserved(o clock.Observed) string {
-	s := "generation " + strconv.FormatUint(o.Generation, 10) + " " + o.State.String()
-	if o.State == clock.Paced {
-		s += " period " + grammar.FormatDuration(o.Period) +
-			" skew " + grammar.FormatDuration(o.Skew) +
-			" origin " + grammar.FormatTimestamp(o.LogicalStart) +
-			" anchor " + grammar.FormatTimestamp(o.WallStartedAt) +
-			" rate " + grammar.FormatRate(o.Rate)
-	}
-	return s
 }

@@ -2,6 +2,7 @@ package follow
 
 import (
 	"encoding/json"
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -32,9 +33,9 @@ func TestFrameJSON(t *testing.T) {
 		require.True(t, json.Valid([]byte(got)))
 	}
 	require.Equal(t, "tick prod generation 1 id 2 boundary 2026-01-01T00:00:01Z authority_utc 2026-01-01T00:00:01Z reading 2026-01-01T00:00:02Z",
-		FormatFrame(wire.Frame{Domain: "prod", Kind: wire.FrameTick, Tick: Tick{Generation: 1, ID: 2, Boundary: t0 + 1e9, AuthorityUTC: t0 + 1e9},
-			Reading: t0 + 2e9}))
-	require.Equal(t, "end prod DomainRemoved", FormatFrame(wire.Frame{Domain: "prod", Kind: wire.FrameEnd, Reason: wire.DomainRemoved}))
+		wire.Frame{Domain: "prod", Kind: wire.FrameTick, Tick: Tick{Generation: 1, ID: 2, Boundary: t0 + 1e9, AuthorityUTC: t0 + 1e9},
+			Reading: t0 + 2e9}.String())
+	require.Equal(t, "end prod DomainRemoved", wire.Frame{Domain: "prod", Kind: wire.FrameEnd, Reason: wire.DomainRemoved}.String())
 }
 
 func TestValueText(t *testing.T) {
@@ -50,8 +51,40 @@ func TestValueText(t *testing.T) {
 		{wire.Rate(60), "60", "60"},
 		{wire.Rate(1.7976931348623157e308), "1.7976931348623157e+308", "1.7976931348623157e+308"},
 	} {
-		require.Equal(t, tc.text, FormatValue(tc.v))
+		require.Equal(t, tc.text, tc.v.String())
 		require.Equal(t, tc.json, string(AppendValueJSON(nil, tc.v)))
 		require.True(t, json.Valid(AppendValueJSON(nil, tc.v)))
+	}
+}
+
+// TestClockEventString: every event kind prints as the shell's line for
+// it, which the shell prints (escaped) and an embedding program may print
+// as is.
+func TestClockEventString(t *testing.T) {
+	paced := clock.Observed{Generation: 1, State: clock.Paced, Period: 1e8, Skew: 1e7, LogicalStart: t0, WallStartedAt: t0, Rate: 60}
+	failure := &wire.ClockFailure{Domain: "prod", Generation: 1, Op: "project", Message: `produce domain "prod" generation 1: domain clock projection leaves the signed Unix-nanosecond range`}
+	for _, tc := range []struct {
+		ev   ClockEvent
+		want string
+	}{
+		{ClockEvent{Domain: "prod", Kind: EventTick, Clock: Clock{Observed: paced, Tick: Tick{Generation: 1, ID: 42, Boundary: t0 + 41e8 + 1}}},
+			"[clock prod] tick 42 at 2026-01-01T00:00:04.100000001Z (generation 1)"},
+		{ClockEvent{Domain: "prod", Kind: EventState, Clock: Clock{Observed: paced}},
+			"[clock prod] generation 1 paced period 100ms skew 10ms origin 2026-01-01T00:00:00Z anchor 2026-01-01T00:00:00Z rate 60"},
+		{ClockEvent{Domain: "prod-1", Kind: EventState, Clock: Clock{Observed: clock.Observed{Generation: 2, State: clock.Stopped}}},
+			"[clock `prod-1`] generation 2 stopped"},
+		{ClockEvent{Domain: "clock", Kind: EventEnd, Reason: wire.DomainRemoved}, "[clock `clock`] ended: DomainRemoved"},
+		{ClockEvent{Domain: "prod", Kind: EventError, Failure: failure},
+			`[clock prod] error: produce domain "prod" generation 1: domain clock projection leaves the signed Unix-nanosecond range`},
+		{ClockEvent{Domain: "prod", Kind: EventError}, "[clock prod] error"},
+		{ClockEvent{Domain: "prod", Kind: EventInterrupted, Failure: &wire.ClockFailure{Message: "the serving node lost contact with the cluster's leader"}},
+			"[clock prod] interrupted: the serving node lost contact with the cluster's leader"},
+		{ClockEvent{Domain: "prod", Kind: EventInterrupted}, "[clock prod] interrupted"},
+		{ClockEvent{Domain: "prod", Kind: EventKind(99)}, "[clock prod] frame(0) prod"},
+	} {
+		t.Run(tc.want, func(t *testing.T) {
+			require.Equal(t, tc.want, tc.ev.String())
+			require.Equal(t, tc.want, fmt.Sprint(tc.ev))
+		})
 	}
 }

@@ -47,7 +47,8 @@
 // (Parses counts, for the tests that hold it).
 //
 // The package must never print, log or read the clock: it is pure text to
-// values. It imports no package of this module: the keywords a statement
-// carries as values (Pace, Placement) are its own enums, which the planner
+// values. It imports no package of this module but literal, the printer
+// of names and literals (and the keyword list) it shares with wire: the
+// keywords a statement carries as values (Pace, Placement) are its own enums, which the planner
 // converts to the replicated vocabulary.
 package grammar

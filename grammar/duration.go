@@ -3,18 +3,19 @@ package grammar
 import (
 	"math"
 	"math/bits"
-	"strconv"
+
+	"github.com/nspl-dev/nspl/literal"
 )
 
 // Nanoseconds in each duration unit. A month is 30.44 days and a year
 // 365.25 days, both whole numbers of nanoseconds.
 const (
-	Nanosecond  uint64 = 1
-	Microsecond        = 1000 * Nanosecond
-	Millisecond        = 1000 * Microsecond
-	Second             = 1000 * Millisecond
-	Minute             = 60 * Second
-	Hour               = 60 * Minute
+	Nanosecond  uint64 = literal.Nanosecond
+	Microsecond        = literal.Microsecond
+	Millisecond        = literal.Millisecond
+	Second             = literal.Second
+	Minute             = literal.Minute
+	Hour               = literal.Hour
 	Day                = 24 * Hour
 	Week               = 7 * Day
 	Month              = 2630016 * Second  // 30.44 days
@@ -235,60 +236,9 @@ func anyNonzero(digits []byte) bool {
 // minutes, then seconds with a decimal fraction ("1h30m", "1.5s",
 // "1m0.25s"); under a second, milliseconds, microseconds or nanoseconds
 // with a fraction ("250ms", "1.5ms", "40us", "1ns"); and "0s". ParseDuration
-// reads it back to exactly ns for every uint64.
-func FormatDuration(ns uint64) string {
-	if ns == 0 {
-		return "0s"
-	}
-	var buf [64]byte
-	b := buf[:0]
-	switch {
-	case ns >= Second:
-		if h := ns / Hour; h > 0 {
-			b = strconv.AppendUint(b, h, 10)
-			b = append(b, 'h')
-			ns -= h * Hour
-		}
-		if m := ns / Minute; m > 0 {
-			b = strconv.AppendUint(b, m, 10)
-			b = append(b, 'm')
-			ns -= m * Minute
-		}
-		if ns > 0 {
-			b = appendDecimal(b, ns, Second, 9)
-			b = append(b, 's')
-		}
-	case ns >= Millisecond:
-		b = append(appendDecimal(b, ns, Millisecond, 6), "ms"...)
-	case ns >= Microsecond:
-		b = append(appendDecimal(b, ns, Microsecond, 3), "us"...)
-	default:
-		b = append(strconv.AppendUint(b, ns, 10), "ns"...)
-	}
-	return string(b)
-}
-
-// appendDecimal appends v/unit as a decimal number: its whole part and,
-// when v is no whole number of units, a point and the digits of the rest
-// (unit is 10^digits), trailing zeros dropped.
-func appendDecimal(b []byte, v, unit uint64, digits int) []byte {
-	b = strconv.AppendUint(b, v/unit, 10)
-	rest := v % unit
-	if rest == 0 {
-		return b
-	}
-	var frac [9]byte
-	for i := digits - 1; i >= 0; i-- {
-		frac[i] = byte('0' + rest%10)
-		rest /= 10
-	}
-	n := digits
-	for n > 0 && frac[n-1] == '0' {
-		n--
-	}
-	b = append(b, '.')
-	return append(b, frac[:n]...)
-}
+// reads it back to exactly ns for every uint64. The printer is package
+// literal's, which wire's values print through too.
+func FormatDuration(ns uint64) string { return literal.FormatDuration(ns) }
 
 // MaxDuration is the largest duration, 18446744073709551615ns.
 const MaxDuration uint64 = math.MaxUint64

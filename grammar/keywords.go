@@ -1,56 +1,17 @@
 package grammar
 
-import "strings"
+import "github.com/nspl-dev/nspl/literal"
 
-// keywords lists every keyword of the language in its canonical upper-case
-// spelling. Keywords are reserved: a domain whose name is spelled like one
-// is written in backticks (`clock`), and the canonical printer does that.
-// A new statement adds its words here and its rule in parser.go.
-var keywords = []string{
-	"ALTER", "AS", "AT", "ATTACH",
-	"BACKUP", "BEGIN",
-	"CLOCK", "CLUSTER", "COLOCATION", "COMMIT", "CREATE",
-	"DESCRIBE", "DETACH", "DOMAIN", "DOMAINS", "DROP", "DRY",
-	"EXISTS",
-	"FROM",
-	"IF",
-	"LIKE", "LIST",
-	"NEUTRAL", "NOT", "NOW",
-	"PACED", "PERIOD", "PLACEMENT", "PREFER",
-	"RATE", "REQUIRE", "RESTORE", "RESUME", "REVERT", "ROLLBACK", "RUN",
-	"SEPARATION", "SET", "SHOW", "SKEW", "START", "STATUS", "STOP", "SUGGEST",
-	"TIME", "TO", "TRANSACTIONS",
-	"UNPACED", "USE",
-	"WITH",
-}
+// The language's keywords are package literal's (a name is quoted when it
+// is one, and literal prints names for wire too): a new statement adds its
+// words there and its rule in parser.go.
 
-// keywordsByLen buckets keywords by length so that recognising a word costs
-// a handful of case-insensitive comparisons and no allocation.
-var keywordsByLen = func() [][]string {
-	longest := 0
-	for _, k := range keywords {
-		longest = max(longest, len(k))
-	}
-	out := make([][]string, longest+1)
-	for _, k := range keywords {
-		out[len(k)] = append(out[len(k)], k)
-	}
-	return out
-}()
+// keywords is every keyword in its canonical upper-case spelling, sorted.
+var keywords = literal.Keywords()
 
 // lookupKeyword returns the canonical spelling of word if it is a keyword
 // in any letter case.
-func lookupKeyword(word string) (string, bool) {
-	if len(word) >= len(keywordsByLen) {
-		return "", false
-	}
-	for _, k := range keywordsByLen[len(word)] {
-		if strings.EqualFold(word, k) {
-			return k, true
-		}
-	}
-	return "", false
-}
+func lookupKeyword(word string) (string, bool) { return literal.LookupKeyword(word) }
 
 // IsKeyword reports whether word, in any letter case, is a reserved keyword.
 func IsKeyword(word string) bool {
@@ -59,6 +20,4 @@ func IsKeyword(word string) bool {
 }
 
 // Keywords returns every reserved keyword, upper-case and sorted.
-func Keywords() []string {
-	return append([]string(nil), keywords...)
-}
+func Keywords() []string { return literal.Keywords() }

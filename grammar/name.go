@@ -3,6 +3,8 @@ package grammar
 import (
 	"strings"
 	"unicode/utf8"
+
+	"github.com/nspl-dev/nspl/literal"
 )
 
 // MaxNameLen is the longest domain name, in bytes.
@@ -55,14 +57,4 @@ func lowerASCII(s string) string {
 
 // FormatName prints a stored domain name as NSPL: bare when it is a word
 // that is not a keyword, backtick-quoted otherwise (`prod-1`, `clock`).
-func FormatName(name string) string {
-	bare := name != "" && !isDigit(name[0]) && !IsKeyword(name)
-	for i := 0; bare && i < len(name); i++ {
-		c := name[i]
-		bare = (c >= 'a' && c <= 'z') || isDigit(c) || c == '_'
-	}
-	if bare {
-		return name
-	}
-	return "`" + name + "`"
-}
+func FormatName(name string) string { return literal.FormatName(name) }

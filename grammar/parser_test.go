@@ -209,7 +209,11 @@ var errorCases = []struct {
 // letter to two past the longest keyword, whatever keyword lengths the
 // lookup table holds.
 func TestNamesOfEveryLength(t *testing.T) {
-	for n := 1; n <= len(keywordsByLen)+1; n++ {
+	longest := 0
+	for _, k := range keywords {
+		longest = max(longest, len(k))
+	}
+	for n := 1; n <= longest+2; n++ {
 		name := strings.Repeat("q", n)
 		require.Equal(t, &Use{Name: Name{Value: name}}, parseOne(t, "USE "+name), "a name of %d letters", n)
 	}

@@ -5,6 +5,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/nspl-dev/nspl/literal"
 )
 
 const rateHint = "; write a positive number from 5e-324 to 1.7976931348623157e308, such as 60 or 0.5"
@@ -94,6 +96,4 @@ func isDecimal(s string) bool {
 
 // FormatRate prints a rate with the fewest digits that read back to the
 // same float64 ("1", "60", "0.5", "5e-324", "1.7976931348623157e+308").
-func FormatRate(rate float64) string {
-	return strconv.FormatFloat(rate, 'g', -1, 64)
-}
+func FormatRate(rate float64) string { return literal.FormatRate(rate) }

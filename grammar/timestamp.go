@@ -2,7 +2,8 @@ package grammar
 
 import (
 	"math"
-	"time"
+
+	"github.com/nspl-dev/nspl/literal"
 )
 
 // Inclusive range of timestamps: exactly the signed Unix nanoseconds.
@@ -177,6 +178,4 @@ func daysFromCivil(y int64, m, d int) int64 {
 // fractional zeros trimmed ("2026-01-01T00:00:00Z",
 // "2026-01-01T00:00:00.5Z"). ParseTimestamp reads it back exactly for every
 // int64.
-func FormatTimestamp(unixNanos int64) string {
-	return time.Unix(0, unixNanos).UTC().Format(time.RFC3339Nano)
-}
+func FormatTimestamp(unixNanos int64) string { return literal.FormatTimestamp(unixNanos) }

@@ -59,21 +59,47 @@ var (
 	domainTickLagDesc = prometheus.NewDesc("nspl_domain_tick_lag_seconds",
 		"Seconds from the authority's UTC of the newest tick this node holds of the running paced domain to this node's UTC now; absent before the first tick.",
 		[]string{"domain"}, nil)
+	domainTickIntervalDesc = prometheus.NewDesc("nspl_domain_tick_interval_seconds",
+		"Seconds of UTC between two ticks of the running paced domain: its PERIOD divided by its TIME RATE. nspl_domain_tick_lag_seconds grows to it between ticks.",
+		[]string{"domain"}, nil)
+	leaderDesc = prometheus.NewDesc("nspl_leader",
+		"1 while this node is the consensus leader, else 0.", nil, nil)
+	leaderKnownDesc = prometheus.NewDesc("nspl_leader_known",
+		"1 while this node knows a consensus leader, else 0.", nil, nil)
+	quorumDesc = prometheus.NewDesc("nspl_quorum",
+		"1 while this node knows a consensus leader and is in contact with it within its authority lease, so a quorum of voters commits what it sends; else 0.", nil, nil)
+	authorityUnassignedDesc = prometheus.NewDesc("nspl_domains_authority_unassigned",
+		"Running paced domains whose committed clock has no clock authority assigned, as this node installed them; each keeps /readyz at 503.", nil, nil)
 )
 
-// Describe describes the two gauges.
+// Describe describes the node's gauges.
 func (c domainCollector) Describe(ch chan<- *prometheus.Desc) {
-	ch <- domainAuthorityDesc
-	ch <- domainTickLagDesc
+	for _, d := range []*prometheus.Desc{domainAuthorityDesc, domainTickLagDesc, domainTickIntervalDesc, leaderDesc, leaderKnownDesc, quorumDesc, authorityUnassignedDesc} {
+		ch <- d
+	}
 }
 
-// Collect reads the committed domains and the node's progress; before the
-// node installed them it collects nothing.
+// Collect reads the node's consensus view, the committed domains and the
+// node's progress; before the node installed the domains it collects
+// nothing.
 func (c domainCollector) Collect(ch chan<- prometheus.Metric) {
 	n := c.n
 	if count, _, _ := n.Installed(); count == 0 || n.closed.Load() {
 		return
 	}
+	flag := func(d *prometheus.Desc, on bool) {
+		v := 0.0
+		if on {
+			v = 1
+		}
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v)
+	}
+	_, known := n.catalog.Leader()
+	flag(leaderDesc, n.catalog.IsLeader())
+	flag(leaderKnownDesc, known)
+	flag(quorumDesc, known && n.Interruption() == nil)
+	unassigned, _ := n.uninstalled.first()
+	ch <- prometheus.MustNewConstMetric(authorityUnassignedDesc, prometheus.GaugeValue, float64(unassigned))
 	self := n.catalog.Identity()
 	now := n.src.Now()
 	for _, d := range n.catalog.State().Domains() {
@@ -85,6 +111,9 @@ func (c domainCollector) Collect(ch chan<- prometheus.Metric) {
 			held = 1
 		}
 		ch <- prometheus.MustNewConstMetric(domainAuthorityDesc, prometheus.GaugeValue, held, d.Name)
+		if d.Mapping != nil && d.Mapping.Rate > 0 {
+			ch <- prometheus.MustNewConstMetric(domainTickIntervalDesc, prometheus.GaugeValue, float64(d.Period)/1e9/d.Mapping.Rate, d.Name)
+		}
 		if t := n.registry.Progress(d.Name); t.ID > 0 && t.Generation == d.Generation {
 			ch <- prometheus.MustNewConstMetric(domainTickLagDesc, prometheus.GaugeValue, float64(now-t.AuthorityUTC)/1e9, d.Name)
 		}

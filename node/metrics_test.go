@@ -57,11 +57,51 @@ func TestDomainGauges(t *testing.T) {
 	}{
 		{"nspl_domain_authority", 1},          // the embedded node is the authority
 		{"nspl_domain_tick_lag_seconds", .25}, // tick 1 was emitted at t0
+		{"nspl_domain_tick_interval_seconds", 1},
 	} {
 		v, ok := gauge(t, n, tt.family, "prod")
 		require.True(t, ok, tt.family)
 		require.Equal(t, tt.want, v, tt.family)
 	}
+
+	// A tick interval is UTC: PERIOD over TIME RATE.
+	_, err = n.CreateDomain(ctx, paced("fast", time.Second, 0))
+	require.NoError(t, err)
+	_, err = n.Start(ctx, "fast", planner.Start{Mode: planner.StartAtTime, At: 0, Rate: 4}.Request())
+	require.NoError(t, err)
+	v, ok := gauge(t, n, "nspl_domain_tick_interval_seconds", "fast")
+	require.True(t, ok)
+	require.Equal(t, .25, v)
+
+	// The node's consensus view: a lone node leads, knows its leader, has
+	// its quorum and every running paced domain has its authority.
+	for _, tt := range []struct {
+		family string
+		want   float64
+	}{
+		{"nspl_leader", 1},
+		{"nspl_leader_known", 1},
+		{"nspl_quorum", 1},
+		{"nspl_domains_authority_unassigned", 0},
+	} {
+		v, ok := nodeGauge(t, n, tt.family)
+		require.True(t, ok, tt.family)
+		require.Equal(t, tt.want, v, tt.family)
+	}
+}
+
+// nodeGauge returns the value of the unlabelled gauge family, and whether
+// the registry has it.
+func nodeGauge(t *testing.T, n *Node, family string) (float64, bool) {
+	t.Helper()
+	fams, err := n.MetricsRegistry().Gather()
+	require.NoError(t, err)
+	for _, f := range fams {
+		if f.GetName() == family && len(f.GetMetric()) == 1 {
+			return f.GetMetric()[0].GetGauge().GetValue(), true
+		}
+	}
+	return 0, false
 }
 
 func TestReady(t *testing.T) {
@@ -115,11 +155,16 @@ func TestNotReadyWhileAPacedClockHasNoAuthority(t *testing.T) {
 	err := n.Ready()
 	require.ErrorIs(t, err, ErrNotReady)
 	require.ErrorContains(t, err, "1 running paced domain(s), 'orphan' first, have no clock authority assigned")
+	v, ok := nodeGauge(t, n, "nspl_domains_authority_unassigned")
+	require.True(t, ok)
+	require.Equal(t, 1.0, v, "the gauge counts the domain without an authority")
 
 	assigned := running
 	assigned.Authority = lifecycle.AuthorityFence{Node: n.Name(), Incarnation: n.Identity().Incarnation, Revision: 101}
 	install(assigned, 101)
 	require.NoError(t, n.Ready(), "an assigned authority")
+	v, _ = nodeGauge(t, n, "nspl_domains_authority_unassigned")
+	require.Equal(t, 0.0, v)
 
 	install(running, 102)
 	require.Error(t, n.Ready())

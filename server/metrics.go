@@ -26,13 +26,15 @@ var (
 		"Wrong bearer tokens compared, over every route that takes the token and the console's login.", nil, nil)
 	guessesRefusedDesc = prometheus.NewDesc("nspl_token_guesses_refused_total",
 		"Bearer tokens refused uncompared with 429: the address prefix's limit (address) or the global ceiling (global).", []string{"scope"}, nil)
+	statementsDesc = prometheus.NewDesc("nspl_statements_total",
+		"Statements remote sessions on this node answered: with a reply (ok) or an error (error), a statement refused before it ran (syntax, a bad archive) included.", []string{"outcome"}, nil)
 	unservedDesc = prometheus.NewDesc("nspl_connections_unserved_total",
 		"Connections closed before serving a request: during the TLS handshake (failed or timed out), or after it without a request (header or idle timeout, or the client left).", []string{"stage"}, nil)
 )
 
 // Describe describes the server's families.
 func (c serverCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{sessionsDesc, sessionsOpenedDesc, attachmentsDesc, refusalsDesc, closedDesc, unservedDesc, guessesWrongDesc, guessesRefusedDesc} {
+	for _, d := range []*prometheus.Desc{sessionsDesc, sessionsOpenedDesc, attachmentsDesc, refusalsDesc, closedDesc, statementsDesc, unservedDesc, guessesWrongDesc, guessesRefusedDesc} {
 		ch <- d
 	}
 }
@@ -56,6 +58,8 @@ func (c serverCollector) Collect(ch chan<- prometheus.Metric) {
 	counter(closedDesc, s.closes.tooLarge.Load(), "message_too_large")
 	counter(closedDesc, s.closes.order.Load(), "request_order")
 	counter(closedDesc, s.closes.protocol.Load(), "protocol")
+	counter(statementsDesc, s.statements.ok.Load(), "ok")
+	counter(statementsDesc, s.statements.failed.Load(), "error")
 	counter(unservedDesc, s.conns.unservedHandshake.Load(), "handshake")
 	counter(unservedDesc, s.conns.unservedRequest.Load(), "request")
 	var g guesslimit.Counts

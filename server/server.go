@@ -158,18 +158,21 @@ type Server struct {
 
 	sessions      atomic.Int64
 	sessionsTotal atomic.Uint64
-	admission     admission
-	closes        sessionCloses
-	conns         connWatch
-	mu            sync.Mutex
-	closed        bool          // set by Close; no session is admitted after it
-	draining      chan struct{} // closed by Drain
-	live          map[*session.Session]context.CancelFunc
-	resumes       *resumptions // transactions held for reconnecting clients
-	uploadSlots   uploadSlots  // the archives being received
-	uploadBytes   atomic.Int64 // bytes spooled by the uploads being received
-	uploadCap     int          // the largest upload, backup.MaxArchiveBytes
-	checkHost     atomic.Bool  // Serve's listener is plain HTTP or on loopback
+	// statements counts the statements the sessions answered, by outcome
+	// (nspl_statements_total).
+	statements  struct{ ok, failed atomic.Uint64 }
+	admission   admission
+	closes      sessionCloses
+	conns       connWatch
+	mu          sync.Mutex
+	closed      bool          // set by Close; no session is admitted after it
+	draining    chan struct{} // closed by Drain
+	live        map[*session.Session]context.CancelFunc
+	resumes     *resumptions // transactions held for reconnecting clients
+	uploadSlots uploadSlots  // the archives being received
+	uploadBytes atomic.Int64 // bytes spooled by the uploads being received
+	uploadCap   int          // the largest upload, backup.MaxArchiveBytes
+	checkHost   atomic.Bool  // Serve's listener is plain HTTP or on loopback
 
 	guesses *guesslimit.Limiter // counts bearer token guesses; nil without a token
 

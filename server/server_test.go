@@ -184,7 +184,15 @@ func TestSessionExecAndUnknownMessage(t *testing.T) {
 	m = read()
 	require.Equal(t, []string{"a"}, m.Names)
 	require.Equal(t, 1, srv.Sessions())
-	send(`{"type":"shutdown","id":4}`)
+	send(`{"type":"exec","id":4,"text":"USE b;"}`)
+	m = read()
+	require.Equal(t, wire.TypeError, m.Type, "a statement that runs and fails")
+	// Statements are counted by outcome: the CREATE answered, the refused
+	// text and the failed USE did not; the names request is no statement.
+	metrics := metricsText(t, hc, url)
+	require.Contains(t, metrics, `nspl_statements_total{outcome="ok"} 1`+"\n")
+	require.Contains(t, metrics, `nspl_statements_total{outcome="error"} 2`+"\n")
+	send(`{"type":"shutdown","id":5}`)
 	requireClosedWith(t, lr, "protocol")
 	pw.Close()
 }

@@ -474,9 +474,11 @@ func (st *stream) write(ctx context.Context) {
 			m = wire.ServerMessage{Type: wire.TypeRows, ID: ev.ID, Set: wire.EncodeSet(ev.Set)}
 		case session.EventReply:
 			if ev.Err != nil {
+				st.srv.statements.failed.Add(1)
 				m = wire.ServerMessage{Type: wire.TypeError, ID: ev.ID, Error: follow.EncodeError(ev.Err), State: state()}
 				break
 			}
+			st.srv.statements.ok.Add(1)
 			m = wire.ServerMessage{Type: wire.TypeReply, ID: ev.ID, Result: wire.EncodeResult(ev.Result), State: state()}
 			if x, _ := ev.Tag.(*transfer); x != nil && !x.read {
 				st.writeMu.Lock()
@@ -492,6 +494,7 @@ func (st *stream) write(ctx context.Context) {
 			case names:
 				m = wire.ServerMessage{Type: wire.TypeNames, ID: ev.ID, Names: v}
 			case refusal:
+				st.srv.statements.failed.Add(1)
 				m = wire.ServerMessage{Type: wire.TypeError, ID: ev.ID, Error: follow.EncodeError(v.err), State: state()}
 			case closing:
 				st.writeMu.Lock()

@@ -11,7 +11,6 @@ import (
 
 	"github.com/nspl-dev/nspl/clock"
 	"github.com/nspl-dev/nspl/clockrt"
-	"github.com/nspl-dev/nspl/follow"
 	"github.com/nspl-dev/nspl/internal/explore"
 	"github.com/nspl-dev/nspl/wire"
 )
@@ -279,7 +278,7 @@ func (s *Session) attach(ctx context.Context, c *call) (wire.Result, bool, error
 	observed := first.Clock
 	return wire.Result{
 		Domain:     domain,
-		Message:    fmt.Sprintf("attached to the clock of domain '%s': %s", domain, follow.FormatObserved(observed)),
+		Message:    fmt.Sprintf("attached to the clock of domain '%s': %s", domain, wire.FormatObserved(observed)),
 		Clock:      &observed,
 		Attachment: id,
 	}, false, nil

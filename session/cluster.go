@@ -8,7 +8,6 @@ import (
 	"github.com/nspl-dev/nspl/grammar"
 	"github.com/nspl-dev/nspl/planner"
 
-	"github.com/nspl-dev/nspl/follow"
 	"github.com/nspl-dev/nspl/lifecycle"
 	"github.com/nspl-dev/nspl/wire"
 )
@@ -97,7 +96,7 @@ func clusterMessage(st wire.ClusterStatus) string {
 	return formatCount(n) + " " + word + ", " + formatCount(avail) + " available"
 }
 
-func formatCount(n int) string { return follow.FormatValue(wire.Uint(uint64(n))) }
+func formatCount(n int) string { return wire.Uint(uint64(n)).String() }
 
 // ClusterStatusSet renders st as SHOW CLUSTER STATUS's result set, with the
 // columns kind ("node" or "domain"), name, incarnation, voter, leader,

@@ -7,7 +7,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/nspl-dev/nspl/follow"
 	"github.com/nspl-dev/nspl/lifecycle"
 	"github.com/nspl-dev/nspl/wire"
 )
@@ -80,7 +79,7 @@ func TestShowClusterStatusSource(t *testing.T) {
 			for _, row := range res[0].Set.Rows {
 				var cells []string
 				for _, v := range row {
-					cells = append(cells, follow.FormatValue(v))
+					cells = append(cells, v.String())
 				}
 				got = append(got, cells)
 			}

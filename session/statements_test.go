@@ -57,7 +57,7 @@ func TestListAndDescribe(t *testing.T) {
 	require.Len(t, set.Rows, 1)
 	row := map[string]string{}
 	for i, c := range set.Columns {
-		row[c.Name] = follow.FormatValue(set.Rows[0][i])
+		row[c.Name] = set.Rows[0][i].String()
 		if !set.Rows[0][i].IsNull() {
 			require.Equal(t, c.Type, set.Rows[0][i].Kind(), c.Name)
 		}
@@ -425,7 +425,7 @@ func TestListDomainsLike(t *testing.T) {
 		res := e.exec(tc.text)[0]
 		var names []string
 		for _, row := range res.Set.Rows {
-			names = append(names, follow.FormatValue(row[0]))
+			names = append(names, row[0].String())
 		}
 		require.Equal(t, tc.want, names, tc.text)
 		require.Equal(t, tc.msg, res.Message, tc.text)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/nspl-dev/nspl/clock"
+	"github.com/nspl-dev/nspl/literal"
 )
 
 // FrameKind says what a control-lane frame reports.
@@ -125,6 +126,57 @@ type Frame struct {
 	Reading    int64
 	Reason     EndReason
 	Failure    ClockFailure
+}
+
+// String returns the frame as one plain line, the line nspl clock prints
+// for it, for example
+//
+//	clock prod generation 2 paced period 1s skew 100ms origin … anchor … rate 60
+//	tick prod generation 2 id 17 boundary 2026-01-01T00:00:16Z authority_utc … reading …
+//	end prod DomainRemoved
+//	error prod generation 2 op "project": …
+//	interrupted prod generation 2: …
+//
+// The domain is written as NSPL writes names (`prod-1`). The line holds
+// the serving node's text (a failure's message) as it came: a program that
+// writes it to a terminal escapes control characters first.
+func (f Frame) String() string {
+	name := literal.FormatName(f.Domain)
+	switch f.Kind {
+	case FrameState:
+		return "clock " + name + " " + FormatObserved(f.Clock)
+	case FrameTick:
+		return "tick " + name + " generation " + strconv.FormatUint(f.Tick.Generation, 10) +
+			" id " + strconv.FormatUint(f.Tick.ID, 10) +
+			" boundary " + literal.FormatTimestamp(f.Tick.Boundary) +
+			" authority_utc " + literal.FormatTimestamp(f.Tick.AuthorityUTC) +
+			" reading " + literal.FormatTimestamp(f.Reading)
+	case FrameEnd:
+		return "end " + name + " " + f.Reason.String()
+	case FrameError:
+		return "error " + name + " generation " + strconv.FormatUint(f.Failure.Generation, 10) +
+			" op " + strconv.Quote(f.Failure.Op) + ": " + f.Failure.Message
+	case FrameInterrupted:
+		return "interrupted " + name + " generation " + strconv.FormatUint(f.Failure.Generation, 10) +
+			": " + f.Failure.Message
+	default:
+		return f.Kind.String() + " " + name
+	}
+}
+
+// FormatObserved renders an observed clock as plain text: "generation 2
+// stopped", or for a paced clock "generation 2 paced period 1s skew 100ms
+// origin 2026-01-01T00:00:00Z anchor 2026-05-01T10:00:00Z rate 60".
+func FormatObserved(o clock.Observed) string {
+	s := "generation " + strconv.FormatUint(o.Generation, 10) + " " + o.State.String()
+	if o.State == clock.Paced {
+		s += " period " + literal.FormatDuration(o.Period) +
+			" skew " + literal.FormatDuration(o.Skew) +
+			" origin " + literal.FormatTimestamp(o.LogicalStart) +
+			" anchor " + literal.FormatTimestamp(o.WallStartedAt) +
+			" rate " + literal.FormatRate(o.Rate)
+	}
+	return s
 }
 
 // AppendJSON appends the frame's wire form: one JSON object whose instants

@@ -13,7 +13,6 @@ import (
 
 	"github.com/nspl-dev/nspl/clock"
 	"github.com/nspl-dev/nspl/clockrt"
-	"github.com/nspl-dev/nspl/follow"
 	"github.com/nspl-dev/nspl/wire"
 )
 
@@ -39,7 +38,7 @@ var frameCases = []wire.Frame{
 
 func TestFrameRoundTrip(t *testing.T) {
 	for _, f := range frameCases {
-		t.Run(follow.FormatFrame(f), func(t *testing.T) {
+		t.Run(f.String(), func(t *testing.T) {
 			got, err := wire.DecodeFrame(f.AppendJSON(nil))
 			require.NoError(t, err)
 			require.Equal(t, f, got)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/nspl-dev/nspl/clock"
+	"github.com/nspl-dev/nspl/literal"
 )
 
 // Result is the reply to one statement.
@@ -162,6 +163,27 @@ func (v Value) Duration() (d time.Duration, ok bool) {
 		return 0, false
 	}
 	return time.Duration(v.bits), true
+}
+
+// String returns v as the shell prints it in a result set: text as is,
+// integers in decimal, durations and rates as NSPL reads them back ("1.5s",
+// "60"), timestamps as RFC 3339 UTC with their nanoseconds, trailing zeros
+// trimmed ("2026-01-01T00:00:00.000000001Z"), and null as "NULL".
+func (v Value) String() string {
+	switch v.kind {
+	case KindText:
+		return v.text
+	case KindUint:
+		return strconv.FormatUint(v.bits, 10)
+	case KindDuration:
+		return literal.FormatDuration(v.bits)
+	case KindTimestamp:
+		return literal.FormatTimestamp(int64(v.bits))
+	case KindRate:
+		return literal.FormatRate(math.Float64frombits(v.bits))
+	default:
+		return "NULL"
+	}
 }
 
 // Float returns the rate of a rate value.

@@ -322,7 +322,7 @@ func TestFollowClockExitsWithTheClockFailure(t *testing.T) {
 	// The script's first state is the attach reply's clock and its first
 	// frame too.
 	require.Len(t, lines, 4, "the attach reply, the state, the tick and the error frame; nothing after it")
-	require.Equal(t, follow.FormatFrame(wire.Frame{Domain: "prod", Attachment: 1, Kind: wire.FrameError, Failure: failure}), lines[3])
+	require.Equal(t, wire.Frame{Domain: "prod", Attachment: 1, Kind: wire.FrameError, Failure: failure}.String(), lines[3])
 	require.Equal(t, []string{"ATTACH DOMAIN CLOCK;", "DETACH DOMAIN CLOCK;"}, sess.execs)
 }
 

@@ -144,7 +144,7 @@ func writeTable(w io.Writer, set *wire.ResultSet) error {
 	for r, row := range set.Rows {
 		rows[r] = make([]string, len(row))
 		for i, v := range row {
-			rows[r][i] = termSafe(follow.FormatValue(v))
+			rows[r][i] = termSafe(v.String())
 		}
 	}
 	if len(rows) == 1 && len(header) > verticalColumns {
@@ -279,7 +279,7 @@ func writePlainSet(b *strings.Builder, set *wire.ResultSet) {
 			if i > 0 {
 				b.WriteByte('\t')
 			}
-			b.WriteString(termSafe(clean.Replace(follow.FormatValue(v))))
+			b.WriteString(termSafe(clean.Replace(v.String())))
 		}
 		b.WriteByte('\n')
 	}
@@ -302,7 +302,7 @@ func writeCSVSet(b *strings.Builder, set *wire.ResultSet) error {
 		for i, v := range row {
 			record[i] = ""
 			if v.Kind() != wire.KindNull {
-				record[i] = termSafeLines(follow.FormatValue(v))
+				record[i] = termSafeLines(v.String())
 			}
 		}
 		if err := cw.Write(record); err != nil {
