@@ -70,17 +70,21 @@ func (n *Node) DropDomain(ctx context.Context, d lifecycle.DropDomain) (Outcome,
 // committed generation, so this node's producer, when it is the authority,
 // has been asked to start.
 func (n *Node) Start(ctx context.Context, domain string, req lifecycle.StartRequest) (Outcome, error) {
-	s := n.catalog.State()
-	d, ok := s.Domain(domain)
-	if !ok {
-		return Outcome{}, errNotFound(domain)
-	}
-	utc := n.src.Now()
-	available, voters, err := n.candidates(s)
-	if err != nil {
-		return Outcome{}, err
-	}
-	resolved, err := lifecycle.ResolveStart(d, req, utc, n.readable(d, utc), available, voters)
+	var resolved lifecycle.ResolvedStart
+	err := n.checkedLocally(ctx, func() error {
+		s := n.catalog.State()
+		d, ok := s.Domain(domain)
+		if !ok {
+			return errNotFound(domain)
+		}
+		utc := n.src.Now()
+		available, voters, err := n.candidates(s)
+		if err != nil {
+			return err
+		}
+		resolved, err = lifecycle.ResolveStart(d, req, utc, n.readable(d, utc), available, voters)
+		return err
+	})
 	if err != nil {
 		return Outcome{}, err
 	}
@@ -104,7 +108,12 @@ func (n *Node) Stop(ctx context.Context, domain string) (Outcome, error) {
 // Op is ErrNotTransactional; a refused step is a *lifecycle.Error whose
 // Step names it. An empty transaction commits nothing.
 func (n *Node) CommitTransaction(ctx context.Context, domain string, steps []lifecycle.StepRequest) (Outcome, error) {
-	s, tx, err := n.resolveTransaction(domain, steps)
+	var s *lifecycle.State
+	var tx lifecycle.Transaction
+	err := n.checkedLocally(ctx, func() (err error) {
+		s, tx, err = n.resolveTransaction(domain, steps)
+		return err
+	})
 	if err != nil {
 		return Outcome{}, err
 	}
@@ -113,6 +122,27 @@ func (n *Node) CommitTransaction(ctx context.Context, domain string, steps []lif
 		return Outcome{Revision: s.Revision(), Domain: d}, nil
 	}
 	return n.propose(ctx, domain, lifecycle.Command{Op: lifecycle.OpTransaction, Transaction: &tx})
+}
+
+// checkedLocally runs check, a write's resolution against this node's own
+// installed state before anything is proposed, and returns its error. A
+// domain rule it refuses by (the domain does not exist, already runs, …)
+// is returned only once it holds on state confirmed current through the
+// leader (ConfirmRead): a member that lags, still catching up after a
+// restart or a cut, would otherwise refuse a write by a state the cluster
+// has left, which no linearizable history explains. The check runs again
+// after the confirmation and its verdict stands, whichever it is; a
+// confirmation that fails leaves the first refusal. An embedded node is its
+// own leader: its state is current and check runs once.
+func (n *Node) checkedLocally(ctx context.Context, check func() error) error {
+	err := check()
+	if err == nil || n.lease == nil || n.lease.lease <= 0 || lifecycle.AsError(err) == nil {
+		return err
+	}
+	if cerr := n.ConfirmRead(ctx); cerr != nil {
+		return err
+	}
+	return check()
 }
 
 // propose commits cmd, waits for its completion boundary (complete) and
