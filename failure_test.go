@@ -66,7 +66,7 @@ func awaitClockFailure(ctx context.Context, f nspl.Follower, domain string, gene
 		return fmt.Errorf("error event without its failure")
 	case fl.Domain != domain || fl.Generation != generation || fl.Op != "project":
 		return fmt.Errorf("failure names domain %q generation %d op %q", fl.Domain, fl.Generation, fl.Op)
-	case !strings.Contains(fl.Message, "domain clock projection") || !strings.Contains(fl.Message, "leaves the signed Unix-nanosecond range"):
+	case !strings.Contains(fl.Message, "domain clock projection") || !strings.Contains(fl.Message, "falls outside the signed Unix-nanosecond range"):
 		return fmt.Errorf("failure report %q does not say the projection left the range", fl.Message)
 	case fl.Cause == "" || !strings.Contains(fl.Message, fl.Cause):
 		return fmt.Errorf("failure report %q lacks its arithmetic cause %q", fl.Message, fl.Cause)

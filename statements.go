@@ -259,7 +259,7 @@ func (s StartStatement) At(t time.Time) StartStatement {
 	p := s.p.(planner.Start)
 	if t.Before(minInstant) || t.After(maxInstant) {
 		s.setErr(&buildError{kind: grammar.ErrInvalidTimestamp,
-			msg: fmt.Sprintf("START AT %s lies outside signed Unix nanoseconds (years 1677 to 2262); give an instant inside them", t.UTC().Format(time.RFC3339Nano))})
+			msg: fmt.Sprintf("START AT %s is outside the signed Unix-nanosecond range (years 1677 to 2262); give an instant inside it", t.UTC().Format(time.RFC3339Nano))})
 		return s
 	}
 	p.Mode, p.At = planner.StartAtTime, t.UnixNano()

@@ -34,7 +34,7 @@ func TestRemoteClockFailure(t *testing.T) {
 	require.Equal(t, uint64(1), f.Failure.Generation)
 	require.Equal(t, "project", f.Failure.Op)
 	require.Contains(t, f.Failure.Message, "domain clock projection")
-	require.Contains(t, f.Failure.Message, "leaves the signed Unix-nanosecond range")
+	require.Contains(t, f.Failure.Message, "falls outside the signed Unix-nanosecond range")
 	require.Contains(t, f.Failure.Message, f.Failure.Cause)
 
 	require.Equal(t, f.Failure, *ev.Failure)

@@ -43,7 +43,7 @@ var (
 	ErrCannotSchedule = wire.NewSentinel("cannot_schedule", "logical wait cannot be scheduled as a physical wait at this rate; choose a nearer target or a higher time rate")
 	// ErrClockOverflow: projecting the current UTC through the installed
 	// mapping leaves signed Unix nanoseconds.
-	ErrClockOverflow = wire.NewSentinel("clock_overflow", "domain clock projection leaves the signed Unix-nanosecond range; START the domain with a representable origin and rate")
+	ErrClockOverflow = wire.NewSentinel("clock_overflow", "domain clock projection falls outside the signed Unix-nanosecond range; START the domain with a representable origin and rate")
 	// ErrTickOverflow: the latest due or the next tick of the installed
 	// mapping has no id or boundary in range (unsigned 64-bit ids, signed
 	// Unix nanoseconds), so no further tick of the generation can be

@@ -14,7 +14,7 @@ func failed(gen, id uint64) ProgressReport {
 		rep = report(gen, id, base)
 	}
 	rep.Failure = &ClockFailure{Domain: "d", Generation: gen, Op: "project", Code: "clock_overflow",
-		Cause: "clock: project: result leaves signed unix nanoseconds", Message: `produce domain "d": domain clock projection leaves the signed Unix-nanosecond range`}
+		Cause: "clock: project: result leaves signed unix nanoseconds", Message: `produce domain "d": domain clock projection falls outside the signed Unix-nanosecond range`}
 	return rep
 }
 

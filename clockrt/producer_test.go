@@ -344,7 +344,7 @@ func TestProducerArithmeticLimits(t *testing.T) {
 			fence:    func() ProducerFence { return fenceWith(1e300, uint64(second)) },
 			advance:  MinTickInterval, // the next wake, one tick interval on
 			sentinel: ErrClockOverflow, op: "project", ticks: []uint64{1},
-			phrases: []string{`produce domain "d" generation 1`, "domain clock projection", "leaves the signed Unix-nanosecond range", "clock: project"},
+			phrases: []string{`produce domain "d" generation 1`, "domain clock projection", "falls outside the signed Unix-nanosecond range", "clock: project"},
 		},
 		{
 			name: "projection past the range at the first read",
@@ -355,7 +355,7 @@ func TestProducerArithmeticLimits(t *testing.T) {
 				return f
 			},
 			sentinel: ErrClockOverflow, op: "project",
-			phrases: []string{"domain clock projection", "leaves the signed Unix-nanosecond range"},
+			phrases: []string{"domain clock projection", "falls outside the signed Unix-nanosecond range"},
 		},
 		{
 			// Period 1ns from the first signed nanosecond, read at the

@@ -146,7 +146,7 @@ var (
 // clock.ErrOverflow naming what when t lies outside them.
 func unixNanos(what string, t time.Time) (int64, error) {
 	if t.Before(minInstant) || t.After(maxInstant) {
-		return 0, fmt.Errorf("%s %s lies outside signed Unix nanoseconds (years 1677 to 2262); give an instant inside them: %w",
+		return 0, fmt.Errorf("%s %s is outside the signed Unix-nanosecond range (years 1677 to 2262); give an instant inside it: %w",
 			what, t.UTC().Format(time.RFC3339Nano), clock.ErrOverflow)
 	}
 	return t.UnixNano(), nil

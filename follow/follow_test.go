@@ -207,7 +207,7 @@ func TestFollowInterruptedThenRemoved(t *testing.T) {
 // generation, or one delivered anew after a reattach, is no event.
 func TestFollowClockFailure(t *testing.T) {
 	failure := wire.ClockFailure{Domain: "a", Generation: 1, Op: "project", Code: "clock_overflow",
-		Cause: "clock: project: …", Message: "produce domain \"a\" generation 1: domain clock projection leaves the signed Unix-nanosecond range"}
+		Cause: "clock: project: …", Message: "produce domain \"a\" generation 1: domain clock projection falls outside the signed Unix-nanosecond range"}
 	errFrame := func(att uint64, fl wire.ClockFailure) wire.Frame {
 		return wire.Frame{Domain: "a", Attachment: att, Kind: wire.FrameError, Failure: fl}
 	}

@@ -62,7 +62,7 @@ func TestValueText(t *testing.T) {
 // as is.
 func TestClockEventString(t *testing.T) {
 	paced := clock.Observed{Generation: 1, State: clock.Paced, Period: 1e8, Skew: 1e7, LogicalStart: t0, WallStartedAt: t0, Rate: 60}
-	failure := &wire.ClockFailure{Domain: "prod", Generation: 1, Op: "project", Message: `produce domain "prod" generation 1: domain clock projection leaves the signed Unix-nanosecond range`}
+	failure := &wire.ClockFailure{Domain: "prod", Generation: 1, Op: "project", Message: `produce domain "prod" generation 1: domain clock projection falls outside the signed Unix-nanosecond range`}
 	for _, tc := range []struct {
 		ev   ClockEvent
 		want string
@@ -75,7 +75,7 @@ func TestClockEventString(t *testing.T) {
 			"[clock `prod-1`] generation 2 stopped"},
 		{ClockEvent{Domain: "clock", Kind: EventEnd, Reason: wire.DomainRemoved}, "[clock `clock`] ended: DomainRemoved"},
 		{ClockEvent{Domain: "prod", Kind: EventError, Failure: failure},
-			`[clock prod] error: produce domain "prod" generation 1: domain clock projection leaves the signed Unix-nanosecond range`},
+			`[clock prod] error: produce domain "prod" generation 1: domain clock projection falls outside the signed Unix-nanosecond range`},
 		{ClockEvent{Domain: "prod", Kind: EventError}, "[clock prod] error"},
 		{ClockEvent{Domain: "prod", Kind: EventInterrupted, Failure: &wire.ClockFailure{Message: "the serving node lost contact with the cluster's leader"}},
 			"[clock prod] interrupted: the serving node lost contact with the cluster's leader"},

@@ -112,7 +112,7 @@ func ParseTimestamp(text string) (int64, error) {
 		int64(hour*3600+minute*60+second) - offset
 	ns, ok := unixNanos(sec, frac)
 	if !ok {
-		return bad("outside the supported range " + MinTimestampText + " … " + MaxTimestampText)
+		return bad("outside the signed Unix-nanosecond range " + MinTimestampText + " … " + MaxTimestampText)
 	}
 	return ns, nil
 }

@@ -86,7 +86,7 @@ func failureReport(id uint64) clockrt.ProgressReport {
 	}
 	rep.Failure = &clockrt.ClockFailure{Domain: "d", Generation: 2, Op: "project", Code: "clock_overflow",
 		Cause:   "clock: project: result of wall 1 leaves signed unix nanoseconds",
-		Message: `produce domain "d" generation 2: domain clock projection leaves the signed Unix-nanosecond range`}
+		Message: `produce domain "d" generation 2: domain clock projection falls outside the signed Unix-nanosecond range`}
 	return rep
 }
 

@@ -20,9 +20,10 @@ var (
 	ErrNoActiveDomain = wire.NewSentinel("no_active_domain", "no active domain; USE <name> first")
 	// ErrNotInTransaction: COMMIT or REVERT without an open transaction.
 	ErrNotInTransaction = wire.NewSentinel("not_in_transaction", "no transaction is open; BEGIN one first")
+
 	// ErrInTransaction: a statement that is never transaction content ran
 	// while a transaction is open. The error is a *TransactionError.
-	ErrInTransaction = wire.NewSentinel("in_transaction", "statement is not allowed inside a transaction")
+	ErrInTransaction = wire.NewSentinel("in_transaction", "statement cannot be queued in a transaction")
 	// ErrNestedTransaction: BEGIN while a transaction is open. The error is
 	// a *TransactionError.
 	ErrNestedTransaction = wire.NewSentinel("nested_transaction", "a transaction is already open")
@@ -66,14 +67,29 @@ type TransactionError struct {
 // Error returns the operator-facing message.
 func (e *TransactionError) Error() string {
 	if errors.Is(e.Err, ErrNestedTransaction) {
-		return fmt.Sprintf("a transaction on domain '%s' is already open; COMMIT or REVERT it before BEGIN", e.Domain)
+		return fmt.Sprintf("transaction is already active: a transaction on domain '%s' is open; COMMIT or REVERT it before BEGIN", e.Domain)
 	}
-	return fmt.Sprintf("%s is not allowed inside a transaction (open on domain '%s'); COMMIT or REVERT first",
+	return fmt.Sprintf("%s cannot be queued in a transaction (open on domain '%s'); COMMIT or REVERT first",
 		e.Statement, e.Domain)
 }
 
 // Unwrap returns the sentinel.
 func (e *TransactionError) Unwrap() error { return e.Err }
+
+// NoTransactionError is a COMMIT or REVERT (ROLLBACK) on a session with no
+// open transaction. It matches ErrNotInTransaction.
+type NoTransactionError struct {
+	// Statement is "COMMIT" or "REVERT".
+	Statement string
+}
+
+// Error returns the operator-facing message.
+func (e *NoTransactionError) Error() string {
+	return e.Statement + " requires an active transaction, and none is open on this session; BEGIN one first"
+}
+
+// Unwrap returns ErrNotInTransaction.
+func (e *NoTransactionError) Unwrap() error { return ErrNotInTransaction }
 
 // AttachmentError is an ATTACH or DETACH refused by the session's
 // attachments: ErrAlreadyAttached or ErrNotAttached.

@@ -29,7 +29,7 @@ type failureKind struct {
 var (
 	projectionFailure = failureKind{op: "project", code: "clock_overflow", sentinel: clockrt.ErrClockOverflow,
 		cause:   "leaves signed unix nanoseconds",
-		phrases: []string{"domain clock projection", "leaves the signed Unix-nanosecond range"}}
+		phrases: []string{"domain clock projection", "falls outside the signed Unix-nanosecond range"}}
 	rateFailure = failureKind{op: "wait", code: "cannot_schedule", sentinel: clockrt.ErrCannotSchedule,
 		cause:   "leaves unsigned 64-bit nanoseconds",
 		phrases: []string{"cannot be scheduled as a physical wait at this rate"}}

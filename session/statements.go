@@ -268,7 +268,7 @@ func (s *Session) commit(ctx context.Context) (wire.Result, error) {
 	s.tx = nil
 	s.mu.Unlock()
 	if tx == nil {
-		return wire.Result{}, ErrNotInTransaction
+		return wire.Result{}, &NoTransactionError{Statement: "COMMIT"}
 	}
 	if len(tx.steps) == 0 {
 		return wire.Result{Domain: tx.domain, Message: fmt.Sprintf("committed empty transaction on domain '%s'", tx.domain)}, nil
@@ -285,7 +285,7 @@ func (s *Session) rollback() (wire.Result, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.tx == nil {
-		return wire.Result{}, ErrNotInTransaction
+		return wire.Result{}, &NoTransactionError{Statement: "REVERT"}
 	}
 	tx := s.tx
 	s.tx = nil

@@ -199,7 +199,7 @@ func TestTransactionPreflight(t *testing.T) {
 			// DROP DOMAIN is no transaction content: it is refused at once
 			// whatever the prefix leaves, and the prefix stays queued.
 			name: "DROP of a domain the prefix leaves running", prefix: "START;", refused: "DROP DOMAIN prod;",
-			want: "1:1: DROP DOMAIN is not allowed inside a transaction (open on domain 'prod'); COMMIT or REVERT first",
+			want: "1:1: DROP DOMAIN cannot be queued in a transaction (open on domain 'prod'); COMMIT or REVERT first",
 			is:   ErrInTransaction, after: lifecycle.Running, gen: 1,
 			commitOK: "committed transaction on domain 'prod' (1 step)",
 		},
@@ -293,8 +293,8 @@ func TestRefusals(t *testing.T) {
 		{"DETACH DOMAIN CLOCK;", "1:1: no active domain; USE <name> first"},
 		{"DESCRIBE DOMAIN;", "1:1: no active domain; USE <name> first"},
 		{"BEGIN;", "1:1: no active domain; USE <name> first"},
-		{"COMMIT;", "1:1: no transaction is open; BEGIN one first"},
-		{"REVERT;", "1:1: no transaction is open; BEGIN one first"},
+		{"COMMIT;", "1:1: COMMIT requires an active transaction, and none is open on this session; BEGIN one first"},
+		{"REVERT;", "1:1: REVERT requires an active transaction, and none is open on this session; BEGIN one first"},
 		{"USE nope;", "1:1: domain 'nope' does not exist; run LIST DOMAINS to see the catalog or CREATE DOMAIN nope first"},
 		{"DESCRIBE DOMAIN nope;", "1:1: domain 'nope' does not exist; run LIST DOMAINS to see the catalog or CREATE DOMAIN nope first"},
 	}
@@ -321,13 +321,13 @@ func TestRefusals(t *testing.T) {
 
 	e.exec("BEGIN;")
 	for _, tc := range []struct{ text, want string }{
-		{"CREATE DOMAIN other;", "1:1: CREATE DOMAIN is not allowed inside a transaction (open on domain 'prod'); COMMIT or REVERT first"},
-		{"DROP DOMAIN prod;", "1:1: DROP DOMAIN is not allowed inside a transaction (open on domain 'prod'); COMMIT or REVERT first"},
-		{"USE prod;", "1:1: USE is not allowed inside a transaction (open on domain 'prod'); COMMIT or REVERT first"},
-		{"DESCRIBE DOMAIN;", "1:1: DESCRIBE DOMAIN is not allowed inside a transaction (open on domain 'prod'); COMMIT or REVERT first"},
-		{"ATTACH DOMAIN CLOCK;", "1:1: ATTACH DOMAIN CLOCK is not allowed inside a transaction (open on domain 'prod'); COMMIT or REVERT first"},
-		{"DETACH DOMAIN CLOCK;", "1:1: DETACH DOMAIN CLOCK is not allowed inside a transaction (open on domain 'prod'); COMMIT or REVERT first"},
-		{"BEGIN;", "1:1: a transaction on domain 'prod' is already open; COMMIT or REVERT it before BEGIN"},
+		{"CREATE DOMAIN other;", "1:1: CREATE DOMAIN cannot be queued in a transaction (open on domain 'prod'); COMMIT or REVERT first"},
+		{"DROP DOMAIN prod;", "1:1: DROP DOMAIN cannot be queued in a transaction (open on domain 'prod'); COMMIT or REVERT first"},
+		{"USE prod;", "1:1: USE cannot be queued in a transaction (open on domain 'prod'); COMMIT or REVERT first"},
+		{"DESCRIBE DOMAIN;", "1:1: DESCRIBE DOMAIN cannot be queued in a transaction (open on domain 'prod'); COMMIT or REVERT first"},
+		{"ATTACH DOMAIN CLOCK;", "1:1: ATTACH DOMAIN CLOCK cannot be queued in a transaction (open on domain 'prod'); COMMIT or REVERT first"},
+		{"DETACH DOMAIN CLOCK;", "1:1: DETACH DOMAIN CLOCK cannot be queued in a transaction (open on domain 'prod'); COMMIT or REVERT first"},
+		{"BEGIN;", "1:1: transaction is already active: a transaction on domain 'prod' is open; COMMIT or REVERT it before BEGIN"},
 	} {
 		err := e.fail(tc.text)
 		require.EqualError(t, err, tc.want, tc.text)

@@ -13,7 +13,7 @@ import (
 func TestFrameString(t *testing.T) {
 	const t0 = int64(1767225600e9) // 2026-01-01T00:00:00Z
 	paced := clock.Observed{Generation: 2, State: clock.Paced, Period: 1e9, Skew: 1e8, LogicalStart: t0, WallStartedAt: t0 + 5e8, Rate: 60}
-	failure := ClockFailure{Domain: "prod", Generation: 2, Op: "project", Message: "domain clock projection leaves the signed Unix-nanosecond range"}
+	failure := ClockFailure{Domain: "prod", Generation: 2, Op: "project", Message: "domain clock projection falls outside the signed Unix-nanosecond range"}
 	for _, tc := range []struct {
 		f    Frame
 		want string
@@ -26,7 +26,7 @@ func TestFrameString(t *testing.T) {
 		{Frame{Domain: "clock", Kind: FrameEnd, Reason: DomainRemoved}, "end `clock` DomainRemoved"},
 		{Frame{Domain: "prod", Kind: FrameEnd, Reason: NodeShutdown}, "end prod NodeShutdown"},
 		{Frame{Domain: "prod", Kind: FrameError, Failure: failure},
-			`error prod generation 2 op "project": domain clock projection leaves the signed Unix-nanosecond range`},
+			`error prod generation 2 op "project": domain clock projection falls outside the signed Unix-nanosecond range`},
 		{Frame{Domain: "prod", Kind: FrameInterrupted, Failure: ClockFailure{Generation: 2, Message: "the serving node lost contact with the cluster's leader"}},
 			"interrupted prod generation 2: the serving node lost contact with the cluster's leader"},
 		{Frame{Domain: "prod", Kind: FrameKind(99)}, "frame(99) prod"},

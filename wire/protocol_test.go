@@ -29,7 +29,7 @@ var frameCases = []wire.Frame{
 	{Domain: "prod", Attachment: 4, Kind: wire.FrameError, Failure: wire.ClockFailure{
 		Domain: "prod", Generation: 2, Op: "project", Code: "clock_overflow",
 		Cause:   "clock: project: result of \"quoted\"\nleaves signed unix nanoseconds",
-		Message: "produce domain \"prod\" generation 2: domain clock projection leaves the signed Unix-nanosecond range"}},
+		Message: "produce domain \"prod\" generation 2: domain clock projection falls outside the signed Unix-nanosecond range"}},
 	{Domain: "p", Attachment: 1, Kind: wire.FrameError, Failure: wire.ClockFailure{Domain: "p", Generation: math.MaxUint64, Message: "m"}},
 	{Domain: "prod", Attachment: 5, Kind: wire.FrameInterrupted, Failure: wire.ClockFailure{
 		Domain: "prod", Generation: 3, Op: "authority lease", Code: "clock_interrupted",

@@ -302,7 +302,7 @@ func TestFollowClockExitsWithTheClockFailure(t *testing.T) {
 	paced := clock.Observed{Generation: 3, State: clock.Paced, Period: uint64(time.Second), Rate: 1}
 	failure := wire.ClockFailure{Domain: "prod", Generation: 3, Op: "project", Code: "clock_overflow",
 		Cause:   "clock: project: result leaves signed unix nanoseconds",
-		Message: `produce domain "prod" generation 3: domain clock projection leaves the signed Unix-nanosecond range`}
+		Message: `produce domain "prod" generation 3: domain clock projection falls outside the signed Unix-nanosecond range`}
 	sess := &scriptedClock{follow: follow.NewFollow(ErrInterrupted), frames: []wire.Frame{
 		{Domain: "prod", Attachment: 1, Kind: wire.FrameState, Clock: paced},
 		{Domain: "prod", Attachment: 1, Kind: wire.FrameTick, Tick: clockrt.Tick{Generation: 3, ID: 1}},
@@ -328,9 +328,9 @@ func TestFollowClockExitsWithTheClockFailure(t *testing.T) {
 
 func TestShellFrameLineOfAClockFailure(t *testing.T) {
 	failure := wire.ClockFailure{Domain: "prod", Generation: 3, Op: "project",
-		Message: "produce domain \"prod\" generation 3: domain clock projection leaves the signed Unix-nanosecond range"}
+		Message: "produce domain \"prod\" generation 3: domain clock projection falls outside the signed Unix-nanosecond range"}
 	ev := follow.ClockEvent{Domain: "prod", Attachment: 1, Kind: follow.EventError, Failure: &failure}
-	require.Equal(t, `[clock prod] error: produce domain "prod" generation 3: domain clock projection leaves the signed Unix-nanosecond range`, shellEventLine(ev))
+	require.Equal(t, `[clock prod] error: produce domain "prod" generation 3: domain clock projection falls outside the signed Unix-nanosecond range`, shellEventLine(ev))
 }
 
 func TestFrameLinesOfAnInterruption(t *testing.T) {
