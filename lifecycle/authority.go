@@ -12,6 +12,14 @@ type NodeIncarnation struct {
 	Registered  uint64 `json:"registered"`
 }
 
+// AuthorityMove is one clock authority a drain handed over: Domain's
+// authority moved From one identity To another at catalog Revision.
+type AuthorityMove struct {
+	Domain   string
+	From, To Identity
+	Revision uint64
+}
+
 // FNV-1a 64-bit parameters (the published offset basis and prime). They are
 // part of the selection contract: changing them moves authorities.
 const (
@@ -131,6 +139,35 @@ func ReconcileDomains(s *State, names []string, available []NodeIncarnation, vot
 			out = append(out, cmd)
 		}
 	}
+	return out
+}
+
+// The maintenance states Maintenance reports.
+const (
+	MaintenanceCordoned = "cordoned"
+	MaintenanceDraining = "draining"
+)
+
+// Maintenance returns the maintenance state of every cordoned node, by
+// name: MaintenanceDraining while it still owns the clock of a running paced
+// domain, MaintenanceCordoned once it owns none. A node in service is
+// absent. It costs one pass over the domains when a node is cordoned, none
+// otherwise.
+func Maintenance(s *State) map[string]string {
+	out := map[string]string{}
+	for name, n := range s.nodes {
+		if n.Cordoned {
+			out[name] = MaintenanceCordoned
+		}
+	}
+	if len(out) == 0 || s.pacedRunning == 0 {
+		return out
+	}
+	s.eachRecord(func(d *Domain) {
+		if keepsAuthority(d) && d.Authority.Assigned() && out[d.Authority.Node] != "" {
+			out[d.Authority.Node] = MaintenanceDraining
+		}
+	})
 	return out
 }
 
