@@ -137,7 +137,7 @@ func TestDrainMovesAuthorityWithTicksContinuing(t *testing.T) {
 	require.Equal(t, mv.To, got.Authority.Identity())
 	require.Equal(t, d.Generation, got.Generation, "a drain moves the authority, never the generation")
 	require.Equal(t, d.Mapping, got.Mapping)
-	t.Logf("drain of %s moved 'drained' to %s; largest tick-id step across the hand-over %d (1 = no tick lost), largest interval between tick deliveries %s at period %s (drain began %s after the third tick)",
+	t.Logf("drain of %s moved 'drained' to %s; largest tick-id step across the hand-over %d (1 = no tick lost), largest interval between tick deliveries %s at period %s (the drain and three ticks after it took %s)",
 		owner, mv.To.Node, maxStep, maxInterval.Round(time.Millisecond), period, time.Since(handoverAt).Round(time.Millisecond))
 	require.LessOrEqual(t, maxStep, uint64(2), "the hand-over lost more than one tick period")
 	st := watcher.Status().Wire()
