@@ -151,3 +151,31 @@ func TestDrainMovesAuthorityWithTicksContinuing(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, moves)
 }
+
+// TestCordonSurvivesRestart restarts a cordoned member on its data
+// directory: its new incarnation registers still cordoned, on every member.
+func TestCordonSurvivesRestart(t *testing.T) {
+	h := testcluster.New(t, testcluster.Options{Durable: true})
+	h.StartThree()
+	ctx, cancel := context.WithTimeout(context.Background(), maintenanceBound)
+	defer cancel()
+	_, err := h.Member("n1").Node().Cordon(ctx, "n3", true)
+	require.NoError(t, err)
+	before := h.Member("n3").Node().Identity().Incarnation
+	h.Kill("n3")
+	_, err = h.StartConfig(h.Config("n3", false))
+	require.NoError(t, err)
+	h.Eventually(10*time.Second, "n3's new incarnation registered", func() bool {
+		for _, m := range h.Live() {
+			n, ok := m.Node().CatalogState().Node("n3")
+			if !ok || n.Incarnation == before {
+				return false
+			}
+		}
+		return true
+	})
+	for _, m := range h.Live() {
+		n, _ := m.Node().CatalogState().Node("n3")
+		require.True(t, n.Cordoned, "on %s after n3 restarted", m.Node().Name())
+	}
+}
