@@ -374,6 +374,27 @@ func ShowClusterStatusLike(pattern string) Statement {
 // TRANSACTIONS;.
 func ShowTransactions() Statement { return plain{p: planner.ShowTransactions{}} }
 
+// CordonNode gives the cluster node name no new clock authority: CORDON
+// NODE name;. A name that is not a node name (1 to 63 letters, digits and
+// '-', neither first nor last) is ErrInvalidName.
+func CordonNode(name string) Statement { return nodeMaintenance(planner.Cordon, name) }
+
+// UncordonNode lets the cluster node name take clock authorities again:
+// UNCORDON NODE name;.
+func UncordonNode(name string) Statement { return nodeMaintenance(planner.Uncordon, name) }
+
+// DrainNode cordons the cluster node name and moves its clock authorities
+// to other nodes, one at a time: DRAIN NODE name;.
+func DrainNode(name string) Statement { return nodeMaintenance(planner.Drain, name) }
+
+func nodeMaintenance(action planner.MaintenanceAction, name string) Statement {
+	v, err := grammar.ParseNodeName(grammar.FormatNodeName(name))
+	if err != nil {
+		return plain{err: &buildError{kind: grammar.ErrInvalidName, msg: err.Error()}}
+	}
+	return plain{p: planner.NodeMaintenance{Action: action, Node: v}}
+}
+
 // path checks a backup file path as the grammar reads its literal: any
 // text but an empty one or one holding a NUL byte. "~/" is kept, and
 // expanded when the statement runs.

@@ -9,6 +9,7 @@ import (
 	"math"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -60,6 +61,9 @@ func TestStatementText(t *testing.T) {
 		{nspl.ShowClusterStatus(), "SHOW CLUSTER STATUS;"},
 		{nspl.ShowClusterStatusLike("Prod%"), "SHOW CLUSTER STATUS LIKE 'prod%';"},
 		{nspl.ShowTransactions(), "SHOW TRANSACTIONS;"},
+		{nspl.CordonNode("n1"), "CORDON NODE n1;"},
+		{nspl.UncordonNode("node-a"), "UNCORDON NODE `node-a`;"},
+		{nspl.DrainNode("N3"), "DRAIN NODE N3;"},
 		{nspl.BackupCluster("~/all.nsplbak"), "BACKUP CLUSTER TO '~/all.nsplbak';"},
 		{nspl.BackupDomain("", "prod.nsplbak"), "BACKUP DOMAIN TO 'prod.nsplbak';"},
 		{nspl.BackupDomain("Prod-1", "it's here.nsplbak"), "BACKUP DOMAIN `prod-1` TO 'it''s here.nsplbak';"},
@@ -141,6 +145,9 @@ func TestStatementErrors(t *testing.T) {
 		{"NUL in a backup path", nspl.BackupDomain("prod", "a\x00b"), nspl.ErrInvalidPath},
 		{"backup domain name", nspl.BackupDomain("prod.eu", "prod.nsplbak"), nspl.ErrInvalidName},
 		{"empty describe path", nspl.DescribeBackup(""), nspl.ErrInvalidPath},
+		{"node name ending in a dash", nspl.CordonNode("n1-"), nspl.ErrInvalidName},
+		{"empty node name", nspl.DrainNode(""), nspl.ErrInvalidName},
+		{"node name past 63 bytes", nspl.UncordonNode(strings.Repeat("n", 64)), nspl.ErrInvalidName},
 		{"empty restore path", nspl.RestoreCluster("").DryRun(), nspl.ErrInvalidPath},
 		{"restore domain name", nspl.RestoreDomain("", "prod.nsplbak"), nspl.ErrInvalidName},
 		{"restore new name", nspl.RestoreDomain("prod", "prod.nsplbak").As("a/b"), nspl.ErrInvalidName},

@@ -45,6 +45,10 @@ type NodeStatus struct {
 	// AdvertisedRevision is the runtime revision it advertised to this
 	// node's latest probe (this node's own for Self); 0 when unknown.
 	AdvertisedRevision uint64
+	// Maintenance is the committed maintenance state (lifecycle.Maintenance):
+	// "" in service, "cordoned", or "draining" while cordoned and still
+	// owning a running clock.
+	Maintenance string
 }
 
 // DomainStatus is one paced domain's authority.
@@ -75,10 +79,12 @@ func (m *Member) Status() ClusterStatus {
 	for _, sv := range servers {
 		byID[sv.ServerID] = sv
 	}
+	maintenance := lifecycle.Maintenance(s)
 	m.statusMu.Lock()
 	for _, nd := range s.Nodes() {
 		ns := NodeStatus{Name: nd.Name, Incarnation: nd.Incarnation, ServerID: nd.RaftID, RaftAddr: nd.RaftAddr, APIAddr: nd.APIAddr,
-			Leader: nd.RaftID != "" && nd.RaftID == leader.ServerID, Available: m.avail.Live(nd.NodeIncarnation()), Self: nd.Name == m.cfg.Node}
+			Leader: nd.RaftID != "" && nd.RaftID == leader.ServerID, Available: m.avail.Live(nd.NodeIncarnation()), Self: nd.Name == m.cfg.Node,
+			Maintenance: maintenance[nd.Name]}
 		if sv, ok := byID[nd.RaftID]; ok {
 			ns.Voter = sv.Voter
 			ns.RaftAddr = sv.RaftAddr
@@ -125,7 +131,7 @@ func (st ClusterStatus) Wire() wire.ClusterStatus {
 			name = n.ServerID // a raft server not registered yet
 		}
 		out.Nodes = append(out.Nodes, wire.ClusterNode{Name: name, Incarnation: n.Incarnation, Voter: n.Voter,
-			Leader: n.Leader, Available: n.Available, Revision: n.AdvertisedRevision})
+			Leader: n.Leader, Available: n.Available, Revision: n.AdvertisedRevision, Maintenance: n.Maintenance})
 	}
 	for _, d := range st.Domains {
 		status := lifecycle.Stopped

@@ -200,6 +200,21 @@ type ShowClusterStatus struct {
 	Like *Pattern
 }
 
+// NodeName is a cluster node's name as written after NODE, unquoted and
+// with its case kept: node names are case-sensitive.
+type NodeName struct {
+	Node
+	Value string
+}
+
+// NodeMaintenance is CORDON NODE <name>, UNCORDON NODE <name> or DRAIN
+// NODE <name>; Action is the statement's keyword in upper case.
+type NodeMaintenance struct {
+	Node
+	Action string
+	Name   NodeName
+}
+
 // ShowTransactions is SHOW TRANSACTIONS.
 type ShowTransactions struct{ Node }
 
@@ -221,3 +236,4 @@ func (*Restore) statement()           {}
 func (*DescribeBackup) statement()    {}
 func (*ShowClusterStatus) statement() {}
 func (*ShowTransactions) statement()  {}
+func (*NodeMaintenance) statement()   {}

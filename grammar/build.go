@@ -64,6 +64,12 @@ func build(p *pStatement) (Statement, *Error) {
 		return buildCommit(n, "COMMIT"), nil
 	case p.Rollback != "":
 		return buildRollback(n, p.Rollback), nil
+	case p.Cordon != nil:
+		return buildMaintenance("CORDON")(n, p.Cordon)
+	case p.Uncordon != nil:
+		return buildMaintenance("UNCORDON")(n, p.Uncordon)
+	case p.Drain != nil:
+		return buildMaintenance("DRAIN")(n, p.Drain)
 	}
 	return nil, &Error{Pos: n.Start, Kind: ErrSyntax, Msg: "expected a statement"}
 }
@@ -168,6 +174,18 @@ func buildStop(n Node, _ string) Statement           { return &Stop{Node: n} }
 func buildBegin(n Node, _ string) Statement          { return &Begin{Node: n} }
 func buildCommit(n Node, _ string) Statement         { return &Commit{Node: n} }
 func buildRollback(n Node, keyword string) Statement { return &Rollback{Node: n, Keyword: keyword} }
+
+// buildMaintenance builds CORDON, UNCORDON or DRAIN (action) NODE <name>.
+func buildMaintenance(action string) func(n Node, p *pNode) (Statement, *Error) {
+	return func(n Node, p *pNode) (Statement, *Error) {
+		nn := nodeOf(p.Name.Tokens)
+		v, err := ParseNodeName(p.Name.Text)
+		if err != nil {
+			return nil, literalAt(nn, err)
+		}
+		return &NodeMaintenance{Node: n, Action: action, Name: NodeName{Node: nn, Value: v}}, nil
+	}
+}
 
 func buildUse(n Node, p *pUse) (Statement, *Error) {
 	name, err := buildName(&p.Name)

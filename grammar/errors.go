@@ -73,14 +73,19 @@ func (e *Error) Error() string {
 func (e *Error) Unwrap() error { return e.Kind }
 
 // literalError is the position-less error of the Parse* literal converters.
-// Its message reads "<kind> '<text>': <reason>".
+// Its message reads "<kind> '<text>': <reason>", or "<what> '<text>':
+// <reason>" when what names the literal instead of its kind.
 type literalError struct {
 	kind   error
+	what   string
 	text   string
 	reason string
 }
 
 func (e *literalError) Error() string {
+	if e.what != "" {
+		return e.what + " " + quote(e.text) + ": " + e.reason
+	}
 	return e.kind.Error() + " " + quote(e.text) + ": " + e.reason
 }
 

@@ -77,8 +77,9 @@ func (u unit) comment() bool { return u.kind == unitLineComment || u.kind == uni
 // a ';' gets one.
 func formatUnits(src string) ([]unit, error) {
 	var out, pending []unit
-	open := false // a statement has a token and no ';' yet
-	lastEnd := 0  // the end of the open statement's last token
+	open := false      // a statement has a token and no ';' yet
+	lastEnd := 0       // the end of the open statement's last token
+	afterNode := false // the previous token is the keyword NODE
 	sc := newScanner(src)
 	sc.comment = func(start, end Position) {
 		text := src[start.Offset:end.Offset]
@@ -120,9 +121,14 @@ func formatUnits(src string) ([]unit, error) {
 			pending = pending[:0]
 			start := tok.Pos.Offset
 			lastEnd = start + len(tok.Value)
+			text := canonicalToken(tok)
+			if afterNode {
+				text = canonicalNodeName(tok, text)
+			}
+			afterNode = tok.Type == tokKeyword && tok.Value == "NODE"
 			out = append(out, unit{
 				kind:      unitToken,
-				text:      canonicalToken(tok),
+				text:      text,
 				start:     start,
 				end:       lastEnd,
 				stmtStart: !open,
@@ -145,6 +151,20 @@ func canonicalToken(tok lexer.Token) string {
 		return FormatPath(unquote(tok.Value))
 	}
 	return tok.Value
+}
+
+// canonicalNodeName returns the spelling of a node name, the token after
+// NODE: its case is kept (node names are case-sensitive), in backquotes
+// where it needs them; a token that is no node name keeps text.
+func canonicalNodeName(tok lexer.Token, text string) string {
+	if tok.Type != tokIdent && tok.Type != tokQuotedName && tok.Type != tokString {
+		return text
+	}
+	name, err := ParseNodeName(tok.Value)
+	if err != nil {
+		return text
+	}
+	return FormatNodeName(name)
 }
 
 // layout prints units by the rules in Format's doc comment.

@@ -31,6 +31,8 @@ var formatCases = []struct {
 		"USE prod;\nUSE `prod-1`;\nUSE `stop`;\nDROP DOMAIN IF EXISTS `a~b`;\nDESCRIBE DOMAIN _x;\n"},
 	{"paths", `backup domain TO "it's.bak"; restore domain a as b from '~/a.nsplbak' resume dry run; describe backup 'x'`,
 		"BACKUP DOMAIN TO 'it''s.bak';\nRESTORE DOMAIN a AS b FROM '~/a.nsplbak' RESUME DRY RUN;\nDESCRIBE BACKUP 'x';\n"},
+	{"node maintenance keeps the node name's case", "cordon node Node1; uncordon node `node-a`; drain node 'n-2'; drain node `stop`",
+		"CORDON NODE Node1;\nUNCORDON NODE `node-a`;\nDRAIN NODE `n-2`;\nDRAIN NODE `stop`;\n"},
 	{"stray semicolons dropped", ";; stop;;; ;", "STOP;\n"},
 	{"trailing comment stays on its line", "stop; -- stopped\nstart; // resumed   \r\n",
 		"STOP; -- stopped\nSTART; // resumed\n"},

@@ -225,3 +225,29 @@ func (p *pPlacement) Parse(lex *lexer.PeekingLexer) error {
 	p.Tokens = lex.Range(start, lex.RawCursor())
 	return nil
 }
+
+// pNodeName is 'NODE' and a node name: an identifier, a backquoted name or
+// a string literal (a name with '-' is quoted either way).
+type pNodeName struct {
+	Tokens []lexer.Token
+	Text   string
+}
+
+var nodeKeyword = []string{"NODE"}
+
+// Parse implements participle.Parseable.
+func (n *pNodeName) Parse(lex *lexer.PeekingLexer) error {
+	if ok, err := leadingKeywords(lex, nodeKeyword); !ok {
+		if err == nil {
+			return participle.NextMatch
+		}
+		return err
+	}
+	start := lex.RawCursor()
+	if t := lex.Peek(); t.Type != tokIdent && t.Type != tokQuotedName && t.Type != tokString {
+		return &participle.UnexpectedTokenError{Unexpected: *t}
+	}
+	n.Text = lex.Next().Value
+	n.Tokens = lex.Range(start, lex.RawCursor())
+	return nil
+}

@@ -38,6 +38,14 @@ type pStatement struct {
 	Begin    bool       `parser:"| @'BEGIN'"`
 	Commit   bool       `parser:"| @'COMMIT'"`
 	Rollback string     `parser:"| @('REVERT' | 'ROLLBACK')"`
+	Cordon   *pNode     `parser:"| 'CORDON' @@"`
+	Uncordon *pNode     `parser:"| 'UNCORDON' @@"`
+	Drain    *pNode     `parser:"| 'DRAIN' @@"`
+}
+
+// pNode is the tail of CORDON, UNCORDON and DRAIN: 'NODE' and a node name.
+type pNode struct {
+	Name pNodeName `parser:"@@"`
 }
 
 // A production captures only what build reads. A run of keywords that
@@ -389,6 +397,9 @@ var productions = map[string]production{
 	"DETACH":   tailOf(buildDetach),
 	"USE":      tailOf(buildUse),
 	"LIST":     tailOf(buildList),
+	"CORDON":   tailOf(buildMaintenance("CORDON")),
+	"UNCORDON": tailOf(buildMaintenance("UNCORDON")),
+	"DRAIN":    tailOf(buildMaintenance("DRAIN")),
 	"STOP":     keywordOnly(buildStop),
 	"BEGIN":    keywordOnly(buildBegin),
 	"COMMIT":   keywordOnly(buildCommit),

@@ -165,7 +165,7 @@ var errorCases = []struct {
 	{"SHOW TRANSACTIONS prod", "1:19", ErrSyntax, "expected ';', found 'prod'"},
 	{"SHOW CLUSTER TRANSACTIONS", "1:14", ErrSyntax, "expected STATUS, found TRANSACTIONS"},
 	{"USE transactions", "1:5", ErrSyntax, "(TRANSACTIONS is a keyword; write `transactions` in backticks to use it as a name)"},
-	{"prod", "1:1", ErrSyntax, "expected ALTER, ATTACH, BACKUP, BEGIN, COMMIT, CREATE, DESCRIBE, DETACH, DROP, LIST, RESTORE, REVERT, ROLLBACK, SHOW, START, STOP or USE, found 'prod'"},
+	{"prod", "1:1", ErrSyntax, "expected ALTER, ATTACH, BACKUP, BEGIN, COMMIT, CORDON, CREATE, DESCRIBE, DETACH, DRAIN, DROP, LIST, RESTORE, REVERT, ROLLBACK, SHOW, START, STOP, UNCORDON or USE, found 'prod'"},
 	{"STOP;\n  STRAT;", "2:3", ErrSyntax, "found 'STRAT'"},
 	{"START AT 'x", "1:10", ErrSyntax, "unterminated string: close it with '"},
 	{"USE `x", "1:5", ErrSyntax, "unterminated quoted name: close it with `"},

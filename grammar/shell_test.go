@@ -65,7 +65,7 @@ func TestSuggest(t *testing.T) {
 		newName  bool
 		partial  string
 	}{
-		{"", []string{"ALTER", "ATTACH", "BACKUP", "BEGIN", "COMMIT", "CREATE", "DESCRIBE", "DETACH", "DROP", "LIST", "RESTORE", "REVERT", "ROLLBACK", "SHOW", "START", "STOP", "USE"}, false, false, ""},
+		{"", []string{"ALTER", "ATTACH", "BACKUP", "BEGIN", "COMMIT", "CORDON", "CREATE", "DESCRIBE", "DETACH", "DRAIN", "DROP", "LIST", "RESTORE", "REVERT", "ROLLBACK", "SHOW", "START", "STOP", "UNCORDON", "USE"}, false, false, ""},
 		{"CREATE ", []string{"DOMAIN", "IF", "PACED", "UNPACED"}, false, false, ""},
 		{"create pa", []string{"PACED"}, false, false, "pa"},
 		{"STOP", []string{"STOP"}, false, false, "STOP"}, // a whole keyword still being typed

@@ -81,6 +81,8 @@ func (s *State) apply(cmd Command) (bool, *Error) {
 		})
 	case OpRestore:
 		return s.restore(*cmd.Restore, next)
+	case OpCordonNode:
+		return s.cordonNode(*cmd.CordonNode)
 	}
 	return false, errInvalid("", "unknown command op %q", cmd.Op)
 }
@@ -315,11 +317,15 @@ func (s *State) checkRegistered(domain string, id Identity) *Error {
 
 func (s *State) registerNode(r RegisterNode, rev uint64) bool {
 	n := RegisteredNode{Name: r.Name, Incarnation: r.Incarnation, RaftID: r.RaftID, RaftAddr: r.RaftAddr, APIAddr: r.APIAddr, Registered: rev}
-	if cur, ok := s.nodes[r.Name]; ok && cur.Incarnation == r.Incarnation {
-		// Same incarnation: keep its registration order, update addresses.
-		n.Registered = cur.Registered
-		if cur == n {
-			return false
+	if cur, ok := s.nodes[r.Name]; ok {
+		// The maintenance mark belongs to the name: a restart keeps it.
+		n.Cordoned = cur.Cordoned
+		if cur.Incarnation == r.Incarnation {
+			// Same incarnation: keep its registration order, update addresses.
+			n.Registered = cur.Registered
+			if cur == n {
+				return false
+			}
 		}
 	}
 	s.nodes = withNode(s.nodes, r.Name, &n)
@@ -336,6 +342,20 @@ func (s *State) deregisterNode(r DeregisterNode) (bool, *Error) {
 			"node '%s' incarnation %d is not registered (current incarnation %d); it was not removed", r.Name, r.Incarnation, cur.Incarnation)
 	}
 	s.nodes = withNode(s.nodes, r.Name, nil)
+	return true, nil
+}
+
+func (s *State) cordonNode(c CordonNode) (bool, *Error) {
+	cur, ok := s.nodes[c.Name]
+	if !ok {
+		return false, newError(CodeUnknownNode, "",
+			"node '%s' is not registered; SHOW CLUSTER STATUS lists the nodes that can be cordoned", c.Name)
+	}
+	if cur.Cordoned == c.Cordoned {
+		return false, nil
+	}
+	cur.Cordoned = c.Cordoned
+	s.nodes = withNode(s.nodes, c.Name, &cur)
 	return true, nil
 }
 

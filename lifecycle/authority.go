@@ -12,6 +12,14 @@ type NodeIncarnation struct {
 	Registered  uint64 `json:"registered"`
 }
 
+// AuthorityMove is one clock authority a drain handed over: Domain's
+// authority moved From one identity To another at catalog Revision.
+type AuthorityMove struct {
+	Domain   string
+	From, To Identity
+	Revision uint64
+}
+
 // FNV-1a 64-bit parameters (the published offset basis and prime). They are
 // part of the selection contract: changing them moves authorities.
 const (
@@ -92,11 +100,15 @@ func pick(domain string, candidates []Identity) (Identity, bool) {
 // match the registry are not eligible, so every proposed command passes
 // Apply's registry check against the same state. Proposing the commands
 // against a later state is safe: a stale one is refused as a conflict.
+//
+// A cordoned node keeps an authority it holds, but a domain that moves goes
+// to an uncordoned candidate while one exists (PreferUncordoned).
 func Reconcile(s *State, available []NodeIncarnation, voters []string) []Command {
 	candidates := reconcileCandidates(s, available, voters)
+	placeable := s.placeable(candidates)
 	var out []Command
 	for _, d := range s.sortedRecords() {
-		if cmd, ok := reconcileDomain(d, candidates); ok {
+		if cmd, ok := reconcileDomain(d, candidates, placeable); ok {
 			out = append(out, cmd)
 		}
 	}
@@ -111,6 +123,7 @@ func Reconcile(s *State, available []NodeIncarnation, voters []string) []Command
 // was (Reconcile gave none, or gave one that is still being proposed).
 func ReconcileDomains(s *State, names []string, available []NodeIncarnation, voters []string) []Command {
 	candidates := reconcileCandidates(s, available, voters)
+	placeable := s.placeable(candidates)
 	var out []Command
 	seen := make(map[string]struct{}, len(names))
 	for _, name := range names {
@@ -122,9 +135,72 @@ func ReconcileDomains(s *State, names []string, available []NodeIncarnation, vot
 		if !ok {
 			continue
 		}
-		if cmd, ok := reconcileDomain(d, candidates); ok {
+		if cmd, ok := reconcileDomain(d, candidates, placeable); ok {
 			out = append(out, cmd)
 		}
+	}
+	return out
+}
+
+// The maintenance states Maintenance reports.
+const (
+	MaintenanceCordoned = "cordoned"
+	MaintenanceDraining = "draining"
+)
+
+// Maintenance returns the maintenance state of every cordoned node, by
+// name: MaintenanceDraining while it still owns the clock of a running paced
+// domain, MaintenanceCordoned once it owns none. A node in service is
+// absent. It costs one pass over the domains when a node is cordoned, none
+// otherwise.
+func Maintenance(s *State) map[string]string {
+	out := map[string]string{}
+	for name, n := range s.nodes {
+		if n.Cordoned {
+			out[name] = MaintenanceCordoned
+		}
+	}
+	if len(out) == 0 || s.pacedRunning == 0 {
+		return out
+	}
+	s.eachRecord(func(d *Domain) {
+		if keepsAuthority(d) && d.Authority.Assigned() && out[d.Authority.Node] != "" {
+			out[d.Authority.Node] = MaintenanceDraining
+		}
+	})
+	return out
+}
+
+// PreferUncordoned narrows available to the incarnations of nodes that are
+// not cordoned, so that SelectAuthority gives a new authority to none of
+// them, as long as that leaves an eligible candidate among voters. When
+// every eligible candidate is cordoned it returns available unchanged: a
+// cluster whose every node is under maintenance still places its clocks
+// (on a cordoned node) rather than refusing to start them.
+func (s *State) PreferUncordoned(available []NodeIncarnation, voters []string) []NodeIncarnation {
+	out := make([]NodeIncarnation, 0, len(available))
+	for _, a := range available {
+		if !s.nodes[a.Node].Cordoned {
+			out = append(out, a)
+		}
+	}
+	if len(out) == len(available) || len(Candidates(out, voters)) == 0 {
+		return available
+	}
+	return out
+}
+
+// placeable is candidates without the cordoned nodes, or candidates
+// itself when all of them are cordoned (see PreferUncordoned).
+func (s *State) placeable(candidates []Identity) []Identity {
+	out := make([]Identity, 0, len(candidates))
+	for _, c := range candidates {
+		if !s.nodes[c.Node].Cordoned {
+			out = append(out, c)
+		}
+	}
+	if len(out) == 0 {
+		return candidates
 	}
 	return out
 }
@@ -141,8 +217,9 @@ func reconcileCandidates(s *State, available []NodeIncarnation, voters []string)
 	return Candidates(registered, voters)
 }
 
-// reconcileDomain returns the reassignment domain d needs, if any.
-func reconcileDomain(d *Domain, candidates []Identity) (Command, bool) {
+// reconcileDomain returns the reassignment domain d needs, if any: an
+// authority among candidates is kept, a new one is picked from placeable.
+func reconcileDomain(d *Domain, candidates, placeable []Identity) (Command, bool) {
 	name := d.Name
 	if d.Pace != Paced || !d.Running() {
 		return Command{}, false
@@ -152,7 +229,7 @@ func reconcileDomain(d *Domain, candidates []Identity) (Command, bool) {
 		return Command{}, false
 	}
 	r := ReassignAuthority{Domain: name, ExpectedGeneration: d.Generation, ExpectedFence: cur}
-	if id, ok := pick(name, candidates); ok {
+	if id, ok := pick(name, placeable); ok {
 		r.Authority = &id
 	} else if !cur.Assigned() {
 		return Command{}, false

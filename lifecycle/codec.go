@@ -65,6 +65,7 @@ var opCodes = [...]Op{
 	8:  OpDeregisterNode,
 	9:  OpReassignAuthority,
 	10: OpRestore,
+	11: OpCordonNode,
 }
 
 // stepCodes are the binary step codes, frozen like opCodes.
@@ -154,6 +155,9 @@ func EncodeCommand(c Command) ([]byte, error) {
 	case OpDeregisterNode:
 		e.str(c.DeregisterNode.Name)
 		e.uvarint(c.DeregisterNode.Incarnation)
+	case OpCordonNode:
+		e.str(c.CordonNode.Name)
+		e.bool(c.CordonNode.Cordoned)
 	case OpReassignAuthority:
 		p := c.ReassignAuthority
 		e.str(p.Domain)
@@ -533,6 +537,8 @@ func decodeBinary(b []byte, reuse *payloads) (Command, *Error) {
 	case OpDeregisterNode:
 		c.DeregisterNode = newPayload(p, func(p *payloads) *DeregisterNode { return &p.deregister })
 		*c.DeregisterNode = DeregisterNode{Name: d.str(), Incarnation: d.uvarint()}
+	case OpCordonNode:
+		c.CordonNode = &CordonNode{Name: d.str(), Cordoned: d.bool()}
 	case OpReassignAuthority:
 		var r *ReassignAuthority
 		var auth *Identity

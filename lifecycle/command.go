@@ -18,6 +18,7 @@ const (
 	OpDeregisterNode    Op = "deregister_node"
 	OpReassignAuthority Op = "reassign_authority"
 	OpRestore           Op = "restore"
+	OpCordonNode        Op = "cordon_node"
 )
 
 // Command is one replicated catalog change: a tagged union whose Op selects
@@ -43,6 +44,7 @@ type Command struct {
 	DeregisterNode    *DeregisterNode    `json:"deregister_node,omitempty"`
 	ReassignAuthority *ReassignAuthority `json:"reassign_authority,omitempty"`
 	Restore           *Restore           `json:"restore,omitempty"`
+	CordonNode        *CordonNode        `json:"cordon_node,omitempty"`
 }
 
 // MaxRequestIDLen bounds Command.RequestID, so the catalog's window of
@@ -131,6 +133,14 @@ type DeregisterNode struct {
 	Incarnation uint64 `json:"incarnation"`
 }
 
+// CordonNode sets (Cordoned) or clears the maintenance mark of a registered
+// node. Setting the mark the node already has is a no-op, so retries are
+// safe; an unregistered name is refused as an unknown node.
+type CordonNode struct {
+	Name     string `json:"name"`
+	Cordoned bool   `json:"cordoned"`
+}
+
 // ReassignAuthority is the compare-and-set reassignment of a paced domain's
 // clock authority. It applies only if the domain still has
 // ExpectedGeneration, is still paced and running, and still has exactly
@@ -163,7 +173,7 @@ func (c Command) validate() *Error {
 		c.CreateDomain != nil, c.AlterPlacement != nil, c.DropDomain != nil,
 		c.Start != nil, c.Stop != nil, c.Transaction != nil,
 		c.RegisterNode != nil, c.DeregisterNode != nil, c.ReassignAuthority != nil,
-		c.Restore != nil,
+		c.Restore != nil, c.CordonNode != nil,
 	} {
 		if set {
 			payloads++
@@ -239,6 +249,13 @@ func (c Command) validate() *Error {
 		}
 		if c.DeregisterNode.Incarnation == 0 {
 			return errInvalid("", "node '%s': incarnation 0 is never registered", c.DeregisterNode.Name)
+		}
+	case OpCordonNode:
+		if c.CordonNode == nil {
+			return missing()
+		}
+		if err := checkName("node", c.CordonNode.Name); err != nil {
+			return err
 		}
 	case OpReassignAuthority:
 		if c.ReassignAuthority == nil {

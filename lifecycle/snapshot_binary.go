@@ -2,13 +2,13 @@ package lifecycle
 
 import "github.com/nspl-dev/nspl/clock"
 
-// The binary snapshot, version 2, what MarshalSnapshotBinary writes and
+// The binary snapshot, version 3, what MarshalSnapshotBinary writes and
 // RestoreSnapshot reads besides the JSON of version 1. It costs a fraction
 // of the JSON's bytes and time, which is what bounds a restart with a large
 // catalog: a node restores its snapshot before it answers.
 //
 //	0x00                 a byte no JSON text begins with
-//	uvarint 2            the version
+//	uvarint 3            the version (2 is read too: it lacks the cordoned byte)
 //	uvarint revision
 //	uvarint count        then count domains, in table order, each
 //	  str name, byte pace, uvarint period, uvarint skew, byte placement,
@@ -18,7 +18,7 @@ import "github.com/nspl-dev/nspl/clock"
 //	  uvarint revision
 //	uvarint count        then count nodes, sorted by name, each
 //	  str name, uvarint incarnation, str raft id, str raft address,
-//	  str API address, uvarint registered
+//	  str API address, uvarint registered, bool cordoned
 //
 // with the command codec's fields (codec.go): minimal varints, strings as a
 // uvarint length and UTF-8 bytes, a point as its mode byte, two varints and
@@ -26,7 +26,10 @@ import "github.com/nspl-dev/nspl/clock"
 // (table.go), so equal states give equal bytes.
 const (
 	binarySnapshotMark    = 0x00
-	binarySnapshotVersion = 2
+	binarySnapshotVersion = 3
+	// binarySnapshotV2 is the earlier version, read but no longer written:
+	// its node entries have no cordoned byte.
+	binarySnapshotV2 = 2
 	// minSnapshotDomainSize and minSnapshotNodeSize are the fewest bytes
 	// one entry takes, so a count the rest cannot hold is refused before
 	// anything is allocated.
@@ -35,7 +38,7 @@ const (
 )
 
 // MarshalSnapshotBinary encodes the whole state in the binary snapshot
-// format (version 2). Equal states give equal bytes. RestoreSnapshot reads
+// format (version 3). Equal states give equal bytes. RestoreSnapshot reads
 // it back.
 func (s *State) MarshalSnapshotBinary() ([]byte, error) {
 	e := encoder{buf: make([]byte, 0, 64+48*s.count)}
@@ -67,6 +70,7 @@ func (s *State) MarshalSnapshotBinary() ([]byte, error) {
 		e.str(n.RaftAddr)
 		e.str(n.APIAddr)
 		e.uvarint(n.Registered)
+		e.bool(n.Cordoned)
 	}
 	if e.bad != "" {
 		return nil, errSnapshot("cannot be encoded: %q is not valid UTF-8", e.bad)
@@ -95,12 +99,13 @@ func (s *State) eachRecord(fn func(*Domain)) {
 	}
 }
 
-// restoreBinarySnapshot decodes a version 2 snapshot (b[0] is the mark),
+// restoreBinarySnapshot decodes a version 2 or 3 snapshot (b[0] is the mark),
 // with the checks RestoreSnapshot documents.
 func restoreBinarySnapshot(b []byte) (*State, error) {
 	d := &decoder{b: b, text: string(b), off: 1, snapshot: true}
-	if v := d.uvarint(); d.err == nil && v != binarySnapshotVersion {
-		return nil, errSnapshot("format version %d is not supported; this build reads versions 1 and 2", v)
+	version := d.uvarint()
+	if d.err == nil && version != binarySnapshotVersion && version != binarySnapshotV2 {
+		return nil, errSnapshot("format version %d is not supported; this build reads versions 1, 2 and 3", version)
 	}
 	revision := d.uvarint()
 	count := d.count(minSnapshotDomainSize)
@@ -143,6 +148,9 @@ func restoreBinarySnapshot(b []byte) (*State, error) {
 	nodes := d.count(minSnapshotNodeSize)
 	for range nodes {
 		n := RegisteredNode{Name: d.str(), Incarnation: d.uvarint(), RaftID: d.str(), RaftAddr: d.str(), APIAddr: d.str(), Registered: d.uvarint()}
+		if version != binarySnapshotV2 {
+			n.Cordoned = d.bool()
+		}
 		if d.err != nil {
 			return nil, d.err
 		}

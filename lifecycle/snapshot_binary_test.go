@@ -60,11 +60,11 @@ func TestBinarySnapshotGolden(t *testing.T) {
 	mustApply(t, s, register(nodeA), createPaced("prod"), startCmd("prod", point(StartAt, 0, utc0, 60), &nodeA))
 	b, err := s.MarshalSnapshotBinary()
 	require.NoError(t, err)
-	require.Equal(t, "000203"+ // mark, version 2, revision 3
+	require.Equal(t, "000303"+ // mark, version 3, revision 3
 		"01"+"0470726f64"+"01"+"8094ebdc03"+"80c2d72f"+"00"+"01"+"01"+ // 1 domain: prod, paced, 1s, 100ms, neutral, running, generation 1
 		"02"+"00"+"0000000000004e40"+"8080d0dfbd94b98631"+"01"+ // at 0, rate 60, wall utc0; mapping
 		"066e6f64652d61"+"0b"+"01"+"03"+ // authority node-a#11 revision 1; record revision 3
-		"01"+"066e6f64652d61"+"0b"+"0b726166742d6e6f64652d61"+"0b6e6f64652d613a37303030"+"0b6e6f64652d613a38303030"+"01", // node-a
+		"01"+"066e6f64652d61"+"0b"+"0b726166742d6e6f64652d61"+"0b6e6f64652d613a37303030"+"0b6e6f64652d613a38303030"+"01"+"00", // node-a, not cordoned
 		hex.EncodeToString(b))
 }
 
@@ -116,7 +116,7 @@ func TestBinarySnapshotRefuses(t *testing.T) {
 		b    []byte
 		msg  string
 	}{
-		{"version 3", with(func(b []byte) []byte { b[1] = 3; return b }), "format version 3 is not supported; this build reads versions 1 and 2"},
+		{"version 4", with(func(b []byte) []byte { b[1] = 4; return b }), "format version 4 is not supported; this build reads versions 1, 2 and 3"},
 		{"version 1 in binary", with(func(b []byte) []byte { b[1] = 1; return b }), "format version 1 is not supported"},
 		{"trailing byte", append(append([]byte(nil), good...), 0), "has trailing data"},
 		{"pace out of range", with(func(b []byte) []byte { b[arch(b)] = 2; return b }), "enum out of range"},

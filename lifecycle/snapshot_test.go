@@ -23,6 +23,7 @@ func richState(t testing.TB) *State {
 		reassignCmd("live", 1, AuthorityFence{Node: "node-a", Incarnation: 11, Revision: 1}, nil),
 		register(Identity{Node: "node-a", Incarnation: 1234}),
 		stopCmd("web"),
+		cordonCmd("node-b", true),
 	)
 	return s
 }

@@ -9,7 +9,11 @@ import (
 // process registers its name, a fresh random Incarnation for every process
 // start, its stable Raft server ID and its addresses. Registered is the
 // catalog revision that committed this incarnation's registration; it orders
-// incarnations of the same name (larger is newer).
+// incarnations of the same name (larger is newer). Cordoned marks a node
+// under maintenance: it keeps the authorities it holds but is given no new
+// one while an uncordoned candidate exists (see PreferUncordoned). The mark
+// belongs to the name, so a new incarnation of a cordoned node stays
+// cordoned; deregistering the node drops it.
 type RegisteredNode struct {
 	Name        string `json:"name"`
 	Incarnation uint64 `json:"incarnation"`
@@ -17,6 +21,7 @@ type RegisteredNode struct {
 	RaftAddr    string `json:"raft_addr"`
 	APIAddr     string `json:"api_addr"`
 	Registered  uint64 `json:"registered"`
+	Cordoned    bool   `json:"cordoned,omitempty"`
 }
 
 // NodeIncarnation returns the identity of n with its registration order, the

@@ -204,7 +204,8 @@ func (n *Node) complete(ctx context.Context, rev uint64) ([]string, error) {
 	return n.cfg.AwaitPeers(ctx, rev), nil
 }
 
-// candidates returns the authority candidates START may choose from.
+// candidates returns the authority candidates START may choose from:
+// cordoned nodes are left out while an uncordoned candidate remains.
 func (n *Node) candidates(s *lifecycle.State) ([]lifecycle.NodeIncarnation, []string, error) {
 	ids, err := n.catalog.Voters()
 	if err != nil {
@@ -216,7 +217,8 @@ func (n *Node) candidates(s *lifecycle.State) ([]lifecycle.NodeIncarnation, []st
 	} else {
 		available = s.Incarnations()
 	}
-	return available, s.VoterNames(ids), nil
+	voters := s.VoterNames(ids)
+	return s.PreferUncordoned(available, voters), voters, nil
 }
 
 // readable returns the domain time a plain START (or a transaction's

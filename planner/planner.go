@@ -109,6 +109,8 @@ func PlanStatement(stmt grammar.Statement) (Plan, error) {
 		return p, nil
 	case *grammar.DescribeBackup:
 		return DescribeBackup{Located: at, Path: s.Path.Value}, nil
+	case *grammar.NodeMaintenance:
+		return NodeMaintenance{Located: at, Action: MaintenanceAction(s.Action), Node: s.Name.Value}, nil
 	}
 	return nil, fmt.Errorf("%w: %T", ErrUnknownStatement, stmt)
 }

@@ -74,6 +74,9 @@ func (s *Session) embeddedClusterStatus() wire.ClusterStatus {
 		Name: id.Node, Incarnation: id.Incarnation, Voter: true,
 		Leader: s.node.IsLeader(), Available: true, Revision: rev,
 	}}}
+	if c, ok := s.node.(interface{ CatalogState() *lifecycle.State }); ok {
+		st.Nodes[0].Maintenance = lifecycle.Maintenance(c.CatalogState())[id.Node]
+	}
 	for _, d := range s.node.Domains() {
 		if d.Pace == lifecycle.Paced {
 			st.Domains = append(st.Domains, wire.NewClusterDomain(d.Name, d.Status.String(), d.Generation, wire.ClusterAuthority(d.Authority), s.clockFailure(d)))
@@ -103,7 +106,9 @@ func formatCount(n int) string { return wire.Uint(uint64(n)).String() }
 // available, revision (a node's advertised revision, a domain's authority
 // revision), authority (a domain's authority "node#incarnation", "unassigned"
 // while none is committed), generation, status and clock_failure (the full
-// typed report of a domain's clock failure, null while none). Nodes are
+// typed report of a domain's clock failure, null while none). A node row's
+// status is its maintenance state: "cordoned", "draining" (cordoned and
+// still owning a running clock), null in service. Nodes are
 // sorted by name, domains by name; columns that do not apply to a row are
 // null.
 func ClusterStatusSet(st wire.ClusterStatus) *wire.ResultSet {
@@ -125,7 +130,7 @@ func ClusterStatusSet(st wire.ClusterStatus) *wire.ResultSet {
 	for _, n := range nodes {
 		set.Rows = append(set.Rows, []wire.Value{
 			wire.Text("node"), wire.Text(n.Name), wire.Uint(n.Incarnation), yesNo(n.Voter), yesNo(n.Leader),
-			yesNo(n.Available), wire.Uint(n.Revision), wire.Null(), wire.Null(), wire.Null(), wire.Null(),
+			yesNo(n.Available), wire.Uint(n.Revision), wire.Null(), wire.Null(), maintenanceValue(n.Maintenance), wire.Null(),
 		})
 	}
 	domains := append([]wire.ClusterDomain(nil), st.Domains...)
@@ -145,6 +150,15 @@ func ClusterStatusSet(st wire.ClusterStatus) *wire.ResultSet {
 		})
 	}
 	return set
+}
+
+// maintenanceValue is a node row's status cell: null in service, else the
+// committed maintenance state ("cordoned", "draining").
+func maintenanceValue(state string) wire.Value {
+	if state == "" {
+		return wire.Null()
+	}
+	return wire.Text(state)
 }
 
 func yesNo(b bool) wire.Value {

@@ -99,7 +99,10 @@
 // read through Options.Archives (archives.go): files on this machine for an
 // embedded session, the client's own files for a remote one, so the node
 // never opens a path a remote client names. DESCRIBE BACKUP reads the
-// archive only and never touches the node.
+// archive only and never touches the node. CORDON, UNCORDON and DRAIN
+// NODE (maintenance.go) are cluster administration: refused inside with a
+// message saying they cannot be queued in a transaction, and run through
+// the engine's Maintainer.
 //
 // Attachments follow the delivery contract of the domain clock: an attach
 // waits for the node's first installation of the committed domains (a

@@ -62,12 +62,19 @@ type TransactionError struct {
 	Statement string
 	// Domain is the domain the open transaction is bound to.
 	Domain string
+	// Admin marks cluster administration (CORDON, UNCORDON, DRAIN NODE):
+	// its message says it cannot be queued in a transaction.
+	Admin bool
 }
 
 // Error returns the operator-facing message.
 func (e *TransactionError) Error() string {
 	if errors.Is(e.Err, ErrNestedTransaction) {
 		return fmt.Sprintf("transaction is already active: a transaction on domain '%s' is open; COMMIT or REVERT it before BEGIN", e.Domain)
+	}
+	if e.Admin {
+		return fmt.Sprintf("%s is cluster administration and cannot be queued in a transaction (open on domain '%s'); COMMIT or REVERT first, then run it on its own",
+			e.Statement, e.Domain)
 	}
 	return fmt.Sprintf("%s cannot be queued in a transaction (open on domain '%s'); COMMIT or REVERT first",
 		e.Statement, e.Domain)

@@ -22,6 +22,9 @@ type ClusterNode struct {
 	// Revision is the runtime revision whose domain clocks the node
 	// advertises as installed (0 when unknown).
 	Revision uint64
+	// Maintenance is "" for a node in service, "cordoned" for a cordoned
+	// node, "draining" for a cordoned node that still owns a running clock.
+	Maintenance string
 }
 
 // ClusterDomain is the clock authority of one paced domain.

@@ -145,6 +145,8 @@ func parseArgs(args []string) (options, error) {
 		return parseServeArgs(o, rest[1:])
 	case "leave", "remove":
 		return parseAdminArgs(o, rest[0], rest[1:])
+	case "node":
+		return parseNodeArgs(o, rest[1:])
 	case "help", "version", "completion":
 		return parseToolArgs(o, rest[0], rest[1:])
 	}
@@ -191,6 +193,8 @@ Usage:
                                         lay out .nspl files canonically (nspl fmt --help)
   nspl --connect URL leave              the node at URL leaves its cluster
   nspl --connect URL remove NODE        remove NODE from the cluster
+  nspl [flags] node cordon|uncordon|drain|remove NODE
+                                        node maintenance (nspl help node)
   nspl help [COMMAND]                   a command's flags and examples (or COMMAND --help)
   nspl version                          version and build information (or --version)
   nspl completion bash|zsh|fish         print a shell completion script

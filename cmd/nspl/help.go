@@ -27,6 +27,10 @@ const helpText = `Statements (end each with ;):
       DROP DOMAIN IF EXISTS scratch;
   SHOW CLUSTER STATUS [LIKE '<pattern>'];         nodes and each matching paced domain's authority
       SHOW CLUSTER STATUS LIKE 'web-%';
+  CORDON NODE <node>; / UNCORDON NODE <node>;      give a node no new clock authority, or again
+      CORDON NODE n3;
+  DRAIN NODE <node>;                              cordon it and move its clocks to other nodes
+      DRAIN NODE n3;
   BEGIN; ... COMMIT; | REVERT; (also ROLLBACK;)    a transaction on the active domain
       BEGIN; STOP; START AT NOW; COMMIT;
   SHOW TRANSACTIONS;                              this session's open transaction

@@ -12,7 +12,7 @@ import (
 
 // commands are the subcommand names nspl knows, for nspl help and for "did
 // you mean" on a mistyped one.
-var commands = []string{"backup", "cert", "clock", "completion", "fmt", "help", "leave", "remove", "restore", "serve", "version"}
+var commands = []string{"backup", "cert", "clock", "completion", "fmt", "help", "leave", "node", "remove", "restore", "serve", "version"}
 
 // helpRequest is what a command's flag parsing returns for -h or --help: it
 // wraps flag.ErrHelp and carries the command and the flag set it parsed, so
@@ -183,6 +183,17 @@ var commandHelps = map[string]commandHelp{
 			"the subcommand's name.",
 		examples: "nspl --connect https://127.0.0.1:8001 --ca certs/ca.crt \\\n" +
 			"    --cert certs/client-ops.crt --key certs/client-ops.key remove n3",
+	},
+	"node": {
+		usage: "nspl [--connect URL [credentials]] node cordon|uncordon|drain NODE\n" +
+			"  nspl --connect URL [credentials] node remove [--force] NODE",
+		about: "Node maintenance. cordon, uncordon and drain run CORDON, UNCORDON or DRAIN\n" +
+			"NODE on the node at --connect (or the embedded node) and report like a\n" +
+			"statement: a cordoned node keeps the clocks it owns but is given no new one;\n" +
+			"drain cordons it and moves its clocks to other nodes one at a time. remove is\n" +
+			"nspl remove. An unknown node, or a drain with nowhere to move a clock, exits 1.",
+		examples: "nspl --connect https://127.0.0.1:8001 --ca certs/ca.crt \\\n" +
+			"    --cert certs/client-ops.crt --key certs/client-ops.key node drain n3",
 	},
 	"help": {
 		usage:    "nspl help [COMMAND]",
