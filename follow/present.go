@@ -99,6 +99,44 @@ func FormatFrame(f wire.Frame) string {
 	}
 }
 
+// FormatEventLine renders the frame as the shell prints a clock event,
+// one line headed by the domain, for example
+//
+//	[clock prod] tick 42 at 2030-01-01T00:00:04.1Z (generation 1)
+//	[clock prod] generation 1 paced period 100ms skew 10ms origin … rate 60
+//	[clock prod] ended: DomainRemoved
+//	[clock prod] error: produce domain "prod" generation 1: …
+//	[clock prod] interrupted: the serving node lost contact with …
+//
+// The shell and the console's statement box print frames with it, so an
+// operator reads one format in both; nspl clock prints FormatFrame's
+// stable fields instead.
+func FormatEventLine(f wire.Frame) string {
+	head := "[clock " + grammar.FormatName(f.Domain) + "] "
+	switch f.Kind {
+	case wire.FrameTick:
+		return head + "tick " + strconv.FormatUint(f.Tick.ID, 10) + " at " +
+			grammar.FormatTimestamp(f.Tick.Boundary) +
+			" (generation " + strconv.FormatUint(f.Tick.Generation, 10) + ")"
+	case wire.FrameState:
+		return head + FormatObserved(f.Clock)
+	case wire.FrameEnd:
+		return head + "ended: " + f.Reason.String()
+	case wire.FrameError:
+		if f.Failure.Message != "" {
+			return head + "error: " + f.Failure.Message
+		}
+		return head + "error"
+	case wire.FrameInterrupted:
+		if f.Failure.Message != "" {
+			return head + "interrupted: " + f.Failure.Message
+		}
+		return head + "interrupted"
+	default:
+		return head + FormatFrame(f)
+	}
+}
+
 // FormatObserved renders an observed clock as plain text: "generation 2
 // stopped", or for a paced clock "generation 2 paced period 1s skew 100ms
 // origin 2026-01-01T00:00:00Z anchor 2026-05-01T10:00:00Z rate 60".

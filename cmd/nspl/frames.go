@@ -1,10 +1,7 @@
 package main
 
 import (
-	"strconv"
-
 	"github.com/nspl-dev/nspl/follow"
-	"github.com/nspl-dev/nspl/grammar"
 )
 
 // shellEventLine renders a clock event for the shell, one line, for example
@@ -22,29 +19,7 @@ func shellEventLine(ev follow.ClockEvent) string {
 }
 
 func rawShellEventLine(ev follow.ClockEvent) string {
-	head := "[clock " + grammar.FormatName(ev.Domain) + "] "
-	switch ev.Kind {
-	case follow.EventTick:
-		return head + "tick " + strconv.FormatUint(ev.Clock.Tick.ID, 10) + " at " +
-			grammar.FormatTimestamp(ev.Clock.Tick.Boundary) +
-			" (generation " + strconv.FormatUint(ev.Clock.Tick.Generation, 10) + ")"
-	case follow.EventState:
-		return head + follow.FormatObserved(ev.Clock.Observed)
-	case follow.EventEnd:
-		return head + "ended: " + ev.Reason.String()
-	case follow.EventError:
-		if ev.Failure != nil {
-			return head + "error: " + ev.Failure.Message
-		}
-		return head + "error"
-	case follow.EventInterrupted:
-		if ev.Failure != nil {
-			return head + "interrupted: " + ev.Failure.Message
-		}
-		return head + "interrupted"
-	default:
-		return head + follow.FormatFrame(ev.Frame())
-	}
+	return follow.FormatEventLine(ev.Frame())
 }
 
 // clockEventLine renders a clock event for nspl clock: the stable line of
