@@ -20,6 +20,7 @@ type page struct {
 	Views    views
 	Error    string // the login page's message
 	HasToken bool   // the login page offers the token form
+	Next     string // the page the login form returns to (loginTarget)
 }
 
 // render writes the template name with p, or a plain 500 if it fails, so a
@@ -37,15 +38,23 @@ func (c *Console) render(w http.ResponseWriter, status int, name string, p page)
 }
 
 func (c *Console) serveLoginPage(w http.ResponseWriter, r *http.Request) {
+	next := loginTarget(r.URL.Query().Get("next"))
 	if _, err := c.authenticate(r); err == nil {
-		http.Redirect(w, r, Prefix, http.StatusSeeOther)
+		http.Redirect(w, r, next, http.StatusSeeOther)
 		return
 	}
-	c.renderLogin(w, http.StatusOK, "")
+	c.renderLogin(w, r, http.StatusOK, "")
 }
 
-func (c *Console) renderLogin(w http.ResponseWriter, status int, msg string) {
-	c.render(w, status, "login.html", page{Title: "Log in", Node: c.cfg.Node, Error: msg, HasToken: c.cfg.Token != ""})
+// renderLogin writes the login form with msg, returning to the page the
+// request names (its next, form or query, checked by loginTarget).
+func (c *Console) renderLogin(w http.ResponseWriter, r *http.Request, status int, msg string) {
+	next := r.URL.Query().Get("next")
+	if r.Method == http.MethodPost {
+		next = r.PostFormValue("next")
+	}
+	c.render(w, status, "login.html", page{Title: "Log in", Node: c.cfg.Node, Error: msg, HasToken: c.cfg.Token != "",
+		Next: loginTarget(next)})
 }
 
 // pageFor is the page frame of an authorized request, with the views read
