@@ -55,6 +55,23 @@ type principal struct {
 	cookie bool
 }
 
+// signedIn says in plain words how the caller is signed in, for the
+// page's header.
+func (p principal) signedIn() string {
+	switch {
+	case p.cookie:
+		return "Signed in with the node's token"
+	case strings.HasPrefix(p.login, "certificate "):
+		name := p.identity
+		if _, after, ok := strings.Cut(name, "://"); ok {
+			name = after
+		}
+		return "Signed in as " + name + " (client certificate)"
+	default:
+		return "Open console: no sign-in on this loopback listener"
+	}
+}
+
 // csrf returns the caller's CSRF token: a MAC of its login, so it needs no
 // storage and is the same on every page of one login.
 func (c *Console) csrf(p principal) string {

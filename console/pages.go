@@ -13,6 +13,7 @@ type page struct {
 	Title    string
 	Node     string
 	Identity string
+	SignedIn string // how the caller is signed in, in plain words
 	CSRF     string
 	Logout   bool   // the caller logged in with a cookie and may log out
 	Nav      string // "domains" or "cluster"
@@ -63,7 +64,7 @@ func (c *Console) pageFor(r *http.Request, nav, domain string) page {
 	p := caller(r)
 	sess := session.New(c.cfg.Engine, c.cfg.Session)
 	defer sess.Close()
-	return page{Node: c.cfg.Node, Identity: p.identity, CSRF: c.csrf(p), Logout: p.cookie, Nav: nav, Domain: domain,
+	return page{Node: c.cfg.Node, Identity: p.identity, SignedIn: p.signedIn(), CSRF: c.csrf(p), Logout: p.cookie, Nav: nav, Domain: domain,
 		Views: c.readViews(r.Context(), sess, domain, "", nil)}
 }
 

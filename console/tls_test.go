@@ -44,6 +44,7 @@ func TestConsoleOverTLS(t *testing.T) {
 	status, body = get(alice, "/console/")
 	require.Equal(t, http.StatusOK, status)
 	require.NotContains(t, body, "Log out", "a certificate has no login to end")
+	require.Contains(t, body, ">Signed in as alice (client certificate)<", "the header says how the caller signed in")
 
 	node := client(c.Material("n1").ClientConfig("", ""))
 	status, _ = get(node, "/console/api/whoami")
@@ -69,6 +70,10 @@ func TestConsoleOverTLS(t *testing.T) {
 	status, body = get(browser, "/console/api/whoami")
 	require.Equal(t, http.StatusOK, status)
 	require.Contains(t, body, `"identity":"bearer-token"`)
+	status, body = get(browser, "/console/")
+	require.Equal(t, http.StatusOK, status)
+	require.Contains(t, body, ">Signed in with the node&#39;s token<")
+	require.NotContains(t, body, ">bearer-token<")
 }
 
 // TestLogoutOutlivesARestart: with a logout file, a copied cookie of a
