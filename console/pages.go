@@ -18,6 +18,7 @@ type page struct {
 	Logout   bool   // the caller logged in with a cookie and may log out
 	Nav      string // "domains" or "cluster"
 	Domain   string // the selected domain, "" for none
+	Status   string // the selected domain's status (DESCRIBE's status), "" when unknown
 	Views    views
 	Error    string // the login page's message
 	HasToken bool   // the login page offers the token form
@@ -78,6 +79,10 @@ func (c *Console) serveMain(w http.ResponseWriter, r *http.Request) {
 	}
 	p := c.pageFor(r, "domains", domain)
 	p.Title = "Domains"
+	p.Status = p.Views.Describe.field("status")
+	if p.Views.Gone {
+		p.Status = "gone"
+	}
 	if domain != "" {
 		p.Title = domain
 	}

@@ -26,13 +26,15 @@ var (
 		"Wrong bearer tokens compared, over every route that takes the token and the console's login.", nil, nil)
 	guessesRefusedDesc = prometheus.NewDesc("nspl_token_guesses_refused_total",
 		"Bearer tokens refused uncompared with 429: the address prefix's limit (address) or the global ceiling (global).", []string{"scope"}, nil)
+	statementsDesc = prometheus.NewDesc("nspl_statements_total",
+		"Statements this node ran for its clients: those the session protocol submitted and those of the web console (its statement box and its buttons).", nil, nil)
 	unservedDesc = prometheus.NewDesc("nspl_connections_unserved_total",
 		"Connections closed before serving a request: during the TLS handshake (failed or timed out), or after it without a request (header or idle timeout, or the client left).", []string{"stage"}, nil)
 )
 
 // Describe describes the server's families.
 func (c serverCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{sessionsDesc, sessionsOpenedDesc, attachmentsDesc, refusalsDesc, closedDesc, unservedDesc, guessesWrongDesc, guessesRefusedDesc} {
+	for _, d := range []*prometheus.Desc{sessionsDesc, sessionsOpenedDesc, statementsDesc, attachmentsDesc, refusalsDesc, closedDesc, unservedDesc, guessesWrongDesc, guessesRefusedDesc} {
 		ch <- d
 	}
 }
@@ -48,6 +50,11 @@ func (c serverCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	gauge(sessionsDesc, float64(s.Sessions()))
 	ch <- prometheus.MustNewConstMetric(sessionsOpenedDesc, prometheus.CounterValue, float64(s.sessionsTotal.Load()))
+	statements := s.statements.Load()
+	if c := s.console.Load(); c != nil {
+		statements += c.Statements()
+	}
+	ch <- prometheus.MustNewConstMetric(statementsDesc, prometheus.CounterValue, float64(statements))
 	gauge(attachmentsDesc, float64(s.Attachments()))
 	counter(refusalsDesc, s.admission.refusedCapacity.Load(), refuseCapacity)
 	counter(refusalsDesc, s.admission.refusedIdentity.Load(), refuseIdentity)

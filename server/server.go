@@ -16,6 +16,7 @@ import (
 
 	"github.com/nspl-dev/nspl/backup"
 	"github.com/nspl-dev/nspl/clockrt/timesource"
+	"github.com/nspl-dev/nspl/console"
 	"github.com/nspl-dev/nspl/internal/guesslimit"
 	"github.com/nspl-dev/nspl/pki"
 	"github.com/nspl-dev/nspl/session"
@@ -158,6 +159,8 @@ type Server struct {
 
 	sessions      atomic.Int64
 	sessionsTotal atomic.Uint64
+	statements    atomic.Uint64 // statements the session protocol submitted
+	console       atomic.Pointer[console.Console]
 	admission     admission
 	closes        sessionCloses
 	conns         connWatch

@@ -372,6 +372,9 @@ func (st *stream) run(ctx context.Context, m wire.ClientMessage, up *upload) boo
 	st.transfer = x
 	err = st.sess.Submit(reqCtx, session.Request{ID: m.ID, Plan: plan, Rows: m.Rows, Tag: x})
 	st.transfer = nil
+	if err == nil {
+		st.srv.statements.Add(1)
+	}
 	return err == nil
 }
 
