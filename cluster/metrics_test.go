@@ -84,6 +84,7 @@ func TestMetricsListenerOfThreeNodes(t *testing.T) {
 		"nspl_session_refusals_total", "nspl_sessions_closed_total", "nspl_connections_unserved_total",
 		"nspl_ticks_produced_total", "nspl_progress_sent_total", "nspl_progress_send_failures_total",
 		"nspl_peer_requests_forbidden_total", "nspl_progress_received_total", "nspl_commit_latency_seconds",
+		"nspl_statements_total",
 	}
 	held := 0.0
 	for i, url := range urls {

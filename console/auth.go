@@ -55,6 +55,23 @@ type principal struct {
 	cookie bool
 }
 
+// signedIn says in plain words how the caller is signed in, for the
+// page's header.
+func (p principal) signedIn() string {
+	switch {
+	case p.cookie:
+		return "Signed in with the node's token"
+	case strings.HasPrefix(p.login, "certificate "):
+		name := p.identity
+		if _, after, ok := strings.Cut(name, "://"); ok {
+			name = after
+		}
+		return "Signed in as " + name + " (client certificate)"
+	default:
+		return "Open console: no sign-in on this loopback listener"
+	}
+}
+
 // csrf returns the caller's CSRF token: a MAC of its login, so it needs no
 // storage and is the same on every page of one login.
 func (c *Console) csrf(p principal) string {
@@ -148,7 +165,7 @@ func (c *Console) authorized(h http.HandlerFunc, mutates bool) http.HandlerFunc 
 				return
 			}
 			if r.Method == http.MethodGet && !strings.HasPrefix(r.URL.Path, Prefix+"api/") {
-				http.Redirect(w, r, Prefix+"login", http.StatusSeeOther)
+				http.Redirect(w, r, loginURL(r.URL.RequestURI()), http.StatusSeeOther)
 				return
 			}
 			http.Error(w, err.Error(), http.StatusUnauthorized)
@@ -203,7 +220,7 @@ func (c *Console) serveLogin(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if c.cfg.Token == "" {
-		c.renderLogin(w, http.StatusBadRequest, "this node has no bearer token: present a client certificate instead")
+		c.renderLogin(w, r, http.StatusBadRequest, "this node has no bearer token: present a client certificate instead")
 		return
 	}
 	// The body is read before the guess is checked and counted, in one
@@ -212,16 +229,61 @@ func (c *Console) serveLogin(w http.ResponseWriter, r *http.Request) {
 	switch v := c.cfg.Guesses.Try(r.RemoteAddr, token); v.Outcome {
 	case guesslimit.Refused:
 		w.Header().Set("Retry-After", strconv.FormatInt(v.RetryAfterSeconds(), 10))
-		c.renderLogin(w, http.StatusTooManyRequests, v.Message())
+		c.renderLogin(w, r, http.StatusTooManyRequests, v.Message())
 		return
 	case guesslimit.Wrong:
-		c.renderLogin(w, http.StatusUnauthorized, "that is not this node's bearer token")
+		c.renderLogin(w, r, http.StatusUnauthorized, "that is not this node's bearer token")
 		return
 	}
 	value, _, expires := c.loginCookie()
 	http.SetCookie(w, &http.Cookie{Name: c.cookieName(), Value: value, Path: "/", HttpOnly: true, Secure: c.cfg.Secure,
 		SameSite: http.SameSiteStrictMode, Expires: time.Unix(0, expires).UTC()})
-	http.Redirect(w, r, Prefix, http.StatusSeeOther)
+	http.Redirect(w, r, loginTarget(r.PostFormValue("next")), http.StatusSeeOther)
+}
+
+// consolePages are the paths of the console's pages, the only places a
+// login sends a browser back to.
+var consolePages = map[string]bool{Prefix: true, Prefix + "cluster": true}
+
+// maxLoginTarget bounds the page a login returns to.
+const maxLoginTarget = 2048
+
+// loginTarget returns the page a login sends the browser to: next when it
+// is one of the console's own pages on this origin (a path of
+// consolePages, with its query), the domains page otherwise. Anything
+// else is refused, so that a link to the login form cannot send a browser
+// that logs in to another site (an open redirect) or to an API route: a
+// scheme or host ("https://evil.example/console/", "//evil.example/"), a
+// backslash or control character some browsers read as a slash, a path
+// that only cleans to a page ("/console/../console/"), userinfo. The query
+// is passed through re-encoded, the fragment dropped.
+func loginTarget(next string) string {
+	if next == "" || len(next) > maxLoginTarget || !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") {
+		return Prefix
+	}
+	for _, r := range next {
+		if r == '\\' || r < 0x20 || r == 0x7f {
+			return Prefix
+		}
+	}
+	u, err := url.Parse(next)
+	if err != nil || u.Scheme != "" || u.Host != "" || u.User != nil || u.Opaque != "" || !consolePages[u.Path] || u.RawPath != "" {
+		return Prefix
+	}
+	q, err := url.ParseQuery(u.RawQuery)
+	if err != nil || len(q) == 0 {
+		return u.Path
+	}
+	return u.Path + "?" + q.Encode()
+}
+
+// loginURL is the login form that returns to page (a request URI) once
+// logged in; the domains page needs no return.
+func loginURL(page string) string {
+	if t := loginTarget(page); t != Prefix {
+		return Prefix + "login?next=" + url.QueryEscape(t)
+	}
+	return Prefix + "login"
 }
 
 // serveLogout ends the caller's login: its id is refused from now until

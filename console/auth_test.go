@@ -1,6 +1,7 @@
 package console_test
 
 import (
+	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -191,5 +192,66 @@ func TestArchivesAreRefused(t *testing.T) {
 		require.Len(t, sub.Outcomes, 1)
 		require.NotNil(t, sub.Outcomes[0].Error, stmt)
 		require.Contains(t, sub.Outcomes[0].Error.Message, "reads and writes no archive file", stmt)
+	}
+}
+
+// TestDeepLinkSurvivesLogin: a page asked for without a login is sent to
+// the login form with itself as the return, the form carries it, and the
+// login lands on it; a return to another site is refused, and the login
+// lands on the domains page instead.
+func TestDeepLinkSurvivesLogin(t *testing.T) {
+	e := newEnv(t, server.Config{Token: token})
+	c := e.browser()
+	resp, err := c.Get(e.url + "/console/?domain=prod")
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+	loc := resp.Header.Get("Location")
+	require.Equal(t, "/console/login?next=%2Fconsole%2F%3Fdomain%3Dprod", loc)
+
+	resp, err = c.Get(e.url + loc)
+	require.NoError(t, err)
+	page, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.NoError(t, err)
+	require.Contains(t, string(page), `name="next" value="/console/?domain=prod"`)
+
+	loginTo := func(c *http.Client, tok, next string) *http.Response {
+		t.Helper()
+		req, err := http.NewRequest(http.MethodPost, e.url+"/console/login", strings.NewReader(url.Values{"token": {tok}, "next": {next}}.Encode()))
+		require.NoError(t, err)
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("Sec-Fetch-Site", "same-origin")
+		resp, err := c.Do(req)
+		require.NoError(t, err)
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		resp.Header.Set("X-Body", string(b))
+		return resp
+	}
+	// A wrong token keeps the return in the form shown again.
+	resp = loginTo(c, "wrong", "/console/?domain=prod")
+	require.Equal(t, http.StatusUnauthorized, resp.StatusCode)
+	require.Contains(t, resp.Header.Get("X-Body"), `name="next" value="/console/?domain=prod"`)
+
+	resp = loginTo(c, token, "/console/?domain=prod")
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+	require.Equal(t, "/console/?domain=prod", resp.Header.Get("Location"))
+	// Logged in, the login form sends the browser on to its return.
+	resp, err = c.Get(e.url + "/console/login?next=%2Fconsole%2Fcluster")
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+	require.Equal(t, "/console/cluster", resp.Header.Get("Location"))
+
+	// An open redirect is refused: the login lands on the console.
+	for _, evil := range []string{"https://evil.example/console/", "//evil.example/console/", "/\\evil.example/", "/console/api/whoami"} {
+		resp = loginTo(e.browser(), token, evil)
+		require.Equal(t, http.StatusSeeOther, resp.StatusCode, evil)
+		require.Equal(t, "/console/", resp.Header.Get("Location"), evil)
+		resp, err = c.Get(e.url + "/console/login?next=" + url.QueryEscape(evil))
+		require.NoError(t, err)
+		resp.Body.Close()
+		require.Equal(t, "/console/", resp.Header.Get("Location"), evil)
 	}
 }

@@ -13,7 +13,10 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/nspl-dev/nspl/clockrt/timesource"
 	"github.com/nspl-dev/nspl/internal/guesslimit"
@@ -107,6 +110,10 @@ type Config struct {
 	TimeSource timesource.Source
 	// Logger receives the console's logs; nil means slog.Default().
 	Logger *slog.Logger
+	// Metrics is the serving node's metrics registry, which the cluster
+	// page's charts read (api/metrics); nil leaves the charts without
+	// data.
+	Metrics prometheus.Gatherer
 }
 
 // Console is the web console: an http.Handler for everything under Prefix.
@@ -121,6 +128,8 @@ type Console struct {
 	logouts *logouts         // logins ended by logout
 	repls   map[string]*repl // statement-box sessions by key
 	held    map[string]int   // statement-box sessions reserved or open, by login
+
+	statements atomic.Uint64 // statements run for callers (Statements)
 }
 
 //go:embed assets
@@ -204,6 +213,8 @@ func (c *Console) routes() {
 	c.mux.HandleFunc("GET "+Prefix+"api/clock", sameOriginOnly(c.authorized(c.serveClock, false)))
 	c.mux.HandleFunc("GET "+Prefix+"api/repl", sameOriginOnly(c.authorized(c.serveRepl, false)))
 	c.mux.HandleFunc("POST "+Prefix+"api/exec", c.authorized(c.serveExec, true))
+	c.mux.HandleFunc("POST "+Prefix+"api/domain", c.authorized(c.serveDomainAction, true))
+	c.mux.HandleFunc("GET "+Prefix+"api/metrics", sameOriginOnly(c.authorized(c.serveMetrics, false)))
 }
 
 // ServeHTTP serves the console's routes with the headers every response

@@ -50,7 +50,7 @@ func TestCrossSiteStreamOpensAreRefused(t *testing.T) {
 		require.NoError(t, err)
 		return resp.StatusCode, string(b)
 	}
-	paths := []string{"/console/api/watch", "/console/api/clock?domain=x", "/console/api/repl", "/console/api/whoami"}
+	paths := []string{"/console/api/watch", "/console/api/clock?domain=x", "/console/api/repl", "/console/api/whoami", "/console/api/metrics"}
 	for _, path := range paths {
 		for _, tc := range crossSiteHeaders {
 			t.Run(path+" "+tc.name, func(t *testing.T) {

@@ -29,16 +29,22 @@
 //	GET  /console/api/clock  event stream of one attachment (?domain=NAME)
 //	GET  /console/api/repl   event stream of a statement-box session
 //	POST /console/api/exec   run statements in the caller's statement box
+//	POST /console/api/domain a lifecycle button: start, stop or drop a domain
+//	GET  /console/api/metrics a sample of the node's metrics for the charts
 //	POST /console/logout     end the caller's login
+//
+// A page asked for without a login is sent to the login form with itself
+// as ?next=, which the form posts back; a login returns only to one of the
+// console's pages on this origin (loginTarget), never to another site.
 //
 // Every route but the first three needs an authenticated caller: a
 // verified client certificate of the cluster CA (admitted directly, as the
 // API admits it), a login cookie, or, on an insecure loopback listener
-// without a token only, anyone. A node certificate is refused. The two
+// without a token only, anyone. A node certificate is refused. The
 // state-changing POSTs also need the caller's CSRF token (the X-CSRF-Token
 // header or a csrf form field) and a same-origin request (Sec-Fetch-Site,
-// or Origin where a browser sends no Sec-Fetch-Site). The event streams
-// and whoami need a same-origin request too, whoever the caller is: a
+// or Origin where a browser sends no Sec-Fetch-Site). The event streams,
+// the metrics sample and whoami need a same-origin request too, whoever the caller is: a
 // browser presents its client certificate to any site's request, so a
 // certificate is no sign that the console's own page asked. Against DNS
 // rebinding, which makes another site's page same-origin with a loopback
@@ -87,7 +93,9 @@
 // Every stream starts with "hello" (node, identity, the node's UTC in
 // nanoseconds and, for a statement box, the key its submissions name) and
 // carries "utc" heartbeats. A watch stream sends "views" (the domain list,
-// the selected domain's DESCRIBE DOMAIN and SHOW CLUSTER STATUS) at once,
+// the selected domain's DESCRIBE DOMAIN and SHOW CLUSTER STATUS, the list
+// and the status laid out for people by cluster.go: cells rendered, nulls
+// empty, long ids shortened, the status's columns read by name) at once,
 // after every installation and every RefreshInterval, whenever they
 // changed; the page rebuilds the domain list, the description and the
 // cluster table only when what each shows changed, so views that changed

@@ -20,11 +20,13 @@ import (
 // filteredViews is what TestWatchFilter reads of a views event.
 type filteredViews struct {
 	Domains struct {
-		Rows [][]*string `json:"rows"`
+		Rows [][]viewCell `json:"rows"`
 	} `json:"domains"`
 	More    int `json:"more"`
 	Cluster struct {
-		Rows [][]*string `json:"rows"`
+		DomainTable struct {
+			Rows [][]viewCell `json:"rows"`
+		} `json:"domain_table"`
 	} `json:"cluster"`
 }
 
@@ -61,10 +63,8 @@ func TestWatchFilter(t *testing.T) {
 		return v
 	}
 	domainRows := func(v filteredViews) (names []string) {
-		for _, r := range v.Cluster.Rows {
-			if *r[0] == "domain" {
-				names = append(names, *r[1])
-			}
+		for _, r := range v.Cluster.DomainTable.Rows {
+			names = append(names, r[0].Text)
 		}
 		return names
 	}
@@ -78,7 +78,7 @@ func TestWatchFilter(t *testing.T) {
 	require.Len(t, web.Domains.Rows, 3)
 	require.Zero(t, web.More)
 	for _, r := range web.Domains.Rows {
-		require.True(t, strings.HasPrefix(*r[0], "web_"), *r[0])
+		require.True(t, strings.HasPrefix(r[0].Text, "web_"), r[0].Text)
 	}
 	require.Equal(t, []string{"web_0", "web_1", "web_2"}, domainRows(web))
 

@@ -13,13 +13,16 @@ type page struct {
 	Title    string
 	Node     string
 	Identity string
+	SignedIn string // how the caller is signed in, in plain words
 	CSRF     string
 	Logout   bool   // the caller logged in with a cookie and may log out
 	Nav      string // "domains" or "cluster"
 	Domain   string // the selected domain, "" for none
+	Status   string // the selected domain's status (DESCRIBE's status), "" when unknown
 	Views    views
 	Error    string // the login page's message
 	HasToken bool   // the login page offers the token form
+	Next     string // the page the login form returns to (loginTarget)
 }
 
 // render writes the template name with p, or a plain 500 if it fails, so a
@@ -37,15 +40,23 @@ func (c *Console) render(w http.ResponseWriter, status int, name string, p page)
 }
 
 func (c *Console) serveLoginPage(w http.ResponseWriter, r *http.Request) {
+	next := loginTarget(r.URL.Query().Get("next"))
 	if _, err := c.authenticate(r); err == nil {
-		http.Redirect(w, r, Prefix, http.StatusSeeOther)
+		http.Redirect(w, r, next, http.StatusSeeOther)
 		return
 	}
-	c.renderLogin(w, http.StatusOK, "")
+	c.renderLogin(w, r, http.StatusOK, "")
 }
 
-func (c *Console) renderLogin(w http.ResponseWriter, status int, msg string) {
-	c.render(w, status, "login.html", page{Title: "Log in", Node: c.cfg.Node, Error: msg, HasToken: c.cfg.Token != ""})
+// renderLogin writes the login form with msg, returning to the page the
+// request names (its next, form or query, checked by loginTarget).
+func (c *Console) renderLogin(w http.ResponseWriter, r *http.Request, status int, msg string) {
+	next := r.URL.Query().Get("next")
+	if r.Method == http.MethodPost {
+		next = r.PostFormValue("next")
+	}
+	c.render(w, status, "login.html", page{Title: "Log in", Node: c.cfg.Node, Error: msg, HasToken: c.cfg.Token != "",
+		Next: loginTarget(next)})
 }
 
 // pageFor is the page frame of an authorized request, with the views read
@@ -54,7 +65,7 @@ func (c *Console) pageFor(r *http.Request, nav, domain string) page {
 	p := caller(r)
 	sess := session.New(c.cfg.Engine, c.cfg.Session)
 	defer sess.Close()
-	return page{Node: c.cfg.Node, Identity: p.identity, CSRF: c.csrf(p), Logout: p.cookie, Nav: nav, Domain: domain,
+	return page{Node: c.cfg.Node, Identity: p.identity, SignedIn: p.signedIn(), CSRF: c.csrf(p), Logout: p.cookie, Nav: nav, Domain: domain,
 		Views: c.readViews(r.Context(), sess, domain, "", nil)}
 }
 
@@ -68,6 +79,10 @@ func (c *Console) serveMain(w http.ResponseWriter, r *http.Request) {
 	}
 	p := c.pageFor(r, "domains", domain)
 	p.Title = "Domains"
+	p.Status = p.Views.Describe.field("status")
+	if p.Views.Gone {
+		p.Status = "gone"
+	}
 	if domain != "" {
 		p.Title = domain
 	}

@@ -262,15 +262,19 @@ func (c *Console) hello(p principal, key string) hello {
 // views is what a watch stream sends: the domain list, the selected
 // domain's description and the cluster status.
 type views struct {
-	Domains      *table `json:"domains"`
-	More         int    `json:"more,omitempty"`
-	Domain       string `json:"domain,omitempty"`
-	Describe     *table `json:"describe,omitempty"`
-	DescribeErr  string `json:"describe_error,omitempty"`
-	Cluster      *table `json:"cluster,omitempty"`
-	ClusterErr   string `json:"cluster_error,omitempty"`
-	Revision     string `json:"revision"`
-	ListErr      string `json:"list_error,omitempty"`
+	Domains     *viewTable `json:"domains"`
+	More        int        `json:"more,omitempty"`
+	Domain      string     `json:"domain,omitempty"`
+	Describe    *table     `json:"describe,omitempty"`
+	DescribeErr string     `json:"describe_error,omitempty"`
+	// Gone reports that the selected domain is not in the catalog (it was
+	// dropped, or never was): the page says so in its own words.
+	Gone       bool         `json:"gone,omitempty"`
+	Cluster    *clusterView `json:"cluster,omitempty"`
+	ClusterErr string       `json:"cluster_error,omitempty"`
+	Revision   string       `json:"revision"`
+	ListErr    string       `json:"list_error,omitempty"`
+
 	installCount uint64
 }
 
@@ -282,17 +286,19 @@ func (c *Console) readViews(ctx context.Context, sess *session.Session, domain, 
 	count, rev, _ := c.cfg.Engine.Installed()
 	v := views{Domain: domain, Revision: strconv.FormatUint(rev, 10), installCount: count}
 	if prev != nil && prev.installCount == count && prev.Domain == domain {
-		v.Domains, v.More, v.ListErr, v.Describe, v.DescribeErr = prev.Domains, prev.More, prev.ListErr, prev.Describe, prev.DescribeErr
+		v.Domains, v.More, v.ListErr, v.Describe, v.DescribeErr, v.Gone = prev.Domains, prev.More, prev.ListErr, prev.Describe, prev.DescribeErr, prev.Gone
 	} else {
-		var err error
-		if v.Domains, v.More, err = domainList(ctx, sess, like); err != nil {
+		list, more, err := domainList(ctx, sess, like)
+		if err != nil {
 			v.ListErr = errorText(err)
 		}
+		v.Domains, v.More = listView(list), more
 		if domain != "" {
-			v.Describe, v.DescribeErr = describe(ctx, sess, domain)
+			v.Describe, v.DescribeErr, v.Gone = describe(ctx, sess, domain)
 		}
 	}
-	v.Cluster, v.ClusterErr = clusterStatus(ctx, sess, like)
+	cluster, clusterErr := clusterStatus(ctx, sess, like)
+	v.Cluster, v.ClusterErr = newClusterView(cluster), clusterErr
 	return v
 }
 

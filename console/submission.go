@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 
+	"github.com/nspl-dev/nspl/grammar"
 	"github.com/nspl-dev/nspl/planner"
 	"github.com/nspl-dev/nspl/session"
 	"github.com/nspl-dev/nspl/wire"
@@ -47,6 +48,8 @@ type execRequest struct {
 // sessionState is the statement box's session after a submission, for its
 // prompt.
 type sessionState struct {
+	// Prompt is the shell's prompt for this state (promptFor).
+	Prompt    string `json:"prompt"`
 	Active    string `json:"active"`
 	InTx      bool   `json:"in_transaction"`
 	TxDomain  string `json:"transaction_domain,omitempty"`
@@ -261,6 +264,7 @@ func (c *Console) run(ctx context.Context, rp *repl, text string, bd bounds, ans
 			break
 		}
 		b.ran++
+		c.statements.Add(1)
 		a := rp.submit(ctx, sub, uint64(i+1), pl)
 		st, ran = a.state, true
 		if !a.shown {
@@ -292,9 +296,23 @@ func (c *Console) run(ctx context.Context, rp *repl, text string, bd bounds, ans
 		_ = rp.es.sendRaw("outcome", enc)
 		ans.outcome(enc)
 	}
-	state := sessionState{Active: st.Active, InTx: st.InTx, TxDomain: st.TxDomain, TxPending: st.TxPending}
+	state := sessionState{Prompt: promptFor(st.Active, st.InTx), Active: st.Active, InTx: st.InTx, TxDomain: st.TxDomain, TxPending: st.TxPending}
 	_ = rp.es.send("state", state)
 	ans.end(ct, state)
+}
+
+// promptFor is the statement box's prompt, the shell's: nspl> without an
+// active domain, nspl[<domain>]> with one (the name as NSPL writes it), and
+// a * before the > while a transaction is open.
+func promptFor(active string, inTx bool) string {
+	p := "nspl"
+	if active != "" {
+		p += "[" + grammar.FormatName(active) + "]"
+	}
+	if inTx {
+		p += "*"
+	}
+	return p + ">"
 }
 
 // newCut is the cut at statement n, plan pl.

@@ -44,16 +44,26 @@ func TestConsoleOverTLS(t *testing.T) {
 	status, body = get(alice, "/console/")
 	require.Equal(t, http.StatusOK, status)
 	require.NotContains(t, body, "Log out", "a certificate has no login to end")
+	require.Contains(t, body, ">Signed in as alice (client certificate)<", "the header says how the caller signed in")
 
 	node := client(c.Material("n1").ClientConfig("", ""))
 	status, _ = get(node, "/console/api/whoami")
 	require.Equal(t, http.StatusForbidden, status, "a node certificate is not a client")
+	status, body = get(node, "/console/api/metrics")
+	require.Equal(t, http.StatusForbidden, status, "a node certificate reads no metrics through the console")
+	require.NotContains(t, body, "statements_total")
+	status, body = get(alice, "/console/api/metrics")
+	require.Equal(t, http.StatusOK, status, body)
+	require.Contains(t, body, `"statements_total":`)
 
 	anon := c.CA().Client("nobody").ClientConfig("", "")
 	anon.Certificates = nil
 	browser := client(anon)
 	status, _ = get(browser, "/console/api/whoami")
 	require.Equal(t, http.StatusUnauthorized, status)
+	status, body = get(browser, "/console/api/metrics")
+	require.Equal(t, http.StatusUnauthorized, status)
+	require.NotContains(t, body, "statements_total")
 	req, err := http.NewRequest(http.MethodPost, api.URL+"/console/login", strings.NewReader(url.Values{"token": {token}}.Encode()))
 	require.NoError(t, err)
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
@@ -69,6 +79,10 @@ func TestConsoleOverTLS(t *testing.T) {
 	status, body = get(browser, "/console/api/whoami")
 	require.Equal(t, http.StatusOK, status)
 	require.Contains(t, body, `"identity":"bearer-token"`)
+	status, body = get(browser, "/console/")
+	require.Equal(t, http.StatusOK, status)
+	require.Contains(t, body, ">Signed in with the node&#39;s token<")
+	require.NotContains(t, body, ">bearer-token<")
 }
 
 // TestLogoutOutlivesARestart: with a logout file, a copied cookie of a

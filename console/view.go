@@ -2,6 +2,7 @@ package console
 
 import (
 	"context"
+	"errors"
 	"math/big"
 	"strconv"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"github.com/nspl-dev/nspl/follow"
 	"github.com/nspl-dev/nspl/grammar"
 	"github.com/nspl-dev/nspl/planner"
+	"github.com/nspl-dev/nspl/record"
 	"github.com/nspl-dev/nspl/session"
 	"github.com/nspl-dev/nspl/wire"
 )
@@ -106,13 +108,17 @@ func domainList(ctx context.Context, sess *session.Session, like string) (t *tab
 }
 
 // describe reads DESCRIBE DOMAIN name, nil with the error's message when
-// it fails (the domain was dropped).
-func describe(ctx context.Context, sess *session.Session, name string) (*table, string) {
+// it fails; gone reports that it failed because the domain is not in the
+// catalog (it was dropped), which the page says in its own words.
+func describe(ctx context.Context, sess *session.Session, name string) (t *table, msg string, gone bool) {
 	res, err := sess.Exec(ctx, planner.DescribeDomain{Name: name})
 	if err != nil {
-		return nil, errorText(err)
+		if errors.Is(err, record.ErrDomainNotFound) {
+			return nil, "Domain " + grammar.FormatName(name) + " is not in the catalog: it was dropped, or never created.", true
+		}
+		return nil, errorText(err), false
 	}
-	return newTable(res.Set), ""
+	return newTable(res.Set), "", false
 }
 
 // clusterStatus reads SHOW CLUSTER STATUS, its domain rows those whose
@@ -183,12 +189,14 @@ type frameView struct {
 	Reading    string    `json:"reading_ns,omitempty"`
 	Reason     string    `json:"reason,omitempty"`
 	Failure    string    `json:"failure,omitempty"`
-	Text       string    `json:"text"`
+	// Text is the frame's line as the shell prints it
+	// (follow.FormatEventLine): "[clock prod] tick 42 at … (generation 1)".
+	Text string `json:"text"`
 }
 
 // newFrameView renders f.
 func newFrameView(f wire.Frame) frameView {
-	v := frameView{Domain: f.Domain, Attachment: f.Attachment, Kind: f.Kind.String(), Text: f.String()}
+	v := frameView{Domain: f.Domain, Attachment: f.Attachment, Kind: f.Kind.String(), Text: follow.FormatEventLine(f)}
 	switch f.Kind {
 	case wire.FrameState:
 		o := newObserved(f.Clock)

@@ -11,12 +11,21 @@ import (
 // views is a watch stream's views event.
 type views struct {
 	Domains *struct {
-		Columns []string     `json:"columns"`
-		Rows    *[][]*string `json:"rows"`
+		Columns []struct{ Name, Label string } `json:"columns"`
+		Rows    *[][]viewCell                  `json:"rows"`
 	} `json:"domains"`
 	Domain      string `json:"domain"`
 	DescribeErr string `json:"describe_error"`
+	Gone        bool   `json:"gone"`
 	Revision    string `json:"revision"`
+}
+
+// viewCell is one cell of a view table.
+type viewCell struct {
+	Text  string `json:"text"`
+	Title string `json:"title"`
+	Class string `json:"class"`
+	Badge string `json:"badge"`
 }
 
 func decodeViews(t *testing.T, data string) views {
@@ -34,7 +43,7 @@ func listed(v views, name string) bool {
 		return false
 	}
 	for _, r := range *v.Domains.Rows {
-		if r[0] != nil && *r[0] == name {
+		if r[0].Text == name {
 			return true
 		}
 	}
@@ -59,5 +68,7 @@ func TestWatchFollowsTheCatalog(t *testing.T) {
 	e.exec(c, csrf, key, "STOP; DROP DOMAIN web;")
 	v := decodeViews(t, w.until("views", func(d string) bool { return !listed(decodeViews(t, d), "web") }).data)
 	require.Contains(t, v.DescribeErr, "web")
+	require.True(t, v.Gone, "a dropped domain is gone, which the page says in its own words")
+	require.NotContains(t, v.DescribeErr, "LIST DOMAINS", "no shell advice on a web page")
 	require.NotNil(t, v.Domains.Rows, "an empty list is [], which the page reads, never null")
 }

@@ -89,3 +89,31 @@ func (ev ClockEvent) String() string {
 		return head + ev.Frame().String()
 	}
 }
+
+// FormatEventLine renders the frame as the shell prints the clock event
+// it reports (ClockEvent.String), for a program that holds the frame, not
+// the event: the console's statement box prints frames with it, so an
+// operator reads one format in the shell and in the browser.
+func FormatEventLine(f wire.Frame) string {
+	ev := ClockEvent{Domain: f.Domain, Attachment: f.Attachment}
+	switch f.Kind {
+	case wire.FrameState:
+		ev.Kind, ev.Clock.Observed = EventState, f.Clock
+	case wire.FrameTick:
+		ev.Kind, ev.Clock.Tick, ev.Clock.Reading = EventTick, f.Tick, f.Reading
+	case wire.FrameEnd:
+		ev.Kind, ev.Reason = EventEnd, f.Reason
+	case wire.FrameError, wire.FrameInterrupted:
+		ev.Kind = EventError
+		if f.Kind == wire.FrameInterrupted {
+			ev.Kind = EventInterrupted
+		}
+		if f.Failure.Message != "" {
+			failure := f.Failure
+			ev.Failure = &failure
+		}
+	default:
+		return "[clock " + grammar.FormatName(f.Domain) + "] " + f.String()
+	}
+	return ev.String()
+}

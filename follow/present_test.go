@@ -88,3 +88,25 @@ func TestClockEventString(t *testing.T) {
 		})
 	}
 }
+
+// TestFormatEventLine: the shell's line of each frame kind, which the
+// console's statement box prints too.
+func TestFormatEventLine(t *testing.T) {
+	t0 := int64(1767225600e9) // 2026-01-01T00:00:00Z
+	for _, tc := range []struct {
+		f    wire.Frame
+		want string
+	}{
+		{wire.Frame{Domain: "prod", Kind: wire.FrameTick, Tick: Tick{Generation: 1, ID: 42, Boundary: t0 + 4e9 + 1e8}},
+			"[clock prod] tick 42 at 2026-01-01T00:00:04.1Z (generation 1)"},
+		{wire.Frame{Domain: "prod", Kind: wire.FrameState, Clock: clock.Observed{Generation: 2, State: clock.Stopped}},
+			"[clock prod] generation 2 stopped"},
+		{wire.Frame{Domain: "my domain", Kind: wire.FrameEnd, Reason: wire.DomainRemoved}, "[clock `my domain`] ended: DomainRemoved"},
+		{wire.Frame{Domain: "prod", Kind: wire.FrameError, Failure: wire.ClockFailure{Message: "it broke"}}, "[clock prod] error: it broke"},
+		{wire.Frame{Domain: "prod", Kind: wire.FrameError}, "[clock prod] error"},
+		{wire.Frame{Domain: "prod", Kind: wire.FrameInterrupted, Failure: wire.ClockFailure{Message: "no leader"}}, "[clock prod] interrupted: no leader"},
+		{wire.Frame{Domain: "prod", Kind: wire.FrameInterrupted}, "[clock prod] interrupted"},
+	} {
+		require.Equal(t, tc.want, FormatEventLine(tc.f))
+	}
+}

@@ -35,10 +35,12 @@ func (s *Server) mountConsole() error {
 		LogoutFile:        s.cfg.ConsoleLogoutFile,
 		TimeSource:        s.cfg.TimeSource,
 		Logger:            s.logger,
+		Metrics:           s.cfg.Node.MetricsRegistry(),
 	})
 	if err != nil {
 		return err
 	}
+	s.console.Store(c)
 	s.mux.Handle(console.Prefix, c)
 	return nil
 }

@@ -27,7 +27,7 @@ var (
 	guessesRefusedDesc = prometheus.NewDesc("nspl_token_guesses_refused_total",
 		"Bearer tokens refused uncompared with 429: the address prefix's limit (address) or the global ceiling (global).", []string{"scope"}, nil)
 	statementsDesc = prometheus.NewDesc("nspl_statements_total",
-		"Statements remote sessions on this node answered: with a reply (ok) or an error (error), a statement refused before it ran (syntax, a bad archive) included.", []string{"outcome"}, nil)
+		"Statements this node answered for its clients: over the session protocol with a reply (ok) or an error (error), a statement refused before it ran (syntax, a bad archive) included, and those the web console ran, its statement box and its buttons, whatever their outcome (console).", []string{"outcome"}, nil)
 	unservedDesc = prometheus.NewDesc("nspl_connections_unserved_total",
 		"Connections closed before serving a request: during the TLS handshake (failed or timed out), or after it without a request (header or idle timeout, or the client left).", []string{"stage"}, nil)
 )
@@ -60,6 +60,11 @@ func (c serverCollector) Collect(ch chan<- prometheus.Metric) {
 	counter(closedDesc, s.closes.protocol.Load(), "protocol")
 	counter(statementsDesc, s.statements.ok.Load(), "ok")
 	counter(statementsDesc, s.statements.failed.Load(), "error")
+	var consoleStatements uint64
+	if c := s.console.Load(); c != nil {
+		consoleStatements = c.Statements()
+	}
+	counter(statementsDesc, consoleStatements, "console")
 	counter(unservedDesc, s.conns.unservedHandshake.Load(), "handshake")
 	counter(unservedDesc, s.conns.unservedRequest.Load(), "request")
 	var g guesslimit.Counts

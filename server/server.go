@@ -16,6 +16,7 @@ import (
 
 	"github.com/nspl-dev/nspl/backup"
 	"github.com/nspl-dev/nspl/clockrt/timesource"
+	"github.com/nspl-dev/nspl/console"
 	"github.com/nspl-dev/nspl/internal/guesslimit"
 	"github.com/nspl-dev/nspl/pki"
 	"github.com/nspl-dev/nspl/session"
@@ -161,6 +162,7 @@ type Server struct {
 	// statements counts the statements the sessions answered, by outcome
 	// (nspl_statements_total).
 	statements  struct{ ok, failed atomic.Uint64 }
+	console     atomic.Pointer[console.Console]
 	admission   admission
 	closes      sessionCloses
 	conns       connWatch

@@ -8,6 +8,11 @@
   const $ = (id) => document.getElementById(id);
   const body = document.body;
   const csrf = body.dataset.csrf || "";
+  // toLogin sends the browser to the login form, which returns it to this
+  // page once logged in (the node checks that it is a console page).
+  function toLogin() {
+    location.href = base + "login?next=" + encodeURIComponent(location.pathname + location.search);
+  }
 
   // ---- login page: a token in the URL fragment (#token=…) is filled in and
   // sent, so a printed login link works without showing the token to the
@@ -16,7 +21,7 @@
   if (loginForm) {
     const m = /(?:^#|&)token=([^&]+)/.exec(location.hash);
     if (m) {
-      history.replaceState(null, "", location.pathname);
+      history.replaceState(null, "", location.pathname + location.search);
       $("token").value = decodeURIComponent(m[1]);
       loginForm.submit();
     }
@@ -109,7 +114,7 @@
         if (this.handlers.hello) this.handlers.hello(h);
       });
       es.addEventListener("utc", (ev) => learnUTC(JSON.parse(ev.data).utc_ns));
-      es.addEventListener("logout", () => { location.href = base + "login"; });
+      es.addEventListener("logout", toLogin);
       for (const [name, fn] of Object.entries(this.handlers)) {
         if (name === "hello" || name === "lost") continue;
         es.addEventListener(name, (ev) => fn(JSON.parse(ev.data), this));
@@ -134,7 +139,7 @@
     // whether the login still holds, and go to the login page if not.
     checkLogin() {
       fetch(base + "api/whoami", { credentials: "same-origin" })
-        .then((r) => { if (r.status === 401) location.href = base + "login"; })
+        .then((r) => { if (r.status === 401) toLogin(); })
         .catch(() => {});
     }
     // restart drops the connection and opens a new one at once.
@@ -160,45 +165,77 @@
     if (text !== undefined) e.textContent = text;
     return e;
   }
+  // cellNode renders one cell of a view table as the node laid it out:
+  // its text (empty for null), the whole value as its title when the text
+  // shortens it, its class and a badge.
+  function cellNode(c) {
+    const td = el("td", c.class || "", c.text || "");
+    if (c.title) td.title = c.title;
+    if (c.badge) { td.appendChild(document.createTextNode(" ")); td.appendChild(el("span", "badge role", c.badge)); }
+    return td;
+  }
+  // renderView renders a view table (columns with labels, rows of
+  // cells); linkFirst makes the first cell a link selecting the domain.
+  function renderView(t, linkFirst) {
+    const table = el("table", "grid-table view" + (linkFirst ? " selectable" : ""));
+    const tr = el("tr");
+    for (const c of t.columns) { const th = el("th", "", c.label); th.dataset.col = c.name; tr.appendChild(th); }
+    table.appendChild(el("thead")).appendChild(tr);
+    const tb = table.appendChild(el("tbody"));
+    for (const row of t.rows) {
+      const r = el("tr");
+      row.forEach((c, i) => {
+        if (i === 0 && linkFirst && c.text) {
+          const td = el("td");
+          const a = el("a", "", c.text);
+          a.href = base + "?domain=" + encodeURIComponent(c.text);
+          a.dataset.domain = c.text;
+          if (c.text === selected) r.className = "selected";
+          td.appendChild(a);
+          r.appendChild(td);
+        } else r.appendChild(cellNode(c));
+      });
+      tb.appendChild(r);
+    }
+    return table;
+  }
+  // renderTable renders a statement's result set in the statement box, as
+  // the shell prints it: a null is NULL there.
   function cell(v) {
     const td = el("td");
     if (v === null || v === undefined) td.appendChild(el("span", "null", "NULL"));
     else { td.textContent = v; td.title = v; }
     return td;
   }
-  function renderTable(t, linkFirst) {
-    const table = el("table", "grid-table" + (linkFirst ? " selectable" : ""));
+  function renderTable(t) {
+    const table = el("table", "grid-table");
     const tr = el("tr");
     for (const c of t.columns) tr.appendChild(el("th", "", c));
     table.appendChild(el("thead")).appendChild(tr);
     const tb = table.appendChild(el("tbody"));
     for (const row of t.rows) {
       const r = el("tr");
-      row.forEach((v, i) => {
-        if (i === 0 && linkFirst && v !== null) {
-          const td = el("td");
-          const a = el("a", "", v);
-          a.href = base + "?domain=" + encodeURIComponent(v);
-          a.dataset.domain = v;
-          if (v === selected) r.className = "selected";
-          td.appendChild(a);
-          r.appendChild(td);
-        } else r.appendChild(cell(v));
-      });
+      row.forEach((v) => r.appendChild(cell(v)));
       tb.appendChild(r);
     }
     return table;
   }
-  function renderFields(t) {
-    const table = el("table", "fields");
-    if (!t.rows.length) return table;
+  // renderFields renders a one-row result as name/value pairs; in the
+  // domain's description (describe) a null is an empty value.
+  function renderFields(t, describe) {
+    const dl = el("dl", "fields");
+    if (!t.rows.length) return dl;
     t.columns.forEach((c, i) => {
-      const tr = el("tr");
-      tr.appendChild(el("th", "", c));
-      tr.appendChild(cell(t.rows[0][i]));
-      table.appendChild(tr);
+      const f = el("div", "field");
+      f.appendChild(el("dt", "", c));
+      const v = t.rows[0][i];
+      const dd = el("dd");
+      if (v !== null && v !== undefined) dd.textContent = v;
+      else if (!describe) dd.appendChild(el("span", "null", "NULL"));
+      f.appendChild(dd);
+      dl.appendChild(f);
     });
-    return table;
+    return dl;
   }
   function replace(id, node) {
     const e = $(id);
@@ -234,21 +271,158 @@
     return base + "api/watch" + (params.length ? "?" + params.join("&") : "");
   }
 
-  // ---- the cluster page
+  // ---- live charts: the serving node's metrics (api/metrics) read once a
+  // second, the last two minutes drawn as inline SVG. Counters become
+  // rates between two readings; a chart without data says so.
+  const chartWindow = 120;
+  const svgNS = "http://www.w3.org/2000/svg";
+  const palette = ["#2f6fde", "#1f8a4c", "#b7791f", "#c0392b", "#7b4fd0", "#2f8fa3", "#d0508a", "#6b7385"];
+  function svg(tag, attrs) {
+    const e = document.createElementNS(svgNS, tag);
+    for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, v);
+    return e;
+  }
+  // drawChart draws series ([{name, points: [[t, v|null]…]}]) into the
+  // figure id, with the latest value of each under it in unit.
+  function drawChart(id, series, unit, digits) {
+    const fig = $(id);
+    if (!fig) return;
+    const W = 360, H = 110, pad = 4;
+    const plot = svg("svg", { viewBox: "0 0 " + W + " " + H, width: "100%", height: H, role: "img", "aria-label": fig.querySelector("figcaption").textContent });
+    let max = 0, tmin = Infinity, tmax = -Infinity, any = false;
+    for (const s of series) for (const [t, v] of s.points) {
+      tmin = Math.min(tmin, t); tmax = Math.max(tmax, t);
+      if (v !== null) { max = Math.max(max, v); any = true; }
+    }
+    fig.dataset.max = String(max);
+    if (max <= 0) max = 1;
+    const ceil = niceCeil(max);
+    for (let i = 0; i <= 2; i++) {
+      const y = pad + (H - 2 * pad) * i / 2;
+      plot.appendChild(svg("line", { x1: 0, x2: W, y1: y, y2: y, class: "gridline" }));
+    }
+    const label = svg("text", { x: W - 2, y: 12, "text-anchor": "end", class: "axis" });
+    label.textContent = fmt(ceil, unit, digits);
+    plot.appendChild(label);
+    const span = Math.max(tmax - tmin, 1);
+    series.forEach((s, n) => {
+      let d = "", pen = false;
+      s.points.forEach(([t, v], i) => {
+        if (v === null) { pen = false; return; }
+        const x = ((t - tmin) / span) * W, y = H - pad - (v / ceil) * (H - 2 * pad);
+        d += (pen ? "L" : "M") + x.toFixed(1) + " " + y.toFixed(1);
+        pen = true;
+        // A reading between two gaps is a dot: a path of one point draws nothing.
+        const prev = i > 0 ? s.points[i - 1][1] : null, next = i + 1 < s.points.length ? s.points[i + 1][1] : null;
+        if (prev === null && next === null) plot.appendChild(svg("circle", { cx: x.toFixed(1), cy: y.toFixed(1), r: 2.5, fill: palette[n % palette.length] }));
+      });
+      if (d) plot.appendChild(svg("path", { d, class: "series", stroke: palette[n % palette.length], "data-series": s.name, "data-points": String(s.points.filter((p) => p[1] !== null).length) }));
+    });
+    fig.querySelector(".plot").replaceChildren(plot);
+    const value = fig.querySelector(".value");
+    value.replaceChildren();
+    if (!any) { value.textContent = "no data yet"; fig.dataset.points = "0"; return; }
+    fig.dataset.points = String(Math.max(...series.map((s) => s.points.filter((p) => p[1] !== null).length)));
+    series.forEach((s, n) => {
+      const last = [...s.points].reverse().find((p) => p[1] !== null);
+      if (!last) return;
+      const item = el("span", "legend");
+      const sw = el("i", "swatch");
+      sw.style.background = palette[n % palette.length];
+      item.appendChild(sw);
+      item.appendChild(document.createTextNode((s.name ? s.name + " " : "") + fmt(last[1], unit, digits)));
+      value.appendChild(item);
+    });
+  }
+  function niceCeil(v) {
+    const p = Math.pow(10, Math.floor(Math.log10(v)));
+    for (const m of [1, 2, 5, 10]) if (v <= m * p) return m * p;
+    return 10 * p;
+  }
+  function fmt(v, unit, digits) { return v.toFixed(digits) + (unit ? " " + unit : ""); }
+
+  function startCharts() {
+    if (!$("charts")) return;
+    const samples = [];
+    const poll = () => {
+      fetch(base + "api/metrics", { credentials: "same-origin" }).then(async (r) => {
+        if (r.status === 401) { toLogin(); return; }
+        if (!r.ok) { $("charts-msg").textContent = (await r.text()).trim(); return; }
+        const s = await r.json();
+        $("charts-msg").textContent = s.more ? "the " + s.tick_lag.length + " domains with the largest tick lag; " + s.more + " more not drawn" : "";
+        samples.push({ t: Number(BigInt(s.utc_ns) / 1000000n) / 1000, s });
+        while (samples.length > chartWindow) samples.shift();
+        render();
+      }).catch(() => { $("charts-msg").textContent = "the node did not answer; the charts pause until it does"; });
+    };
+    const render = () => {
+      const rate = [], commit = [];
+      for (let i = 1; i < samples.length; i++) {
+        const a = samples[i - 1], b = samples[i], dt = b.t - a.t;
+        const ok = dt > 0 && a.s.statements_total !== null && b.s.statements_total !== null;
+        rate.push([b.t, ok ? Math.max(0, b.s.statements_total - a.s.statements_total) / dt : null]);
+        let lat = null;
+        if (a.s.commit && b.s.commit && b.s.commit.count > a.s.commit.count) {
+          lat = 1000 * (b.s.commit.sum_seconds - a.s.commit.sum_seconds) / (b.s.commit.count - a.s.commit.count);
+        }
+        commit.push([b.t, lat]);
+      }
+      drawChart("chart-statements", [{ name: "", points: rate }], "/s", 1);
+      drawChart("chart-commit", [{ name: "", points: commit }], "ms", 2);
+      const domains = new Map();
+      for (const { t, s } of samples) for (const d of s.tick_lag) {
+        if (!domains.has(d.domain)) domains.set(d.domain, []);
+        domains.get(d.domain).push([t, 1000 * d.seconds]);
+      }
+      drawChart("chart-ticklag", [...domains].slice(0, palette.length).map(([name, points]) => ({ name, points })), "ms", 1);
+    };
+    poll();
+    setInterval(poll, 1000);
+  }
+
+  // ---- the cluster page: a summary, the nodes and the domains, and the
+  // live charts of the serving node's metrics.
   if (body.dataset.page === "cluster") {
     let clusterWatch = null;
+    const summary = (c) => {
+      const box = document.createDocumentFragment();
+      const tile = (k, v, id, cls) => {
+        const t = el("div", "tile");
+        t.appendChild(el("span", "k", k));
+        const e = el("span", "v" + (cls ? " " + cls : ""), v);
+        e.id = id;
+        t.appendChild(e);
+        box.appendChild(t);
+      };
+      tile("Leader", c.leader || "none", "sum-leader", c.leader ? "" : "bad");
+      tile("Nodes available", c.available >= 0 ? c.available + " of " + c.nodes : String(c.nodes), "sum-available",
+        c.available >= 0 && c.available < c.nodes ? "bad" : "");
+      tile("Domains with an authority", String(c.domains), "sum-domains");
+      return box;
+    };
     const openClusterWatch = () => {
       if (clusterWatch) clusterWatch.close();
       clusterWatch = new Stream(watchURL([]), {
         views(v) {
           $("cluster-rev").textContent = "revision " + v.revision;
-          if (v.cluster_error) show("cluster", "error " + v.cluster_error, () => el("p", "error", v.cluster_error));
-          else if (v.cluster) show("cluster", JSON.stringify(v.cluster), () => renderTable(v.cluster, false));
+          show("cluster-error", "error " + (v.cluster_error || ""), () => v.cluster_error ? el("p", "error", v.cluster_error) : document.createTextNode(""));
+          const c = v.cluster;
+          if (!c) return;
+          show("cluster-summary", JSON.stringify([c.leader, c.nodes, c.available, c.domains]), () => summary(c));
+          show("cluster-nodes", JSON.stringify(c.node_table), () => renderView(c.node_table, false));
+          show("cluster-domains", JSON.stringify(c.domain_table), () => c.domain_table.rows.length
+            ? renderView(c.domain_table, false) : el("p", "empty", "No paced domain is running or has an authority."));
+          show("cluster-other", JSON.stringify(c.other || null), () => {
+            const f = document.createDocumentFragment();
+            if (c.other) { f.appendChild(el("h3", "", "Other")); f.appendChild(renderView(c.other, false)); }
+            return f;
+          });
         },
       });
     };
     if ($("domain-filter")) $("domain-filter").addEventListener("change", openClusterWatch);
     openClusterWatch();
+    startCharts();
     return;
   }
 
@@ -259,13 +433,28 @@
     watch = new Stream(watchURL(selected ? ["domain=" + encodeURIComponent(selected)] : []), {
       views(v) {
         if (v.list_error) show("domains", "error " + v.list_error, () => el("p", "error", v.list_error));
-        else if (v.domains && v.domains.rows && v.domains.rows.length) show("domains", JSON.stringify(v.domains), () => renderTable(v.domains, true));
+        else if (v.domains && v.domains.rows && v.domains.rows.length) show("domains", JSON.stringify(v.domains), () => renderView(v.domains, true));
         else show("domains", "empty", () => el("p", "empty", "No domains yet. Create one below or in the statement box."));
         const count = v.domains && v.domains.rows ? String(v.domains.rows.length) + (v.more ? " (+" + v.more + ")" : "") : "";
         if ($("domain-count").textContent !== count) $("domain-count").textContent = count;
         if (v.domain && v.domain === selected) {
-          if (v.describe_error) show("describe", "error " + v.describe_error, () => el("p", "error", v.describe_error));
-          else if (v.describe) show("describe", JSON.stringify(v.describe), () => renderFields(v.describe));
+          if (v.gone) {
+            domainStatus = "gone";
+            show("describe", "gone " + v.describe_error, () => {
+              const p = el("p", "notice", v.describe_error + " ");
+              const a = el("a", "", "Back to the domains");
+              a.href = base;
+              a.dataset.domain = "";
+              p.appendChild(a);
+              return p;
+            });
+          } else if (v.describe_error) show("describe", "error " + v.describe_error, () => el("p", "error", v.describe_error));
+          else if (v.describe) {
+            const i = v.describe.columns.indexOf("status");
+            domainStatus = i >= 0 && v.describe.rows.length ? v.describe.rows[0][i] : "";
+            show("describe", JSON.stringify(v.describe), () => renderFields(v.describe, true));
+          }
+          setButtons();
         }
       },
     });
@@ -284,8 +473,32 @@
     $("clock-msg").textContent = msg || "";
     $("clock-toggle").textContent = state === "detached" ? "Attach" : "Detach";
     $("clock-toggle").disabled = state === "ended" || state === "refused";
-    for (const id of ["btn-start", "btn-stop", "btn-drop"]) $(id).disabled = state === "ended";
+    setButtons();
     renderClock();
+  }
+  // The lifecycle buttons follow the domain's state: the attached clock's
+  // when it is live (paced or unpaced: running; stopped), else the
+  // description's status. A running domain's primary button is STOP, a
+  // stopped one's START; the button that would be refused is disabled, as
+  // is DROP of a running domain, and every button while one runs.
+  let domainStatus = body.dataset.status || "";
+  let acting = false;
+  function setButtons() {
+    let status = domainStatus;
+    if (clock.state === "paced" || clock.state === "unpaced") status = "running";
+    else if (clock.state === "stopped") status = "stopped";
+    else if (clock.state === "ended") status = "gone";
+    const start = $("btn-start"), stop = $("btn-stop"), drop = $("btn-drop");
+    const running = status === "running", stopped = status === "stopped", gone = status === "gone";
+    start.classList.toggle("secondary", !stopped);
+    stop.classList.toggle("secondary", !running);
+    start.disabled = acting || running || gone;
+    stop.disabled = acting || stopped || gone;
+    drop.disabled = acting || running || gone;
+    start.title = running ? "the domain is running; stop it to start a new generation" : "START the domain";
+    stop.title = stopped ? "the domain is stopped" : "STOP the domain";
+    drop.title = running ? "stop the domain before dropping it" : "DROP the domain; asks once more";
+    $("detail").dataset.status = status;
   }
   function renderClock() {
     const c = clock.c;
@@ -379,14 +592,14 @@
       box.appendChild(el("div", "", e.line + ":" + e.column + ": error: " + e.message));
       return;
     }
-    if (o.table) log.appendChild(o.table.rows.length === 1 && o.table.columns.length > 6 ? renderFields(o.table) : renderTable(o.table, false));
+    if (o.table) log.appendChild(o.table.rows.length === 1 && o.table.columns.length > 6 ? renderFields(o.table, false) : renderTable(o.table));
     for (const w of o.warnings || []) logLine("warn", "warning: " + w);
     if (o.message) logLine("msg", o.message);
     log.scrollTop = log.scrollHeight;
   }
   let lastTick = null;
   function showFrame(f) {
-    const text = "[clock " + f.domain + "] " + f.text;
+    const text = f.text; // the shell's line of the frame
     if (f.kind === "tick" && lastTick && lastTick.domain === f.domain && lastTick.line === log.lastElementChild) {
       lastTick.line.textContent = text; // a newer tick replaces the last line
       return;
@@ -405,7 +618,7 @@
       outcome(o) { lastTick = null; showOutcome(o); },
       frame(f) { showFrame(f); },
       state(s) {
-        $("prompt").textContent = s.in_transaction ? "nspl(" + s.transaction_domain + ")*>" : s.active ? "nspl(" + s.active + ")>" : "nspl>";
+        $("prompt").textContent = s.prompt; // the shell's prompt, written by the node
       },
       lost() { replKey = ""; },
     });
@@ -429,7 +642,7 @@
         run(text, true);
         return;
       }
-      if (r.status === 401) { location.href = base + "login"; return; }
+      if (r.status === 401) { toLogin(); return; }
       if (!r.ok) logLine("err", (await r.text()).trim());
     }).catch(() => logLine("err", "the node did not answer; the statement may not have run"));
   }
@@ -459,9 +672,37 @@
     run(stmt);
   });
 
+  // act runs a button's action on the selected domain in a session of its
+  // own (api/domain) and shows the node's reply, or its refusal in the
+  // console's words, beside the buttons: the operator typed no statement,
+  // so none is shown with a caret.
+  function act(action) {
+    const domain = selected, msg = $("action-msg");
+    acting = true;
+    setButtons();
+    msg.className = "action-msg";
+    msg.textContent = "";
+    fetch(base + "api/domain", {
+      method: "POST",
+      credentials: "same-origin",
+      headers: { "Content-Type": "application/json", "X-CSRF-Token": csrf },
+      body: JSON.stringify({ domain, action }),
+    }).then(async (r) => {
+      if (r.status === 401) { toLogin(); return; }
+      let a = {};
+      try { a = await r.json(); } catch (e) { a = { error: "the node answered " + r.status + " without a reply the console reads" }; }
+      if (domain !== selected) return;
+      msg.className = "action-msg " + (a.error ? "error" : "ok");
+      msg.textContent = a.error || a.message || "";
+    }).catch(() => {
+      msg.className = "action-msg error";
+      msg.textContent = "The node did not answer; the domain may or may not have changed. Its state shows above once the node answers.";
+    }).finally(() => { acting = false; setButtons(); });
+  }
+
   function bindActions() {
-    $("btn-start").onclick = () => run("USE " + quoteName(selected) + "; START;");
-    $("btn-stop").onclick = () => run("USE " + quoteName(selected) + "; STOP;");
+    $("btn-start").onclick = () => act("start");
+    $("btn-stop").onclick = () => act("stop");
     // DROP asks once more: the first click arms it, the second drops; the
     // pointer or focus leaving the button disarms it.
     const drop = $("btn-drop");
@@ -475,7 +716,7 @@
         return;
       }
       disarm();
-      run("DROP DOMAIN " + quoteName(selected) + ";");
+      act("drop");
     };
     $("clock-toggle").onclick = () => {
       if (clock.state === "detached") attachClock();
@@ -491,6 +732,8 @@
     $("detail-name").textContent = name;
     $("describe").replaceChildren();
     forget("describe");
+    domainStatus = "";
+    $("action-msg").textContent = "";
     // The list stays as it is: only the selected row's mark moves.
     for (const a of $("domains").querySelectorAll("a[data-domain]")) a.closest("tr").classList.toggle("selected", a.dataset.domain === name);
     if (push) history.pushState({ domain: name }, "", base + (name ? "?domain=" + encodeURIComponent(name) : ""));
@@ -505,7 +748,13 @@
     ev.preventDefault();
     select(a.dataset.domain, true);
   });
-  window.addEventListener("popstate", () => select(new URLSearchParams(location.search).get("domain") || "", false));
+  $("describe").addEventListener("click", (ev) => {
+    const a = ev.target.closest("a[data-domain]");
+    if (!a || ev.ctrlKey || ev.metaKey || ev.shiftKey) return;
+    ev.preventDefault();
+    select(a.dataset.domain, true);
+  });
+    window.addEventListener("popstate", () => select(new URLSearchParams(location.search).get("domain") || "", false));
 
   bindActions();
   openRepl();
