@@ -341,6 +341,9 @@ func (n *Replica) proposeReassignment(ctx context.Context, cmd lifecycle.Command
 	return n.Propose(ctx, cmd)
 }
 
+// Term returns the consensus term this replica is in.
+func (n *Replica) Term() uint64 { return n.raft.CurrentTerm() }
+
 // IsLeader reports whether this node is the leader with confirmed
 // leadership, so that Propose would be admitted.
 func (n *Replica) IsLeader() bool {

@@ -24,8 +24,10 @@ type ClusterStatus struct {
 	// registered, sorted by name (unregistered servers, with an empty Name,
 	// last).
 	Nodes []NodeStatus
-	// Domains are the paced domains, sorted by name.
+	// Domains are the domains, paced and unpaced, sorted by name.
 	Domains []DomainStatus
+	// Term is the consensus term this node is in.
+	Term uint64
 }
 
 // NodeStatus is one member.
@@ -51,9 +53,12 @@ type NodeStatus struct {
 	Maintenance string
 }
 
-// DomainStatus is one paced domain's authority.
+// DomainStatus is one domain: its pace and, when paced, its authority.
 type DomainStatus struct {
-	Name       string
+	Name string
+	// Pace is the domain's pace; Period and Skew a paced domain's.
+	Pace         lifecycle.Pace
+	Period, Skew uint64
 	Running    bool
 	Generation uint64
 	// Authority is the committed authority fence: node, incarnation and
@@ -72,7 +77,7 @@ type DomainStatus struct {
 func (m *Member) Status() ClusterStatus {
 	n := m.node
 	s := n.CatalogState()
-	st := ClusterStatus{Self: m.cfg.Node, CatalogRevision: s.Revision(), AdvertisedRevision: n.AdvertisedRevision()}
+	st := ClusterStatus{Self: m.cfg.Node, CatalogRevision: s.Revision(), AdvertisedRevision: n.AdvertisedRevision(), Term: n.Term()}
 	leader, _ := n.Leader()
 	servers, _ := n.Servers()
 	byID := make(map[string]catalog.Server, len(servers))
@@ -107,10 +112,7 @@ func (m *Member) Status() ClusterStatus {
 		}
 	}
 	for _, d := range s.Domains() {
-		if d.Pace != lifecycle.Paced {
-			continue
-		}
-		ds := DomainStatus{Name: d.Name, Running: d.Running(), Generation: d.Generation, Authority: d.Authority, Revision: d.Revision}
+		ds := DomainStatus{Name: d.Name, Pace: d.Pace, Period: d.Period, Skew: d.Skew, Running: d.Running(), Generation: d.Generation, Authority: d.Authority, Revision: d.Revision}
 		if f := n.ClockFailure(d.Name); f != nil && d.Running() && f.Generation == d.Generation {
 			ds.ClockFailure = f
 		}
@@ -124,7 +126,7 @@ func (m *Member) Status() ClusterStatus {
 // that is not registered yet is named by its server ID; the revision shown
 // is the one each node advertised.
 func (st ClusterStatus) Wire() wire.ClusterStatus {
-	var out wire.ClusterStatus
+	out := wire.ClusterStatus{Term: st.Term}
 	for _, n := range st.Nodes {
 		name := n.Name
 		if name == "" {
@@ -138,7 +140,9 @@ func (st ClusterStatus) Wire() wire.ClusterStatus {
 		if d.Running {
 			status = lifecycle.Running
 		}
-		out.Domains = append(out.Domains, wire.NewClusterDomain(d.Name, status.String(), d.Generation, wire.ClusterAuthority(d.Authority), d.ClockFailure))
+		wd := wire.NewClusterDomain(d.Name, status.String(), d.Generation, wire.ClusterAuthority(d.Authority), d.ClockFailure)
+		wd.Pace, wd.Period, wd.Skew = d.Pace.String(), d.Period, d.Skew
+		out.Domains = append(out.Domains, wd)
 	}
 	return out
 }

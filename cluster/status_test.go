@@ -34,14 +34,14 @@ func TestClusterStatusAsWireShowsIt(t *testing.T) {
 			want: wire.ClusterStatus{Nodes: []wire.ClusterNode{{Name: "s3", Voter: true}}},
 		},
 		{
-			name: "paced domains carry status, generation and fence",
-			in: ClusterStatus{Domains: []DomainStatus{
-				{Name: "prod", Running: true, Generation: 2, Authority: fence, Revision: 5},
-				{Name: "idle", Generation: 1, Revision: 6},
+			name: "domains carry pace, period, skew, status, generation and fence; the term travels",
+			in: ClusterStatus{Term: 12, Domains: []DomainStatus{
+				{Name: "prod", Pace: lifecycle.Paced, Period: 1e9, Skew: 5e8, Running: true, Generation: 2, Authority: fence, Revision: 5},
+				{Name: "idle", Pace: lifecycle.Unpaced, Generation: 1, Revision: 6},
 			}},
-			want: wire.ClusterStatus{Domains: []wire.ClusterDomain{
-				{Name: "prod", Status: "running", Generation: 2, Authority: wire.ClusterAuthority{Node: "n2", Incarnation: 7, Revision: 4}},
-				{Name: "idle", Status: "stopped", Generation: 1},
+			want: wire.ClusterStatus{Term: 12, Domains: []wire.ClusterDomain{
+				{Name: "prod", Status: "running", Generation: 2, Authority: wire.ClusterAuthority{Node: "n2", Incarnation: 7, Revision: 4}, Pace: "PACED", Period: 1e9, Skew: 5e8},
+				{Name: "idle", Status: "stopped", Generation: 1, Pace: "UNPACED"},
 			}},
 		},
 	} {

@@ -126,6 +126,11 @@ func newClusterView(t *table) *clusterView {
 				v.Leader, _ = get(row, "name")
 			}
 		case "domain":
+			// The cluster page is about clock authorities: an unpaced
+			// domain has none, and the domains page lists it.
+			if pace, _ := get(row, "pace"); pace == "UNPACED" {
+				continue
+			}
 			domains = append(domains, row)
 			v.Domains++
 		default:

@@ -22,6 +22,9 @@ func (n *Node) CatalogState() *lifecycle.State { return n.catalog.State() }
 // CatalogRevision returns the catalog revision of CatalogState.
 func (n *Node) CatalogRevision() uint64 { return n.catalog.Revision() }
 
+// Term returns the consensus term this node is in.
+func (n *Node) Term() uint64 { return n.catalog.Term() }
+
 // IsLeader reports whether this node is the consensus leader with
 // confirmed leadership.
 func (n *Node) IsLeader() bool { return n.catalog.IsLeader() }

@@ -46,13 +46,13 @@ func TestShowClusterStatusAtScale(t *testing.T) {
 		{domains: MaxClusterStatusDomains - 1, text: "SHOW CLUSTER STATUS;", message: "1 node, 1 available", rows: 999, last: "d000998"},
 		{domains: MaxClusterStatusDomains, text: "SHOW CLUSTER STATUS;", message: "1 node, 1 available", rows: 1000, last: "d000999"},
 		{domains: MaxClusterStatusDomains + 1, text: "SHOW CLUSTER STATUS;", message: "1 node, 1 available", rows: 1000, last: "d000999",
-			warning: "showing the first 1000 of 1001 paced domains by name (1 of those left out have a clock failure); narrow the list with SHOW CLUSTER STATUS LIKE '<pattern>'"},
+			warning: "showing the first 1000 of 1001 domains by name (1 of those left out have a clock failure); narrow the list with SHOW CLUSTER STATUS LIKE '<pattern>'"},
 		{domains: 100000, text: "SHOW CLUSTER STATUS;", message: "1 node, 1 available", rows: 1000, last: "d000999",
-			warning: "showing the first 1000 of 100000 paced domains by name (99 of those left out have a clock failure); narrow the list with SHOW CLUSTER STATUS LIKE '<pattern>'"},
-		{domains: 100000, text: "show cluster status like 'D00000%';", message: "1 node, 1 available, 10 paced domains like 'd00000%'", rows: 10, last: "d000009",
+			warning: "showing the first 1000 of 100000 domains by name (99 of those left out have a clock failure); narrow the list with SHOW CLUSTER STATUS LIKE '<pattern>'"},
+		{domains: 100000, text: "show cluster status like 'D00000%';", message: "1 node, 1 available, 10 domains like 'd00000%'", rows: 10, last: "d000009",
 			canonize: "SHOW CLUSTER STATUS LIKE 'd00000%';"},
-		{domains: 100000, text: "SHOW CLUSTER STATUS LIKE 'd099999';", message: "1 node, 1 available, 1 paced domain like 'd099999'", rows: 1, last: "d099999"},
-		{domains: 100000, text: "SHOW CLUSTER STATUS LIKE 'x%';", message: "1 node, 1 available, 0 paced domains like 'x%'", rows: 0},
+		{domains: 100000, text: "SHOW CLUSTER STATUS LIKE 'd099999';", message: "1 node, 1 available, 1 domain like 'd099999'", rows: 1, last: "d099999"},
+		{domains: 100000, text: "SHOW CLUSTER STATUS LIKE 'x%';", message: "1 node, 1 available, 0 domains like 'x%'", rows: 0},
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprint(tt.domains, " ", tt.text), func(t *testing.T) {

@@ -6,6 +6,8 @@ package wire
 type ClusterStatus struct {
 	Nodes   []ClusterNode
 	Domains []ClusterDomain
+	// Term is the consensus term the serving node is in; 0 when unknown.
+	Term uint64
 }
 
 // ClusterNode is one node as the serving node sees it.
@@ -39,6 +41,10 @@ type ClusterDomain struct {
 	// clock failure at its authority, as the serving node learned it;
 	// empty while none.
 	ClockFailure string
+	// Pace is "PACED" or "UNPACED"; Period and Skew are a paced domain's,
+	// in nanoseconds, 0 for an unpaced one.
+	Pace         string
+	Period, Skew uint64
 }
 
 // NewClusterDomain returns one paced domain's row of SHOW CLUSTER STATUS:
