@@ -59,8 +59,8 @@ type DomainStatus struct {
 	// Pace is the domain's pace; Period and Skew a paced domain's.
 	Pace         lifecycle.Pace
 	Period, Skew uint64
-	Running    bool
-	Generation uint64
+	Running      bool
+	Generation   uint64
 	// Authority is the committed authority fence: node, incarnation and
 	// authority revision. Its Node is empty while unassigned (the paced
 	// clock is then unavailable for execution).
