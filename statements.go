@@ -374,6 +374,10 @@ func ShowClusterStatusLike(pattern string) Statement {
 // TRANSACTIONS;.
 func ShowTransactions() Statement { return plain{p: planner.ShowTransactions{}} }
 
+// DescribeTransaction shows the session's open transaction step by step:
+// DESCRIBE TRANSACTION;.
+func DescribeTransaction() Statement { return plain{p: planner.DescribeTransaction{}} }
+
 // CordonNode gives the cluster node name no new clock authority: CORDON
 // NODE name;. A name that is not a node name (1 to 63 letters, digits and
 // '-', neither first nor last) is ErrInvalidName.

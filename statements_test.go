@@ -61,6 +61,7 @@ func TestStatementText(t *testing.T) {
 		{nspl.ShowClusterStatus(), "SHOW CLUSTER STATUS;"},
 		{nspl.ShowClusterStatusLike("Prod%"), "SHOW CLUSTER STATUS LIKE 'prod%';"},
 		{nspl.ShowTransactions(), "SHOW TRANSACTIONS;"},
+		{nspl.DescribeTransaction(), "DESCRIBE TRANSACTION;"},
 		{nspl.CordonNode("n1"), "CORDON NODE n1;"},
 		{nspl.UncordonNode("node-a"), "UNCORDON NODE `node-a`;"},
 		{nspl.DrainNode("N3"), "DRAIN NODE N3;"},

@@ -218,22 +218,26 @@ type NodeMaintenance struct {
 // ShowTransactions is SHOW TRANSACTIONS.
 type ShowTransactions struct{ Node }
 
-func (*CreateDomain) statement()      {}
-func (*AlterPlacement) statement()    {}
-func (*Start) statement()             {}
-func (*Stop) statement()              {}
-func (*AttachClock) statement()       {}
-func (*DetachClock) statement()       {}
-func (*Use) statement()               {}
-func (*ListDomains) statement()       {}
-func (*DescribeDomain) statement()    {}
-func (*DropDomain) statement()        {}
-func (*Begin) statement()             {}
-func (*Commit) statement()            {}
-func (*Rollback) statement()          {}
-func (*Backup) statement()            {}
-func (*Restore) statement()           {}
-func (*DescribeBackup) statement()    {}
-func (*ShowClusterStatus) statement() {}
-func (*ShowTransactions) statement()  {}
-func (*NodeMaintenance) statement()   {}
+// DescribeTransaction is DESCRIBE TRANSACTION.
+type DescribeTransaction struct{ Node }
+
+func (*CreateDomain) statement()        {}
+func (*AlterPlacement) statement()      {}
+func (*Start) statement()               {}
+func (*Stop) statement()                {}
+func (*AttachClock) statement()         {}
+func (*DetachClock) statement()         {}
+func (*Use) statement()                 {}
+func (*ListDomains) statement()         {}
+func (*DescribeDomain) statement()      {}
+func (*DropDomain) statement()          {}
+func (*Begin) statement()               {}
+func (*Commit) statement()              {}
+func (*Rollback) statement()            {}
+func (*Backup) statement()              {}
+func (*Restore) statement()             {}
+func (*DescribeBackup) statement()      {}
+func (*ShowClusterStatus) statement()   {}
+func (*ShowTransactions) statement()    {}
+func (*DescribeTransaction) statement() {}
+func (*NodeMaintenance) statement()     {}

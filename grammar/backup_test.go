@@ -88,7 +88,7 @@ func TestSuggestBackup(t *testing.T) {
 		{"RESTORE DOMAIN a AS ", nil, false, true},
 		{"RESTORE DOMAIN a FROM 'x' ", []string{"DRY", "RESUME"}, false, false},
 		{"RESTORE DOMAIN a FROM 'x' RESUME ", []string{"DRY"}, false, false},
-		{"DESCRIBE ", []string{"BACKUP", "DOMAIN"}, false, false},
+		{"DESCRIBE ", []string{"BACKUP", "DOMAIN", "TRANSACTION"}, false, false},
 	} {
 		t.Run(tc.prefix, func(t *testing.T) {
 			s := Suggest(tc.prefix)

@@ -95,6 +95,9 @@ type describeParts struct {
 }
 
 func buildDescribe(n Node, p *pDescribe) (Statement, *Error) {
+	if p.Transaction {
+		return &DescribeTransaction{Node: n}, nil
+	}
 	if p.Backup.Tokens != nil {
 		path, err := buildPath(&p.Backup)
 		if err != nil {

@@ -107,8 +107,9 @@ type pStartAt struct {
 }
 
 type pDescribe struct {
-	Backup pToken `parser:"( 'BACKUP' @@"`
-	Name   pName  `parser:"| 'DOMAIN' @@? )"`
+	Backup      pToken `parser:"( 'BACKUP' @@"`
+	Transaction bool   `parser:"| @'TRANSACTION'"`
+	Name        pName  `parser:"| 'DOMAIN' @@? )"`
 }
 
 type pBackup struct {

@@ -185,6 +185,16 @@ func (p ShowClusterStatus) String() string {
 // String returns "SHOW TRANSACTIONS;".
 func (ShowTransactions) String() string { return "SHOW TRANSACTIONS;" }
 
+// DescribeTransaction shows the session's open transaction step by step:
+// each queued statement in order, with the transaction's domain, size,
+// age and limits in the message.
+type DescribeTransaction struct{ Located }
+
+func (DescribeTransaction) plan() {}
+
+// String returns "DESCRIBE TRANSACTION;".
+func (DescribeTransaction) String() string { return "DESCRIBE TRANSACTION;" }
+
 // String returns canonical NSPL, for example
 // "CREATE PACED DOMAIN prod WITH PERIOD 1s SKEW 100ms PLACEMENT NEUTRAL;".
 func (p CreateDomain) String() string {

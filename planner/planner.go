@@ -92,6 +92,8 @@ func PlanStatement(stmt grammar.Statement) (Plan, error) {
 		return p, nil
 	case *grammar.ShowTransactions:
 		return ShowTransactions{Located: at}, nil
+	case *grammar.DescribeTransaction:
+		return DescribeTransaction{Located: at}, nil
 	case *grammar.Backup:
 		p := Backup{Located: at, Cluster: s.Cluster, Path: s.Path.Value}
 		if s.Name != nil {

@@ -71,6 +71,8 @@ func (s *Session) run(ctx context.Context, c *call, emit RowSink) (r wire.Result
 		}
 	case planner.ShowTransactions:
 		r = s.showTransactions()
+	case planner.DescribeTransaction:
+		r, err = s.describeTransaction()
 	case planner.NodeMaintenance:
 		r, err = s.maintain(ctx, p)
 	default:

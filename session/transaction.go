@@ -110,6 +110,40 @@ func (s *Session) showTransactions() wire.Result {
 	return r
 }
 
+// Columns of DESCRIBE TRANSACTION.
+var transactionStepColumns = []wire.Column{
+	{Name: "step", Type: wire.KindUint},
+	{Name: "statement", Type: wire.KindText},
+	{Name: "bytes", Type: wire.KindUint},
+}
+
+// describeTransaction is DESCRIBE TRANSACTION: one row per queued step of
+// the session's open transaction, in the order COMMIT applies them, with
+// its canonical text and length; the message names the domain, the steps
+// and bytes against the session's limits and the time since BEGIN. With no
+// transaction open it is refused as COMMIT is.
+func (s *Session) describeTransaction() (wire.Result, error) {
+	now := s.src.Monotonic()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	tx := s.tx
+	if tx == nil {
+		return wire.Result{}, &NoTransactionError{Statement: "DESCRIBE TRANSACTION"}
+	}
+	set := &wire.ResultSet{Columns: transactionStepColumns, Rows: make([][]wire.Value, 0, len(tx.steps))}
+	for i, p := range tx.steps {
+		text := p.String()
+		set.Rows = append(set.Rows, []wire.Value{wire.Uint(uint64(i + 1)), wire.Text(text), wire.Uint(uint64(len(text)))})
+	}
+	age := max(now-tx.began, 0).Truncate(time.Millisecond)
+	msg := fmt.Sprintf("transaction on domain '%s': %s of at most %d, %d of at most %d bytes, open for %s",
+		tx.domain, plural(len(tx.steps), "step"), s.maxSteps, tx.bytes, s.maxBytes, wire.Duration(uint64(age)).String())
+	if s.idleTimeout > 0 {
+		msg += fmt.Sprintf("; reverted after %s without a statement", wire.Duration(uint64(s.idleTimeout)).String())
+	}
+	return wire.Result{Domain: tx.domain, Message: msg, Set: set}, nil
+}
+
 // TransactionLimitError is a step refused because queueing it would take
 // the open transaction past the session's step limit
 // (Options.MaxTransactionSteps) or byte limit (Options.MaxTransactionBytes).

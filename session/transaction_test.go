@@ -2,6 +2,7 @@ package session
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -183,4 +184,33 @@ func TestTransactionIdleExpiryDefaultAndNever(t *testing.T) {
 	never.exec("CREATE DOMAIN prod; USE prod; BEGIN;")
 	never.fake.Advance(1000 * time.Hour)
 	require.Equal(t, "committed empty transaction on domain 'prod'", never.msg("COMMIT;"))
+}
+
+// TestDescribeTransaction: the open transaction's queued steps in order,
+// with their canonical text and length, and its domain, size, limits, age
+// and idle bound in the message; refused with the reference system's words
+// when no transaction is open.
+func TestDescribeTransaction(t *testing.T) {
+	e := newEnv(t, Options{MaxTransactionSteps: 8, MaxTransactionBytes: 4096, TransactionIdleTimeout: time.Minute})
+	err := e.fail("DESCRIBE TRANSACTION;")
+	require.ErrorIs(t, err, ErrNotInTransaction)
+	require.ErrorContains(t, err, "DESCRIBE TRANSACTION requires an active transaction")
+	e.exec("CREATE PACED DOMAIN prod WITH PERIOD 1s SKEW 0s; USE prod; BEGIN; START AT '2026-01-01T00:00:00Z'; ALTER DOMAIN SET PLACEMENT PREFER COLOCATION; STOP;")
+	e.fake.Advance(1500 * time.Millisecond)
+	rs := e.exec("DESCRIBE TRANSACTION;")
+	require.Len(t, rs, 1)
+	r := rs[0]
+	require.Equal(t, "prod", r.Domain)
+	steps := []string{"START AT '2026-01-01T00:00:00Z' TIME RATE 1;", "ALTER DOMAIN SET PLACEMENT PREFER COLOCATION;", "STOP;"}
+	bytes := 0
+	require.Len(t, r.Set.Rows, len(steps))
+	for i, row := range r.Set.Rows {
+		require.Equal(t, uint64(i+1), row[r.Set.Column("step")].Uint())
+		require.Equal(t, steps[i], row[r.Set.Column("statement")].Text())
+		require.Equal(t, uint64(len(steps[i])), row[r.Set.Column("bytes")].Uint())
+		bytes += len(steps[i])
+	}
+	require.Equal(t, fmt.Sprintf("transaction on domain 'prod': 3 steps of at most 8, %d of at most 4096 bytes, open for 1.5s; reverted after 1m without a statement", bytes), r.Message)
+	e.exec("REVERT;")
+	require.ErrorIs(t, e.fail("DESCRIBE TRANSACTION;"), ErrNotInTransaction)
 }
