@@ -137,7 +137,9 @@ func TestSession(t *testing.T) {
 	}
 	require.EqualValues(t, completionValue, labels["prod"], "a domain the file creates: %v", labels)
 	require.EqualValues(t, completionValue, labels["`remote-one`"], "a domain of the node, quoted as a name with - is: %v", labels)
-	require.NotContains(t, labels, "Bad Name$(x)", "a name the node sends that is no name is dropped")
+	for label := range labels {
+		require.NotContains(t, label, "$(", "a name the node sends that is no name is dropped")
+	}
 
 	comp = e.call("textDocument/completion", map[string]any{"textDocument": map[string]any{"uri": uri}, "position": pos(0, 0)})
 	labels = map[string]float64{}
