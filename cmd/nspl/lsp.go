@@ -20,7 +20,14 @@ import (
 func parseLSPArgs(o options, args []string) (options, error) {
 	fs := flag.NewFlagSet("nspl lsp", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	addRemoteFlags(fs, &o.remote)
+	// The shell's connection flags, without those only statements use
+	// (--overwrite, --read-consistency).
+	remote := flag.NewFlagSet("", flag.ContinueOnError)
+	addRemoteFlags(remote, &o.remote)
+	for _, name := range []string{"connect", "token-file", "ca", "cert", "key", "profile"} {
+		f := remote.Lookup(name)
+		fs.Var(f.Value, f.Name, f.Usage)
+	}
 	fs.BoolVar(&o.verbose, "verbose", o.verbose, "log the client's internals to stderr")
 	if err := parseSubcommand(fs, "lsp", args); err != nil {
 		return o, err

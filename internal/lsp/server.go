@@ -10,6 +10,7 @@ package lsp
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -229,10 +230,13 @@ func truncate(s string) string {
 
 // write frames v and writes it.
 func (s *server) write(v any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false) // help text holds <name>
+	if err := enc.Encode(v); err != nil {
 		return err
 	}
+	b := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 	if _, err := fmt.Fprintf(s.out, "Content-Length: %d\r\n\r\n%s", len(b), b); err != nil {
 		return fmt.Errorf("lsp: write: %w", err)
 	}
