@@ -307,3 +307,42 @@ func FuzzLSP(f *testing.F) {
 		_ = Serve(context.Background(), bytes.NewReader(in), &out, Options{Help: testHelp, MaxMessage: 1 << 16})
 	})
 }
+
+func TestDiagnose(t *testing.T) {
+	tests := []struct {
+		name string
+		text string
+		want []diagnostic
+	}{
+		{"clean", "USE prod;\n", []diagnostic{}},
+		{"the planner's error", "-- ü\nCREATE PACED DOMAIN p WITH PERIOD 0s SKEW 0;", []diagnostic{{
+			Range: lspRange{Start: lspPosition{1, 34}, End: lspPosition{1, 36}}, Severity: 1, Source: "nspl",
+			Message: "PERIOD must be positive; write a duration above zero such as 1s",
+		}}},
+		{"the parser's error at the end", "USE", []diagnostic{{
+			Range: lspRange{Start: lspPosition{0, 3}, End: lspPosition{0, 3}}, Severity: 1, Source: "nspl",
+			Message: "expected a domain name, found end of input",
+		}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			require.Equal(t, tt.want, diagnose(tt.text))
+		})
+	}
+}
+
+func TestLifecycle(t *testing.T) {
+	hover := `{"jsonrpc":"2.0","id":5,"method":"textDocument/hover","params":{}}`
+	msgs, err := rawSession(t, frame(initMsg)+frame(initMsg)+frame(shutdownMsg)+frame(hover)+frame(exitMsg), Options{})
+	require.NoError(t, err)
+	require.Len(t, msgs, 4)
+	require.EqualValues(t, codeInvalidRequest, msgs[1]["error"].(map[string]any)["code"], "a second initialize")
+	require.Contains(t, msgs[2], "result", "shutdown")
+	require.EqualValues(t, 5, msgs[3]["id"])
+	require.EqualValues(t, codeInvalidRequest, msgs[3]["error"].(map[string]any)["code"], "a request after shutdown")
+
+	// Notifications are not answered, whatever their method.
+	msgs, err = rawSession(t, frame(initMsg)+frame(`{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":1}}`)+frame(`{"jsonrpc":"2.0","method":"textDocument/didSave"}`)+frame(shutdownMsg)+frame(exitMsg), Options{})
+	require.NoError(t, err)
+	require.Len(t, msgs, 2)
+}
