@@ -84,6 +84,10 @@ type message struct {
 	ID      json.RawMessage `json:"id,omitempty"`
 	Method  string          `json:"method"`
 	Params  json.RawMessage `json:"params,omitempty"`
+	// Result and Error make it a response, which the server never asked
+	// for: it is ignored.
+	Result json.RawMessage `json:"result,omitempty"`
+	Error  json.RawMessage `json:"error,omitempty"`
 }
 
 type responseError struct {
@@ -250,6 +254,9 @@ func (s *server) handle(ctx context.Context, body []byte) (exit bool, err error)
 	var msg message
 	if err := json.Unmarshal(body, &msg); err != nil {
 		return false, s.write(errorResponse{JSONRPC: "2.0", ID: json.RawMessage("null"), Error: &responseError{Code: codeParseError, Message: "invalid JSON: " + err.Error()}})
+	}
+	if msg.Method == "" && (len(msg.Result) > 0 || len(msg.Error) > 0) {
+		return false, nil
 	}
 	isRequest := len(msg.ID) > 0 && string(msg.ID) != "null"
 	if isRequest && !validID(msg.ID) {

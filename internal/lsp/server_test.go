@@ -341,8 +341,9 @@ func TestLifecycle(t *testing.T) {
 	require.EqualValues(t, 5, msgs[3]["id"])
 	require.EqualValues(t, codeInvalidRequest, msgs[3]["error"].(map[string]any)["code"], "a request after shutdown")
 
-	// Notifications are not answered, whatever their method.
-	msgs, err = rawSession(t, frame(initMsg)+frame(`{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":1}}`)+frame(`{"jsonrpc":"2.0","method":"textDocument/didSave"}`)+frame(shutdownMsg)+frame(exitMsg), Options{})
+	// Notifications are not answered, whatever their method, nor are
+	// responses to requests the server never sent.
+	msgs, err = rawSession(t, frame(initMsg)+frame(`{"jsonrpc":"2.0","id":7,"result":{}}`)+frame(`{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":1}}`)+frame(`{"jsonrpc":"2.0","method":"textDocument/didSave"}`)+frame(shutdownMsg)+frame(exitMsg), Options{})
 	require.NoError(t, err)
 	require.Len(t, msgs, 2)
 }
