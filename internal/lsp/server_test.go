@@ -305,6 +305,20 @@ func FuzzLSP(f *testing.F) {
 	f.Fuzz(func(t *testing.T, in []byte) {
 		var out bytes.Buffer
 		_ = Serve(context.Background(), bytes.NewReader(in), &out, Options{Help: testHelp, MaxMessage: 1 << 16})
+		// Whatever came in, what went out is framed JSON-RPC.
+		br := bufio.NewReader(&out)
+		for {
+			body, err := readMessage(br, DefaultMaxMessage)
+			if errors.Is(err, io.EOF) {
+				return
+			}
+			require.NoError(t, err)
+			var m struct {
+				JSONRPC string `json:"jsonrpc"`
+			}
+			require.NoError(t, json.Unmarshal(body, &m), "%s", body)
+			require.Equal(t, "2.0", m.JSONRPC, "%s", body)
+		}
 	})
 }
 
