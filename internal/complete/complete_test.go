@@ -17,6 +17,7 @@ func TestCandidates(t *testing.T) {
 		{"CRE", []Candidate{{"CREATE", Keyword}}, "CRE"},
 		{"USE pr", []Candidate{{"prod", Domain}, {"`prod-1`", Domain}}, "pr"},
 		{"USE `PR", []Candidate{{"`prod`", Domain}, {"`prod-1`", Domain}}, "`PR"},
+		{"USE ", []Candidate{{"archive", Domain}, {"prod", Domain}, {"`prod-1`", Domain}}, ""},
 		{"STOP ", nil, ""},
 		{"CREATE DOMAIN ", nil, ""}, // a new name: no existing one is offered
 	}
