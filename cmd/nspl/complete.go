@@ -1,11 +1,9 @@
 package main
 
 import (
-	"sort"
 	"strings"
-	"unicode"
 
-	"github.com/nspl-dev/nspl/grammar"
+	"github.com/nspl-dev/nspl/internal/complete"
 )
 
 // statementCompleter completes keywords from the grammar's position and
@@ -19,12 +17,7 @@ type statementCompleter struct {
 }
 
 // candidateKind says what a completion candidate is.
-type candidateKind string
-
-const (
-	kindKeyword candidateKind = "keyword"
-	kindDomain  candidateKind = "domain"
-)
+type candidateKind = complete.Kind
 
 // candidate is one word that may replace the word being typed.
 type candidate struct {
@@ -33,52 +26,19 @@ type candidate struct {
 }
 
 // candidates returns the full words that may replace the word being typed at
-// the end of prefix, and that word. Only the domain names storedName
-// accepts are offered. A domain name is offered bare when it
-// can be (prod) and backtick-quoted otherwise (`prod-1`), and always quoted
-// when the word being typed opens a backtick.
+// the end of prefix, and that word (complete.Candidates, with the
+// completer's domain names).
 func (c statementCompleter) candidates(prefix string) (words []candidate, partial string) {
-	s := grammar.Suggest(prefix)
-	lower := s.Partial != "" && isLower(s.Partial)
-	for _, k := range s.Keywords {
-		if lower {
-			k = strings.ToLower(k)
-		}
-		words = append(words, candidate{text: k, kind: kindKeyword})
+	found, partial := complete.Candidates(prefix, c.domains)
+	for _, w := range found {
+		words = append(words, candidate{text: w.Text, kind: w.Kind})
 	}
-	if s.DomainName && c.domains != nil {
-		quoted := strings.HasPrefix(s.Partial, "`")
-		p := strings.ToLower(strings.TrimPrefix(s.Partial, "`"))
-		var names []string
-		for _, name := range c.domains() {
-			if !storedName(name) {
-				continue
-			}
-			if strings.HasPrefix(name, p) {
-				names = append(names, name)
-			}
-		}
-		sort.Strings(names)
-		for _, name := range names {
-			text := grammar.FormatName(name)
-			if quoted && !strings.HasPrefix(text, "`") {
-				text = "`" + name + "`"
-			}
-			words = append(words, candidate{text: text, kind: kindDomain})
-		}
-	}
-	return words, s.Partial
+	return words, partial
 }
 
-// storedName reports whether name, as a node sends it, is a domain name in
-// its stored form: grammar's name rule (1 to 128 ASCII letters, digits, '-',
-// '_' and '~'), already lower-case. Names are data: one that is not is
-// dropped before it is printed, completed or suggested, so a node cannot
-// make the shell or a completion script offer text such as $(touch x).
-func storedName(name string) bool {
-	stored, err := grammar.ParseName(name)
-	return err == nil && stored == name
-}
+// storedName reports whether name is a domain name in its stored form
+// (complete.StoredName).
+func storedName(name string) bool { return complete.StoredName(name) }
 
 // Do implements the editor's completion: the suffixes that complete the word
 // before the cursor, each followed by a space.
@@ -103,13 +63,4 @@ func (c statementCompleter) Do(line []rune, pos int) ([][]rune, int) {
 		out = append(out, append(wr[n:], ' '))
 	}
 	return out, n
-}
-
-func isLower(s string) bool {
-	for _, r := range s {
-		if unicode.IsUpper(r) {
-			return false
-		}
-	}
-	return true
 }

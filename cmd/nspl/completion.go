@@ -27,7 +27,7 @@ var completionScripts = map[string]string{
 
 // completedCommands are the subcommands whose flags the scripts complete
 // (nspl cert has its own parser and a fixed list below).
-var completedCommands = []string{"serve", "clock", "backup", "restore", "leave", "node", "remove"}
+var completedCommands = []string{"serve", "clock", "backup", "restore", "leave", "node", "remove", "lsp"}
 
 // connectionFlags are the flags the scripts pass on to --suggest, so its
 // domain names come from the node the command line names.

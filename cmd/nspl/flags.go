@@ -98,6 +98,8 @@ type options struct {
 	admin  *adminCommand // the leave or remove subcommand, when given
 	tool   toolOptions   // --version, --suggest, help, completion
 
+	lsp bool // the lsp subcommand was given
+
 	clock        bool // the clock subcommand was given
 	clockDomain  string
 	untilTick    uint64
@@ -147,6 +149,8 @@ func parseArgs(args []string) (options, error) {
 		return parseAdminArgs(o, rest[0], rest[1:])
 	case "node":
 		return parseNodeArgs(o, rest[1:])
+	case "lsp":
+		return parseLSPArgs(o, rest[1:])
 	case "help", "version", "completion":
 		return parseToolArgs(o, rest[0], rest[1:])
 	}
@@ -191,6 +195,8 @@ Usage:
   nspl cert ca|node NAME|client NAME    make development certificates (nspl cert --help)
   nspl fmt [--check] [--diff] [FILE|DIR|-]...
                                         lay out .nspl files canonically (nspl fmt --help)
+  nspl [--connect URL] lsp              a Language Server for .nspl files on stdin and
+                                        stdout, for editors (nspl lsp --help)
   nspl --connect URL leave              the node at URL leaves its cluster
   nspl --connect URL remove NODE        remove NODE from the cluster
   nspl [flags] node cordon|uncordon|drain|remove NODE

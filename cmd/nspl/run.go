@@ -123,6 +123,9 @@ func (m *Main) Run(ctx context.Context, args []string) error {
 	if opts.tool.active() { // --suggest, which may ask the node for domain names
 		return m.runTool(ctx, opts)
 	}
+	if opts.lsp {
+		return m.runLSP(ctx, opts)
+	}
 	if opts.admin != nil {
 		if opts.remote.connect == "" {
 			return usageErrorf("%s: --connect URL is required: the node to ask", opts.admin.name)

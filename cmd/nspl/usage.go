@@ -12,7 +12,7 @@ import (
 
 // commands are the subcommand names nspl knows, for nspl help and for "did
 // you mean" on a mistyped one.
-var commands = []string{"backup", "cert", "clock", "completion", "fmt", "help", "leave", "node", "remove", "restore", "serve", "version"}
+var commands = []string{"backup", "cert", "clock", "completion", "fmt", "help", "leave", "lsp", "node", "remove", "restore", "serve", "version"}
 
 // helpRequest is what a command's flag parsing returns for -h or --help: it
 // wraps flag.ErrHelp and carries the command and the flag set it parsed, so
@@ -194,6 +194,18 @@ var commandHelps = map[string]commandHelp{
 			"nspl remove. An unknown node, or a drain with nowhere to move a clock, exits 1.",
 		examples: "nspl --connect https://127.0.0.1:8001 --ca certs/ca.crt \\\n" +
 			"    --cert certs/client-ops.crt --key certs/client-ops.key node drain n3",
+	},
+	"lsp": {
+		usage: "nspl lsp [--connect URL [--ca FILE --cert FILE --key FILE | --token-file FILE]]",
+		about: "Serves the Language Server Protocol (JSON-RPC 2.0, Content-Length framing) on\n" +
+			"stdin and stdout for an editor: diagnostics from the parser and planner,\n" +
+			"completion of keywords, statements and the domains the file creates (with\n" +
+			"--connect also the node's), formatting as nspl fmt does, hover help on\n" +
+			"keywords, and the file's domains as symbols. Documents sync whole. A message\n" +
+			"over 16 MiB is skipped with an error reply; input that is not LSP framing ends\n" +
+			"the server. Exits 0 after shutdown and exit, 1 on exit without shutdown.",
+		examples: "nspl lsp\n" +
+			"nspl lsp --connect https://127.0.0.1:8001 --ca certs/ca.crt --token-file token",
 	},
 	"help": {
 		usage:    "nspl help [COMMAND]",
