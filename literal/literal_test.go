@@ -38,7 +38,7 @@ func TestKeywords(t *testing.T) {
 	got, ok := LookupKeyword("tRaNsAcTiOnS")
 	require.True(t, ok)
 	require.Equal(t, "TRANSACTIONS", got)
-	for _, w := range []string{"", "prod", "transactionss", "TRANSACTION"} {
+	for _, w := range []string{"", "prod", "transactionss", "TRANSACTIO"} {
 		_, ok := LookupKeyword(w)
 		require.False(t, ok, w)
 	}
