@@ -122,12 +122,16 @@ func (c *Client) Events(ctx context.Context) iter.Seq[follow.ClockEvent] {
 }
 
 // Close ends the session and every goroutine of the client and waits.
+// closeGrace bounds how long Close waits for the server to take the
+// message that ends the session.
+const closeGrace = time.Second
+
 func (c *Client) Close() error {
 	c.mu.Lock()
 	cn := c.conn
 	c.mu.Unlock()
 	if cn != nil {
-		cn.sayClose(c.cfg.CancelGrace)
+		cn.sayClose(min(c.cfg.CancelGrace, closeGrace))
 	}
 	c.cancel()
 	if cn != nil {

@@ -338,8 +338,9 @@ func (cn *conn) close(err error) {
 
 // sayClose tells the server the client ends the session (wire.TypeClose),
 // so its open transaction is reverted rather than held for a reconnect. It
-// waits at most grace for the message to go out: a stream that takes
-// nothing more is closed all the same, which ends the send.
+// waits at most grace for the message to go out, and not at all once the
+// stream has ended: a stream that takes nothing more is closed all the
+// same, which ends the send.
 func (cn *conn) sayClose(grace time.Duration) {
 	if cn.lostError() != nil {
 		return
@@ -355,6 +356,7 @@ func (cn *conn) sayClose(grace time.Duration) {
 	defer t.Stop()
 	select {
 	case <-sent:
+	case <-cn.lost: // the stream ended first: there is no session to tell
 	case <-t.C():
 	}
 }
