@@ -296,7 +296,7 @@ func (m *Main) runShell(ctx context.Context, r *runner, sess sessionBackend) err
 	if m.openEditor != nil {
 		ed, err = m.openEditor(comp)
 	} else {
-		ed, err = newReadlineEditor(m.Stdin, m.Stdout, m.Stderr, m.historyPath(), comp)
+		ed, err = newReadlineEditor(m.Stdin, m.Stdout, m.Stderr, m.historyPath(), comp, colourModeFor(m.lookupEnv))
 	}
 	if err != nil {
 		return ioError(fmt.Errorf("open the terminal: %w", err))
