@@ -25,6 +25,8 @@ const (
 	// DefaultCancelGrace bounds the wait for the answer to a cancelled
 	// request before the client stops waiting for it.
 	DefaultCancelGrace = 5 * time.Second
+	// AbandonCancelled is the CancelGrace that waits for no answer.
+	AbandonCancelled time.Duration = -1
 )
 
 // Config configures a Client.
@@ -51,7 +53,11 @@ type Config struct {
 	// DefaultRequestTimeout.
 	RequestTimeout time.Duration
 	// CancelGrace bounds the wait for a cancelled request's answer; zero
-	// means DefaultCancelGrace.
+	// means DefaultCancelGrace. A negative CancelGrace (AbandonCancelled)
+	// waits for none: a cancelled request returns ctx's error at once, its
+	// cancel is sent to the server in the background, and its answer, if
+	// one comes, is dropped. An interactive shell uses it so Ctrl-C gives
+	// the prompt back even when the node does not answer.
 	CancelGrace time.Duration
 	// Logger receives debug logs; nil means slog.Default().
 	Logger *slog.Logger

@@ -223,7 +223,7 @@ func (r *runner) runStatement(ctx context.Context, file, text string, st grammar
 	}
 	if err != nil {
 		if ctx.Err() != nil {
-			err = cancelledError(err)
+			err = cancelledError(err, cancelCheck(st, r.exec))
 		}
 		d := statementDiagnostic(file, text, st.Start, err)
 		if ge := follow.AsStatementError(err); ge != nil && subs != nil {
@@ -272,17 +272,84 @@ func (r *runner) printElapsed(d time.Duration) {
 // cancelledError is the failure of a statement whose context was cancelled
 // (Ctrl-C) while it ran: whatever error the statement ended with, it says
 // that it was cancelled, and that a change already sent may still be
-// applied, since a proposal the cluster has taken is not withdrawn. A
-// syntax error is left alone: it was found before anything ran.
-func cancelledError(err error) error {
+// applied, since a proposal the cluster has taken is not withdrawn; check
+// (cancelCheck) says how to find out, "" for a statement that changes
+// nothing. A remote session abandons the statement at once (its node may
+// not answer at all) and tells the node in the background: its error is
+// ctx's own. A syntax error is left alone: it was found before anything ran.
+func cancelledError(err error, check string) error {
 	const cancelled = "statement cancelled"
-	ge := follow.AsStatementError(err)
-	if ge == nil {
-		return fmt.Errorf("%s: %w", cancelled, err)
+	after := "a change it had already sent may still be applied; " + check + " before running it again"
+	if check == "" {
+		after = "it changes nothing, so it can simply run again"
 	}
-	if errors.Is(err, grammar.ErrSyntax) || strings.HasPrefix(ge.Msg, cancelled) {
+	const abandoned = "statement abandoned at Ctrl-C"
+	ge := follow.AsStatementError(err)
+	if ge != nil && (errors.Is(err, grammar.ErrSyntax) || strings.HasPrefix(ge.Msg, cancelled) || strings.HasPrefix(ge.Msg, abandoned)) {
 		return err
 	}
-	return &follow.StatementError{Pos: ge.Pos, Kind: ge.Kind,
-		Msg: fmt.Sprintf("%s: %s (a change it had already sent may still be applied; check before running it again)", cancelled, ge.Msg)}
+	var msg string
+	if errors.Is(err, context.Canceled) {
+		msg = fmt.Sprintf("%s (%s): nspl stopped waiting for the node, which is told to cancel it; %s", abandoned, context.Canceled, after)
+	} else {
+		cause := err.Error()
+		if ge != nil {
+			cause = ge.Msg
+		}
+		msg = fmt.Sprintf("%s: %s (%s)", cancelled, cause, after)
+	}
+	if ge == nil {
+		return &cancelError{msg: msg, err: err}
+	}
+	return &follow.StatementError{Pos: ge.Pos, Kind: ge.Kind, Msg: msg}
+}
+
+// cancelError is cancelledError's failure of an error without a position.
+type cancelError struct {
+	msg string
+	err error
+}
+
+func (e *cancelError) Error() string { return e.msg }
+func (e *cancelError) Unwrap() error { return e.err }
+
+// cancelCheck says how to find out whether st, cancelled, took effect
+// anyway: the statement that shows what it would have changed, or "" for a
+// statement that changes nothing. exec gives the session's active domain
+// and open transaction, when it knows them.
+func cancelCheck(st grammar.StatementSource, exec statementExecutor) string {
+	active, inTx := "", false
+	if s, ok := exec.(interface {
+		ActiveDomain() string
+		InTransaction() (string, int, bool)
+	}); ok {
+		active = s.ActiveDomain()
+		_, _, inTx = s.InTransaction()
+	}
+	describe := "run DESCRIBE DOMAIN;"
+	if active != "" {
+		describe = "run DESCRIBE DOMAIN " + termSafe(grammar.FormatName(active)) + ";"
+	}
+	switch first, second := st.Keywords(); first {
+	case "LIST", "SHOW", "ATTACH", "DETACH", "USE":
+		return ""
+	case "DESCRIBE":
+		if second == "BACKUP" || second == "DOMAIN" {
+			return ""
+		}
+	case "BEGIN", "REVERT", "ROLLBACK":
+		return "run SHOW TRANSACTIONS; to see whether it did"
+	case "START", "STOP", "ALTER":
+		if inTx {
+			return "run SHOW TRANSACTIONS; to see whether it was queued"
+		}
+		return describe + " to see whether it did"
+	case "COMMIT":
+		return describe + " and SHOW TRANSACTIONS; to see whether it did"
+	case "CREATE", "DROP", "RESTORE":
+		return "run LIST DOMAINS; to see whether it did"
+	case "BACKUP":
+		return "run DESCRIBE BACKUP on its path to see whether the archive was written"
+	}
+	return "check what it changes"
 }
