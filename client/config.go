@@ -28,6 +28,8 @@ const (
 	// DefaultWriteRetry bounds how long a write whose connection was lost
 	// is sent again, under its write id, through reconnects.
 	DefaultWriteRetry = 15 * time.Second
+	// AbandonCancelled is the CancelGrace that waits for no answer.
+	AbandonCancelled time.Duration = -1
 )
 
 // Config configures a Client.
@@ -54,7 +56,11 @@ type Config struct {
 	// DefaultRequestTimeout.
 	RequestTimeout time.Duration
 	// CancelGrace bounds the wait for a cancelled request's answer; zero
-	// means DefaultCancelGrace.
+	// means DefaultCancelGrace. A negative CancelGrace (AbandonCancelled)
+	// waits for none: a cancelled request returns ctx's error at once, its
+	// cancel is sent to the server in the background, and its answer, if
+	// one comes, is dropped. An interactive shell uses it so Ctrl-C gives
+	// the prompt back even when the node does not answer.
 	CancelGrace time.Duration
 	// WriteRetry bounds, from its first attempt, how long a write
 	// (CREATE, ALTER, DROP, START or STOP outside a transaction) whose

@@ -62,7 +62,7 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 	if c.cfg.RequestTimeout <= 0 {
 		c.cfg.RequestTimeout = DefaultRequestTimeout
 	}
-	if c.cfg.CancelGrace <= 0 {
+	if c.cfg.CancelGrace == 0 {
 		c.cfg.CancelGrace = DefaultCancelGrace
 	}
 	if c.transport == nil {

@@ -49,7 +49,8 @@ func (c *Client) request(ctx context.Context, m wire.ClientMessage, kind callKin
 
 // roundTrip sends upload, in archive pieces, and then m on cn and waits for
 // its answer; the caller holds the lane. A cancelled ctx sends a cancel and
-// waits CancelGrace for the answer; a timeout (restorations) ends the
+// waits CancelGrace for the answer (with AbandonCancelled, sends it in the
+// background and returns at once); a timeout (restorations) ends the
 // session instead.
 func (c *Client) roundTrip(ctx context.Context, cn *conn, m wire.ClientMessage, kind callKind, timeout time.Duration, upload []byte) (wire.ServerMessage, error) {
 	m.ID = c.nextID.Add(1)
@@ -84,6 +85,14 @@ func (c *Client) roundTrip(ctx context.Context, cn *conn, m wire.ClientMessage, 
 		cn.close(err)
 		return wire.ServerMessage{}, err
 	case <-ctx.Done():
+	}
+	if c.cfg.CancelGrace < 0 {
+		// The answer is no longer waited for: forgotten, it is dropped
+		// when it comes. The send may wait on a node that reads nothing;
+		// it ends at the latest when the connection closes.
+		cn.forget(m.ID)
+		go func() { _ = cn.send(wire.ClientMessage{Type: wire.TypeCancel, ID: m.ID}) }()
+		return wire.ServerMessage{}, ctx.Err()
 	}
 	_ = cn.send(wire.ClientMessage{Type: wire.TypeCancel, ID: m.ID})
 	grace := c.src.NewTimer(c.cfg.CancelGrace)

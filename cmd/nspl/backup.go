@@ -59,6 +59,7 @@ func addSubcommandFlags(fs *flag.FlagSet, o *options) {
 	saved := *o
 	addCommonFlags(fs, o)
 	o.continueOnError, o.echo, o.format, o.dataDir, o.verbose = saved.continueOnError, saved.echo, saved.format, saved.dataDir, saved.verbose
+	o.output, o.singleTransaction = saved.output, saved.singleTransaction
 }
 
 // parseSubcommand parses a subcommand's flags and refuses extra arguments.

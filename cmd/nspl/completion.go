@@ -26,7 +26,7 @@ var completionScripts = map[string]string{
 }
 
 // completedCommands are the subcommands whose flags the scripts complete
-// (nspl cert has its own parser and a fixed list below).
+// (nspl cert and nspl fmt have their own parsers and are added below).
 var completedCommands = []string{"serve", "clock", "backup", "restore", "leave", "node", "remove", "lsp"}
 
 // connectionFlags are the flags the scripts pass on to --suggest, so its
@@ -57,6 +57,9 @@ func completionFlags() (byCommand map[string][]string, valued []string) {
 			}
 		})
 	}
+	fmtFlagSet(&fmtOptions{}).VisitAll(func(f *flag.Flag) {
+		byCommand["fmt"] = append(byCommand["fmt"], flagSpelling(f.Name)) // all boolean
+	})
 	byCommand["cert"] = []string{"--dir", "--host", "--validity"}
 	valued = append(valued, "dir", "host", "validity")
 	sort.Strings(valued)
@@ -72,7 +75,7 @@ func completionScript(shell string) string {
 		connEq = append(connEq, "-"+f+"=*", "--"+f+"=*")
 	}
 	var arms strings.Builder
-	cmds := append(append([]string(nil), completedCommands...), "cert")
+	cmds := append(append([]string(nil), completedCommands...), "cert", "fmt")
 	for _, cmd := range cmds {
 		flags := strings.Join(byCommand[cmd], " ") + " --help"
 		switch shell {
@@ -217,6 +220,7 @@ _nspl() {
     help) [[ $prev == help ]] && COMPREPLY=($(compgen -W "@COMMANDS@" -- "$cur")) ;;
     completion) [[ $prev == completion ]] && COMPREPLY=($(compgen -W "bash zsh fish" -- "$cur")) ;;
     cert) [[ $prev == cert ]] && COMPREPLY=($(compgen -W "ca node client" -- "$cur")) ;;
+    fmt) compopt -o default 2>/dev/null ;;
     esac
     return 0
 }
@@ -300,6 +304,7 @@ _nspl() {
     (help) [[ $prev == help ]] && compadd @COMMANDS@ ;;
     (completion) [[ $prev == completion ]] && compadd bash zsh fish ;;
     (cert) [[ $prev == cert ]] && compadd ca node client ;;
+    (fmt) _files ;;
   esac
 }
 
@@ -363,6 +368,7 @@ complete -c nspl -n '__fish_use_subcommand' -a '@COMMANDS@'
 complete -c nspl -n '__fish_seen_subcommand_from help' -a '@COMMANDS@'
 complete -c nspl -n '__fish_seen_subcommand_from completion' -a 'bash zsh fish'
 complete -c nspl -n '__fish_seen_subcommand_from cert' -a 'ca node client'
+complete -c nspl -n '__fish_seen_subcommand_from fmt' -F
 @ARMS@
 complete -c nspl -s c -x -a '(__nspl_statement)'
 complete -c nspl -n '__fish_seen_subcommand_from clock backup' -l domain -x -a '(__nspl_domains)'

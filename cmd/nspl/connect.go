@@ -152,6 +152,9 @@ func (m *Main) clientConfig(o remoteOptions, verbose bool) (client.Config, error
 
 		OverwriteArchives: o.overwrite,
 		ReadConsistency:   session.ReadConsistency(o.read),
+		// Ctrl-C gives the prompt back at once, even from a node that
+		// does not answer: the cancel goes to it in the background.
+		CancelGrace: client.AbandonCancelled,
 	}
 	for i, u := range cfg.URLs {
 		cfg.URLs[i] = strings.TrimSpace(u)

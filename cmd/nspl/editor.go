@@ -62,11 +62,15 @@ type readlineEditor struct {
 const promptSettleSpins = 10000
 
 // newReadlineEditor opens a line editor on a terminal. history is the file
-// statements are saved to ("" keeps no history).
-func newReadlineEditor(stdin io.Reader, stdout, stderr io.Writer, history string, complete completer) (*readlineEditor, error) {
+// statements are saved to ("" keeps no history); colour is what the
+// editor's own escape sequences may do (NO_COLOR, TERM=dumb).
+func newReadlineEditor(stdin io.Reader, stdout, stderr io.Writer, history string, complete completer, colour colourMode) (*readlineEditor, error) {
 	in, ok := stdin.(io.ReadCloser)
 	if !ok {
 		in = io.NopCloser(stdin)
+	}
+	if colour != colourAllowed {
+		stdout = &sgrFilter{w: stdout, mode: colour}
 	}
 	cfg := &readline.Config{
 		Prompt:                 "nspl> ",

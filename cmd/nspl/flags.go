@@ -91,6 +91,10 @@ type options struct {
 	verbose         bool
 	console         string // --console: serve the web console on this loopback address
 
+	vars              map[string]string // -v NAME=VALUE
+	output            string            // -o FILE: replies go to FILE
+	singleTransaction bool              // -1: the scripts run in one transaction
+
 	archive *archiveCommand // the backup or restore subcommand, when given
 
 	remote remoteOptions // --connect and its credentials
@@ -117,6 +121,10 @@ func addCommonFlags(fs *flag.FlagSet, o *options) {
 	fs.Var(&o.format, "format", "result format: table, json, plain or csv")
 	fs.BoolVar(&o.quiet, "quiet", o.quiet, "print result sets only, no messages")
 	fs.BoolVar(&o.quiet, "q", o.quiet, "short for --quiet")
+	fs.Var(variableList{vars: &o.vars}, "v", "set the variable `NAME=VALUE` that :NAME and :'NAME' stand for (repeatable)")
+	fs.StringVar(&o.output, "o", "", "write replies to `FILE` instead of stdout (created 0600; errors still go to stderr)")
+	fs.BoolVar(&o.singleTransaction, "single-transaction", false, "run the -c/-f input in one transaction: BEGIN after its leading USE, COMMIT at the end, REVERT on the first failure")
+	fs.BoolVar(&o.singleTransaction, "1", false, "short for --single-transaction")
 	fs.StringVar(&o.dataDir, "data-dir", "", "keep the node's catalog in `DIR` (default: in memory)")
 	fs.BoolVar(&o.verbose, "verbose", false, "log the node's internals to stderr")
 	addRemoteFlags(fs, &o.remote)
@@ -210,6 +218,13 @@ Flags:
   -f FILE               run the statements in FILE (repeatable; - reads stdin)
   --continue-on-error   keep running after a failed statement; the exit code is still 1
   --echo                print each statement before its result
+  -v NAME=VALUE         set a variable: :NAME in a statement stands for VALUE,
+                        :'NAME' for VALUE as a quoted literal (repeatable)
+  -o FILE               write replies to FILE (created 0600) instead of stdout;
+                        errors still go to stderr
+  -1, --single-transaction
+                        run the -c/-f input as one transaction: BEGIN after its
+                        leading USE, COMMIT at the end, REVERT on the first failure
   --format FORMAT       result format: table (default), json, plain or csv
   -q, --quiet           print result sets only: no messages, no shell banner
   --data-dir DIR        keep the node's catalog in DIR (default: in memory, gone on exit)

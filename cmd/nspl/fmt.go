@@ -60,15 +60,22 @@ type fmtOptions struct {
 	paths []string
 }
 
+// fmtFlagSet is nspl fmt's flags, which parse into o; the completion
+// scripts list them from it.
+func fmtFlagSet(o *fmtOptions) *flag.FlagSet {
+	fs := flag.NewFlagSet("nspl fmt", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.BoolVar(&o.check, "check", false, "write nothing; list the files formatting would change")
+	fs.BoolVar(&o.diff, "diff", false, "write nothing; print a diff of what formatting would change")
+	return fs
+}
+
 // parseFmtArgs parses args (after "fmt"). Flags may come before, between
 // or after the paths; "--" ends the flags. It returns flag.ErrHelp when help
 // was asked for.
 func parseFmtArgs(args []string) (fmtOptions, error) {
 	var o fmtOptions
-	fs := flag.NewFlagSet("nspl fmt", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	fs.BoolVar(&o.check, "check", false, "write nothing; list the files formatting would change")
-	fs.BoolVar(&o.diff, "diff", false, "write nothing; print a diff of what formatting would change")
+	fs := fmtFlagSet(&o)
 	for len(args) > 0 {
 		if err := fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {

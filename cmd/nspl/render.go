@@ -41,6 +41,13 @@ func renderResult(w io.Writer, format outputFormat, res wire.Result) error {
 // sets: no message line in table, plain and csv output. JSON output is
 // unchanged, its objects being data already.
 func renderReply(w io.Writer, format outputFormat, quiet bool, res wire.Result) error {
+	return renderReplyExpanded(w, format, quiet, expandedOff, res)
+}
+
+// renderReplyExpanded is renderReply with the shell's \x: in table output a
+// result set is printed expanded (writeExpanded) when expanded is on, or
+// auto and its table would be wider than autoExpandWidth.
+func renderReplyExpanded(w io.Writer, format outputFormat, quiet bool, expanded expandedMode, res wire.Result) error {
 	if quiet && format != formatJSON {
 		res.Message = ""
 	}
@@ -100,7 +107,7 @@ func renderReply(w io.Writer, format outputFormat, quiet bool, res wire.Result) 
 		writeWarnings(&b, res.Warnings)
 	default:
 		if res.Set != nil {
-			if err := writeTable(&b, res.Set); err != nil {
+			if err := writeTableExpanded(&b, res.Set, expanded, 1); err != nil {
 				return err
 			}
 		}
@@ -159,6 +166,26 @@ func writeTable(w io.Writer, set *wire.ResultSet) error {
 		return err
 	}
 	return drawTable(w, header, rows)
+}
+
+// writeTableExpanded is writeTable, or writeExpanded (its records numbered
+// from first) as expanded asks.
+func writeTableExpanded(w io.Writer, set *wire.ResultSet, expanded expandedMode, first int) error {
+	switch expanded {
+	case expandedOn:
+		return writeExpanded(w, set, first)
+	case expandedAuto:
+		var t strings.Builder
+		if err := writeTable(&t, set); err != nil {
+			return err
+		}
+		if tableTooWide(t.String()) {
+			return writeExpanded(w, set, first)
+		}
+		_, err := io.WriteString(w, t.String())
+		return err
+	}
+	return writeTable(w, set)
 }
 
 // drawTable draws header and rows with tablewriter and writeTable's

@@ -61,6 +61,8 @@ type rowPrinter struct {
 	// more for it, when its first rows arrive.
 	source string
 
+	expanded expandedMode // the shell's \x, in table output
+
 	started bool
 	rows    int             // rows printed so far (JSON commas)
 	page    *wire.ResultSet // table format: the page being gathered
@@ -119,9 +121,10 @@ func (p *rowPrinter) flushPage() error {
 		return nil
 	}
 	var b strings.Builder
-	if err := writeTable(&b, p.page); err != nil {
+	if err := writeTableExpanded(&b, p.page, p.expanded, p.rows+1); err != nil {
 		return err
 	}
+	p.rows += len(p.page.Rows)
 	p.page = nil
 	_, err := io.WriteString(p.w, b.String())
 	return err
@@ -133,7 +136,7 @@ func (p *rowPrinter) flushPage() error {
 // warnings in the format's way.
 func (p *rowPrinter) finish(res wire.Result) error {
 	if !p.started {
-		return renderReply(p.w, p.format, p.quiet, res)
+		return renderReplyExpanded(p.w, p.format, p.quiet, p.expanded, res)
 	}
 	if err := p.flushPage(); err != nil {
 		return err

@@ -97,7 +97,7 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 }
 
 // Run runs one invocation.
-func (m *Main) Run(ctx context.Context, args []string) error {
+func (m *Main) Run(ctx context.Context, args []string) (err error) {
 	if len(args) > 0 && args[0] == "cert" {
 		return m.runCert(ctx, args[1:])
 	}
@@ -147,6 +147,9 @@ func (m *Main) Run(ctx context.Context, args []string) error {
 	if len(opts.sources) == 0 && !opts.subcommand() && !interactive {
 		opts.sources = []scriptSource{{kind: sourceStdin}}
 	}
+	if opts.singleTransaction && len(opts.sources) == 0 {
+		return usageErrorf("-1 (--single-transaction) runs the input of -c, -f or piped stdin as one transaction; in the shell, type BEGIN; and COMMIT;")
+	}
 	scripts, err := m.readSources(opts.sources)
 	if err != nil {
 		return err
@@ -167,7 +170,23 @@ func (m *Main) Run(ctx context.Context, args []string) error {
 
 	r := &runner{exec: sess, stdout: m.Stdout, stderr: m.Stderr, format: opts.format, echo: opts.echo, quiet: opts.quiet, outMu: new(sync.Mutex), clock: src}
 	if m.TimeSource != nil {
-		r.clock = m.TimeSource // \timing measures on the injected clock
+		r.clock = m.TimeSource // \timing and \watch use the injected clock
+	}
+	r.vars = opts.vars
+	if opts.output != "" {
+		f, err := openResultFile(opts.output)
+		if err != nil {
+			return ioError(fmt.Errorf("-o: %w", err))
+		}
+		r.results = f
+	}
+	defer func() {
+		if cerr := r.closeResults(); cerr != nil && err == nil {
+			err = ioError(cerr)
+		}
+	}()
+	if opts.singleTransaction {
+		r.singleTx = &singleTransaction{}
 	}
 	if len(scripts) > 0 {
 		if err := m.runScripts(ctx, r, scripts, opts.continueOnError); err != nil {
@@ -242,7 +261,7 @@ func (m *Main) runScripts(ctx context.Context, r *runner, scripts []script, keep
 
 	failed := 0
 	for _, s := range scripts {
-		out, err := r.runText(runCtx, s.name, s.text, keepGoing)
+		out, err := r.runSource(runCtx, s.name, s.text, keepGoing && r.singleTx == nil)
 		if err != nil {
 			return err
 		}
@@ -250,9 +269,14 @@ func (m *Main) runScripts(ctx context.Context, r *runner, scripts []script, keep
 		if out.interrupted {
 			return &RunError{Kind: ErrStatementFailed, Err: ErrInterrupted}
 		}
-		if out.failed > 0 && !keepGoing {
+		if out.quit || out.failed > 0 && (!keepGoing || r.singleTx != nil) {
 			break
 		}
+	}
+	if ok, err := r.endSingleTransaction(runCtx, failed > 0); err != nil {
+		return err
+	} else if !ok {
+		failed++
 	}
 	if failed > 0 {
 		return &RunError{Kind: ErrStatementFailed, Err: fmt.Errorf("%d statement(s) failed", failed), Reported: true}
@@ -275,7 +299,7 @@ func (m *Main) runShell(ctx context.Context, r *runner, sess sessionBackend) err
 	if m.openEditor != nil {
 		ed, err = m.openEditor(comp)
 	} else {
-		ed, err = newReadlineEditor(m.Stdin, m.Stdout, m.Stderr, m.historyPath(), comp)
+		ed, err = newReadlineEditor(m.Stdin, m.Stdout, m.Stderr, m.historyPath(), comp, colourModeFor(m.lookupEnv))
 	}
 	if err != nil {
 		return ioError(fmt.Errorf("open the terminal: %w", err))

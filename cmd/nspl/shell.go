@@ -186,6 +186,25 @@ func (s *shell) execute(ctx context.Context, ready grammar.Script) error {
 // failure stops it before its last statement, it says how many it skipped,
 // so a line of several statements never loses the later ones silently.
 func (s *shell) runCancellable(ctx context.Context, file string, sc grammar.Script) error {
+	var out statementOutcome
+	err := s.cancellable(ctx, func(ctx context.Context) error {
+		var err error
+		out, err = s.run.runScript(ctx, file, sc, false)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if out.skipped > 0 {
+		if _, err := fmt.Fprintf(s.stderr, "skipped %s after the error\n", plural(out.skipped, "statement")); err != nil {
+			return ioError(err)
+		}
+	}
+	return nil
+}
+
+// cancellable runs f with a context Ctrl-C cancels through interrupt.
+func (s *shell) cancellable(ctx context.Context, f func(ctx context.Context) error) error {
 	runCtx, cancel := context.WithCancel(ctx)
 	s.mu.Lock()
 	s.cancel = cancel
@@ -196,16 +215,7 @@ func (s *shell) runCancellable(ctx context.Context, file string, sc grammar.Scri
 		s.mu.Unlock()
 		cancel()
 	}()
-	out, err := s.run.runScript(runCtx, file, sc, false)
-	if err != nil {
-		return err
-	}
-	if out.skipped > 0 {
-		if _, err := fmt.Fprintf(s.stderr, "skipped %s after the error\n", plural(out.skipped, "statement")); err != nil {
-			return ioError(err)
-		}
-	}
-	return nil
+	return f(runCtx)
 }
 
 // plural is "1 statement", "2 statements".

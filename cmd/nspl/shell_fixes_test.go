@@ -42,7 +42,7 @@ func TestShellInterruptSaysTheWriteWasCancelled(t *testing.T) {
 	case <-time.After(expectTimeout):
 		t.Fatal("Ctrl-C did not cancel the statement")
 	}
-	errOut.waitLine(t, "1:1: error: statement cancelled: apply timed out (a change it had already sent may still be applied; check before running it again)")
+	errOut.waitLine(t, "1:1: error: statement cancelled: apply timed out (a change it had already sent may still be applied; run DESCRIBE DOMAIN; to see whether it did before running it again)")
 }
 
 func TestCancelledError(t *testing.T) {
@@ -51,19 +51,26 @@ func TestCancelledError(t *testing.T) {
 	tests := []struct {
 		name    string
 		err     error
+		check   string
 		wantMsg string
 		wantPos grammar.Position
 		wantIs  error
 	}{
-		{"unpositioned", context.Canceled, "statement cancelled: context canceled", grammar.Position{}, context.Canceled},
-		{"positioned", &follow.StatementError{Pos: pos, Msg: "not the leader", Kind: kind},
-			"statement cancelled: not the leader (a change it had already sent may still be applied; check before running it again)", pos, kind},
-		{"syntax", &follow.StatementError{Pos: pos, Msg: "expected ';'", Kind: &grammar.Error{Pos: pos, Msg: "expected ';'", Kind: grammar.ErrSyntax}}, "expected ';'", pos, grammar.ErrSyntax},
+		{"abandoned", context.Canceled, "run LIST DOMAINS; to see whether it did",
+			"statement abandoned at Ctrl-C (context canceled): nspl stopped waiting for the node, which is told to cancel it; a change it had already sent may still be applied; run LIST DOMAINS; to see whether it did before running it again", grammar.Position{}, context.Canceled},
+		{"abandoned read", context.Canceled, "",
+			"statement abandoned at Ctrl-C (context canceled): nspl stopped waiting for the node, which is told to cancel it; it changes nothing, so it can simply run again", grammar.Position{}, context.Canceled},
+		{"unpositioned", errors.New("boom"), "run X;", "statement cancelled: boom (a change it had already sent may still be applied; run X; before running it again)", grammar.Position{}, nil},
+		{"positioned", &follow.StatementError{Pos: pos, Msg: "not the leader", Kind: kind}, "run DESCRIBE DOMAIN;",
+			"statement cancelled: not the leader (a change it had already sent may still be applied; run DESCRIBE DOMAIN; before running it again)", pos, kind},
+		{"syntax", &follow.StatementError{Pos: pos, Msg: "expected ';'", Kind: &grammar.Error{Pos: pos, Msg: "expected ';'", Kind: grammar.ErrSyntax}}, "x", "expected ';'", pos, grammar.ErrSyntax},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := cancelledError(tt.err)
-			require.ErrorIs(t, got, tt.wantIs)
+			got := cancelledError(tt.err, tt.check)
+			if tt.wantIs != nil {
+				require.ErrorIs(t, got, tt.wantIs)
+			}
 			var ge *follow.StatementError
 			if !errors.As(got, &ge) {
 				require.Equal(t, tt.wantMsg, got.Error())
@@ -71,7 +78,7 @@ func TestCancelledError(t *testing.T) {
 			}
 			require.Equal(t, tt.wantMsg, ge.Msg)
 			require.Equal(t, tt.wantPos, ge.Pos)
-			require.Equal(t, ge, cancelledError(ge), "cancelled twice")
+			require.Equal(t, ge, cancelledError(ge, tt.check), "cancelled twice")
 		})
 	}
 }

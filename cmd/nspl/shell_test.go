@@ -151,6 +151,6 @@ func TestShellInterruptCancelsTheRunningStatement(t *testing.T) {
 	case <-time.After(expectTimeout):
 		t.Fatal("Ctrl-C did not cancel the statement")
 	}
-	errOut.waitLine(t, "1:1: error: statement cancelled: context canceled")
+	errOut.waitLine(t, "1:1: error: statement abandoned at Ctrl-C (context canceled): ")
 	require.Len(t, errOut.lines(), 3, "the second STOP did not run")
 }

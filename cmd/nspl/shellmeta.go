@@ -18,7 +18,7 @@ type metaCommand struct {
 
 // knownMeta lists the backslash commands, as the refusal of an unknown one
 // prints them.
-const knownMeta = `\? or \h (help), \i FILE (run a script file), \timing [on|off], \d [NAME|PATTERN], \dt [PATTERN], \l (list or describe domains), \q (leave)`
+const knownMeta = `\? or \h (help), \i FILE (run a script file), \timing [on|off], \x [on|off|auto] (expanded display), \set [NAME [VALUE]], \unset NAME, \o [FILE] (replies to FILE), \watch [SECONDS [COUNT]], \d [NAME|PATTERN], \dt [PATTERN], \l (list or describe domains), \q (leave)`
 
 // parseMeta recognises help, exit and quit (an optional trailing ';' is
 // allowed), any line starting with a backslash and, for sqlite3's habits,
@@ -54,9 +54,9 @@ func parseMeta(line string) (metaCommand, bool) {
 
 // runMeta runs cmd and reports whether the shell should leave. Problems with
 // the command (an unknown one, a missing file) are reported on stderr and
-// the shell goes on; only an output failure is returned.
+// the shell goes on; only an output failure is returned. Ctrl-C stops a
+// command that runs statements (\i, \d, \watch) through interrupt.
 func (s *shell) runMeta(ctx context.Context, out io.Writer, cmd metaCommand) (leave bool, err error) {
-	var msg string
 	switch cmd.name {
 	case "exit":
 		return true, nil
@@ -65,66 +65,26 @@ func (s *shell) runMeta(ctx context.Context, out io.Writer, cmd metaCommand) (le
 			return false, ioError(err)
 		}
 		return false, nil
-	case `\timing`:
-		switch strings.ToLower(cmd.arg) {
-		case "":
-			s.run.timing = !s.run.timing
-		case "on":
-			s.run.timing = true
-		case "off":
-			s.run.timing = false
-		default:
-			msg = fmt.Sprintf(`\timing takes on or off, not %q`, cmd.arg)
-		}
-		if msg == "" {
-			state := "off"
-			if s.run.timing {
-				state = "on"
-			}
-			return false, writeLine(out, "timing is "+state)
-		}
-	case `\d`, `\dt`, `\l`, `\D`, `\DT`, `\L`:
-		// psql's describe and list commands, as the statements they are
-		// here: \d NAME describes a domain; \d, \dt and \l list the
-		// domains, those matching a psql pattern (* and ?) when one is given.
-		text, err := listOrDescribe(strings.ToLower(cmd.name), cmd.arg)
-		if err != nil {
-			msg = err.Error()
-			break
-		}
-		return false, s.runCancellable(ctx, "", grammar.Split(text))
-	case ".tables":
-		text, err := listOrDescribe(`\dt`, cmd.arg)
-		if err != nil {
-			msg = err.Error()
-			break
-		}
-		return false, s.runCancellable(ctx, "", grammar.Split(text))
-	case ".quit", ".exit", ".q":
-		return true, nil
 	case `\i`:
-		if cmd.arg == "" {
-			msg = `\i needs a file: \i FILE`
-			break
+		if cmd.arg != "" {
+			if err := s.editor.SaveHistory(`\i ` + cmd.arg); err != nil {
+				fmt.Fprintf(s.stderr, "warning: cannot save history: %v\n", err)
+			}
 		}
-		if err := s.editor.SaveHistory(`\i ` + cmd.arg); err != nil {
-			fmt.Fprintf(s.stderr, "warning: cannot save history: %v\n", err)
-		}
-		b, err := readFileLimited(cmd.arg, maxScriptBytes)
-		if err != nil {
-			msg = fmt.Sprintf(`\i: %v`, err)
-			break
-		}
-		return false, s.runCancellable(ctx, cmd.arg, grammar.Split(string(b)))
-	default:
-		if strings.HasPrefix(cmd.name, ".") {
-			msg = fmt.Sprintf("unknown command %s; this is not sqlite3: .tables is LIST DOMAINS; and .quit is \\q here, the shell knows %s, and statements end with ';'", cmd.name, knownMeta)
-			break
-		}
-		msg = fmt.Sprintf("unknown command %s; the shell knows %s, and statements end with ';'", cmd.name, knownMeta)
 	}
-	if _, err := fmt.Fprintln(s.stderr, "error: "+msg); err != nil {
-		return false, ioError(err)
+	var res metaResult
+	err = s.cancellable(ctx, func(ctx context.Context) error {
+		var err error
+		res, err = s.run.meta(ctx, "", cmd, false)
+		return err
+	})
+	if err != nil || res.leave {
+		return res.leave, err
+	}
+	if res.msg != "" {
+		if _, err := fmt.Fprintln(s.stderr, "error: "+res.msg); err != nil {
+			return false, ioError(err)
+		}
 	}
 	return false, nil
 }

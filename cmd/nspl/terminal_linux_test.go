@@ -225,3 +225,111 @@ func TestTerminal(t *testing.T) {
 	require.Contains(t, lines, "USE prod ;")
 	require.NotContains(t, string(b), "DROP DOMAIN")
 }
+
+// ptyShell is nspl's interactive shell on a pseudo-terminal.
+type ptyShell struct {
+	scr      *screen
+	typeText func(s string)
+	exited   chan struct{}
+	waitErr  *error
+}
+
+// startPTYShell starts the installed nspl on a pseudo-terminal with env
+// added to the environment; the test's cleanup kills it if it still runs.
+func startPTYShell(t *testing.T, env ...string) *ptyShell {
+	t.Helper()
+	bin, err := exec.LookPath("nspl")
+	require.NoError(t, err, "TestMain installs nspl on PATH")
+	master, slave := openPTY(t)
+	cmd := exec.Command(bin)
+	cmd.Env = append(append(os.Environ(), "NSPL_HISTORY="), env...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, slave, slave
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+	require.NoError(t, cmd.Start())
+	slave.Close()
+	p := &ptyShell{scr: newScreen(), exited: make(chan struct{}), waitErr: new(error)}
+	var readers sync.WaitGroup
+	readers.Add(1)
+	go func() {
+		defer readers.Done()
+		buf := make([]byte, 4096)
+		for {
+			n, err := master.Read(buf)
+			if n > 0 {
+				p.scr.Write(buf[:n])
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	go func() {
+		*p.waitErr = cmd.Wait()
+		close(p.exited)
+	}()
+	t.Cleanup(func() {
+		select {
+		case <-p.exited:
+		default:
+			_ = cmd.Process.Kill()
+			<-p.exited
+		}
+		master.Close()
+		readers.Wait()
+	})
+	p.typeText = func(s string) {
+		t.Helper()
+		_, err := master.WriteString(s)
+		require.NoError(t, err)
+	}
+	return p
+}
+
+// TestTabMenuColour opens the Tab menu and chooses in it: readline marks
+// the chosen candidate black on white, which NO_COLOR turns into reverse
+// video (an attribute, no colour) and TERM=dumb into no escape at all.
+func TestTabMenuColour(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	tests := []struct {
+		name             string
+		env              []string
+		colour, reversed bool
+	}{
+		{name: "colour allowed", env: []string{"TERM=xterm", "NO_COLOR="}, colour: true},
+		{name: "NO_COLOR", env: []string{"TERM=xterm", "NO_COLOR=1"}, reversed: true},
+		{name: "TERM=dumb", env: []string{"TERM=dumb", "NO_COLOR="}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			sh := startPTYShell(t, tc.env...)
+			at := sh.scr.waitFor(t, 0, "nspl> ")
+			sh.typeText("CREATE DOMAIN ab; CREATE DOMAIN ac;\r")
+			at = sh.scr.waitFor(t, at, "created domain 'ac'")
+			at = sh.scr.waitFor(t, at, "nspl> ")
+			menuAt := at
+			sh.typeText("USE a\t") // two candidates: the menu
+			at = sh.scr.waitFor(t, at, "ac")
+			sh.typeText("\t") // the same line again: choose in the menu
+			at = sh.scr.waitFor(t, at, "ac")
+			sh.typeText("\r;\r") // take the chosen one
+			at = sh.scr.waitFor(t, at, "using domain 'ab'")
+			menu := sh.scr.text()[menuAt:at]
+			require.Equal(t, tc.colour, strings.Contains(menu, "\x1b[30;47m"), "the black-on-white highlight in %q", menu)
+			require.Equal(t, tc.reversed, strings.Contains(menu, "\x1b[7m"), "reverse video in %q", menu)
+			if !tc.colour {
+				require.NotRegexp(t, `\x1b\[[0-9;]*(3|4|9|10)[0-9](;[0-9;]*)?m`, menu, "no colour sequence")
+			}
+			if !tc.colour && !tc.reversed {
+				require.NotRegexp(t, `\x1b\[[0-9;]*m`, menu, "no SGR sequence on a dumb terminal")
+			}
+			sh.scr.waitFor(t, at, "nspl[ab]> ")
+			sh.typeText("\x04")
+			select {
+			case <-sh.exited:
+				require.NoError(t, *sh.waitErr)
+			case <-time.After(expectTimeout):
+				t.Fatal("the shell did not exit on Ctrl-D")
+			}
+		})
+	}
+}
