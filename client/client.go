@@ -137,6 +137,15 @@ func (c *Client) Close() error {
 	if cn != nil {
 		cn.close(ErrClosed)
 	}
+	// A connect that finished while the close message went out published
+	// its session after the read above; one that finishes later sees the
+	// client closed and ends its own (connect).
+	c.mu.Lock()
+	late := c.conn
+	c.mu.Unlock()
+	if late != nil && late != cn {
+		late.close(ErrClosed)
+	}
 	c.follow.Close()
 	c.wg.Wait()
 	return nil

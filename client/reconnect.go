@@ -62,6 +62,13 @@ func (c *Client) connect(ctx context.Context) (*conn, error) {
 	}
 	c.restore(cn, active)
 	c.mu.Lock()
+	if c.ctx.Err() != nil {
+		// Closed meanwhile: Close has read c.conn already, so the session
+		// it would not see is ended here.
+		c.mu.Unlock()
+		cn.close(ErrClosed)
+		return nil, ErrClosed
+	}
 	c.conn = cn
 	c.mu.Unlock()
 	if err := cn.lostError(); err != nil {
