@@ -91,20 +91,20 @@ func (n *Node) commit(ctx context.Context, cmd lifecycle.Command) (lifecycle.Res
 	if cmd.RequestID == "" {
 		cmd.RequestID = n.catalog.NewRequestID()
 	}
-	start := n.src.Monotonic()
+	start := n.csrc.Monotonic()
 	backoff := writeBackoffMin
 	unknown := false
 	for attempt := 1; ; attempt++ {
 		res, err := n.commitOnce(ctx, cmd, start)
 		if err == nil {
 			if n.cfg.OnCommit != nil {
-				n.cfg.OnCommit(n.src.Monotonic() - start)
+				n.cfg.OnCommit(n.csrc.Monotonic() - start)
 			}
 			return res, nil
 		}
 		unknown = unknown || errors.Is(err, catalog.ErrOutcomeUnknown)
 		if ctx.Err() != nil {
-			return lifecycle.Result{}, &WriteDeadlineError{Attempts: attempt, Elapsed: n.src.Monotonic() - start,
+			return lifecycle.Result{}, &WriteDeadlineError{Attempts: attempt, Elapsed: n.csrc.Monotonic() - start,
 				Unknown: unknown, Cause: context.Cause(ctx), Last: err}
 		}
 		if !retryable(err) || n.closed.Load() {
@@ -113,7 +113,7 @@ func (n *Node) commit(ctx context.Context, cmd lifecycle.Command) (lifecycle.Res
 		if attempt == 1 {
 			if _, ok := ctx.Deadline(); !ok {
 				var stop func()
-				ctx, stop = n.writeDeadline(ctx, n.cfg.WriteTimeout-(n.src.Monotonic()-start))
+				ctx, stop = n.writeDeadline(ctx, n.cfg.WriteTimeout-(n.csrc.Monotonic()-start))
 				defer stop()
 			}
 		}
@@ -122,7 +122,7 @@ func (n *Node) commit(ctx context.Context, cmd lifecycle.Command) (lifecycle.Res
 			if n.closed.Load() {
 				return res, err
 			}
-			return lifecycle.Result{}, &WriteDeadlineError{Attempts: attempt, Elapsed: n.src.Monotonic() - start,
+			return lifecycle.Result{}, &WriteDeadlineError{Attempts: attempt, Elapsed: n.csrc.Monotonic() - start,
 				Unknown: unknown, Cause: context.Cause(ctx), Last: err}
 		}
 		backoff = min(2*backoff, writeBackoffMax)
@@ -151,7 +151,7 @@ func (n *Node) commitOnce(ctx context.Context, cmd lifecycle.Command, start time
 	}
 	if _, ok := ctx.Deadline(); !ok {
 		var stop func()
-		ctx, stop = n.writeDeadline(ctx, n.cfg.WriteTimeout-(n.src.Monotonic()-start))
+		ctx, stop = n.writeDeadline(ctx, n.cfg.WriteTimeout-(n.csrc.Monotonic()-start))
 		defer stop()
 	}
 	return n.cfg.Forward(ctx, leader, cmd)
@@ -174,15 +174,16 @@ func retryable(err error) bool {
 }
 
 // writeDeadline returns ctx cancelled, with cause context.DeadlineExceeded,
-// after d on the node's time source, and the function that releases it.
+// after d on the node's consensus time source, and the function that
+// releases it.
 func (n *Node) writeDeadline(ctx context.Context, d time.Duration) (context.Context, func()) {
-	return timesource.WithTimeout(ctx, n.src, d)
+	return timesource.WithTimeout(ctx, n.csrc, d)
 }
 
-// wait waits d on the node's time source; false when ctx ends or the node
-// closes first.
+// wait waits d on the node's consensus time source; false when ctx ends or
+// the node closes first.
 func (n *Node) wait(ctx context.Context, d time.Duration) bool {
-	return timesource.Sleep(ctx, n.src, d, n.done)
+	return timesource.Sleep(ctx, n.csrc, d, n.done)
 }
 
 // AdvertisedRevision returns the runtime revision this node advertises to

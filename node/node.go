@@ -39,6 +39,13 @@ type Config struct {
 	// clock reads, producer timers and catalog retry timers. Nil means
 	// timesource.System().
 	TimeSource timesource.Source
+	// ConsensusTimeSource times what waits on the consensus library, which
+	// runs on real time whatever TimeSource is: the catalog's timers, and a
+	// write's deadline and retry backoff. Nil means TimeSource. An engine
+	// on virtual time passes the system clock here, so a write that waits
+	// for raft (a retry through an election) waits in real time instead of
+	// for virtual time that moves only when its script waits.
+	ConsensusTimeSource timesource.Source
 	// Available returns the effectively available node incarnations, for
 	// START's initial authority and the leader's reconciliation. Nil means
 	// every registered incarnation, which is exact for one embedded node.
@@ -112,6 +119,7 @@ type Node struct {
 	cfg      Config
 	logger   *slog.Logger
 	src      timesource.Source
+	csrc     timesource.Source // Config.ConsensusTimeSource, or src
 	registry *clockrt.Registry
 	catalog  *catalog.Replica
 
@@ -160,6 +168,9 @@ func New(cfg Config) (*Node, error) {
 	if cfg.TimeSource == nil {
 		cfg.TimeSource = timesource.System()
 	}
+	if cfg.ConsensusTimeSource == nil {
+		cfg.ConsensusTimeSource = cfg.TimeSource
+	}
 	switch {
 	case cfg.MaxClockOffset < 0:
 		return nil, fmt.Errorf("%w: max clock offset %s is negative; pass a duration such as 500ms", ErrConfig, cfg.MaxClockOffset)
@@ -180,6 +191,7 @@ func New(cfg Config) (*Node, error) {
 		cfg:         cfg,
 		logger:      cfg.Logger.With("node_name", cfg.Name),
 		src:         cfg.TimeSource,
+		csrc:        cfg.ConsensusTimeSource,
 		registry:    clockrt.NewRegistry(cfg.TimeSource),
 		countChange: make(chan struct{}),
 	}
@@ -231,7 +243,7 @@ func (n *Node) Open(ctx context.Context) error {
 		Logger:              cfg.Logger,
 		RaftLogLevel:        cfg.RaftLogLevel,
 		OnChange:            n.onChange,
-		Clock:               cfg.TimeSource,
+		Clock:               n.csrc,
 		Available:           cfg.Available,
 		AvailabilityChanged: cfg.AvailabilityChanged,
 		APIAddress:          cfg.APIAddress,

@@ -18,13 +18,17 @@ import (
 // A fired timer's value is buffered in its channel, so Advance never blocks
 // on a slow receiver. Fake is safe for concurrent use.
 type Fake struct {
-	mu      sync.Mutex
-	wall    int64
-	mono    time.Duration
-	seq     uint64
-	fired   uint64
-	armed   fakeHeap
-	changed chan struct{} // closed and replaced whenever the armed set changes
+	mu    sync.Mutex
+	wall  int64
+	mono  time.Duration
+	seq   uint64
+	fired uint64
+	armed fakeHeap
+	// unsettled counts the timers that have fired and whose owner has not
+	// re-armed (Reset) or stopped them since: a goroutine woken by a firing
+	// that has not yet come back to its timer (Virtual.Settled).
+	unsettled int
+	changed   chan struct{} // closed and replaced whenever the armed set changes
 }
 
 var _ Source = (*Fake)(nil)
@@ -210,6 +214,10 @@ func (f *Fake) armLocked(t *fakeTimer, d time.Duration) {
 // disarmLocked removes t from the armed set and discards an undelivered
 // firing. It reports whether t was armed.
 func (f *Fake) disarmLocked(t *fakeTimer) bool {
+	if t.unsettled {
+		t.unsettled = false
+		f.unsettled--
+	}
 	armed := t.index >= 0
 	if armed {
 		heap.Remove(&f.armed, t.index)
@@ -224,6 +232,10 @@ func (f *Fake) disarmLocked(t *fakeTimer) bool {
 
 func (f *Fake) fireLocked(t *fakeTimer) {
 	f.fired++
+	if !t.unsettled {
+		t.unsettled = true
+		f.unsettled++
+	}
 	select {
 	case t.c <- time.Unix(0, f.wall).UTC():
 	default: // unreachable: arming drains the channel first
@@ -248,6 +260,9 @@ type fakeTimer struct {
 	when  time.Duration
 	seq   uint64
 	index int // position in Fake.armed, -1 when not armed
+	// unsettled: the timer fired and has been neither reset nor stopped
+	// since (Fake.unsettled).
+	unsettled bool
 }
 
 func (t *fakeTimer) C() <-chan time.Time { return t.c }

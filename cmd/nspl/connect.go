@@ -88,7 +88,10 @@ func (m *Main) openSession(ctx context.Context, opts options) (sessionBackend, t
 		}
 		return c, timesource.System(), func() { _ = c.Close() }, nil
 	}
-	src := timesource.System()
+	var src timesource.Source = timesource.System()
+	if opts.virtualTime {
+		src = timesource.NewVirtual(opts.virtualAt)
+	}
 	eng, err := nspl.Open(ctx, nspl.Options{Logger: m.logger(opts.verbose), DataDir: opts.dataDir, TimeSource: src, OverwriteArchives: opts.remote.overwrite})
 	if err != nil {
 		if ctx.Err() != nil {

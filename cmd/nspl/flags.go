@@ -91,6 +91,10 @@ type options struct {
 	verbose         bool
 	console         string // --console: serve the web console on this loopback address
 
+	virtualTime  bool   // --virtual-time: the embedded node runs on virtual time
+	virtualStart string // --virtual-start: the instant it starts at ("" for the default)
+	virtualAt    int64  // the start instant, once checkVirtualTime has parsed it
+
 	vars              map[string]string // -v NAME=VALUE
 	output            string            // -o FILE: replies go to FILE
 	singleTransaction bool              // -1: the scripts run in one transaction
@@ -127,6 +131,8 @@ func addCommonFlags(fs *flag.FlagSet, o *options) {
 	fs.BoolVar(&o.singleTransaction, "1", false, "short for --single-transaction")
 	fs.StringVar(&o.dataDir, "data-dir", "", "keep the node's catalog in `DIR` (default: in memory)")
 	fs.BoolVar(&o.verbose, "verbose", false, "log the node's internals to stderr")
+	fs.BoolVar(&o.virtualTime, "virtual-time", false, "run the embedded node on virtual time, which jumps to the next timer whenever the script waits")
+	fs.StringVar(&o.virtualStart, "virtual-start", "", "with --virtual-time, start virtual UTC at `TIMESTAMP` (default 2030-01-01T00:00:00Z)")
 	addRemoteFlags(fs, &o.remote)
 }
 
@@ -229,6 +235,15 @@ Flags:
   -q, --quiet           print result sets only: no messages, no shell banner
   --data-dir DIR        keep the node's catalog in DIR (default: in memory, gone on exit)
   --verbose             log the node's internals to stderr
+  --virtual-time        run the embedded node on virtual time: its clock stands
+                        still while statements run and, whenever the script
+                        waits (\sleep, \wait, nspl clock), jumps to the next
+                        timer, so the same script prints the same bytes, clock
+                        frames included, in no wall time (see README: Testing
+                        your scripts); not with --connect, --data-dir or --console
+  --virtual-start TIMESTAMP
+                        with --virtual-time, where virtual UTC starts (default
+                        2030-01-01T00:00:00Z)
   --console HOST:PORT   while the interactive shell runs, serve the embedded node's
                         web console on this loopback address (port 0: a free one);
                         the login link with its one-time token is printed at start

@@ -132,6 +132,9 @@ func (m *Main) Run(ctx context.Context, args []string) (err error) {
 		}
 		return m.runAdmin(ctx, opts)
 	}
+	if err := checkVirtualTime(&opts); err != nil {
+		return err
+	}
 	interactive := len(opts.sources) == 0 && !opts.subcommand() && m.stdinIsTerminal()
 	if opts.console != "" {
 		switch {
@@ -169,7 +172,7 @@ func (m *Main) Run(ctx context.Context, args []string) (err error) {
 	defer closeSession()
 
 	r := &runner{exec: sess, stdout: m.Stdout, stderr: m.Stderr, format: opts.format, echo: opts.echo, quiet: opts.quiet, outMu: new(sync.Mutex), clock: src}
-	if m.TimeSource != nil {
+	if m.TimeSource != nil && !opts.virtualTime {
 		r.clock = m.TimeSource // \timing and \watch use the injected clock
 	}
 	r.vars = opts.vars
@@ -197,7 +200,7 @@ func (m *Main) Run(ctx context.Context, args []string) (err error) {
 	case opts.archive != nil:
 		return m.runArchive(ctx, r, opts.archive)
 	case opts.clock:
-		if m.TimeSource != nil {
+		if m.TimeSource != nil && !opts.virtualTime {
 			src = m.TimeSource
 		}
 		return m.followClock(ctx, sess, src, opts)
