@@ -24,7 +24,10 @@ type Options struct {
 	// nothing.
 	Logger *slog.Logger
 	// TimeSource is the engine's only physical clock. Nil means the
-	// system clock; tests pass a timesource.Fake.
+	// system clock; tests pass a timesource.Fake. A *timesource.Virtual
+	// runs the engine on virtual time (see Virtual time in virtual.go and
+	// the package documentation): it moves only while a session waits for
+	// a clock event, so runs repeat byte for byte.
 	TimeSource timesource.Source
 	// NodeName is the node name registered in the catalog. Empty means
 	// "local".
@@ -51,6 +54,11 @@ type Engine struct {
 	// archives is every session's Archives: files on this machine.
 	archives session.LocalArchives
 
+	// virtual is the engine's clock when it runs on virtual time, nil
+	// otherwise; stepMu serializes its steps.
+	virtual *timesource.Virtual
+	stepMu  sync.Mutex
+
 	mu       sync.Mutex
 	closed   bool
 	done     chan struct{} // closed by Close
@@ -68,6 +76,11 @@ func Open(ctx context.Context, opts Options) (*Engine, error) {
 	// Raft's output is filtered by Logger's handler alone: the catalog
 	// passes every level down, with its routine election lines at Debug.
 	logger = slog.New(catalog.RoutineRaftAtDebug(logger.Handler()))
+	virtual, _ := opts.TimeSource.(*timesource.Virtual)
+	var consensus timesource.Source // the TimeSource
+	if virtual != nil {
+		consensus = timesource.System() // raft runs on real time
+	}
 	n, err := node.Open(ctx, node.Config{
 		Name:         opts.NodeName,
 		DataDir:      opts.DataDir,
@@ -75,11 +88,13 @@ func Open(ctx context.Context, opts Options) (*Engine, error) {
 		RaftLogLevel: catalog.LevelTrace,
 		TimeSource:   opts.TimeSource,
 		MaxDomains:   opts.MaxDomains,
+
+		ConsensusTimeSource: consensus,
 	})
 	if err != nil {
 		return nil, err
 	}
-	return &Engine{node: n, logger: logger, limit: opts.FrameLimit, archives: session.LocalArchives{Overwrite: opts.OverwriteArchives}, done: make(chan struct{}), sessions: make(map[*Session]struct{})}, nil
+	return &Engine{node: n, virtual: virtual, logger: logger, limit: opts.FrameLimit, archives: session.LocalArchives{Overwrite: opts.OverwriteArchives}, done: make(chan struct{}), sessions: make(map[*Session]struct{})}, nil
 }
 
 // warningsOnly is the default logger's handler: the process's default

@@ -32,6 +32,9 @@ type Session struct {
 	cancel context.CancelFunc
 	pumped chan struct{} // closed when the pump has ended
 	ids    atomic.Uint64 // the last request id submitted
+	// handled counts the stream entries the pump has taken and finished
+	// with, for virtual time's settledness (session.Session.Settled).
+	handled atomic.Uint64
 
 	closed atomic.Bool
 }
@@ -157,11 +160,28 @@ func (s *Session) Clock(domain string) (Clock, bool) { return s.follow.Clock(dom
 // ctx ends or the session closes (ErrClosed). Events of one domain come in
 // the order received, coalesced; events of different domains in the order
 // their domains first had unread events.
-func (s *Session) NextEvent(ctx context.Context) (ClockEvent, error) { return s.follow.NextEvent(ctx) }
+func (s *Session) NextEvent(ctx context.Context) (ClockEvent, error) {
+	if s.eng.virtual != nil {
+		return s.nextVirtual(ctx)
+	}
+	return s.follow.NextEvent(ctx)
+}
 
 // Events returns an iterator over clock events, as NextEvent returns them,
 // that ends when ctx ends or the session closes.
-func (s *Session) Events(ctx context.Context) iter.Seq[ClockEvent] { return s.follow.Events(ctx) }
+func (s *Session) Events(ctx context.Context) iter.Seq[ClockEvent] {
+	if s.eng.virtual == nil {
+		return s.follow.Events(ctx)
+	}
+	return func(yield func(ClockEvent) bool) {
+		for {
+			ev, err := s.nextVirtual(ctx)
+			if err != nil || !yield(ev) {
+				return
+			}
+		}
+	}
+}
 
 // Close ends the session: its attachments stop without further events and
 // its goroutines are waited for. It is idempotent.
@@ -201,5 +221,6 @@ func (s *Session) pump() {
 			}
 			ev.Tag.(chan session.Event) <- ev
 		}
+		s.handled.Add(1)
 	}
 }

@@ -109,6 +109,9 @@ type Producer struct {
 	emitted atomic.Uint64
 	last    atomic.Uint64
 	err     atomic.Pointer[error]
+	// parked is set while the goroutine waits on its armed timer, having
+	// emitted everything due at the time it read (Parked).
+	parked atomic.Bool
 }
 
 // StartProducer starts a producer for cfg.Fence. The caller owns it and must
@@ -147,6 +150,13 @@ func (p *Producer) Emitted() uint64 { return p.emitted.Load() }
 
 // LastTick returns the id of the newest emitted tick, 0 before the first.
 func (p *Producer) LastTick() uint64 { return p.last.Load() }
+
+// Parked reports whether the producer waits on its armed timer: it has
+// emitted every tick due when it last read the time and has nothing to do
+// until the timer fires. A producer that has not yet armed its first timer,
+// or that a firing woke, is not parked. A driver of virtual time reads it
+// to know that the producer is done with the instant it was woken at.
+func (p *Producer) Parked() bool { return p.parked.Load() }
 
 // Err returns the arithmetic failure that stopped production, or nil.
 func (p *Producer) Err() error {
@@ -235,11 +245,13 @@ func (p *Producer) run(ctx context.Context) {
 		} else {
 			timer.Reset(d)
 		}
+		p.parked.Store(true)
 		select {
 		case <-ctx.Done():
 			return
 		case <-timer.C():
 		}
+		p.parked.Store(false)
 	}
 }
 

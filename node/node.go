@@ -387,3 +387,11 @@ func (n *Node) waitCounter(ctx context.Context, done func(count, rev uint64) boo
 		}
 	}
 }
+
+// Settled reports whether the node has no clock work under way: its
+// producer set has reconciled every installation and ended every
+// retirement, and every tick producer waits on its timer, having emitted
+// what was due when it last read the time. A driver of virtual time
+// (nspl.Engine) steps the time source only while it holds, together with
+// the source's own Settled and every session's.
+func (n *Node) Settled() bool { return n.producers == nil || n.producers.settled() }

@@ -459,3 +459,26 @@ func (n *Node) Producing(domain string) (clockrt.ProducerFence, bool) {
 	f, ok, _ := n.producers.fence(domain)
 	return f, ok
 }
+
+// settled reports whether the set has nothing to do: no reconciliation is
+// due or under way, no retirement is under way, and every running
+// producer is parked on its timer (clockrt.Producer.Parked). A wake the
+// loop has taken but not yet acted on is seen too: whoever wakes the loop
+// first names the domains it is to look at (pending), and the loop clears
+// them in the same critical section as it starts their producers.
+func (ps *producerSet) settled() bool {
+	if len(ps.wakeC) > 0 {
+		return false
+	}
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	if len(ps.wakeC) > 0 || ps.pendingAll || len(ps.pending) > 0 || len(ps.retiring) > 0 {
+		return false
+	}
+	for _, run := range ps.running {
+		if !run.p.Parked() {
+			return false
+		}
+	}
+	return true
+}

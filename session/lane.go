@@ -85,6 +85,7 @@ type lane struct {
 	// closed by the next added entry; nil, and free, otherwise.
 	changed chan struct{}
 
+	taken       uint64      // entries take has returned, for settledness (drained)
 	spare       *wire.Frame // an empty box for the next frame pushed, or nil
 	frames      int         // state, error and end frames and events in entries[head:]
 	replies     int         // reply places in entries[head:]
@@ -232,6 +233,7 @@ func (l *lane) take(ctx context.Context, mode takeMode) (f wire.Frame, reply boo
 			if l.unreadLocked() && l.readyWaiters > 0 {
 				signal(l.ready) // another reader may take the next entry
 			}
+			l.taken++
 			l.mu.Unlock()
 			return f, reply, se, nil
 		}
@@ -517,6 +519,14 @@ func (l *lane) len() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return len(l.entries) - int(l.head) - l.replies
+}
+
+// drained returns the number of unread entries (as len counts them) and
+// how many take has returned so far, read together.
+func (l *lane) drained() (unread int, taken uint64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.entries) - int(l.head) - l.replies, l.taken
 }
 
 // close ends the lane: waiting readers and writers return ErrClosed and the

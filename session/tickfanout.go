@@ -34,6 +34,11 @@ type tickFanout struct {
 
 	mu   sync.Mutex
 	atts []*attachment // each at its index at
+	// parked is set while the loop waits for a change of what it last
+	// read, whose notifications it waits on are waitInst and waitProg
+	// (waiting).
+	parked             bool
+	waitInst, waitProg <-chan struct{}
 }
 
 // fanouts holds the running tick fan-outs by allocation.
@@ -117,9 +122,45 @@ func (f *tickFanout) run(ctx context.Context, tick clockrt.Tick) {
 			tick = o.Tick
 			f.offer(o)
 		}
-		if err := f.obs.Wait(ctx); err != nil {
+		f.park(true)
+		err := f.obs.Wait(ctx)
+		f.park(false)
+		if err != nil {
 			return
 		}
+	}
+}
+
+// park records that the loop waits (or no longer waits) on what its
+// observer last read.
+func (f *tickFanout) park(parked bool) {
+	f.mu.Lock()
+	f.parked = parked
+	if parked {
+		f.waitInst, f.waitProg = f.obs.Notify()
+	}
+	f.mu.Unlock()
+}
+
+// waiting reports whether the loop waits and nothing it waits for has
+// happened: it has offered every tick and woken every task for every
+// change published before the call.
+func (f *tickFanout) waiting() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.parked && !closed(f.waitInst) && !closed(f.waitProg)
+}
+
+// closed reports whether c, a channel that is only ever closed, is.
+func closed(c <-chan struct{}) bool {
+	if c == nil {
+		return false
+	}
+	select {
+	case <-c:
+		return true
+	default:
+		return false
 	}
 }
 

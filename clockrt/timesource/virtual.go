@@ -12,8 +12,8 @@ const DefaultVirtualStart int64 = 1893456000_000000000
 // Virtual is a Source of virtual time, for runs whose output must repeat
 // byte for byte: its clock stands still until its driver calls Step, which
 // jumps UTC and the monotonic clock to the earliest armed timer's deadline
-// and fires that timer alone (ties in arming order). No wall time passes
-// while virtual time does.
+// and fires every timer due then. No wall time passes while virtual time
+// does.
 //
 // The driver steps only once everything the previous firing woke has
 // finished with it. Settled is the source's half of that: a firing is
@@ -66,9 +66,13 @@ func (v *Virtual) Armed() int { return v.f.Armed() }
 func (v *Virtual) Next() (time.Duration, bool) { return v.f.Next() }
 
 // Step moves virtual time to the earliest armed timer's deadline (not at
-// all when it is due already) and fires that one timer. It reports false,
-// changing nothing, when no timer is armed: nothing will ever happen
-// unless something outside virtual time acts.
+// all when it is due already) and fires every timer due then, in arming
+// order. It reports false, changing nothing, when no timer is armed:
+// nothing will ever happen unless something outside virtual time acts.
+//
+// Timers due at one instant fire together, so the order in which their
+// owners armed them, which goroutines racing to arm decide, changes
+// nothing: each reads the same instant.
 func (v *Virtual) Step() bool {
 	f := v.f
 	f.mu.Lock()
@@ -76,9 +80,11 @@ func (v *Virtual) Step() bool {
 	if len(f.armed) == 0 {
 		return false
 	}
-	t := heap.Pop(&f.armed).(*fakeTimer)
-	f.moveLocked(t.when)
-	f.fireLocked(t)
+	when := f.armed[0].when
+	f.moveLocked(when)
+	for len(f.armed) > 0 && f.armed[0].when == when {
+		f.fireLocked(heap.Pop(&f.armed).(*fakeTimer))
+	}
 	f.notifyLocked()
 	return true
 }

@@ -60,6 +60,7 @@ func addSubcommandFlags(fs *flag.FlagSet, o *options) {
 	addCommonFlags(fs, o)
 	o.continueOnError, o.echo, o.format, o.dataDir, o.verbose = saved.continueOnError, saved.echo, saved.format, saved.dataDir, saved.verbose
 	o.output, o.singleTransaction = saved.output, saved.singleTransaction
+	o.virtualTime, o.virtualStart = saved.virtualTime, saved.virtualStart
 }
 
 // parseSubcommand parses a subcommand's flags and refuses extra arguments.

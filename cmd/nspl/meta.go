@@ -156,6 +156,10 @@ func (r *runner) meta(ctx context.Context, file string, cmd metaCommand, inScrip
 		return metaResult{}, nil
 	case `\watch`:
 		return r.watch(ctx, cmd.arg, inScript)
+	case `\sleep`:
+		return r.sleep(ctx, cmd.arg)
+	case `\wait`:
+		return r.waitTick(ctx, cmd.arg)
 	case `\d`, `\dt`, `\l`, `\D`, `\DT`, `\L`, ".tables":
 		// psql's describe and list commands, as the statements they are
 		// here: \d NAME describes a domain; \d, \dt and \l list the

@@ -176,6 +176,9 @@ func (m *Main) Run(ctx context.Context, args []string) (err error) {
 		r.clock = m.TimeSource // \timing and \watch use the injected clock
 	}
 	r.vars = opts.vars
+	if vs, ok := sess.(virtualSession); ok && opts.virtualTime {
+		r.virtual = vs
+	}
 	if opts.output != "" {
 		f, err := openResultFile(opts.output)
 		if err != nil {

@@ -34,6 +34,9 @@ type runner struct {
 	// measured on clock, after its reply.
 	timing bool
 	clock  timesource.Source
+	// virtual is the embedded session under --virtual-time, nil otherwise:
+	// the runner prints the clock events it settles into (printSettled).
+	virtual virtualSession
 	// outMu is held while a statement runs and its reply is printed, so a
 	// clock frame can never be printed before the reply of the ATTACH that
 	// started it (frames are printed under the same lock).
@@ -246,7 +249,7 @@ func (r *runner) runStatement(ctx context.Context, file, text string, st grammar
 			return false, ioError(err)
 		}
 	}
-	return true, nil
+	return true, r.printSettled(ctx)
 }
 
 // writeDiagnostic prints d, the failure err of a statement: on stderr, and

@@ -87,14 +87,20 @@ func (s *shell) interrupt() {
 }
 
 // loop runs the shell until exit, Ctrl-D or a terminal failure. Clock
-// events are printed by a goroutine loop owns: it is stopped and waited for
-// before loop returns.
+// events are printed by a goroutine loop owns (on real time only): it is
+// stopped and waited for before loop returns.
 func (s *shell) loop(ctx context.Context) error {
 	eventCtx, stopEvents := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
+		if s.run.virtual != nil {
+			// Under virtual time a wait moves the clock, so nothing
+			// waits in the background: the runner prints what arrived
+			// after each statement and during \sleep and \wait.
+			return
+		}
 		s.printEvents(eventCtx)
 	}()
 	defer func() {

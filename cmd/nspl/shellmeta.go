@@ -18,7 +18,7 @@ type metaCommand struct {
 
 // knownMeta lists the backslash commands, as the refusal of an unknown one
 // prints them.
-const knownMeta = `\? or \h (help), \i FILE (run a script file), \timing [on|off], \x [on|off|auto] (expanded display), \set [NAME [VALUE]], \unset NAME, \o [FILE] (replies to FILE), \watch [SECONDS [COUNT]], \d [NAME|PATTERN], \dt [PATTERN], \l (list or describe domains), \q (leave)`
+const knownMeta = `\? or \h (help), \i FILE (run a script file), \timing [on|off], \x [on|off|auto] (expanded display), \set [NAME [VALUE]], \unset NAME, \o [FILE] (replies to FILE), \watch [SECONDS [COUNT]], \sleep DURATION, \wait tick N, \d [NAME|PATTERN], \dt [PATTERN], \l (list or describe domains), \q (leave)`
 
 // parseMeta recognises help, exit and quit (an optional trailing ';' is
 // allowed), any line starting with a backslash and, for sqlite3's habits,
