@@ -85,13 +85,15 @@ type lane struct {
 	// closed by the next added entry; nil, and free, otherwise.
 	changed chan struct{}
 
-	taken       uint64      // entries take has returned, for settledness (drained)
 	spare       *wire.Frame // an empty box for the next frame pushed, or nil
 	frames      int         // state, error and end frames and events in entries[head:]
 	replies     int         // reply places in entries[head:]
 	capacity    int
 	room        chan struct{} // one-slot wake of a writer waiting for room; closed by close
-	roomWaiters int
+	roomWaiters int32
+	// taken counts the entries take has returned, modulo 2³², for a
+	// driver of virtual time (drained, Session.Settled).
+	taken uint32
 
 	// events holds the replies, rows and posts of the event entries in
 	// entries[head:], in the same order; made by the first event, so a
@@ -523,7 +525,7 @@ func (l *lane) len() int {
 
 // drained returns the number of unread entries (as len counts them) and
 // how many take has returned so far, read together.
-func (l *lane) drained() (unread int, taken uint64) {
+func (l *lane) drained() (unread int, taken uint32) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return len(l.entries) - int(l.head) - l.replies, l.taken

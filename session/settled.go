@@ -29,7 +29,7 @@ func (s *Session) Settled(handled uint64) bool {
 		}
 	}
 	unread, taken := s.lane.drained()
-	return unread == 0 && taken == handled
+	return unread == 0 && taken == uint32(handled) // both count modulo 2³²
 }
 
 // fanoutOf returns the fan-out a joined, nil before it joined one; it may
