@@ -1,0 +1,96 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// virtualClockArgs is the command: 1,000 ticks of a domain with a
+// one-hour period, followed under virtual time.
+func virtualClockArgs(rate string, ticks int) []string {
+	return []string{"--virtual-time", "-c",
+		"CREATE PACED DOMAIN d WITH PERIOD 1h SKEW 0s; USE d; START AT '2030-01-01T00:00:00Z' TIME RATE " + rate + ";",
+		"clock", "--until-tick", fmt.Sprint(ticks)}
+}
+
+// runInProcess runs nspl with args and returns its stdout; stderr must stay
+// empty.
+func runInProcess(t testing.TB, args ...string) string {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	m := &Main{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errOut}
+	require.NoError(t, m.Run(ctx, args), "stderr: %s", errOut.String())
+	require.Empty(t, errOut.String())
+	return out.String()
+}
+
+// Under --virtual-time, nspl clock prints every one of 1,000 hourly ticks,
+// boundary after boundary, and the same bytes on every run, at rates 1,
+// 0.001 and 1000. (How long it takes is BenchmarkVirtualClock's figure.)
+func TestVirtualClockRepeatsByteForByte(t *testing.T) {
+	const runs, ticks = 10, 1000
+	for _, tc := range []struct {
+		rate     string
+		lastUTC  string // tick 1000's authority reading
+		lastTick string
+	}{
+		{"1", "2030-02-11T15:00:00Z", "2030-02-11T15:00:00Z"},
+		{"0.001", "2143-12-20T00:00:00Z", "2030-02-11T15:00:00Z"},
+		{"1000", "2030-01-01T00:59:56.4Z", "2030-02-11T15:00:00Z"},
+	} {
+		t.Run("rate "+tc.rate, func(t *testing.T) {
+			first := runInProcess(t, virtualClockArgs(tc.rate, ticks)...)
+			lines := strings.Split(strings.TrimSuffix(first, "\n"), "\n")
+			require.Len(t, lines, 4+ticks, "three replies, the attach reply's state, 1,000 ticks")
+			require.Equal(t, "clock d generation 1 paced period 1h skew 0s origin 2030-01-01T00:00:00Z anchor 2030-01-01T00:00:00Z rate "+tc.rate, lines[3])
+			for i, l := range lines[4:] {
+				boundary := time.Date(2030, 1, 1, i, 0, 0, 0, time.UTC).Format(time.RFC3339)
+				require.True(t, strings.HasPrefix(l, fmt.Sprintf("tick d generation 1 id %d boundary %s authority_utc ", i+1, boundary)), "line %d: %s", i+5, l)
+			}
+			require.Equal(t, fmt.Sprintf("tick d generation 1 id %d boundary %s authority_utc %s reading %s", ticks, tc.lastTick, tc.lastUTC, tc.lastTick), lines[len(lines)-1])
+			for run := 2; run <= runs; run++ {
+				require.Equal(t, first, runInProcess(t, virtualClockArgs(tc.rate, ticks)...), "run %d of %d differs", run, runs)
+			}
+		})
+	}
+}
+
+// BenchmarkVirtualClock is the wall time of the command, 1,000
+// hourly ticks under --virtual-time, per rate (ms/1000ticks), and its ratio
+// to the same command stopping after one tick (an engine's open, three
+// statements and the attach: the anchor), measured in the same iterations
+// in alternating order.
+func BenchmarkVirtualClock(b *testing.B) {
+	for _, rate := range []string{"1", "0.001", "1000"} {
+		b.Run("rate="+rate, func(b *testing.B) {
+			var full, anchor time.Duration
+			i := 0
+			for b.Loop() {
+				order := [][]string{virtualClockArgs(rate, 1000), virtualClockArgs(rate, 1)}
+				if i%2 == 1 {
+					order[0], order[1] = order[1], order[0]
+				}
+				for _, args := range order {
+					start := time.Now()
+					runInProcess(b, args...)
+					if args[len(args)-1] == "1000" {
+						full += time.Since(start)
+					} else {
+						anchor += time.Since(start)
+					}
+				}
+				i++
+			}
+			b.ReportMetric(float64(full.Milliseconds())/float64(i), "ms/1000ticks")
+			b.ReportMetric(float64(full)/float64(anchor), "ratio_to_one_tick")
+		})
+	}
+}
