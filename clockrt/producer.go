@@ -151,9 +151,10 @@ func (p *Producer) Emitted() uint64 { return p.emitted.Load() }
 // LastTick returns the id of the newest emitted tick, 0 before the first.
 func (p *Producer) LastTick() uint64 { return p.last.Load() }
 
-// Parked reports whether the producer waits on its armed timer: it has
-// emitted every tick due when it last read the time and has nothing to do
-// until the timer fires. A producer that has not yet armed its first timer,
+// Parked reports whether the producer waits on its armed timer, having
+// emitted every tick due when it last read the time, or has ended (Stop,
+// or a failure it reported): either way it has nothing to do until its
+// timer fires. A producer that has not yet armed its first timer,
 // or that a firing woke, is not parked. A driver of virtual time reads it
 // to know that the producer is done with the instant it was woken at.
 func (p *Producer) Parked() bool { return p.parked.Load() }
@@ -168,6 +169,7 @@ func (p *Producer) Err() error {
 
 func (p *Producer) run(ctx context.Context) {
 	defer close(p.done)
+	defer p.parked.Store(true) // ended: nothing more to do, ever
 	f := p.cfg.Fence
 	src := p.cfg.Source
 	origin := f.Mapping.LogicalStart

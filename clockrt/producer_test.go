@@ -292,6 +292,7 @@ func TestProducerStop(t *testing.T) {
 	}
 	require.Zero(t, f.Armed(), "the timer is disarmed")
 	rig.p.Stop() // idempotent
+	require.True(t, rig.p.Parked(), "a stopped producer has nothing left to do")
 	f.Advance(time.Hour)
 	require.Equal(t, []uint64{1}, rig.drain(), "nothing after Stop")
 	require.Equal(t, fenceWith(1, uint64(second)), rig.p.Fence())
@@ -431,6 +432,7 @@ func TestProducerArithmeticLimits(t *testing.T) {
 			requireClockErr(t, err, tt.sentinel, "d")
 			require.ErrorIs(t, err, clock.ErrOverflow)
 			require.Zero(t, f.Armed())
+			require.True(t, rig.p.Parked(), "a failed producer has nothing left to do")
 
 			reps := rig.reports()
 			require.Len(t, reps, len(tt.ticks)+1, "the ticks and then one failure report")

@@ -57,7 +57,7 @@ func (r *runner) printSettled(ctx context.Context) error {
 		if ctx.Err() != nil {
 			return nil // interrupted: the statement loop reports it
 		}
-		return ioError(fmt.Errorf("virtual time: %w", err))
+		return ioError(err)
 	}
 	var batch []follow.ClockEvent
 	for r.virtual.PendingEvents() > 0 {
