@@ -78,8 +78,14 @@ func Open(ctx context.Context, opts Options) (*Engine, error) {
 	logger = slog.New(catalog.RoutineRaftAtDebug(logger.Handler()))
 	virtual, _ := opts.TimeSource.(*timesource.Virtual)
 	var consensus timesource.Source // the TimeSource
+	var incarnation uint64          // a random one
 	if virtual != nil {
 		consensus = timesource.System() // raft runs on real time
+		if opts.DataDir == "" {
+			// A run on virtual time repeats byte for byte, the
+			// authority's incarnation in DESCRIBE DOMAIN included.
+			incarnation = VirtualIncarnation
+		}
 	}
 	n, err := node.Open(ctx, node.Config{
 		Name:         opts.NodeName,
@@ -90,6 +96,7 @@ func Open(ctx context.Context, opts Options) (*Engine, error) {
 		MaxDomains:   opts.MaxDomains,
 
 		ConsensusTimeSource: consensus,
+		Incarnation:         incarnation,
 	})
 	if err != nil {
 		return nil, err

@@ -38,6 +38,12 @@ import (
 // through several sessions under virtual time reads them all from one
 // goroutine, in turn.
 
+// VirtualIncarnation is the node incarnation of an in-memory engine on
+// virtual time, fixed so that what names it (an authority in DESCRIBE
+// DOMAIN, SHOW CLUSTER STATUS) repeats from run to run; an engine on real
+// time, or with a DataDir, takes a fresh random one on every open.
+const VirtualIncarnation uint64 = 1
+
 // ErrNoTimer is returned by a wait for a clock event under virtual time when
 // no event is pending, the engine has settled and no timer is armed:
 // nothing the engine or the caller waits for can happen, so the wait would

@@ -26,6 +26,13 @@ type Config struct {
 	// in DataDir/catalog/server-id. Empty keeps everything in memory for the
 	// life of the Replica.
 	DataDir string
+	// Incarnation, when nonzero, is this process's incarnation instead of
+	// a fresh random one, for an in-memory catalog of one embedded node
+	// whose runs must repeat byte for byte (an engine on virtual time).
+	// With DataDir it is refused: a durable catalog's every open must be a
+	// new incarnation, so a restarted process never acts as the one before
+	// it.
+	Incarnation uint64
 	// APIAddress is the client address this node advertises in the
 	// registry; it may be empty for an embedded node.
 	APIAddress string
@@ -139,6 +146,9 @@ const (
 func (c Config) withDefaults() (Config, error) {
 	if c.NodeName == "" {
 		return c, fmt.Errorf("%w: NodeName is empty; give the node a name such as \"local\"", ErrConfig)
+	}
+	if c.Incarnation != 0 && (c.DataDir != "" || c.Cluster != nil) {
+		return c, fmt.Errorf("%w: a fixed Incarnation is for one in-memory embedded node; a durable catalog or a cluster member takes a fresh one on every open", ErrConfig)
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()

@@ -108,9 +108,12 @@ func start(cfg Config, logger *slog.Logger, st *stores) (*Replica, error) {
 			return nil, err
 		}
 	}
-	incarnation, err := newIncarnation()
-	if err != nil {
-		return nil, err
+	incarnation := cfg.Incarnation
+	if incarnation == 0 {
+		var err error
+		if incarnation, err = newIncarnation(); err != nil {
+			return nil, err
+		}
 	}
 	repeats := newRepeatLimiter(cfg.Clock, repeatWindow)
 	rc := cfg.raftConfig(id, newRaftLogger(logger, "raft", hclogLevel(cfg.RaftLogLevel), repeats))

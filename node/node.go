@@ -46,6 +46,10 @@ type Config struct {
 	// for raft (a retry through an election) waits in real time instead of
 	// for virtual time that moves only when its script waits.
 	ConsensusTimeSource timesource.Source
+	// Incarnation, when nonzero, fixes the node's incarnation (see
+	// catalog.Config.Incarnation): for an embedded in-memory node whose
+	// runs must repeat.
+	Incarnation uint64
 	// Available returns the effectively available node incarnations, for
 	// START's initial authority and the leader's reconciliation. Nil means
 	// every registered incarnation, which is exact for one embedded node.
@@ -244,6 +248,7 @@ func (n *Node) Open(ctx context.Context) error {
 		RaftLogLevel:        cfg.RaftLogLevel,
 		OnChange:            n.onChange,
 		Clock:               n.csrc,
+		Incarnation:         cfg.Incarnation,
 		Available:           cfg.Available,
 		AvailabilityChanged: cfg.AvailabilityChanged,
 		APIAddress:          cfg.APIAddress,
