@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"github.com/nspl-dev/nspl/clockrt/timesource"
 	"github.com/nspl-dev/nspl/follow"
 	"github.com/nspl-dev/nspl/grammar"
+	"github.com/nspl-dev/nspl/literal"
 )
 
 // Waiting in a script: \sleep DURATION and \wait tick N.
@@ -103,10 +105,13 @@ func (r *runner) sleep(ctx context.Context, arg string) (metaResult, error) {
 		return metaResult{msg: "give one duration; write " + usage}, nil
 	}
 	d, err := grammar.ParseDuration(arg)
-	if err != nil || d > uint64(maxSleep) {
-		if err == nil {
-			err = fmt.Errorf("more than %s", maxSleep)
-		}
+	switch {
+	case err == nil && d > math.MaxInt64:
+		err = errors.New("too long a wait")
+	case err == nil && r.virtual == nil && d > uint64(maxSleep):
+		err = fmt.Errorf("more than %s of real time; under --virtual-time a wait of any length takes none", literal.FormatDuration(uint64(maxSleep)))
+	}
+	if err != nil {
 		return metaResult{msg: fmt.Sprintf(`\sleep %s: %v; write %s`, arg, err, usage)}, nil
 	}
 	r.outMu.Lock()
@@ -139,9 +144,8 @@ func (r *runner) sleep(ctx context.Context, arg string) (metaResult, error) {
 	}
 }
 
-// maxSleep bounds \sleep: a day of real time is more than any script
-// means; under virtual time it costs nothing, and longer waits take
-// several.
+// maxSleep bounds \sleep on real time: a day is more than any script
+// means. Under virtual time a wait costs no wall time and is not bounded.
 const maxSleep = 24 * time.Hour
 
 // waitTick is \wait tick N: it waits until the attached clock of the active
@@ -185,6 +189,15 @@ func (r *runner) waitTick(ctx context.Context, arg string) (metaResult, error) {
 		if c.Tick.ID >= want && c.Tick.Generation == obs.Generation {
 			return metaResult{}, nil
 		}
+		if obs.State != clock.Paced && r.virtual == nil && r.startedSince(ctx, domain, obs.Generation) {
+			// On real time the state frame of a START may still be on
+			// its way: the catalog has the domain running in a newer
+			// generation than the one the attachment last reported.
+			if _, err := w.NextEvent(ctx); err != nil && ctx.Err() != nil {
+				return metaResult{interrupted: true}, nil
+			}
+			continue
+		}
 		if obs.State != clock.Paced {
 			return metaResult{msg: fmt.Sprintf(`\wait tick %d: the clock of %s is %s (generation %d) and ticks only while paced; START it first`,
 				want, name, obs.State, obs.Generation)}, nil
@@ -208,4 +221,24 @@ func (r *runner) waitTick(ctx context.Context, arg string) (metaResult, error) {
 			return metaResult{msg: fmt.Sprintf(`\wait tick %d: %v`, want, err)}, nil
 		}
 	}
+}
+
+// startedSince reports whether the catalog, as the session's node has it
+// (DESCRIBE DOMAIN), holds domain running in a generation after gen.
+func (r *runner) startedSince(ctx context.Context, domain string, gen uint64) bool {
+	res, err := r.exec.ExecText(ctx, "DESCRIBE DOMAIN "+grammar.FormatName(domain)+";")
+	if err != nil || len(res) != 1 || res[0].Set == nil || len(res[0].Set.Rows) != 1 {
+		return false
+	}
+	var status string
+	var generation uint64
+	for i, c := range res[0].Set.Columns {
+		switch c.Name {
+		case "status":
+			status = res[0].Set.Rows[0][i].String()
+		case "generation":
+			generation, _ = strconv.ParseUint(res[0].Set.Rows[0][i].String(), 10, 64)
+		}
+	}
+	return status == "running" && generation > gen
 }
