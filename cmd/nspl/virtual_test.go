@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -14,8 +17,12 @@ import (
 // virtualClockArgs is the issue's command: 1,000 ticks of a domain with a
 // one-hour period, followed under virtual time.
 func virtualClockArgs(rate string, ticks int) []string {
+	start := "START AT '2030-01-01T00:00:00Z'"
+	if rate != "1" {
+		start += " TIME RATE " + rate
+	}
 	return []string{"--virtual-time", "-c",
-		"CREATE PACED DOMAIN d WITH PERIOD 1h SKEW 0s; USE d; START AT '2030-01-01T00:00:00Z' TIME RATE " + rate + ";",
+		"CREATE PACED DOMAIN d WITH PERIOD 1h SKEW 0s; USE d; " + start + ";",
 		"clock", "--until-tick", fmt.Sprint(ticks)}
 }
 
@@ -93,4 +100,23 @@ func BenchmarkVirtualClock(b *testing.B) {
 			b.ReportMetric(float64(full)/float64(anchor), "ratio_to_one_tick")
 		})
 	}
+}
+
+// The README's virtual-time examples are true: its 1,000-tick command is
+// the one TestVirtualClockRepeatsByteForByte runs, and its example script
+// and output are a testdata/delivery file and what that file prints.
+func TestREADMEVirtualTimeExamples(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	require.NoError(t, err)
+	args := virtualClockArgs("1", 1000)
+	command := fmt.Sprintf("nspl %s -c %q %s", args[0], args[2], strings.Join(args[3:], " "))
+	require.True(t, strings.Contains(string(readme), "\n"+command+"\n"), "README shows the command the test runs: %s", command)
+
+	m := regexp.MustCompile("(?s)This one, \\[`(testdata/delivery/[a-z0-9_]+\\.nspl)`\\]\\([^)]*\\),\n\n```text\n(.*?)```\n\nprints, with `nspl --virtual-time -f FILE`,\n\n```text\n(.*?)```").FindSubmatch(readme)
+	require.NotNil(t, m, "README's example script and its output")
+	path := filepath.Join("../..", string(m[1]))
+	script, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.Equal(t, string(script), string(m[2]), "README's script is %s", m[1])
+	require.Equal(t, runInProcess(t, "--virtual-time", "-f", path), string(m[3]), "README shows what the script prints")
 }
