@@ -51,6 +51,8 @@ Durations: 1s, 250ms, 1h30m, 1.5s. Comments: -- and // to end of line, /* ... */
 Shell: help or \? (this text); exit, quit, \q or Ctrl-D leave; \i FILE runs a
 script file; \timing [on|off] prints each statement's elapsed time; Ctrl-C clears
 the line or cancels a running statement; Tab completes keywords and domain names.
+\sleep DURATION waits; \wait tick N waits for tick N of the active domain's
+attached clock (under --virtual-time both move the clock and print its frames).
 Prompt: nspl[<domain>]> with an active domain, * before > while a transaction
 is open, ...> while a statement continues.
 `
