@@ -1,6 +1,7 @@
 package grammar
 
 import (
+	"strconv"
 	"strings"
 
 	"github.com/alecthomas/participle/v2/lexer"
@@ -38,6 +39,9 @@ const continuationIndent = "    "
 // statements of its result parse to the same AST as those of src, positions
 // aside.
 func Format(src string) (string, error) {
+	if blanked, lines := CommandLines(src); len(lines) > 0 {
+		return formatWithCommandLines(src, blanked, lines)
+	}
 	if _, err := Parse(src); err != nil {
 		return "", err
 	}
@@ -232,4 +236,45 @@ func hasBlankLine(gap string) bool {
 		}
 	}
 	return false
+}
+
+// formatWithCommandLines is Format of a script with command lines
+// (CommandLines): each stands in for a line comment of its own while the
+// statements are laid out, a comment of its own line staying on a line of
+// its own between the same statements, and is then written back as it was,
+// without its indentation. The comment's text is a marker found nowhere in
+// src, so no comment of the script is taken for one.
+func formatWithCommandLines(src, blanked string, lines []CommandLine) (string, error) {
+	if _, err := Parse(blanked); err != nil {
+		return "", err
+	}
+	prefix := "nspl-command-line-"
+	for n := 0; strings.Contains(src, prefix); n++ {
+		prefix = "nspl-command-line-" + strconv.Itoa(n) + "-"
+	}
+	var marked strings.Builder
+	last := 0
+	for i, cl := range lines {
+		marked.WriteString(src[last:cl.Pos.Offset])
+		marked.WriteString("-- " + prefix + strconv.Itoa(i))
+		last = cl.Pos.Offset + len(cl.Text)
+	}
+	marked.WriteString(src[last:])
+	out, err := Format(marked.String())
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	for line := range strings.Lines(out) {
+		body := strings.TrimSuffix(line, "\n")
+		if i, ok := strings.CutPrefix(strings.TrimSpace(body), "-- "+prefix); ok {
+			if n, err := strconv.Atoi(i); err == nil && n >= 0 && n < len(lines) {
+				b.WriteString(lines[n].Text)
+				b.WriteString(line[len(body):])
+				continue
+			}
+		}
+		b.WriteString(line)
+	}
+	return b.String(), nil
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -22,54 +21,22 @@ type metaLine struct {
 	source string           // the script's text, for its diagnostic
 }
 
-// metaLineStart finds a line that may be a backslash or dot command: the
-// scan below runs only on a script that has one.
-var metaLineStart = regexp.MustCompile(`(?m)^[ \t]*[\\.]`)
-
 // splitScript cuts a script into its statements and the backslash and dot
-// commands on lines of their own between them, as psql reads backslash
-// commands from a file. A command line is blanked in the text the
-// statements are cut from, so every statement keeps its position.
+// commands on lines of their own between them (grammar.CommandLines), as
+// psql reads backslash commands from a file. A command line is blanked in
+// the text the statements are cut from, so every statement keeps its
+// position.
 func splitScript(text string) (grammar.Script, []metaLine) {
-	if !metaLineStart.MatchString(text) {
+	blanked, lines := grammar.CommandLines(text)
+	if len(lines) == 0 {
 		return grammar.Split(text), nil
 	}
-	var metas []metaLine
-	var blanked []byte
-	pending := "" // the statement that has begun and not ended
-	for off, line := 0, 1; off <= len(text); line++ {
-		end := strings.IndexByte(text[off:], '\n')
-		next := off + end + 1
-		if end < 0 {
-			end = len(text) - off
-			next = len(text) + 1
-		}
-		l := text[off : off+end]
-		t := strings.TrimLeft(l, " \t")
-		if pending == "" && (strings.HasPrefix(t, `\`) || strings.HasPrefix(t, ".")) {
-			if cmd, ok := parseMeta(t); ok {
-				if blanked == nil {
-					blanked = []byte(text)
-				}
-				for i := off; i < off+len(l); i++ {
-					if blanked[i] != '\r' {
-						blanked[i] = ' '
-					}
-				}
-				col := 1 + len(l) - len(t)
-				metas = append(metas, metaLine{cmd: cmd, pos: grammar.Position{Offset: off + col - 1, Line: line, Column: col}, source: text})
-				off = next
-				continue
-			}
-		}
-		_, pending = cutStatements(pending + l + "\n")
-		off = next
+	metas := make([]metaLine, 0, len(lines))
+	for _, cl := range lines {
+		cmd, _ := parseMeta(cl.Text) // a line starting with \ or . always is one
+		metas = append(metas, metaLine{cmd: cmd, pos: cl.Pos, source: text})
 	}
-	if blanked == nil {
-		return grammar.Split(text), nil
-	}
-	sc := grammar.Split(string(blanked))
-	return sc, metas
+	return grammar.Split(blanked), metas
 }
 
 // runSource runs a script's text, its backslash commands included.

@@ -93,9 +93,12 @@ func rangeOf(text string, start, end int) lspRange {
 }
 
 // diagnose parses and plans text as a script does and returns its error,
-// if any, as a diagnostic over the token it starts at.
+// if any, as a diagnostic over the token it starts at. Command lines
+// (\sleep, \wait, \set, …; grammar.CommandLines) are the runner's, not
+// statements: they are blanked first, so positions stay the document's.
 func diagnose(text string) []diagnostic {
-	_, err := planner.PlanScript(text)
+	statements, _ := grammar.CommandLines(text)
+	_, err := planner.PlanScript(statements)
 	if err == nil {
 		return []diagnostic{}
 	}
@@ -152,7 +155,8 @@ type createdDomain struct {
 // statement is parsed alone, so one that does not parse hides no other.
 func createdDomains(text string) []createdDomain {
 	var out []createdDomain
-	for _, st := range grammar.Split(text).Statements {
+	statements, _ := grammar.CommandLines(text)
+	for _, st := range grammar.Split(statements).Statements {
 		parsed, err := grammar.ParseStatement(st.Text)
 		if err != nil {
 			continue

@@ -329,6 +329,11 @@ func TestDiagnose(t *testing.T) {
 		want []diagnostic
 	}{
 		{"clean", "USE prod;\n", []diagnostic{}},
+		{"command lines are the runner's", "USE prod;\n\\sleep 1h\n  \\wait tick 2\nSTOP;\n", []diagnostic{}},
+		{"positions stay the document's", "\\sleep 1h\nUSE", []diagnostic{{
+			Range: lspRange{Start: lspPosition{1, 3}, End: lspPosition{1, 3}}, Severity: 1, Source: "nspl",
+			Message: "expected a domain name, found end of input",
+		}}},
 		{"the planner's error", "-- ü\nCREATE PACED DOMAIN p WITH PERIOD 0s SKEW 0;", []diagnostic{{
 			Range: lspRange{Start: lspPosition{1, 34}, End: lspPosition{1, 36}}, Severity: 1, Source: "nspl",
 			Message: "PERIOD must be positive; write a duration above zero such as 1s",
