@@ -48,6 +48,30 @@ func flagParseError(fs *flag.FlagSet, command string, err error) error {
 	return &RunError{Kind: ErrUsage, Err: errors.New(msg), Help: command}
 }
 
+// parseFlagsAndPaths parses args with fs, taking flags before, between or
+// after the paths, which it returns in order; "--" ends the flags.
+func parseFlagsAndPaths(fs *flag.FlagSet, command string, args []string) ([]string, error) {
+	var paths []string
+	for len(args) > 0 {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, err
+			}
+			return nil, flagParseError(fs, command, err)
+		}
+		rest := fs.Args()
+		if n := len(args) - len(rest); n > 0 && args[n-1] == "--" {
+			return append(paths, rest...), nil
+		}
+		if len(rest) == 0 {
+			break
+		}
+		paths = append(paths, rest[0])
+		args = rest[1:]
+	}
+	return paths, nil
+}
+
 // unexpectedArgument is the usage error for a word where a subcommand or
 // nothing belongs: a mistyped subcommand gets the nearest one.
 func unexpectedArgument(arg string) error {
