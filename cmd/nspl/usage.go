@@ -12,7 +12,7 @@ import (
 
 // commands are the subcommand names nspl knows, for nspl help and for "did
 // you mean" on a mistyped one.
-var commands = []string{"backup", "cert", "clock", "completion", "fmt", "help", "leave", "lsp", "node", "remove", "restore", "serve", "version"}
+var commands = []string{"backup", "cert", "clock", "completion", "fmt", "help", "leave", "lsp", "node", "remove", "restore", "serve", "test", "version"}
 
 // helpRequest is what a command's flag parsing returns for -h or --help: it
 // wraps flag.ErrHelp and carries the command and the flag set it parsed, so
