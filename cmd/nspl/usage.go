@@ -72,9 +72,19 @@ func parseFlagsAndPaths(fs *flag.FlagSet, command string, args []string) ([]stri
 	return paths, nil
 }
 
+// firstOnly are the commands Run recognises only as its first argument:
+// they take their own flags, not nspl's.
+var firstOnly = []string{"cert", "fmt", "test"}
+
 // unexpectedArgument is the usage error for a word where a subcommand or
-// nothing belongs: a mistyped subcommand gets the nearest one.
+// nothing belongs: a mistyped subcommand gets the nearest one, and a
+// command that must come first is told so.
 func unexpectedArgument(arg string) error {
+	for _, c := range firstOnly {
+		if arg == c {
+			return usageErrorf("nspl %s takes only its own flags and comes first: nspl %s [flags] ... (nspl %s --help)", c, c, c)
+		}
+	}
 	if near, ok := nearest(arg, commands); ok {
 		return usageErrorf("unknown command %q; did you mean %s? (nspl help lists the commands)", arg, near)
 	}
