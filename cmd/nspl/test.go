@@ -1,25 +1,5 @@
 package main
 
-// nspl test runs .nspl scripts and compares what each prints with the
-// NAME.out file beside it: golden-file tests for scripts.
-//
-// The expected output lives in a file of its own, not inline in the script,
-// because it is then exactly what
-//
-//	nspl --virtual-time --continue-on-error -f NAME.nspl
-//
-// prints in the script's directory (stdout and stderr together, in the
-// order written): a user reproduces or inspects a failure by running that
-// command by hand and diffing, and --rewrite writes the expected output
-// without touching the script. Virtual time makes the output the same bytes
-// on every run, clock frames included, in no wall time.
-//
-// Each script runs in process, on a fresh Main of its own with a fresh
-// embedded node; several run at once (--parallel), and the results are
-// printed in the sorted order of the files whatever order they finish in,
-// so the report is deterministic. The process's working directory is shared
-// by the parallel runs and is never changed.
-
 import (
 	"bytes"
 	"context"
@@ -174,7 +154,26 @@ func flagGiven(fs *flag.FlagSet, name string) bool {
 	return given
 }
 
-// runTest runs nspl test with args (after "test").
+// runTest runs nspl test with args (after "test"): golden-file tests for
+// scripts, which runs .nspl scripts and compares what each prints with the
+// NAME.out file beside it.
+//
+// The expected output lives in a file of its own, not inline in the script,
+// because it is then exactly what
+//
+//	nspl --virtual-time --continue-on-error -f NAME.nspl
+//
+// prints in the script's directory (stdout and stderr together, in the
+// order written): a user reproduces or inspects a failure by running that
+// command by hand and diffing, and --rewrite writes the expected output
+// without touching the script. Virtual time makes the output the same bytes
+// on every run, clock frames included, in no wall time.
+//
+// Each script runs in process, on a fresh Main of its own with a fresh
+// embedded node; several run at once (--parallel), and the results are
+// printed in the sorted order of the files whatever order they finish in,
+// so the report is deterministic. The process's working directory is shared
+// by the parallel runs and is never changed.
 func (m *Main) runTest(ctx context.Context, args []string) error {
 	opts, err := parseTestArgs(args)
 	if errors.Is(err, flag.ErrHelp) {
