@@ -26,7 +26,8 @@ var completionScripts = map[string]string{
 }
 
 // completedCommands are the subcommands whose flags the scripts complete
-// (nspl cert and nspl fmt have their own parsers and are added below).
+// (nspl cert, nspl fmt and nspl test have their own parsers and are added
+// below).
 var completedCommands = []string{"serve", "clock", "backup", "restore", "leave", "node", "remove", "lsp"}
 
 // connectionFlags are the flags the scripts pass on to --suggest, so its
@@ -57,13 +58,28 @@ func completionFlags() (byCommand map[string][]string, valued []string) {
 			}
 		})
 	}
-	fmtFlagSet(&fmtOptions{}).VisitAll(func(f *flag.Flag) {
-		byCommand["fmt"] = append(byCommand["fmt"], flagSpelling(f.Name)) // all boolean
-	})
+	for cmd, fs := range ownFlagSets() {
+		fs.VisitAll(func(f *flag.Flag) {
+			byCommand[cmd] = append(byCommand[cmd], flagSpelling(f.Name))
+			if b, ok := f.Value.(interface{ IsBoolFlag() bool }); (!ok || !b.IsBoolFlag()) && !seen[f.Name] {
+				seen[f.Name] = true
+				valued = append(valued, f.Name)
+			}
+		})
+	}
 	byCommand["cert"] = []string{"--dir", "--host", "--validity"}
 	valued = append(valued, "dir", "host", "validity")
 	sort.Strings(valued)
 	return byCommand, valued
+}
+
+// ownFlagSets are the flag sets of the subcommands with parsers of their
+// own, by name.
+func ownFlagSets() map[string]*flag.FlagSet {
+	return map[string]*flag.FlagSet{
+		"fmt":  fmtFlagSet(&fmtOptions{}),
+		"test": testFlagSet(&testOptions{}),
+	}
 }
 
 // completionScript renders the script for shell.
@@ -75,7 +91,7 @@ func completionScript(shell string) string {
 		connEq = append(connEq, "-"+f+"=*", "--"+f+"=*")
 	}
 	var arms strings.Builder
-	cmds := append(append([]string(nil), completedCommands...), "cert", "fmt")
+	cmds := append(append([]string(nil), completedCommands...), "cert", "fmt", "test")
 	for _, cmd := range cmds {
 		flags := strings.Join(byCommand[cmd], " ") + " --help"
 		switch shell {
@@ -220,7 +236,7 @@ _nspl() {
     help) [[ $prev == help ]] && COMPREPLY=($(compgen -W "@COMMANDS@" -- "$cur")) ;;
     completion) [[ $prev == completion ]] && COMPREPLY=($(compgen -W "bash zsh fish" -- "$cur")) ;;
     cert) [[ $prev == cert ]] && COMPREPLY=($(compgen -W "ca node client" -- "$cur")) ;;
-    fmt) compopt -o default 2>/dev/null ;;
+    fmt|test) compopt -o default 2>/dev/null ;;
     esac
     return 0
 }
@@ -304,7 +320,7 @@ _nspl() {
     (help) [[ $prev == help ]] && compadd @COMMANDS@ ;;
     (completion) [[ $prev == completion ]] && compadd bash zsh fish ;;
     (cert) [[ $prev == cert ]] && compadd ca node client ;;
-    (fmt) _files ;;
+    (fmt|test) _files ;;
   esac
 }
 
@@ -368,7 +384,7 @@ complete -c nspl -n '__fish_use_subcommand' -a '@COMMANDS@'
 complete -c nspl -n '__fish_seen_subcommand_from help' -a '@COMMANDS@'
 complete -c nspl -n '__fish_seen_subcommand_from completion' -a 'bash zsh fish'
 complete -c nspl -n '__fish_seen_subcommand_from cert' -a 'ca node client'
-complete -c nspl -n '__fish_seen_subcommand_from fmt' -F
+complete -c nspl -n '__fish_seen_subcommand_from fmt test' -F
 @ARMS@
 complete -c nspl -s c -x -a '(__nspl_statement)'
 complete -c nspl -n '__fish_seen_subcommand_from clock backup' -l domain -x -a '(__nspl_domains)'

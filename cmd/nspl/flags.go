@@ -209,6 +209,9 @@ Usage:
   nspl cert ca|node NAME|client NAME    make development certificates (nspl cert --help)
   nspl fmt [--check] [--diff] [FILE|DIR|-]...
                                         lay out .nspl files canonically (nspl fmt --help)
+  nspl test [--rewrite] [--junit FILE] [--parallel N] [FILE|DIR]...
+                                        run .nspl scripts under virtual time and compare
+                                        their output with NAME.out (nspl test --help)
   nspl [--connect URL] lsp              a Language Server for .nspl files on stdin and
                                         stdout, for editors (nspl lsp --help)
   nspl --connect URL leave              the node at URL leaves its cluster
@@ -332,6 +335,8 @@ Exit codes:
   4  nspl clock --until-tick on a clock that cannot tick (unpaced, or stopped
      without --wait-start)
   nspl fmt has its own: 1 unformatted (--check), 3 syntax error, 4 I/O error.
+  nspl test has its own: 1 an output differs from its .out, 3 a script
+  cannot run.
 
 Inside the shell, type help or \? for the statements.
 `

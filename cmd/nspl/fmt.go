@@ -75,25 +75,11 @@ func fmtFlagSet(o *fmtOptions) *flag.FlagSet {
 // was asked for.
 func parseFmtArgs(args []string) (fmtOptions, error) {
 	var o fmtOptions
-	fs := fmtFlagSet(&o)
-	for len(args) > 0 {
-		if err := fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return o, err
-			}
-			return o, flagParseError(fs, "fmt", err)
-		}
-		rest := fs.Args()
-		if n := len(args) - len(rest); n > 0 && args[n-1] == "--" {
-			o.paths = append(o.paths, rest...)
-			break
-		}
-		if len(rest) == 0 {
-			break
-		}
-		o.paths = append(o.paths, rest[0])
-		args = rest[1:]
+	paths, err := parseFlagsAndPaths(fmtFlagSet(&o), "fmt", args)
+	if err != nil {
+		return o, err
 	}
+	o.paths = paths
 	stdin := 0
 	for _, p := range o.paths {
 		switch {

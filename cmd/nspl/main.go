@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"syscall"
@@ -14,11 +15,20 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
 	err := Run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	stop()
-	if err != nil && !reported(err) {
-		fmt.Fprintf(os.Stderr, "nspl: %s\n", termSafe(err.Error())) // it may quote a server
-		if ExitCode(err) == ExitUsage {
-			fmt.Fprintln(os.Stderr, helpHint(err))
-		}
-	}
+	writeRunError(os.Stderr, err)
 	os.Exit(ExitCode(err))
+}
+
+// writeRunError prints what nspl prints on stderr when Run returns err: its
+// message unless the run reported it already, and for a usage error where
+// to find help. nspl test prints it into a script's output too, which is
+// then what the command prints.
+func writeRunError(w io.Writer, err error) {
+	if err == nil || reported(err) {
+		return
+	}
+	fmt.Fprintf(w, "nspl: %s\n", termSafe(err.Error())) // it may quote a server
+	if ExitCode(err) == ExitUsage {
+		fmt.Fprintln(w, helpHint(err))
+	}
 }

@@ -51,6 +51,12 @@ type Main struct {
 	intrMu sync.Mutex
 	onIntr func() // what Ctrl-C does now; nil ignores it
 
+	// scriptName names a -f file in diagnostics; nil names it by its path.
+	// nspl test names each script by its base name, as when it runs in
+	// its own directory, so its expected output does not depend on where
+	// nspl test runs.
+	scriptName func(path string) string
+
 	noticeMu sync.Mutex
 	noticeTo func(line string) // where notices go now; nil: Stderr
 }
@@ -103,6 +109,9 @@ func (m *Main) Run(ctx context.Context, args []string) (err error) {
 	}
 	if len(args) > 0 && args[0] == "fmt" {
 		return m.runFmt(ctx, args[1:])
+	}
+	if len(args) > 0 && args[0] == "test" {
+		return m.runTest(ctx, args[1:])
 	}
 	opts, err := parseArgs(args)
 	if errors.Is(err, flag.ErrHelp) {
@@ -250,7 +259,11 @@ func (m *Main) readSources(sources []scriptSource) ([]script, error) {
 			if err != nil {
 				return nil, ioError(fmt.Errorf("read script: %w", err))
 			}
-			out = append(out, script{name: src.name(), text: string(b)})
+			name := src.name()
+			if m.scriptName != nil {
+				name = m.scriptName(src.arg)
+			}
+			out = append(out, script{name: name, text: string(b)})
 		}
 	}
 	return out, nil

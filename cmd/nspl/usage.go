@@ -12,7 +12,7 @@ import (
 
 // commands are the subcommand names nspl knows, for nspl help and for "did
 // you mean" on a mistyped one.
-var commands = []string{"backup", "cert", "clock", "completion", "fmt", "help", "leave", "lsp", "node", "remove", "restore", "serve", "version"}
+var commands = []string{"backup", "cert", "clock", "completion", "fmt", "help", "leave", "lsp", "node", "remove", "restore", "serve", "test", "version"}
 
 // helpRequest is what a command's flag parsing returns for -h or --help: it
 // wraps flag.ErrHelp and carries the command and the flag set it parsed, so
@@ -48,9 +48,43 @@ func flagParseError(fs *flag.FlagSet, command string, err error) error {
 	return &RunError{Kind: ErrUsage, Err: errors.New(msg), Help: command}
 }
 
+// parseFlagsAndPaths parses args with fs, taking flags before, between or
+// after the paths, which it returns in order; "--" ends the flags.
+func parseFlagsAndPaths(fs *flag.FlagSet, command string, args []string) ([]string, error) {
+	var paths []string
+	for len(args) > 0 {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, err
+			}
+			return nil, flagParseError(fs, command, err)
+		}
+		rest := fs.Args()
+		if n := len(args) - len(rest); n > 0 && args[n-1] == "--" {
+			return append(paths, rest...), nil
+		}
+		if len(rest) == 0 {
+			break
+		}
+		paths = append(paths, rest[0])
+		args = rest[1:]
+	}
+	return paths, nil
+}
+
+// firstOnly are the commands Run recognises only as its first argument:
+// they take their own flags, not nspl's.
+var firstOnly = []string{"cert", "fmt", "test"}
+
 // unexpectedArgument is the usage error for a word where a subcommand or
-// nothing belongs: a mistyped subcommand gets the nearest one.
+// nothing belongs: a mistyped subcommand gets the nearest one, and a
+// command that must come first is told so.
 func unexpectedArgument(arg string) error {
+	for _, c := range firstOnly {
+		if arg == c {
+			return usageErrorf("nspl %s takes only its own flags and comes first: nspl %s [flags] ... (nspl %s --help)", c, c, c)
+		}
+	}
 	if near, ok := nearest(arg, commands); ok {
 		return usageErrorf("unknown command %q; did you mean %s? (nspl help lists the commands)", arg, near)
 	}
