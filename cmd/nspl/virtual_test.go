@@ -120,3 +120,31 @@ func TestREADMEVirtualTimeExamples(t *testing.T) {
 	require.Equal(t, string(script), string(m[2]), "README's script is %s", m[1])
 	require.Equal(t, runInProcess(t, "--virtual-time", "-f", path), string(m[3]), "README shows what the script prints")
 }
+
+// Every delivery-order rule, the failure and end frames and a
+// transaction's deadline have a golden script in testdata/delivery; nspl
+// test runs them all and each prints its .out.
+func TestDeliveryGoldenFiles(t *testing.T) {
+	var out bytes.Buffer
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	m := &Main{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &out}
+	err := m.Run(ctx, []string{"test", "../../testdata/delivery"})
+	require.NoError(t, err, "%s", out.String())
+	for _, name := range []string{"rule1_attach_reply_first", "rule2_ticks_follow_paced_state", "rule3_tick_ids_increase",
+		"rule4_end_is_last", "rule5_nothing_after_detach", "failure_frame"} {
+		require.Contains(t, out.String(), "ok   ../../testdata/delivery/"+name+".nspl\n")
+	}
+	require.Contains(t, out.String(), "8 passed, 0 failed, 0 could not run")
+}
+
+// README's nspl test example: the script it shows writes the .out it shows.
+func TestREADMENsplTestExample(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	require.NoError(t, err)
+	m := regexp.MustCompile("(?s)For `create.nspl`\n\n```text\n(.*?)```\n\n`nspl test --rewrite` writes `create.out`:\n\n```text\n(.*?)```").FindSubmatch(readme)
+	require.NotNil(t, m, "README's create.nspl example")
+	path := filepath.Join(t.TempDir(), "create.nspl")
+	require.NoError(t, os.WriteFile(path, m[1], 0o644))
+	require.Equal(t, string(m[2]), runInProcess(t, "--virtual-time", "--continue-on-error", "-f", path))
+}
