@@ -38,7 +38,7 @@ func (t testRef) top() string {
 const mutationColumn = "mutation that fails it"
 
 var (
-	rowID    = regexp.MustCompile(`^[TCFL][0-9]+$`)
+	rowID    = regexp.MustCompile(`^[TCFLNV][0-9]+$`)
 	testName = regexp.MustCompile(`^Test[A-Za-z0-9_]+(/\S+)?$`)
 	subName  = regexp.MustCompile(`^/\S+$`)
 	pkgName  = regexp.MustCompile(`(?:^|\s)(\.|[a-z][a-z0-9]*(?:/[a-z0-9]+)*) · `)
