@@ -19,6 +19,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/diff"
 
+	"github.com/nspl-dev/nspl/clockrt/timesource"
 	"github.com/nspl-dev/nspl/internal/atomicfile"
 )
 
@@ -234,6 +235,15 @@ type testRun struct {
 	cases       []*testCase
 }
 
+// clock is what the report's times are measured on: the Main's injected
+// source, or the system clock.
+func (t *testRun) clock() timesource.Source {
+	if t.m.TimeSource != nil {
+		return t.m.TimeSource
+	}
+	return timesource.System()
+}
+
 // run finds the scripts, runs them, reports and returns the run's error.
 func (t *testRun) run(ctx context.Context) error {
 	if err := t.collect(); err != nil {
@@ -245,7 +255,7 @@ func (t *testRun) run(ctx context.Context) error {
 	stopIntr := t.m.routeInterrupts(ctx)
 	defer stopIntr()
 
-	start := time.Now()
+	start := t.clock().Monotonic()
 	done := make([]chan struct{}, len(t.cases))
 	for i := range done {
 		done[i] = make(chan struct{})
@@ -279,7 +289,7 @@ func (t *testRun) run(ctx context.Context) error {
 		}
 	}
 	wg.Wait()
-	elapsed := time.Since(start)
+	elapsed := t.clock().Monotonic() - start
 
 	n := t.count()
 	interrupted := ctx.Err() != nil
@@ -391,9 +401,9 @@ func (t *testRun) runCase(ctx context.Context, c *testCase) {
 		c.status = testNotRun
 		return
 	}
-	start := time.Now()
+	start := t.clock().Monotonic()
 	out, reason := t.runScript(ctx, c.path)
-	c.elapsed = time.Since(start)
+	c.elapsed = t.clock().Monotonic() - start
 	if ctx.Err() != nil {
 		// Ctrl-C may have cut its output short: it counts as not run.
 		c.status = testNotRun
