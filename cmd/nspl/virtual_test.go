@@ -148,3 +148,40 @@ func TestREADMENsplTestExample(t *testing.T) {
 	require.NoError(t, os.WriteFile(path, m[1], 0o644))
 	require.Equal(t, string(m[2]), runInProcess(t, "--virtual-time", "--continue-on-error", "-f", path))
 }
+
+// README's report of nspl test scripts/ is what nspl test prints for the
+// tree it describes: create.nspl passing, new.nspl without its .out, and
+// sub/fails.out edited to expect another message.
+func TestREADMENsplTestReport(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	require.NoError(t, err)
+	m := regexp.MustCompile("(?s)then a summary:\n\n```text\n(.*?)```").FindSubmatch(readme)
+	require.NotNil(t, m, "README's nspl test report")
+	create := regexp.MustCompile("(?s)For `create.nspl`\n\n```text\n(.*?)```").FindSubmatch(readme)
+	require.NotNil(t, create)
+
+	dir := t.TempDir()
+	files := map[string]string{
+		"scripts/create.nspl":    string(create[1]),
+		"scripts/new.nspl":       "LIST DOMAINS;\n",
+		"scripts/sub/fails.nspl": "CREATE DOMAIN beta;\nUSE missing;\n",
+	}
+	for name, body := range files {
+		require.NoError(t, os.MkdirAll(filepath.Join(dir, filepath.Dir(name)), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644))
+	}
+	t.Chdir(dir)
+	out := func(args ...string) string {
+		var b bytes.Buffer
+		m := &Main{Stdin: strings.NewReader(""), Stdout: &b, Stderr: &b}
+		_ = m.Run(context.Background(), args)
+		return b.String()
+	}
+	out("test", "--rewrite", "scripts/create.nspl", "scripts/sub/fails.nspl")
+	fails, err := os.ReadFile("scripts/sub/fails.out")
+	require.NoError(t, err)
+	edited := strings.Replace(string(fails), "does not exist", "is missing", 1)
+	require.NotEqual(t, string(fails), edited)
+	require.NoError(t, os.WriteFile("scripts/sub/fails.out", []byte(edited), 0o644))
+	require.Equal(t, string(m[1]), out("test", "scripts/"))
+}
