@@ -45,6 +45,10 @@ type Options struct {
 	OverwriteArchives bool
 }
 
+// LocalIdentity is the identity SHOW ALL TRANSACTIONS shows for an
+// embedded engine's sessions: every one serves the embedding program.
+const LocalIdentity = "local"
+
 // Engine is an embedded single-node nspl engine. Its methods are safe for
 // concurrent use.
 type Engine struct {
@@ -58,6 +62,8 @@ type Engine struct {
 	// otherwise; stepMu serializes its steps.
 	virtual *timesource.Virtual
 	stepMu  sync.Mutex
+	// directory lists the sessions for SHOW ALL TRANSACTIONS.
+	directory *session.Directory
 
 	mu       sync.Mutex
 	closed   bool
@@ -101,7 +107,7 @@ func Open(ctx context.Context, opts Options) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Engine{node: n, virtual: virtual, logger: logger, limit: opts.FrameLimit, archives: session.LocalArchives{Overwrite: opts.OverwriteArchives}, done: make(chan struct{}), sessions: make(map[*Session]struct{})}, nil
+	return &Engine{node: n, virtual: virtual, directory: session.NewDirectory(), logger: logger, limit: opts.FrameLimit, archives: session.LocalArchives{Overwrite: opts.OverwriteArchives}, done: make(chan struct{}), sessions: make(map[*Session]struct{})}, nil
 }
 
 // warningsOnly is the default logger's handler: the process's default
@@ -135,7 +141,8 @@ func (e *Engine) NewSession() (*Session, error) {
 	if e.closed {
 		return nil, ErrClosed
 	}
-	s := newSession(e, session.New(e.node, session.Options{Logger: e.logger, FrameLimit: e.limit, TimeSource: e.node.TimeSource(), Archives: e.archives}))
+	s := newSession(e, session.New(e.node, session.Options{Logger: e.logger, FrameLimit: e.limit, TimeSource: e.node.TimeSource(), Archives: e.archives,
+		Directory: e.directory, Identity: LocalIdentity}))
 	e.sessions[s] = struct{}{}
 	return s, nil
 }

@@ -374,6 +374,11 @@ func ShowClusterStatusLike(pattern string) Statement {
 // TRANSACTIONS;.
 func ShowTransactions() Statement { return plain{p: planner.ShowTransactions{}} }
 
+// ShowAllTransactions shows the open transaction of every session of the
+// node, and those it holds for clients that lost their session: SHOW ALL
+// TRANSACTIONS;.
+func ShowAllTransactions() Statement { return plain{p: planner.ShowTransactions{All: true}} }
+
 // DescribeTransaction shows the session's open transaction step by step:
 // DESCRIBE TRANSACTION;.
 func DescribeTransaction() Statement { return plain{p: planner.DescribeTransaction{}} }

@@ -9,7 +9,6 @@ import (
 	"github.com/nspl-dev/nspl/grammar"
 	"github.com/nspl-dev/nspl/planner"
 	"github.com/nspl-dev/nspl/record"
-	"github.com/nspl-dev/nspl/session"
 	"github.com/nspl-dev/nspl/wire"
 )
 
@@ -77,7 +76,7 @@ func (c *Console) serveDomainAction(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var err error
-	sess := session.New(c.cfg.Engine, c.cfg.Session)
+	sess := c.newSession(caller(r).identity)
 	defer sess.Close()
 	var res wire.Result
 	for _, pl := range plans {

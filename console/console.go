@@ -247,3 +247,11 @@ func (c *Console) mac(parts ...string) []byte {
 
 // now is the console's UTC reading, in Unix nanoseconds.
 func (c *Console) now() int64 { return c.cfg.TimeSource.Now() }
+
+// newSession opens a statement session for the console's caller identity,
+// which SHOW ALL TRANSACTIONS shows beside its transaction.
+func (c *Console) newSession(identity string) *session.Session {
+	opts := c.cfg.Session
+	opts.Identity = identity
+	return session.New(c.cfg.Engine, opts)
+}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"net/http"
 
-	"github.com/nspl-dev/nspl/session"
 )
 
 // page is what every page template reads.
@@ -63,7 +62,7 @@ func (c *Console) renderLogin(w http.ResponseWriter, r *http.Request, status int
 // once so the page shows them before its scripts run.
 func (c *Console) pageFor(r *http.Request, nav, domain string) page {
 	p := caller(r)
-	sess := session.New(c.cfg.Engine, c.cfg.Session)
+	sess := c.newSession(p.identity)
 	defer sess.Close()
 	return page{Node: c.cfg.Node, Identity: p.identity, SignedIn: p.signedIn(), CSRF: c.csrf(p), Logout: p.cookie, Nav: nav, Domain: domain,
 		Views: c.readViews(r.Context(), sess, domain, "", nil)}

@@ -148,7 +148,7 @@ func (c *Console) begin(w http.ResponseWriter, r *http.Request) (*liveSession, b
 		return nil, false
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	ls := &liveSession{ctx: ctx, cancel: cancel, sess: session.New(c.cfg.Engine, c.cfg.Session), es: openStream(w)}
+	ls := &liveSession{ctx: ctx, cancel: cancel, sess: c.newSession(p.identity), es: openStream(w)}
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() { // owned: ends with ctx, which close cancels

@@ -215,8 +215,12 @@ type NodeMaintenance struct {
 	Name   NodeName
 }
 
-// ShowTransactions is SHOW TRANSACTIONS.
-type ShowTransactions struct{ Node }
+// ShowTransactions is SHOW TRANSACTIONS, or with All SHOW ALL
+// TRANSACTIONS.
+type ShowTransactions struct {
+	Node
+	All bool
+}
 
 // DescribeTransaction is DESCRIBE TRANSACTION.
 type DescribeTransaction struct{ Node }

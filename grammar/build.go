@@ -126,8 +126,8 @@ func buildDrop(n Node, p *pDrop) (Statement, *Error) {
 }
 
 func buildShow(n Node, p *pShow) (Statement, *Error) {
-	if p.Transactions {
-		return &ShowTransactions{Node: n}, nil
+	if p.Transactions || p.All {
+		return &ShowTransactions{Node: n, All: p.All}, nil
 	}
 	if p.Like.Tokens == nil {
 		return &ShowClusterStatus{Node: n}, nil

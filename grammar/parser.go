@@ -70,6 +70,7 @@ type (
 type pShow struct {
 	ClusterStatus struct{} `parser:"( 'CLUSTER' 'STATUS'"`
 	Like          pToken   `parser:"( 'LIKE' @@ )?"`
+	All           bool     `parser:"| @'ALL' 'TRANSACTIONS'"`
 	Transactions  bool     `parser:"| @'TRANSACTIONS' )"`
 }
 

@@ -90,7 +90,7 @@ func TestSuggest(t *testing.T) {
 		{"DESCRIBE DOMAIN ", nil, true, false, ""},
 		{"STOP; ST", []string{"START", "STOP"}, false, false, "ST"},
 		{"STOP ", nil, false, false, ""},
-		{"SHOW ", []string{"CLUSTER", "TRANSACTIONS"}, false, false, ""},
+		{"SHOW ", []string{"ALL", "CLUSTER", "TRANSACTIONS"}, false, false, ""},
 		{"show tr", []string{"TRANSACTIONS"}, false, false, "tr"},
 		{"SHOW TRANSACTIONS ", nil, false, false, ""},
 		{"BOGUS ", nil, false, false, ""},

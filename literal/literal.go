@@ -30,7 +30,7 @@ const (
 // is written in backticks (`clock`), and FormatName does that. A new
 // statement adds its words here and its rule in grammar's parser.go.
 var keywords = []string{
-	"ALTER", "AS", "AT", "ATTACH",
+	"ALL", "ALTER", "AS", "AT", "ATTACH",
 	"BACKUP", "BEGIN",
 	"CLOCK", "CLUSTER", "COLOCATION", "COMMIT", "CORDON", "CREATE",
 	"DESCRIBE", "DETACH", "DOMAIN", "DOMAINS", "DRAIN", "DROP", "DRY",

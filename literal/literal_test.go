@@ -43,7 +43,7 @@ func TestKeywords(t *testing.T) {
 		require.False(t, ok, w)
 	}
 	kws[0] = "changed"
-	require.Equal(t, "ALTER", Keywords()[0], "Keywords returns a copy")
+	require.Equal(t, "ALL", Keywords()[0], "Keywords returns a copy")
 }
 
 // TestFormatLiterals: durations, timestamps and rates in their canonical

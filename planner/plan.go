@@ -155,8 +155,13 @@ type ShowClusterStatus struct {
 }
 
 // ShowTransactions shows the session's open transaction: its domain, its
-// queued steps and bytes, and how long it has been open and idle.
-type ShowTransactions struct{ Located }
+// queued steps and bytes, and how long it has been open and idle. With All
+// (SHOW ALL TRANSACTIONS) it shows the open transaction of every session of
+// the serving node, and those it holds for clients that lost their session.
+type ShowTransactions struct {
+	Located
+	All bool
+}
 
 func (CreateDomain) plan()      {}
 func (AlterPlacement) plan()    {}
@@ -182,8 +187,13 @@ func (p ShowClusterStatus) String() string {
 	return "SHOW CLUSTER STATUS LIKE " + grammar.FormatLikePattern(p.Like) + ";"
 }
 
-// String returns "SHOW TRANSACTIONS;".
-func (ShowTransactions) String() string { return "SHOW TRANSACTIONS;" }
+// String returns "SHOW TRANSACTIONS;" or "SHOW ALL TRANSACTIONS;".
+func (p ShowTransactions) String() string {
+	if p.All {
+		return "SHOW ALL TRANSACTIONS;"
+	}
+	return "SHOW TRANSACTIONS;"
+}
 
 // DescribeTransaction shows the session's open transaction step by step:
 // each queued statement in order, with the transaction's domain, size,

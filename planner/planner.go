@@ -91,7 +91,7 @@ func PlanStatement(stmt grammar.Statement) (Plan, error) {
 		}
 		return p, nil
 	case *grammar.ShowTransactions:
-		return ShowTransactions{Located: at}, nil
+		return ShowTransactions{Located: at, All: s.All}, nil
 	case *grammar.DescribeTransaction:
 		return DescribeTransaction{Located: at}, nil
 	case *grammar.Backup:

@@ -50,7 +50,7 @@ func unplaced(p Plan) Plan {
 	case ShowClusterStatus:
 		return ShowClusterStatus{}
 	case ShowTransactions:
-		return ShowTransactions{}
+		return ShowTransactions{All: v.All}
 	case Backup:
 		v.Located = Located{}
 		return v
@@ -117,6 +117,7 @@ var planCases = []struct {
 	{"BEGIN", Begin{}, "BEGIN;"},
 	{"show cluster status", ShowClusterStatus{}, "SHOW CLUSTER STATUS;"},
 	{"show transactions", ShowTransactions{}, "SHOW TRANSACTIONS;"},
+	{"show all transactions", ShowTransactions{All: true}, "SHOW ALL TRANSACTIONS;"},
 	{"COMMIT", Commit{}, "COMMIT;"},
 	{"REVERT", Rollback{}, "REVERT;"},
 	{"ROLLBACK", Rollback{}, "REVERT;"},

@@ -160,3 +160,16 @@ func (r *resumptions) drop() {
 	clear(r.held)
 	r.mu.Unlock()
 }
+
+// list returns the transactions held now, each with the identity it is
+// held for, for SHOW ALL TRANSACTIONS (session.Directory.SetHeld).
+func (r *resumptions) list() []session.HeldEntry {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.expireLocked(r.src.Monotonic())
+	out := make([]session.HeldEntry, 0, len(r.held))
+	for _, h := range r.held {
+		out = append(out, session.HeldEntry{Identity: h.identity, Transaction: h.tx})
+	}
+	return out
+}

@@ -199,3 +199,42 @@ func TestHeldTransactionsServerBound(t *testing.T) {
 	require.True(t, r.holds("t1"))
 	require.True(t, r.holds(fmt.Sprint("t", maxHeld)))
 }
+
+// SHOW ALL TRANSACTIONS on a server lists every session's open transaction
+// with the verified identity of its caller, and a transaction held for a
+// client that lost its connection as held, for that client's identity;
+// the caller's own session is among them.
+func TestShowAllTransactionsNamesTheirCallers(t *testing.T) {
+	e := newTLSEnv(t, Config{Limits: Limits{ResumeTimeout: time.Minute}})
+	alice, bob := e.clientHTTP(t, "alice"), e.clientHTTP(t, "bob")
+	a, token := openTx(t, alice, e.url, "ours")
+	b, _ := openResuming(t, bob, e.url, "")
+
+	id := uint64(10)
+	rows := func() [][]string {
+		id++
+		m := b.execOK(id, "SHOW ALL TRANSACTIONS;")
+		require.NotNil(t, m.Result.Set)
+		var out [][]string
+		for _, r := range m.Result.Set.Rows {
+			var row []string
+			for _, v := range r[1:4] { // identity, state, domain
+				row = append(row, string(v))
+			}
+			out = append(out, row)
+		}
+		return out
+	}
+	require.Equal(t, [][]string{{`"nspl-client://alice"`, `"open"`, `"ours"`}}, rows())
+
+	a.cut()
+	require.Eventually(t, func() bool { return e.srv.resumes.holds(token) }, 10*time.Second, 10*time.Millisecond)
+	require.Equal(t, [][]string{{`"nspl-client://alice"`, `"held"`, `"ours"`}}, rows(),
+		"held for alice, who lost her connection")
+
+	for _, st := range []string{"CREATE DOMAIN theirs;", "USE theirs;", "BEGIN;"} {
+		id++
+		b.execOK(id, st)
+	}
+	require.Equal(t, [][]string{{`"nspl-client://bob"`, `"open"`, `"theirs"`}, {`"nspl-client://alice"`, `"held"`, `"ours"`}}, rows())
+}

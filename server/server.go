@@ -229,6 +229,9 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Session.TimeSource == nil {
 		cfg.Session.TimeSource = cfg.TimeSource
 	}
+	if cfg.Session.Directory == nil {
+		cfg.Session.Directory = session.NewDirectory()
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	var guesses *guesslimit.Limiter
 	if cfg.Token != "" {
@@ -238,6 +241,7 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{guesses: guesses, cfg: cfg, logger: cfg.Logger, mux: http.NewServeMux(), ctx: ctx, cancel: cancel, live: make(map[*session.Session]context.CancelFunc),
 		uploadSlots: uploadSlots{max: cfg.MaxArchiveUploads, share: cfg.MaxArchiveUploadsPerIdentity}, uploadCap: cfg.uploadCap, draining: make(chan struct{}),
 		resumes: newResumptions(cfg.TimeSource, cfg.Limits.ResumeTimeout, cfg.Limits.MaxSessionsPerIdentity)}
+	cfg.Session.Directory.SetHeld(s.resumes.list)
 	s.mux.HandleFunc(wire.HealthPath, s.serveHealth)
 	s.collector = serverCollector{s}
 	s.registerMetrics()

@@ -126,6 +126,7 @@ func (s *Server) serveSession(w http.ResponseWriter, r *http.Request) {
 	opts := s.cfg.Session
 	opts.Archives = st
 	opts.ReadConsistency = level
+	opts.Identity = st.identity
 	sess := session.New(s.cfg.Node, opts)
 	st.sess = sess
 	welcome := wire.ServerMessage{Type: wire.TypeWelcome, Version: wire.ProtocolVersion, Node: s.cfg.Node.Name(),

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"math"
 	"sync"
 	"time"
 
@@ -38,6 +39,15 @@ type Options struct {
 	// lane; delivery waits for room beyond it. Zero means
 	// DefaultLaneCapacity.
 	LaneCapacity int
+	// Directory, when set, lists the session among the node's open
+	// sessions for SHOW ALL TRANSACTIONS; the session joins it when made
+	// and leaves it when it closes. Nil: SHOW ALL TRANSACTIONS shows this
+	// session's transaction alone.
+	Directory *Directory
+	// Identity names who the session serves, as SHOW ALL TRANSACTIONS
+	// shows it: the verified identity of a remote caller, "local" for an
+	// embedded session. Empty shows as NULL.
+	Identity string
 	// ClusterStatus answers SHOW CLUSTER STATUS on a cluster member. Nil
 	// shows the serving node alone, as an embedded node is.
 	ClusterStatus ClusterStatusSource
@@ -93,11 +103,13 @@ type Session struct {
 	cluster    ClusterStatusSource
 	archives   Archives
 	src        timesource.Source
-	// The transaction limits, with their defaults filled in.
-	maxSteps    int
-	maxBytes    int
+	// The transaction limits, with their defaults filled in (int32: the
+	// record stays in its size class; a larger limit is the largest int32).
+	maxSteps    int32
+	maxBytes    int32
 	idleTimeout time.Duration
 	readLevel   ReadConsistency
+	listed      *listing // its place in Options.Directory; nil without one
 
 	ctx    context.Context // ends when the session closes
 	cancel context.CancelFunc
@@ -150,8 +162,8 @@ func New(n Engine, opts Options) *Session {
 		cluster:     opts.ClusterStatus,
 		archives:    opts.Archives,
 		src:         opts.TimeSource,
-		maxSteps:    opts.MaxTransactionSteps,
-		maxBytes:    opts.MaxTransactionBytes,
+		maxSteps:    int32(min(opts.MaxTransactionSteps, math.MaxInt32)),
+		maxBytes:    int32(min(opts.MaxTransactionBytes, math.MaxInt32)),
 		idleTimeout: opts.TransactionIdleTimeout,
 		readLevel:   opts.ReadConsistency,
 		lastRequest: opts.TimeSource.Monotonic(),
@@ -161,6 +173,10 @@ func New(n Engine, opts Options) *Session {
 	}
 	s.lane.init(opts.LaneCapacity)
 	s.turn <- struct{}{}
+	if opts.Directory != nil {
+		s.listed = &listing{dir: opts.Directory, identity: opts.Identity}
+		s.listed.number = opts.Directory.join(s)
+	}
 	return s
 }
 
@@ -278,6 +294,9 @@ func (s *Session) Pending() int { return s.lane.len() }
 // It is safe to call more than once and from any goroutine.
 func (s *Session) Close() error {
 	s.cancel()
+	if s.listed != nil {
+		s.listed.dir.leave(s)
+	}
 	s.mu.Lock()
 	s.closed = true
 	atts := s.attachments

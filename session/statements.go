@@ -70,7 +70,11 @@ func (s *Session) run(ctx context.Context, c *call, emit RowSink) (r wire.Result
 			}
 		}
 	case planner.ShowTransactions:
-		r = s.showTransactions()
+		if p.All {
+			r = s.showAllTransactions()
+		} else {
+			r = s.showTransactions()
+		}
 	case planner.DescribeTransaction:
 		r, err = s.describeTransaction()
 	case planner.NodeMaintenance:

@@ -1,7 +1,9 @@
 package session
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -43,9 +45,9 @@ type transaction struct {
 // without passing the session's step or byte limit. s.mu is held.
 func (s *Session) admitLocked(tx *transaction, p planner.Plan) error {
 	text := p.String()
-	if len(tx.steps) >= s.maxSteps || tx.bytes+len(text) > s.maxBytes {
+	if len(tx.steps) >= int(s.maxSteps) || tx.bytes+len(text) > int(s.maxBytes) {
 		return &TransactionLimitError{Domain: tx.domain, Step: text, StepBytes: len(text),
-			Steps: len(tx.steps), Bytes: tx.bytes, MaxSteps: s.maxSteps, MaxBytes: s.maxBytes}
+			Steps: len(tx.steps), Bytes: tx.bytes, MaxSteps: int(s.maxSteps), MaxBytes: int(s.maxBytes)}
 	}
 	return nil
 }
@@ -87,12 +89,95 @@ var transactionColumns = []wire.Column{
 	{Name: "age", Type: wire.KindDuration},
 }
 
+// Columns of SHOW ALL TRANSACTIONS.
+var allTransactionColumns = []wire.Column{
+	{Name: "session", Type: wire.KindUint},
+	{Name: "identity", Type: wire.KindText},
+	{Name: "state", Type: wire.KindText},
+	{Name: "domain", Type: wire.KindText},
+	{Name: "steps", Type: wire.KindUint},
+	{Name: "bytes", Type: wire.KindUint},
+	{Name: "age", Type: wire.KindDuration},
+}
+
+// showAllTransactions is SHOW ALL TRANSACTIONS: a row for the open
+// transaction of every session in the session's directory (state "open",
+// with the session's number and the identity it serves; this session's
+// own among them) and for every transaction held for a client that lost
+// its session ("held", no session number), ordered by session number, held
+// ones last, oldest first. Transactions live on the node that serves their
+// session until COMMIT, so the list is this node's: another member's
+// sessions are listed by that member. Without a directory it lists this
+// session's alone.
+func (s *Session) showAllTransactions() wire.Result {
+	if s.listed == nil {
+		r := s.showTransactions()
+		return wire.Result{Message: r.Message + " (this session's: the node keeps no list of its sessions)", Set: &wire.ResultSet{
+			Columns: allTransactionColumns, Rows: s.allRows(r.Set.Rows)}}
+	}
+	sessions, held := s.listed.dir.list()
+	now := s.src.Monotonic()
+	type row struct {
+		number uint64
+		began  time.Duration
+		values []wire.Value
+	}
+	var open, kept []row
+	for _, o := range sessions {
+		o.mu.Lock()
+		if tx := o.tx; tx != nil && !o.closed {
+			age := max(now-tx.began, 0).Truncate(time.Millisecond)
+			open = append(open, row{number: o.listed.number, values: []wire.Value{wire.Uint(o.listed.number), identityValue(o.listed.identity),
+				wire.Text("open"), wire.Text(tx.domain), wire.Uint(uint64(len(tx.steps))), wire.Uint(uint64(tx.bytes)), wire.Duration(uint64(age))}})
+		}
+		o.mu.Unlock()
+	}
+	if held != nil {
+		for _, h := range held() {
+			tx := h.Transaction.tx
+			age := max(now-tx.began, 0).Truncate(time.Millisecond)
+			kept = append(kept, row{began: tx.began, values: []wire.Value{wire.Null(), identityValue(h.Identity),
+				wire.Text("held"), wire.Text(tx.domain), wire.Uint(uint64(len(tx.steps))), wire.Uint(uint64(tx.bytes)), wire.Duration(uint64(age))}})
+		}
+	}
+	slices.SortFunc(open, func(a, b row) int { return cmp.Compare(a.number, b.number) })
+	slices.SortStableFunc(kept, func(a, b row) int { return cmp.Compare(a.began, b.began) })
+	set := &wire.ResultSet{Columns: allTransactionColumns, Rows: make([][]wire.Value, 0, len(open)+len(kept))}
+	for _, r := range append(open, kept...) {
+		set.Rows = append(set.Rows, r.values)
+	}
+	msg := plural(len(set.Rows), "transaction") + " on this node"
+	if len(kept) > 0 {
+		msg += fmt.Sprintf(" (%d open, %d held for a reconnecting client)", len(open), len(kept))
+	}
+	return wire.Result{Message: msg, Set: set}
+}
+
+// allRows widens SHOW TRANSACTIONS rows to SHOW ALL TRANSACTIONS' columns
+// for a session without a directory: no number, its identity, open.
+func (s *Session) allRows(rows [][]wire.Value) [][]wire.Value {
+	out := make([][]wire.Value, 0, len(rows))
+	for _, r := range rows {
+		out = append(out, append([]wire.Value{wire.Null(), wire.Null(), wire.Text("open")}, r...))
+	}
+	return out
+}
+
+// identityValue is an identity as SHOW ALL TRANSACTIONS shows it: NULL
+// when the session serves none it knows.
+func identityValue(identity string) wire.Value {
+	if identity == "" {
+		return wire.Null()
+	}
+	return wire.Text(identity)
+}
+
 // showTransactions is SHOW TRANSACTIONS: one row for the session's open
 // transaction, none when there is none. Transactions live in their
-// sessions until COMMIT, so a session lists its own and never another's:
-// the node holds no list of them to show, and another client's queued
-// steps are none of this one's business. Age is the time since BEGIN on
-// the session's time source, to the millisecond.
+// sessions until COMMIT, so a session lists its own; SHOW ALL TRANSACTIONS
+// (showAllTransactions) widens the list to every session of the node. Age
+// is the time since BEGIN on the session's time source, to the
+// millisecond.
 func (s *Session) showTransactions() wire.Result {
 	now := s.src.Monotonic()
 	s.mu.Lock()

@@ -214,3 +214,63 @@ func TestDescribeTransaction(t *testing.T) {
 	e.exec("REVERT;")
 	require.ErrorIs(t, e.fail("DESCRIBE TRANSACTION;"), ErrNotInTransaction)
 }
+
+// SHOW ALL TRANSACTIONS widens SHOW TRANSACTIONS to every session of the
+// node's directory, with each session's number and the identity it
+// serves, its own included, and to the transactions held for clients that
+// lost their session; a closed session leaves the list.
+func TestShowAllTransactions(t *testing.T) {
+	dir := NewDirectory()
+	e := newEnv(t, Options{Directory: dir, Identity: "alice"})
+	e.exec("CREATE DOMAIN prod; CREATE DOMAIN test; USE prod;")
+	other := New(e.node, Options{Logger: quietLogger(), TimeSource: e.fake, Directory: dir, Identity: "bob"})
+	idle := New(e.node, Options{Logger: quietLogger(), TimeSource: e.fake, Directory: dir})
+	defer idle.Close()
+
+	r := e.exec("SHOW ALL TRANSACTIONS;")[0]
+	require.Equal(t, "SHOW ALL TRANSACTIONS;", r.Statement)
+	require.Equal(t, []string{"session", "identity", "state", "domain", "steps", "bytes", "age"}, columnNames(r.Set))
+	require.Empty(t, r.Set.Rows, "no session has a transaction open")
+	require.Equal(t, "0 transactions on this node", r.Message)
+
+	_, err := other.ExecText(e.ctx, "USE test; BEGIN; ALTER DOMAIN SET PLACEMENT NEUTRAL;")
+	require.NoError(t, err)
+	e.fake.Advance(2 * time.Second)
+	e.exec("BEGIN;")
+	r = e.exec("SHOW ALL TRANSACTIONS;")[0]
+	require.Equal(t, "1 transaction", e.msg("SHOW TRANSACTIONS;"), "SHOW TRANSACTIONS stays the session's own")
+	require.Equal(t, [][]wire.Value{
+		{wire.Uint(1), wire.Text("alice"), wire.Text("open"), wire.Text("prod"), wire.Uint(0), wire.Uint(0), wire.Duration(0)},
+		{wire.Uint(2), wire.Text("bob"), wire.Text("open"), wire.Text("test"), wire.Uint(1), wire.Uint(uint64(len(alter))), wire.Duration(uint64(2 * time.Second))},
+	}, r.Set.Rows)
+	require.Equal(t, "2 transactions on this node", r.Message)
+
+	// A transaction held for a client that lost its session is listed as
+	// held, after the open ones, with the identity it is held for.
+	held, ok := other.HoldTransaction()
+	require.True(t, ok)
+	dir.SetHeld(func() []HeldEntry { return []HeldEntry{{Identity: "bob", Transaction: held}} })
+	require.NoError(t, other.Close())
+	r = e.exec("SHOW ALL TRANSACTIONS;")[0]
+	require.Equal(t, [][]wire.Value{
+		{wire.Uint(1), wire.Text("alice"), wire.Text("open"), wire.Text("prod"), wire.Uint(0), wire.Uint(0), wire.Duration(0)},
+		{wire.Null(), wire.Text("bob"), wire.Text("held"), wire.Text("test"), wire.Uint(1), wire.Uint(uint64(len(alter))), wire.Duration(uint64(2 * time.Second))},
+	}, r.Set.Rows)
+	require.Equal(t, "2 transactions on this node (1 open, 1 held for a reconnecting client)", r.Message)
+
+	dir.SetHeld(nil)
+	e.exec("COMMIT;")
+	require.Empty(t, e.exec("SHOW ALL TRANSACTIONS;")[0].Set.Rows, "committed, and the closed session left the list")
+
+	// SHOW ALL TRANSACTIONS is not transaction content either, and a
+	// session without a directory shows its own alone, saying so.
+	e.exec("BEGIN;")
+	require.Equal(t, "1 transaction on this node", e.msg("SHOW ALL TRANSACTIONS;"))
+	_, n, _ := e.sess.InTransaction()
+	require.Zero(t, n)
+	alone := newEnv(t, Options{})
+	alone.exec("CREATE DOMAIN solo; USE solo; BEGIN;")
+	r = alone.exec("SHOW ALL TRANSACTIONS;")[0]
+	require.Equal(t, [][]wire.Value{{wire.Null(), wire.Null(), wire.Text("open"), wire.Text("solo"), wire.Uint(0), wire.Uint(0), wire.Duration(0)}}, r.Set.Rows)
+	require.Contains(t, r.Message, "this session's: the node keeps no list of its sessions")
+}

@@ -35,6 +35,8 @@ const helpText = `Statements (end each with ;):
       BEGIN; STOP; START AT NOW; COMMIT;
   SHOW TRANSACTIONS;                              this session's open transaction
       SHOW TRANSACTIONS;
+  SHOW ALL TRANSACTIONS;                          every session's, on the serving node
+      SHOW ALL TRANSACTIONS;
   DESCRIBE TRANSACTION;                           its queued steps, in order, and its limits
       DESCRIBE TRANSACTION;
   BACKUP CLUSTER TO '<path>'; | BACKUP DOMAIN [<name>] TO '<path>';
