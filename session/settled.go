@@ -8,11 +8,13 @@ package session
 // entries the reader has taken from Next and finished with; Settled holds
 // only once it equals the number Next has returned.
 //
-// It is for a driver of virtual time (nspl.Engine), which reads the node
-// first (nspl.Engine's Settled), so every part upstream of the session is
-// done before the session is read: work moves only downstream, from the
-// fan-out to the tasks, the lane and the reader, so reading them in that
-// order cannot miss work handed on between two reads.
+// It is for a driver of virtual time (nspl.Engine), and holds with an
+// attachment only for a session on a timesource.Virtual, whose fan-outs
+// record their waits. The driver reads the node first (nspl.Engine's
+// settled), so every part upstream of the session is done before the
+// session is read: work moves only downstream, from the fan-out to the
+// tasks, the lane and the reader, so reading them in that order cannot
+// miss work handed on between two reads.
 func (s *Session) Settled(handled uint64) bool {
 	s.mu.Lock()
 	atts := append([]*attachment(nil), s.attachments...)

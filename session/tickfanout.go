@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/nspl-dev/nspl/clockrt"
+	"github.com/nspl-dev/nspl/clockrt/timesource"
 	"github.com/nspl-dev/nspl/internal/explore"
 	"github.com/nspl-dev/nspl/wire"
 )
@@ -34,6 +35,12 @@ type tickFanout struct {
 
 	mu   sync.Mutex
 	atts []*attachment // each at its index at
+	// tracked says the loop records its waits (park), for a driver of
+	// virtual time (waiting): set when the session that starts the
+	// fan-out runs on a timesource.Virtual, as every session of that node
+	// does. On real time nothing steps the clock, and a tick costs no
+	// record of it.
+	tracked bool
 	// parked is set while the loop waits for a change of what it last
 	// read, whose notifications it waits on are waitInst and waitProg
 	// (waiting).
@@ -58,7 +65,8 @@ func joinFanout(a *attachment, queued clockrt.Tick) {
 	f := fanouts.m[alloc]
 	if f == nil {
 		ctx, cancel := context.WithCancel(context.Background())
-		f = &tickFanout{obs: a.obs.Fork(), cancel: cancel, done: make(chan struct{})}
+		_, virtual := a.sess.src.(*timesource.Virtual)
+		f = &tickFanout{obs: a.obs.Fork(), cancel: cancel, done: make(chan struct{}), tracked: virtual}
 		fanouts.m[alloc] = f
 		go f.run(ctx, queued)
 	}
@@ -122,9 +130,13 @@ func (f *tickFanout) run(ctx context.Context, tick clockrt.Tick) {
 			tick = o.Tick
 			f.offer(o)
 		}
-		f.park(true)
+		if f.tracked {
+			f.park(true)
+		}
 		err := f.obs.Wait(ctx)
-		f.park(false)
+		if f.tracked {
+			f.park(false)
+		}
 		if err != nil {
 			return
 		}
@@ -144,7 +156,8 @@ func (f *tickFanout) park(parked bool) {
 
 // waiting reports whether the loop waits and nothing it waits for has
 // happened: it has offered every tick and woken every task for every
-// change published before the call.
+// change published before the call. An untracked fan-out (real time)
+// never counts as waiting.
 func (f *tickFanout) waiting() bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
