@@ -54,11 +54,7 @@ func (m *Main) runCert(_ context.Context, args []string) error {
 	}
 	kind, rest := args[0], args[1:]
 	if isHelpArg(kind) || ((kind == "node" || kind == "client") && len(rest) > 0 && isHelpArg(rest[0])) {
-		_, err := io.WriteString(m.Stdout, certUsage)
-		if err != nil {
-			return ioError(err)
-		}
-		return nil
+		return m.writeText(certUsage)
 	}
 	switch kind {
 	case "ca", "node", "client":
@@ -74,11 +70,7 @@ func (m *Main) runCert(_ context.Context, args []string) error {
 	}
 	if err := fs.Parse(rest); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			_, werr := io.WriteString(m.Stdout, certUsage)
-			if werr != nil {
-				return ioError(werr)
-			}
-			return nil
+			return m.writeText(certUsage)
 		}
 		return flagParseError(fs, "cert "+kind, err)
 	}

@@ -99,10 +99,7 @@ func parseFmtArgs(args []string) (fmtOptions, error) {
 func (m *Main) runFmt(_ context.Context, args []string) error {
 	opts, err := parseFmtArgs(args)
 	if errors.Is(err, flag.ErrHelp) {
-		if _, err := io.WriteString(m.Stdout, fmtUsage); err != nil {
-			return ioError(err)
-		}
-		return nil
+		return m.writeText(fmtUsage)
 	}
 	if err != nil {
 		return err

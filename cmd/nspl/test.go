@@ -178,10 +178,7 @@ func flagGiven(fs *flag.FlagSet, name string) bool {
 func (m *Main) runTest(ctx context.Context, args []string) error {
 	opts, err := parseTestArgs(args)
 	if errors.Is(err, flag.ErrHelp) {
-		if _, err := io.WriteString(m.Stdout, testUsage); err != nil {
-			return ioError(err)
-		}
-		return nil
+		return m.writeText(testUsage)
 	}
 	if err != nil {
 		return err

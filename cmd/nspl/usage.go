@@ -273,6 +273,12 @@ func (m *Main) printHelp(err error) error {
 	if errors.As(err, &h) && h.command != "" {
 		text = commandHelpText(h.command, h.flags)
 	}
+	return m.writeText(text)
+}
+
+// writeText writes a help or usage text to stdout; a write that fails is
+// an I/O error.
+func (m *Main) writeText(text string) error {
 	if _, err := io.WriteString(m.Stdout, text); err != nil {
 		return ioError(err)
 	}
