@@ -137,9 +137,9 @@ func (s *Session) nextVirtual(ctx context.Context) (ClockEvent, error) {
 // every timer due then. What they bring about reaches the session's
 // pending events by the next Settle. While the session has events pending
 // once settled, it only settles: time moves on once they are taken
-// (NextEvent), so that no tick is coalesced with the next. It fails with ErrNoTimer when no timer
-// is armed, with ErrRealTime on an engine on real time, and with ctx's
-// error or ErrClosed when the wait ends first.
+// (NextEvent), so that no tick is coalesced with the next. It fails with
+// ErrNoTimer when no timer is armed, with ErrRealTime on an engine on real
+// time, and with ctx's error or ErrClosed when the wait ends first.
 //
 // NextEvent calls it whenever no event is pending; a caller that waits for
 // something else (a timer it armed on the source, a condition on the
