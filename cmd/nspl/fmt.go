@@ -8,8 +8,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
-	"strings"
 
 	"github.com/rogpeppe/go-internal/diff"
 
@@ -152,23 +150,9 @@ func (f *formatRun) visit(path string) {
 		f.file(path)
 		return
 	}
-	err = filepath.WalkDir(path, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			f.ioFailed(err)
-			if d != nil && d.IsDir() && p != path {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if d.Type()&fs.ModeSymlink != 0 {
-			fmt.Fprintf(f.m.Stderr, "nspl fmt: skipping %s, a symbolic link\n", p)
-			return nil
-		}
-		if !d.IsDir() && strings.HasSuffix(d.Name(), ".nspl") {
-			f.file(p)
-		}
-		return nil
-	})
+	err = walkScripts(path, "fmt", f.m.Stderr,
+		func(p string, _ fs.DirEntry) { f.file(p) },
+		func(_ string, err error) { f.ioFailed(err) })
 	if err != nil {
 		f.ioFailed(err)
 	}

@@ -368,24 +368,15 @@ func (t *testRun) collect() error {
 
 // walk adds every *.nspl regular file under dir.
 func (t *testRun) walk(dir string, add func(path, problem string)) error {
-	return filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		switch {
-		case err != nil:
-			add(p, err.Error())
-			if d != nil && d.IsDir() && p != dir {
-				return filepath.SkipDir
+	return walkScripts(dir, "test", t.m.Stderr,
+		func(p string, d fs.DirEntry) {
+			if !d.Type().IsRegular() {
+				fmt.Fprintf(t.m.Stderr, "nspl test: skipping %s, not a regular file\n", p)
+				return
 			}
-			return nil
-		case d.Type()&fs.ModeSymlink != 0:
-			fmt.Fprintf(t.m.Stderr, "nspl test: skipping %s, a symbolic link\n", p)
-		case d.IsDir() || !strings.HasSuffix(d.Name(), ".nspl"):
-		case !d.Type().IsRegular():
-			fmt.Fprintf(t.m.Stderr, "nspl test: skipping %s, not a regular file\n", p)
-		default:
 			add(p, "")
-		}
-		return nil
-	})
+		},
+		func(p string, err error) { add(p, err.Error()) })
 }
 
 // runCase runs one script (unless Ctrl-C came first) and reads its .out.
