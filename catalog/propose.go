@@ -183,3 +183,17 @@ func (n *Replica) announceCommits(ctx context.Context, committed <-chan struct{}
 		}
 	}
 }
+
+// Remembered returns the first result of the proposal committed under
+// request id, while the request window (replicated state, as this replica
+// has applied it) still holds it: a writer that sends a write again under
+// its id learns that the first attempt committed, and how, even when the
+// write would now be refused before it is proposed.
+func (n *Replica) Remembered(id string) (lifecycle.Result, bool) {
+	if id == "" {
+		return lifecycle.Result{}, false
+	}
+	n.fsm.mu.Lock()
+	defer n.fsm.mu.Unlock()
+	return n.fsm.requests.lookup(id)
+}

@@ -71,7 +71,7 @@ func (n *Node) DropDomain(ctx context.Context, d lifecycle.DropDomain) (Outcome,
 // has been asked to start.
 func (n *Node) Start(ctx context.Context, domain string, req lifecycle.StartRequest) (Outcome, error) {
 	var resolved lifecycle.ResolvedStart
-	err := n.checkedLocally(ctx, func() error {
+	first, sent, err := n.checkedLocally(ctx, func() error {
 		s := n.catalog.State()
 		d, ok := s.Domain(domain)
 		if !ok {
@@ -87,6 +87,9 @@ func (n *Node) Start(ctx context.Context, domain string, req lifecycle.StartRequ
 	})
 	if err != nil {
 		return Outcome{}, err
+	}
+	if sent {
+		return n.outcome(ctx, domain, first)
 	}
 	return n.propose(ctx, domain, lifecycle.Command{Op: lifecycle.OpStart, Start: &lifecycle.Start{
 		Domain: domain, Resolved: resolved,
@@ -110,12 +113,15 @@ func (n *Node) Stop(ctx context.Context, domain string) (Outcome, error) {
 func (n *Node) CommitTransaction(ctx context.Context, domain string, steps []lifecycle.StepRequest) (Outcome, error) {
 	var s *lifecycle.State
 	var tx lifecycle.Transaction
-	err := n.checkedLocally(ctx, func() (err error) {
+	first, sent, err := n.checkedLocally(ctx, func() (err error) {
 		s, tx, err = n.resolveTransaction(domain, steps)
 		return err
 	})
 	if err != nil {
 		return Outcome{}, err
+	}
+	if sent {
+		return n.outcome(ctx, domain, first)
 	}
 	if len(tx.Steps) == 0 {
 		d, _ := s.Domain(domain)
@@ -134,15 +140,29 @@ func (n *Node) CommitTransaction(ctx context.Context, domain string, steps []lif
 // after the confirmation and its verdict stands, whichever it is; a
 // confirmation that fails leaves the first refusal. An embedded node is its
 // own leader: its state is current and check runs once.
-func (n *Node) checkedLocally(ctx context.Context, check func() error) error {
-	err := check()
-	if err == nil || n.lease == nil || n.lease.lease <= 0 || lifecycle.AsError(err) == nil {
-		return err
+//
+// A refusal is not the answer to a write sent again under the request id
+// of an attempt that committed (a remote client resending after a lost
+// connection; lifecycle.WithRequestID): the state may have moved on since
+// (the domain dropped after its START committed), and the writer is owed
+// the first attempt's result. When the catalog's request window holds the
+// id, checkedLocally returns that result with sent set instead.
+func (n *Node) checkedLocally(ctx context.Context, check func() error) (first lifecycle.Result, sent bool, err error) {
+	err = check()
+	if err == nil || lifecycle.AsError(err) == nil {
+		return lifecycle.Result{}, false, err
 	}
-	if cerr := n.ConfirmRead(ctx); cerr != nil {
-		return err
+	if n.lease != nil && n.lease.lease > 0 {
+		if cerr := n.ConfirmRead(ctx); cerr == nil {
+			if err = check(); err == nil {
+				return lifecycle.Result{}, false, nil
+			}
+		}
 	}
-	return check()
+	if res, ok := n.catalog.Remembered(lifecycle.RequestIDFrom(ctx)); ok {
+		return res, true, nil
+	}
+	return lifecycle.Result{}, false, err
 }
 
 // propose commits cmd, waits for its completion boundary (complete) and
